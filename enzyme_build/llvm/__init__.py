@@ -1,0 +1,197 @@
+"""The one layer that talks to LLVM through llvmlite: parse, verify, optimize, emit.
+
+Nothing else in enzyme_build imports llvmlite. Modules cross this boundary as
+`Module` handles or as textual IR; LLVM's errors come back as EnzymeBuildError.
+Import cost matters (compile-only invocations never import this package).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import EnzymeBuildError, InternalError
+
+try:
+    import llvmlite.binding as _llvm
+except ImportError as _err:  # pragma: no cover - exercised only on broken installs
+    raise EnzymeBuildError(
+        f"cannot import llvmlite ({_err})",
+        hint="install enzyme-build's dependencies: pip install 'llvmlite>=0.50,<0.51'")
+
+_initialized = False
+
+
+def _init() -> None:
+    global _initialized
+    if not _initialized:
+        _llvm.initialize_native_target()
+        _llvm.initialize_native_asmprinter()
+        _initialized = True
+
+
+def llvm_version() -> tuple[int, int, int]:
+    """The LLVM version llvmlite embeds."""
+    return tuple(_llvm.llvm_version_info)
+
+
+@dataclass
+class Module:
+    """A parsed LLVM module (wraps llvmlite's ModuleRef)."""
+
+    ref: object
+    name: str
+
+    def text(self) -> str:
+        return str(self.ref)
+
+    def bitcode(self) -> bytes:
+        return self.ref.as_bitcode()
+
+    def function_names(self, defined_only: bool = False) -> list[str]:
+        return [f.name for f in self.ref.functions if not (defined_only and f.is_declaration)]
+
+    def global_names(self) -> list[str]:
+        return [g.name for g in self.ref.global_variables]
+
+
+def parse_bitcode(data: bytes, name: str = "module") -> Module:
+    _init()
+    try:
+        ref = _llvm.parse_bitcode(data)
+    except RuntimeError as err:
+        raise EnzymeBuildError(f"cannot read LLVM bitcode: {err}", location=name,
+                               hint=f"rebuild the object with enzyme-build (LLVM {llvm_version()[0]})")
+    ref.name = name
+    return Module(ref, name)
+
+
+def parse_assembly(text: str, name: str = "module") -> Module:
+    """Parse textual IR. A parse failure of IR we generated is a bug, so callers that
+    parse their own output should catch and re-raise as InternalError."""
+    _init()
+    try:
+        ref = _llvm.parse_assembly(text)
+    except RuntimeError as err:
+        raise EnzymeBuildError(f"invalid LLVM IR: {err}", location=name)
+    ref.name = name
+    return Module(ref, name)
+
+
+def verify(module: Module, *, generated: bool = False) -> None:
+    """Run LLVM's verifier. ``generated=True`` marks IR we produced: a failure is our bug."""
+    try:
+        module.ref.verify()
+    except RuntimeError as err:
+        cls = InternalError if generated else EnzymeBuildError
+        raise cls(f"LLVM verifier rejected module {module.name}: {err}")
+
+
+def link_modules(modules: list[Module]) -> Module:
+    """Link several modules into the first (in-process llvm-link)."""
+    if not modules:
+        raise InternalError("link_modules called with no modules")
+    dest = modules[0]
+    for other in modules[1:]:
+        try:
+            dest.ref.link_in(other.ref)
+        except RuntimeError as err:
+            raise EnzymeBuildError(f"cannot link bitcode of {other.name}: {err}")
+    return dest
+
+
+def target_machine(*, opt: int = 2, pic: bool = True, cpu: str = "", features: str = ""):
+    _init()
+    target = _llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=cpu, features=features, opt=min(opt, 3),
+                                        reloc="pic" if pic else "static", codemodel="small")
+
+
+def optimize(module: Module, level: int = 2, *, size_level: int = 0, unroll: bool = True,
+             vectorize: bool = True, pic: bool = True) -> None:
+    """Run LLVM's default per-module pipeline (-O<level>) in place.
+
+    The pre-AD pipeline uses ``unroll=False, vectorize=False``: unrolled or vectorized
+    loops only make derivative code bigger (the paper's choice as well).
+    """
+    if level <= 0 and size_level <= 0:
+        return
+    tm = target_machine(opt=level, pic=pic)
+    pto = _llvm.create_pipeline_tuning_options(speed_level=level)
+    pto.loop_unrolling = unroll
+    pto.loop_vectorization = vectorize
+    pto.slp_vectorization = vectorize
+    pto.loop_interleaving = vectorize
+    pb = _llvm.create_pass_builder(tm, pto)
+    mpm = pb.getModulePassManager()
+    mpm.run(module.ref, pb)
+
+
+def run_named_passes(module: Module, passes: list[str], *, pic: bool = True) -> None:
+    """Run a few named function/module passes (e.g. 'instnamer', 'sroa', 'simplifycfg')."""
+    tm = target_machine(opt=2, pic=pic)
+    pto = _llvm.create_pipeline_tuning_options(speed_level=2)
+    pb = _llvm.create_pass_builder(tm, pto)
+    mpm = _llvm.create_new_module_pass_manager()
+    adders = {
+        "instnamer": mpm.add_instruction_namer_pass,
+        "sroa": mpm.add_sroa_pass,
+        "mem2reg": mpm.add_sroa_pass,
+        "simplifycfg": mpm.add_simplify_cfg_pass,
+        "instcombine": mpm.add_instruction_combine_pass,
+        "dce": mpm.add_dead_code_elimination_pass,
+        "adce": mpm.add_aggressive_dce_pass,
+        "globaldce": mpm.add_global_dead_code_eliminate_pass,
+        "globalopt": mpm.add_global_opt_pass,
+        "mergereturn": mpm.add_unify_function_exit_nodes_pass,
+        "loop-simplify": mpm.add_loop_simplify_pass,
+        "lcssa": mpm.add_lcssa_pass,
+        "always-inline": mpm.add_always_inliner_pass,
+        "strip-dead-prototypes": mpm.add_strip_dead_prototype_pass,
+    }
+    for name in passes:
+        try:
+            adders[name]()
+        except KeyError:
+            raise InternalError(f"unknown pass {name!r}")
+    mpm.run(module.ref, pb)
+
+
+def set_linkage(module: Module, name: str, linkage: str) -> None:
+    """Change one global value's linkage ('internal', 'external', …)."""
+    for collection in (module.ref.functions, module.ref.global_variables):
+        for value in collection:
+            if value.name == name:
+                value.linkage = linkage
+                return
+    raise InternalError(f"no global named {name!r} in {module.name}")
+
+
+def defined_symbols(module: Module) -> list[tuple[str, str, str]]:
+    """(name, kind, linkage) for every definition: kind is 'function' or 'variable'."""
+    out = []
+    for f in module.ref.functions:
+        if not f.is_declaration:
+            out.append((f.name, "function", f.linkage.name))
+    for g in module.ref.global_variables:
+        if not g.is_declaration:
+            out.append((g.name, "variable", g.linkage.name))
+    return out
+
+
+def internalize(module: Module, keep: set[str]) -> None:
+    """Give internal linkage to every definition not in ``keep`` (whole-program mode)."""
+    for collection in (module.ref.functions, module.ref.global_variables):
+        for value in collection:
+            if value.is_declaration or value.name in keep or value.name.startswith("llvm."):
+                continue
+            value.linkage = "internal"
+
+
+def emit_object(module: Module, *, opt: int = 2, pic: bool = True) -> bytes:
+    """Native object code for the host."""
+    tm = target_machine(opt=opt, pic=pic)
+    module.ref.triple = tm.triple
+    module.ref.data_layout = str(tm.target_data)
+    try:
+        return tm.emit_object(module.ref)
+    except RuntimeError as err:
+        raise EnzymeBuildError(f"code generation failed: {err}", location=module.name)

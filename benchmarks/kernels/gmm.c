@@ -1,0 +1,132 @@
+/* ADBench GMM objective: negative log-likelihood of a Gaussian mixture with Cholesky-
+ * parameterised inverse covariances and a Wishart prior; gradient w.r.t. alphas, means, icf. */
+#include "bench.h"
+
+/* max-shifted log(sum(exp(v))) */
+static double logsumexp(const double *v, int n) {
+  double mx = v[0];
+  for (int i = 1; i < n; i++) if (v[i] > mx) mx = v[i];
+  double s = 0;
+  for (int i = 0; i < n; i++) s += exp(v[i] - mx);
+  return log(s) + mx;
+}
+
+/* log of the multivariate gamma function Gamma_p(a) */
+static double log_gamma_distrib(double a, int p) {
+  double out = 0.25 * p * (p - 1) * log(M_PI);
+  for (int j = 1; j <= p; j++) out += lgamma(a + 0.5 * (1 - j));
+  return out;
+}
+
+static double sqnorm(const double *v, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += v[i] * v[i];
+  return s;
+}
+
+/* Q_k = L_k with diagonal exp(icf_k[0:d]) and strict lower part icf_k[d:] (column-major order) */
+static void qtimesx(int d, const double *qdiag, const double *ltri, const double *x, double *out) {
+  for (int i = 0; i < d; i++) out[i] = qdiag[i] * x[i];
+  int idx = 0;
+  for (int i = 0; i < d; i++)
+    for (int j = i + 1; j < d; j++) out[j] += ltri[idx++] * x[i];
+}
+
+static double log_wishart_prior(int d, int k, double gamma, int m, const double *sum_qs,
+                                const double *qdiags, const double *icf) {
+  int icf_size = d * (d + 1) / 2, n = d + m + 1;
+  double c = n * d * (log(gamma) - 0.5 * log(2.0)) - log_gamma_distrib(0.5 * n, d);
+  double out = 0;
+  for (int ik = 0; ik < k; ik++) {
+    double frobenius = sqnorm(qdiags + ik * d, d) + sqnorm(icf + ik * icf_size + d, icf_size - d);
+    out += 0.5 * gamma * gamma * frobenius - m * sum_qs[ik];
+  }
+  return out - k * c;
+}
+
+void gmm_objective(int d, int k, int n, const double *alphas, const double *means,
+                   const double *icf, const double *x, double gamma, int m, double *err) {
+  int icf_size = d * (d + 1) / 2;
+  double *qdiags = malloc(sizeof(double) * d * k);
+  double *sum_qs = malloc(sizeof(double) * k);
+  double *xcentered = malloc(sizeof(double) * d);
+  double *qxcentered = malloc(sizeof(double) * d);
+  double *main_term = malloc(sizeof(double) * k);
+  for (int ik = 0; ik < k; ik++) {
+    sum_qs[ik] = 0;
+    for (int id = 0; id < d; id++) {
+      double q = icf[ik * icf_size + id];
+      sum_qs[ik] += q;
+      qdiags[ik * d + id] = exp(q);
+    }
+  }
+  double slse = 0;
+  for (int ix = 0; ix < n; ix++) {
+    for (int ik = 0; ik < k; ik++) {
+      for (int id = 0; id < d; id++) xcentered[id] = x[ix * d + id] - means[ik * d + id];
+      qtimesx(d, qdiags + ik * d, icf + ik * icf_size + d, xcentered, qxcentered);
+      main_term[ik] = alphas[ik] + sum_qs[ik] - 0.5 * sqnorm(qxcentered, d);
+    }
+    slse += logsumexp(main_term, k);
+  }
+  double constant = -n * d * 0.5 * log(2 * M_PI);
+  double lse_alphas = logsumexp(alphas, k);
+  *err = constant + slse - n * lse_alphas + log_wishart_prior(d, k, gamma, m, sum_qs, qdiags, icf);
+  free(qdiags); free(sum_qs); free(xcentered); free(qxcentered); free(main_term);
+}
+
+/* ---- problem instance and timed calls ---- */
+static int D = 10, K = 25, N = 1000;
+static const double GAMMA = 1.0;
+static const int WISHART_M = 0;
+static double *alphas, *means, *icf, *xs, *d_alphas, *d_means, *d_icf;
+static double err, d_err;
+
+static void primal_call(void) { gmm_objective(D, K, N, alphas, means, icf, xs, GAMMA, WISHART_M, &err); }
+
+static void grad_call(void) {
+  memset(d_alphas, 0, sizeof(double) * K);
+  memset(d_means, 0, sizeof(double) * K * D);
+  memset(d_icf, 0, sizeof(double) * K * D * (D + 1) / 2);
+  d_err = 1.0;
+#if BENCH_HAVE_AD
+  __enzyme_autodiff((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,
+                    enzyme_dup, alphas, d_alphas, enzyme_dup, means, d_means, enzyme_dup, icf, d_icf,
+                    enzyme_const, xs, enzyme_const, GAMMA, enzyme_const, WISHART_M,
+                    enzyme_dup, &err, &d_err);
+#endif
+}
+
+static double objective(void) { primal_call(); return err; }
+
+int main(int argc, char **argv) {
+  struct bench_opts o = bench_parse(argc, argv);
+  if (o.quick) { K = 5; N = 100; }
+  int icf_size = D * (D + 1) / 2;
+  alphas = malloc(sizeof(double) * K); d_alphas = malloc(sizeof(double) * K);
+  means = malloc(sizeof(double) * K * D); d_means = malloc(sizeof(double) * K * D);
+  icf = malloc(sizeof(double) * K * icf_size); d_icf = malloc(sizeof(double) * K * icf_size);
+  xs = malloc(sizeof(double) * N * D);
+  bench_seed(1);
+  bench_fill(alphas, K, -1, 1);
+  bench_fill(means, K * D, 0, 1);
+  bench_fill(icf, K * icf_size, -0.5, 0.5);
+  bench_fill(xs, N * D, 0, 1);
+
+  if (BENCH_HAVE_AD) {
+    grad_call();
+    double *ga = malloc(sizeof(double) * K), *gm = malloc(sizeof(double) * K * D), *gi = malloc(sizeof(double) * K * icf_size);
+    memcpy(ga, d_alphas, sizeof(double) * K);
+    memcpy(gm, d_means, sizeof(double) * K * D);
+    memcpy(gi, d_icf, sizeof(double) * K * icf_size);
+    bench_check_spread("alphas", objective, alphas, ga, K, 3, 1e-5);
+    bench_check_spread("means", objective, means, gm, K * D, 4, 1e-5);
+    bench_check_spread("icf", objective, icf, gi, K * icf_size, 6, 1e-5);
+    free(ga); free(gm); free(gi);
+  }
+  struct bench_case cases[] = {{.label = "primal", .fn = primal_call}, {.label = "grad", .fn = grad_call}};
+  bench_measure(cases, BENCH_HAVE_AD ? 2 : 1, o);
+  char size[64];
+  snprintf(size, sizeof size, "d%d_K%d_n%d", D, K, N);
+  return bench_report("gmm", size, cases, BENCH_HAVE_AD ? 2 : 1);
+}

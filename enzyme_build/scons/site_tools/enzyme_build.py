@@ -1,0 +1,213 @@
+"""SCons tool `enzyme_build`: compile fat objects and link with AD through the enzyme-build wrapper.
+
+Load with ``env.Tool('enzyme_build', toolpath=[enzyme_build.scons.TOOL_DIR])`` or use
+``enzyme_build.scons.Environment``. Adds ``EnzymeProgram``, ``EnzymeSharedLibrary`` and
+``EnzymeLibrary`` (a fat static library) to the environment.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import SCons.Errors
+
+from enzyme_build.scons import CACHE_DIR_VAR, PROGRESS_MARK, PROGRESS_VAR
+
+# Suffixes whose presence among a link's (transitive) sources means the C++ driver links.
+CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP", ".mm", ".ii")
+
+# Environment variables the wrapper reads besides ENZYME_BUILD_*; SCons starts commands
+# with a near-empty environment, so each one must be forwarded by name.
+FORWARDED_VARS = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "SOURCE_DATE_EPOCH")
+FORWARDED_PREFIX = "ENZYME_BUILD_"
+
+# (construction variable, progress line) pairs; $SOURCE/$TARGET expand per command.
+PROGRESS_LINES = (
+    ("CCCOMSTR", f"{PROGRESS_MARK} compile $SOURCE"),
+    ("SHCCCOMSTR", f"{PROGRESS_MARK} compile $SOURCE"),
+    ("CXXCOMSTR", f"{PROGRESS_MARK} compile $SOURCE"),
+    ("SHCXXCOMSTR", f"{PROGRESS_MARK} compile $SOURCE"),
+    ("LINKCOMSTR", f"{PROGRESS_MARK} link $TARGET"),
+    ("SHLINKCOMSTR", f"{PROGRESS_MARK} link $TARGET"),
+    ("ARCOMSTR", f"{PROGRESS_MARK} archive $TARGET"),
+    ("RANLIBCOMSTR", ""),
+)
+
+
+def wrapper_commands() -> tuple[str, str] | None:
+    """The (C, C++) compiler commands of the enzyme-build wrapper, or None if not installed.
+
+    Prefers the single-executable entry points next to the running Python (the venv that
+    runs scons also holds enzyme-build), then falls back to PATH.
+    """
+    bindir = os.path.dirname(os.path.abspath(sys.executable))
+    candidates = [bindir] + os.environ.get("PATH", "").split(os.pathsep)
+    for directory in candidates:
+        cc = os.path.join(directory, "enzyme-cc")
+        cxx = os.path.join(directory, "enzyme-c++")
+        if _is_executable(cc) and _is_executable(cxx):
+            return cc, cxx
+        driver = os.path.join(directory, "enzyme-build")
+        if _is_executable(driver):
+            return f"{driver} cc", f"{driver} c++"
+    return None
+
+
+def _is_executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def forwarded_environment(base: dict) -> dict:
+    """The ENV for wrapper subprocesses: SCons' own ENV plus the variables the wrapper needs."""
+    env = dict(base)
+    for name in FORWARDED_VARS:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    for name, value in os.environ.items():
+        if name.startswith(FORWARDED_PREFIX):
+            env[name] = value
+    # The wrapper finds clang-22 & co. on PATH; keep the venv's bin first so helper
+    # scripts resolve to the same installation as the wrapper itself.
+    bindir = os.path.dirname(os.path.abspath(sys.executable))
+    path = env.get("PATH", "").split(os.pathsep) if env.get("PATH") else []
+    if bindir not in path:
+        path.insert(0, bindir)
+    env["PATH"] = os.pathsep.join(path)
+    return env
+
+
+def links_cplusplus(nodes, seen=None) -> bool:
+    """Whether any node, or any source it is built from, is a C++ source file."""
+    seen = set() if seen is None else seen
+    for node in nodes:
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if str(node).endswith(CXX_SUFFIXES):
+            return True
+        if links_cplusplus(getattr(node, "sources", None) or [], seen):
+            return True
+    return False
+
+
+def _linker(source, target, env, for_signature):
+    """Construction-variable generator: link with the C++ wrapper when C++ is involved."""
+    return "$CXX" if links_cplusplus(source) else "$CC"
+
+
+def _optimization_flags(flags) -> list[str]:
+    return [flag for flag in flags if isinstance(flag, str) and flag.startswith("-O")]
+
+
+def with_link_optimization(env, kw: dict) -> dict:
+    """Carry the compile-time -O level to the link, where the whole-program pipeline runs.
+
+    Makefiles usually pass $(CFLAGS) when linking; SCons does not, so the link step would
+    otherwise not know the optimization level the user asked for.
+    """
+    link_flags = list(env.Flatten(kw.get("LINKFLAGS", env.get("LINKFLAGS", []))))
+    link_flags = env.Split(" ".join(str(f) for f in link_flags))
+    if _optimization_flags(link_flags):
+        return kw
+    level = []
+    for var in ("CCFLAGS", "CFLAGS", "CXXFLAGS"):
+        value = kw.get(var, env.get(var, []))
+        level = _optimization_flags(env.Split(value) if isinstance(value, str) else env.Flatten(value)) or level
+    if not level:
+        return kw
+    return dict(kw, LINKFLAGS=link_flags + level[-1:])
+
+
+# Overrides that matter only to the link/archive step. Keeping them away from the objects
+# lets a program and a library share one object per source (no "two environments" clash).
+LINK_ONLY_VARS = frozenset((
+    "LIBS", "LIBPATH", "LINKFLAGS", "SHLINKFLAGS", "RPATH", "ARFLAGS",
+    "PROGPREFIX", "PROGSUFFIX", "LIBPREFIX", "LIBSUFFIX", "SHLIBPREFIX", "SHLIBSUFFIX",
+    "SHLIBVERSION", "SONAME",
+))
+SOURCE_SUFFIXES = (".c", ".i") + CXX_SUFFIXES
+
+
+def _objects(env, source, object_builder, kw: dict) -> list:
+    """Compile the C/C++ sources among `source`; objects and libraries pass through."""
+    compile_kw = {key: value for key, value in kw.items() if key not in LINK_ONLY_VARS}
+    nodes = []
+    for item in env.Flatten([source] if source is not None else []):
+        if str(item).endswith(SOURCE_SUFFIXES):
+            nodes.extend(object_builder(item, **compile_kw))
+        else:
+            nodes.append(item)
+    return nodes
+
+
+def _link_kw(kw: dict) -> dict:
+    return {key: value for key, value in kw.items() if key in LINK_ONLY_VARS}
+
+
+def _enzyme_program(env, target, source=None, **kw):
+    """An executable linked by enzyme-build (derivatives synthesized at link time)."""
+    objects = _objects(env, source, env.Object, kw)
+    return env.Program(target, objects, **_link_kw(with_link_optimization(env, kw)))
+
+
+def _enzyme_shared_library(env, target, source=None, **kw):
+    """A shared library linked by enzyme-build (derivatives synthesized at link time)."""
+    objects = _objects(env, source, env.SharedObject, kw)
+    return env.SharedLibrary(target, objects, **_link_kw(with_link_optimization(env, kw)))
+
+
+def _enzyme_library(env, target, source=None, **kw):
+    """A fat static library: an ordinary archive of fat objects (native code + bitcode)."""
+    objects = _objects(env, source, env.Object, kw)
+    return env.StaticLibrary(target, objects, **_link_kw(kw))
+
+
+def _archiver(names):
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def generate(env):
+    """Make the environment compile and link through the enzyme-build wrapper."""
+    commands = wrapper_commands()
+    if commands is None:
+        raise SCons.Errors.UserError(
+            "enzyme_build tool: the enzyme-build wrapper (enzyme-cc / enzyme-build) was not found "
+            f"next to {sys.executable} or on PATH; install enzyme-build into the Python that runs scons")
+    cc, cxx = commands
+    env["CC"] = cc
+    env["CXX"] = cxx
+    env["SHCC"] = "$CC"
+    env["SHCXX"] = "$CXX"
+    env["EB_LINKER"] = _linker
+    env["LINK"] = "$EB_LINKER"
+    env["SHLINK"] = "$EB_LINKER"
+    # Fat archives are plain archives; llvm-ar matches the LLVM the wrapper uses.
+    archiver = _archiver(("llvm-ar-22", "llvm-ar", "ar"))
+    if archiver:
+        env["AR"] = archiver
+        ranlib = _archiver(("llvm-ranlib-22", "llvm-ranlib", "ranlib"))
+        if ranlib:
+            env["RANLIB"] = ranlib
+    env["ENV"] = forwarded_environment(env.get("ENV", {}))
+    # Content signatures: touching a file without changing it rebuilds nothing.
+    env.Decider("content-timestamp")
+
+    if os.environ.get(PROGRESS_VAR):
+        for var, line in PROGRESS_LINES:
+            env[var] = line
+    if os.environ.get(CACHE_DIR_VAR):
+        env.CacheDir(os.environ[CACHE_DIR_VAR])
+
+    env.AddMethod(_enzyme_program, "EnzymeProgram")
+    env.AddMethod(_enzyme_shared_library, "EnzymeSharedLibrary")
+    env.AddMethod(_enzyme_library, "EnzymeLibrary")
+
+
+def exists(env):
+    """True when the enzyme-build wrapper is installed."""
+    return wrapper_commands() is not None

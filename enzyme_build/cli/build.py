@@ -28,6 +28,9 @@ DEFAULT_BUILD_ROOT = ".enzyme-build"
 
 # "scons: *** [target] Error 1" names the target whose command failed.
 FAILED_TARGET = re.compile(r"^scons: \*\*\* \[(?P<target>[^\]]+)\] (?P<why>.*)$")
+EXIT_STATUS = re.compile(r"^Error (?P<status>-?\d+)$")
+# CacheDir prints this instead of the command's progress line for a retrieved target.
+RETRIEVED = re.compile(r"^Retrieved `(?P<target>.+)' from cache$")
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class BuildReport:
 
     compiled: list[str] = field(default_factory=list)
     linked: list[str] = field(default_factory=list)
+    retrieved: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)
     returncode: int = 0
@@ -120,7 +124,7 @@ def render_sconstruct(request: BuildRequest, build_dir: str, top: str) -> str:
     elif request.language == "c":
         lines.append("env['LINK'] = env['SHLINK'] = '$CC'")
     lines += [
-        f"env.SConsignFile({bdir + '/sconsign'!r})",
+        f"env.SConsignFile({os.path.join(os.path.abspath(build_dir), 'sconsign')!r})",
         "objects = [",
     ]
     lines += [f"    env.{object_builder}({t!r}, {s!r})," for t, s in objects]
@@ -172,13 +176,15 @@ def scons_environment(cache_dir: str | None) -> dict:
 class Progress:
     """Shows compile/link progress: a live bar on a terminal, one line per step otherwise."""
 
-    def __init__(self, total_sources: int, verbose: bool):
+    def __init__(self, total_sources: int, verbose: bool, shown_as: dict[str, str] | None = None):
         from rich.console import Console
 
         self.console = Console(stderr=True, highlight=False)
         self.total = total_sources
         self.verbose = verbose
         self.compiled = 0
+        # Internal paths (the build directory's copy of the output) shown as the user's names.
+        self.shown_as = shown_as or {}
         self.bar = None
         if self.console.is_terminal and total_sources:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn
@@ -188,6 +194,7 @@ class Progress:
             self.bar.start()
 
     def step(self, action: str, path: str) -> None:
+        path = self.shown_as.get(os.path.normpath(path), path)
         if action == "compile":
             self.compiled += 1
             if self.bar is not None:
@@ -227,6 +234,10 @@ def run_scons(command: list[str], env: dict, cwd: str, progress: Progress) -> Bu
             elif action in ("link", "archive"):
                 report.linked.append(path)
             progress.step(action, path)
+        elif RETRIEVED.match(line):
+            target = RETRIEVED.match(line)["target"]
+            report.retrieved.append(target)
+            progress.step("from cache", target)
         elif line.startswith("scons: "):
             progress.note(line)
         else:
@@ -242,14 +253,18 @@ def run_scons(command: list[str], env: dict, cwd: str, progress: Progress) -> Bu
     return report
 
 
-def failure_error(report: BuildReport, objects_to_sources: dict[str, str]) -> EnzymeBuildError:
+def failure_error(report: BuildReport, objects_to_sources: dict[str, str],
+                  shown_as: dict[str, str] | None = None) -> EnzymeBuildError:
     """One error naming what failed (a source's compile, or the link)."""
+    shown_as = shown_as or {}
     if not report.failed:
         detail = "\n".join(report.diagnostics[-5:]) or f"exit status {report.returncode}"
         return EnzymeBuildError(f"SCons failed: {detail}")
     target, why = report.failed[0]
+    status = EXIT_STATUS.match(why)
+    why = f"exit status {status['status']}" if status else why
     source = objects_to_sources.get(os.path.normpath(target))
-    what = f"compiling {source}" if source else f"building {target}"
+    what = f"compiling {source}" if source else f"building {shown_as.get(os.path.normpath(target), target)}"
     others = f" (and {len(report.failed) - 1} more)" if len(report.failed) > 1 else ""
     return EnzymeBuildError(f"{what} failed: {why}{others}",
                             hint="see the compiler's messages above")
@@ -313,7 +328,9 @@ def build_sources(request: BuildRequest, jobs: int, build_dir: str | None, cache
     sconstruct = os.path.join(build_dir, "SConstruct")
     write_if_changed(sconstruct, render_sconstruct(request, build_dir, top))
 
-    progress = Progress(len(request.sources), verbose)
+    built = os.path.join(build_dir, "out", os.path.basename(request.output))
+    shown_as = {os.path.normpath(built): request.output}
+    progress = Progress(len(request.sources), verbose, shown_as)
     try:
         report = run_scons(scons_command(sconstruct, None, jobs), scons_environment(cache_dir),
                            top, progress)
@@ -326,20 +343,18 @@ def build_sources(request: BuildRequest, jobs: int, build_dir: str | None, cache
         print(line, file=sys.stderr)
     if report.returncode != 0:
         remove_stale_output(request.output)
-        raise failure_error(report, objects_to_sources)
+        raise failure_error(report, objects_to_sources, shown_as)
 
-    built = os.path.join(build_dir, "out", os.path.basename(request.output))
     if not os.path.isfile(built):
         raise EnzymeBuildError(f"SCons reported success but {built} is missing")
     changed = install_output(built, request.output)
-    up_to_date = len(request.sources) - len(report.compiled)
-    if not report.compiled and not report.linked and not changed:
+    if not (report.compiled or report.linked or report.retrieved or changed):
         progress.console.print(f"{request.output} is up to date", markup=False)
     else:
+        cached = f", {len(report.retrieved)} from cache" if report.retrieved else ""
         progress.console.print(
             f"built {request.output}: compiled {len(report.compiled)} of {len(request.sources)} "
-            f"sources ({up_to_date} up to date)" + (", linked" if report.linked else ""),
-            markup=False)
+            f"sources{cached}" + (", linked" if report.linked else ""), markup=False)
     return 0
 
 

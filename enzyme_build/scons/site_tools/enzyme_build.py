@@ -194,8 +194,8 @@ def generate(env):
         if ranlib:
             env["RANLIB"] = ranlib
     env["ENV"] = forwarded_environment(env.get("ENV", {}))
-    # Content signatures: touching a file without changing it rebuilds nothing.
-    env.Decider("content-timestamp")
+    # SCons' default decider (content signatures) is kept on purpose: "content-timestamp"
+    # compares whole-second mtimes and misses an edit made in the second of the last build.
 
     if os.environ.get(PROGRESS_VAR):
         for var, line in PROGRESS_LINES:

@@ -1,0 +1,552 @@
+#!/usr/bin/env python3
+"""The AD benchmark suite: builds each kernel with AD after optimization and with AD before
+it (the paper's ablation), runs both, and reports gradient/primal ratios, speedups and AD cost.
+
+    .venv/bin/python benchmarks/run.py [--quick] [--kernels gmm,lstm,ba,nbody,norm]
+                                       [--markdown docs/benchmarks.md]
+
+Every kernel program times its primal and its gradient side by side in one process and
+checks the gradient against central finite differences; see docs/benchmarks.md.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import svg  # noqa: E402  (the sibling helper module)
+
+KERNEL_DIR = HERE / "kernels"
+CFLAGS = ["-O2", "-fno-math-errno"]  # errno-free libm lets LLVM treat sqrt/exp as pure
+CLANG_CANDIDATES = ("clang-22", "/usr/lib/llvm-22/bin/clang")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    title: str
+
+
+KERNELS = {k.name: k for k in (
+    Kernel("gmm", "ADBench GMM objective"),
+    Kernel("lstm", "ADBench LSTM objective"),
+    Kernel("ba", "ADBench bundle adjustment"),
+    Kernel("nbody", "n-body final energy"),
+    Kernel("norm", "vector normalization"),
+)}
+
+# Targets are reported next to the numbers, never asserted.
+TARGET_GRAD_RATIO = 3.0        # gradient time / primal time, per kernel
+TARGET_ABLATION_GEOMEAN = 4.2  # AD-before-opt gradient time / AD-after-opt gradient time
+TARGET_AD_S_PER_10K = 1.0      # seconds of AD synthesis per 10k IR instructions
+
+# Variants each kernel is built in: plain clang (primal only, validates the kernel),
+# enzyme-build (AD after optimization) and enzyme-build with the ablation switch.
+VARIANTS = ("clang", "after", "before")
+
+
+@dataclass
+class Step:
+    """Outcome of one build or run: ok, seconds, the first error line, parsed fields."""
+
+    ok: bool
+    seconds: float = 0.0
+    error: str = ""
+    fields: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- tools
+
+def enzyme_build_exe() -> str:
+    exe = Path(sys.executable).parent / "enzyme-build"
+    return str(exe) if exe.exists() else (shutil.which("enzyme-build") or str(exe))
+
+
+def clang_exe() -> str:
+    for name in CLANG_CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found
+    sys.exit("benchmarks: clang-22 not found (tried " + ", ".join(CLANG_CANDIDATES) +
+             "); install it: apt-get install -y clang-22")
+
+
+def first_error_line(text: str) -> str:
+    """The most telling line of a failed command's output (our errors start 'enzyme-build:')."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower():
+            return ln[:300]
+    return (lines[0] if lines else "no output")[:300]
+
+
+# ---------------------------------------------------------------- build and run
+
+def build(kernel: Kernel, variant: str, out_dir: Path, clang: str) -> Step:
+    source = KERNEL_DIR / f"{kernel.name}.c"
+    binary = out_dir / f"{kernel.name}_{variant}"
+    env = dict(os.environ)
+    for var in ("ENZYME_BUILD_AD_BEFORE_OPT", "ENZYME_BUILD_KEEP", "ENZYME_BUILD_CONFIGURE_ONLY"):
+        env.pop(var, None)
+    if variant == "clang":
+        cmd = [clang, *CFLAGS, "-DBENCH_NO_AD", str(source), "-o", str(binary), "-lm"]
+    else:
+        cmd = [enzyme_build_exe(), "cc", *CFLAGS, str(source), "-o", str(binary), "-lm"]
+        keep = out_dir / f"keep_{kernel.name}_{variant}"
+        shutil.rmtree(keep, ignore_errors=True)
+        keep.mkdir(parents=True)
+        env["ENZYME_BUILD_KEEP"] = str(keep)
+        if variant == "before":
+            env["ENZYME_BUILD_AD_BEFORE_OPT"] = "1"
+    binary.unlink(missing_ok=True)
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return Step(False, time.perf_counter() - start, f"{type(err).__name__}: {err}")
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0 or not binary.exists():
+        return Step(False, seconds, first_error_line(proc.stderr + proc.stdout))
+    return Step(True, seconds, fields={"binary": str(binary)})
+
+
+RESULT_RE = re.compile(r"^RESULT (\S+)((?: \S+=\S+)*)\s*$", re.M)
+
+
+def parse_result(stdout: str) -> dict | None:
+    """Fields of the kernel's RESULT line: numbers as floats, the rest as strings."""
+    match = RESULT_RE.search(stdout)
+    if not match:
+        return None
+    fields = {"name": match.group(1)}
+    for pair in match.group(2).split():
+        key, value = pair.split("=", 1)
+        try:
+            fields[key] = float(value) if key != "size" else value
+        except ValueError:
+            fields[key] = value
+    return fields
+
+
+def run(binary: str, quick: bool, timeout: float) -> Step:
+    cmd = [binary] + (["--quick"] if quick else [])
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Step(False, time.perf_counter() - start, f"timed out after {timeout:.0f} s")
+    seconds = time.perf_counter() - start
+    fields = parse_result(proc.stdout)
+    if proc.returncode < 0:
+        return Step(False, seconds, f"crashed (signal {-proc.returncode})"
+                    + (f": {first_error_line(proc.stderr)}" if proc.stderr.strip() else ""))
+    if fields is None:
+        return Step(False, seconds, "no RESULT line: " + first_error_line(proc.stderr + proc.stdout))
+    if fields.get("check") == "FAIL":
+        mismatch = first_error_line(proc.stderr).replace("MISMATCH ", "")
+        return Step(False, seconds, f"gradient wrong: {mismatch}", fields)
+    return Step(proc.returncode == 0, seconds, "" if proc.returncode == 0 else
+                f"exit {proc.returncode}: {first_error_line(proc.stderr)}", fields)
+
+
+# ---------------------------------------------------------------- AD pass cost
+
+def find_whole_program_bitcode(keep_dir: Path) -> Path | None:
+    """The linked module the AD stage starts from, among the files ENZYME_BUILD_KEEP left."""
+    candidates = sorted(p for p in keep_dir.rglob("*") if p.suffix in (".bc", ".ll"))
+    preferred = ("pre_ad", "pre-ad", "preopt", "linked", "whole", "combined", "merged", "input")
+    for key in preferred:
+        for path in candidates:
+            if key in path.name.lower():
+                return path
+    return candidates[0] if candidates else None
+
+
+def measure_ad_pass(keep_dir: Path, timeout: float = 900) -> Step:
+    """Times the AD stage alone on the kernel's linked module, in a child process.
+
+    The child (this file with --measure-ad) parses the module, times
+    enzyme_build.ad.stage.run_ad_stage and counts the instructions of the module AD ran on.
+    """
+    module = find_whole_program_bitcode(keep_dir)
+    if module is None:
+        return Step(False, error=f"no kept .bc/.ll in {keep_dir}")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--measure-ad", str(module)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Step(False, error=f"AD stage timed out after {timeout:.0f} s")
+    try:
+        fields = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return Step(False, error=first_error_line(proc.stderr + proc.stdout))
+    if not fields.get("ok"):
+        return Step(False, error=fields.get("error", "AD stage failed"))
+    return Step(True, fields["ad_seconds"], fields=fields)
+
+
+INSTRUCTION_RE = re.compile(r"^\s+(?:%[-\w.$]+ = |call |store |br |ret |switch |unreachable|"
+                            r"tail call |musttail call |notail call |fence |resume |invoke |indirectbr )")
+
+
+def count_instructions(ir_text: str) -> int:
+    """Instructions in function bodies of textual IR (lines inside define ... { ... })."""
+    count, inside = 0, False
+    for line in ir_text.splitlines():
+        if line.startswith("define "):
+            inside = True
+        elif inside and line.startswith("}"):
+            inside = False
+        elif inside and INSTRUCTION_RE.match(line):
+            count += 1
+    return count
+
+
+def measure_ad_child(module_path: str) -> int:
+    """Entry point of the --measure-ad child: prints one JSON line."""
+    try:
+        from enzyme_build import llvm as ebllvm
+        from enzyme_build.ad import stage
+        data = Path(module_path).read_bytes()
+        if module_path.endswith(".ll"):
+            module = ebllvm.parse_assembly(data.decode(), name=Path(module_path).name)
+        else:
+            module = ebllvm.parse_bitcode(data, name=Path(module_path).name)
+        run_ad_stage = getattr(stage, "run_ad_stage", None)
+        if run_ad_stage is None:
+            raise RuntimeError("enzyme_build.ad.stage.run_ad_stage does not exist yet")
+        instructions_before = count_instructions(module.text())
+        start = time.perf_counter()
+        result = run_ad_stage(module)
+        seconds = time.perf_counter() - start
+        out_module = result if result is not None and hasattr(result, "text") else module
+        print(json.dumps({"ok": True, "ad_seconds": seconds, "instructions": instructions_before,
+                          "instructions_after": count_instructions(out_module.text()),
+                          "module": module_path}))
+    except BaseException as err:  # report any failure as data; the parent prints it in the table
+        message = getattr(err, "message", None) or str(err)
+        print(json.dumps({"ok": False, "error": f"{type(err).__name__}: {message}".splitlines()[0]}))
+    return 0
+
+
+# ---------------------------------------------------------------- one kernel
+
+def collect(kernel: Kernel, builds: dict[str, Step], quick: bool, measure_ad: bool,
+            out_dir: Path) -> dict:
+    """Runs the built variants of one kernel and distils them into a result record."""
+    timeout = 120 if quick else 900
+    runs = {v: (run(builds[v].fields["binary"], quick, timeout) if builds[v].ok else None)
+            for v in VARIANTS}
+    rec: dict = {"kernel": kernel.name, "title": kernel.title,
+                 "build_s": {v: round(builds[v].seconds, 3) for v in VARIANTS}}
+    for v in VARIANTS:
+        step = runs[v]
+        rec[v] = {"built": builds[v].ok, "build_error": builds[v].error,
+                  "ran": bool(step and step.ok), "run_error": step.error if step else "",
+                  "result": step.fields if step else {}}
+    after, before, clang = (rec[v]["result"] for v in ("after", "before", "clang"))
+    rec["size"] = after.get("size") or clang.get("size") or ""
+    rec["clang_primal_s"] = clang.get("primal_s")
+    rec["primal_s"] = after.get("primal_s")
+    grad_ok = rec["after"]["ran"] and after.get("check") == "ok"
+    rec["grad_s"] = after.get("grad_s") if grad_ok else None
+    rec["grad_ratio"] = rec["grad_s"] / rec["primal_s"] if rec["grad_s"] and rec["primal_s"] else None
+    before_ok = rec["before"]["ran"] and before.get("check") == "ok"
+    rec["before_grad_s"] = before.get("grad_s") if before_ok else None
+    rec["speedup"] = (rec["before_grad_s"] / rec["grad_s"]
+                      if rec["before_grad_s"] and rec["grad_s"] else None)
+    rec["status"] = status_text(rec, "after")
+    rec["before_status"] = status_text(rec, "before")
+    rec["ad_seconds"] = rec["ad_instructions"] = rec["ad_s_per_10k"] = None
+    rec["ad_error"] = ""
+    if measure_ad and builds["after"].ok:
+        step = measure_ad_pass(out_dir / f"keep_{kernel.name}_after")
+        if step.ok and step.fields.get("instructions"):
+            rec["ad_seconds"] = step.seconds
+            rec["ad_instructions"] = step.fields["instructions"]
+            rec["ad_s_per_10k"] = step.seconds / (step.fields["instructions"] / 10_000)
+        else:
+            rec["ad_error"] = step.error or "no instructions counted"
+    return rec
+
+
+def status_text(rec: dict, variant: str) -> str:
+    """Full status of one variant: 'ok', or what failed with the first error line."""
+    info = rec[variant]
+    if not info["built"]:
+        return f"AD failed: {info['build_error']}"
+    if not info["ran"]:
+        return info["run_error"] or "run failed"
+    return "ok"
+
+
+def short_status(full: str) -> str:
+    """The table cell for a status; the full text goes into the notes under the table."""
+    for prefix in ("AD failed", "gradient wrong", "crashed", "timed out", "not built"):
+        if full.startswith(prefix):
+            return prefix
+    return full if full == "ok" else "run failed"
+
+
+def failure_notes(records: list[dict]) -> list[str]:
+    notes = []
+    for rec in records:
+        for variant, label in (("after", "AD after opt"), ("before", "AD before opt")):
+            status = rec["status" if variant == "after" else "before_status"]
+            if status != "ok" and not status.startswith("not built"):
+                notes.append(f"{rec['kernel']} ({label}): {status}")
+        if rec["ad_error"]:
+            notes.append(f"{rec['kernel']} (AD stage timing): {rec['ad_error']}")
+    return notes
+
+
+# ---------------------------------------------------------------- summary and output
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summarize(records: list[dict]) -> dict:
+    ratios = [r["grad_ratio"] for r in records if r["grad_ratio"]]
+    speedups = [r["speedup"] for r in records if r["speedup"]]
+    ad_rates = [r["ad_s_per_10k"] for r in records if r["ad_s_per_10k"] is not None]
+    total_ad = sum(r["ad_seconds"] for r in records if r["ad_seconds"] is not None)
+    total_inst = sum(r["ad_instructions"] for r in records if r["ad_instructions"])
+    geo = geomean(speedups)
+    return {
+        "kernels": len(records),
+        "gradients_ok": len(ratios),
+        "grad_ratio_geomean": geomean(ratios),
+        "grad_ratio_target": TARGET_GRAD_RATIO,
+        "grad_ratio_met": [r["kernel"] for r in records if r["grad_ratio"] and r["grad_ratio"] <= TARGET_GRAD_RATIO],
+        "ablation_geomean": geo,
+        "ablation_kernels": len(speedups),
+        "ablation_target": TARGET_ABLATION_GEOMEAN,
+        "ablation_met": bool(geo and geo >= TARGET_ABLATION_GEOMEAN),
+        "ad_s_per_10k_overall": total_ad / (total_inst / 10_000) if total_inst else None,
+        "ad_s_per_10k_worst": max(ad_rates) if ad_rates else None,
+        "ad_target_s_per_10k": TARGET_AD_S_PER_10K,
+        "ad_met": bool(ad_rates) and max(ad_rates) <= TARGET_AD_S_PER_10K,
+    }
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def fmt_x(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else (f"{value:.0f}x" if value >= 100 else f"{value:.{digits}f}x")
+
+
+def met(flag: bool | None) -> str:
+    return "n/a" if flag is None else ("met" if flag else "not met")
+
+
+# Table columns: (header, cell function). Adding a measurement (e.g. forward mode's
+# tangent/primal ratio from a fwd_s field) is one more line here.
+COLUMNS = [
+    ("kernel", lambda r: r["kernel"]),
+    ("size", lambda r: r["size"]),
+    ("primal (clang)", lambda r: fmt_time(r["clang_primal_s"])),
+    ("primal", lambda r: fmt_time(r["primal_s"])),
+    ("gradient", lambda r: fmt_time(r["grad_s"])),
+    ("grad/primal", lambda r: fmt_x(r["grad_ratio"])),
+    ("gradient, AD before opt", lambda r: fmt_time(r["before_grad_s"]) if r["before_grad_s"]
+     else ("—" if r["before_status"] == "ok" else short_status(r["before_status"]))),
+    ("speedup of AD after opt", lambda r: fmt_x(r["speedup"], 1)),
+    ("AD s / 10k inst", lambda r: (f"{r['ad_s_per_10k']:.2f} ({r['ad_instructions']} inst)"
+                                   if r["ad_s_per_10k"] is not None else
+                                   ("—" if not r["ad_error"] else "n/a"))),
+    ("status", lambda r: short_status(r["status"])),
+]
+
+
+def summary_lines(s: dict) -> list[str]:
+    ratio_note = (f"{len(s['grad_ratio_met'])}/{s['kernels']} kernels within "
+                  f"{s['grad_ratio_target']:.0f}x" + (f" ({', '.join(s['grad_ratio_met'])})" if s["grad_ratio_met"] else ""))
+    geo = s["ablation_geomean"]
+    lines = [
+        f"gradient/primal: target ≤ {s['grad_ratio_target']:.0f}x per kernel — {ratio_note}"
+        + (f"; geometric mean {s['grad_ratio_geomean']:.2f}x" if s["grad_ratio_geomean"] else ""),
+        f"AD after opt vs AD before opt: geometric mean speedup "
+        f"{fmt_x(geo)} over {s['ablation_kernels']} kernel(s); target ≥ {s['ablation_target']}x — "
+        + met(bool(geo and geo >= s["ablation_target"]) if geo else None),
+        "AD synthesis cost: "
+        + (f"{s['ad_s_per_10k_overall']:.2f} s per 10k instructions overall, worst kernel "
+           f"{s['ad_s_per_10k_worst']:.2f}" if s["ad_s_per_10k_overall"] is not None else "not measured")
+        + f"; target ≤ {s['ad_target_s_per_10k']:.0f} s per 10k — "
+        + met(s["ad_met"] if s["ad_s_per_10k_worst"] is not None else None),
+    ]
+    return lines
+
+
+def print_table(records: list[dict], summary: dict, meta: dict) -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # plain text when rich is missing
+        print(markdown_table(records, summary, meta))
+        return
+    table = Table(title=f"AD benchmarks ({meta['mode']}; {meta['machine']})", show_lines=False)
+    for header, _ in COLUMNS:
+        table.add_column(header, overflow="fold", justify="left" if header in ("kernel", "size", "status") else "right")
+    for rec in records:
+        table.add_row(*[cell(rec) for _, cell in COLUMNS])
+    console = Console(width=max(160, shutil.get_terminal_size().columns))
+    console.print(table)
+    for line in summary_lines(summary):
+        console.print(line, highlight=False, markup=False)
+    notes = failure_notes(records)
+    if notes:
+        console.print("notes:", highlight=False)
+        for note in notes:
+            console.print(f"  {note}", highlight=False, markup=False)
+
+
+def markdown_table(records: list[dict], summary: dict, meta: dict) -> str:
+    def esc(text: str) -> str:
+        return str(text).replace("|", "\\|")
+    out = [f"Generated by `benchmarks/run.py{meta['argv']}` on {meta['date']} — {meta['machine']}.",
+           "", "| " + " | ".join(h for h, _ in COLUMNS) + " |",
+           "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    out += ["| " + " | ".join(esc(cell(r)) for _, cell in COLUMNS) + " |" for r in records]
+    out += [""] + [f"- {esc(line)}" for line in summary_lines(summary)]
+    notes = failure_notes(records)
+    if notes:
+        out += ["", "Notes (first line of each failure):", ""] + [f"- `{n}`" for n in notes]
+    return "\n".join(out) + "\n"
+
+
+MARK_START, MARK_END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def write_markdown(path: Path, table: str) -> None:
+    """Replaces the marked results region of an existing document, or writes the table alone."""
+    text = path.read_text() if path.exists() else ""
+    if MARK_START in text and MARK_END in text:
+        head, rest = text.split(MARK_START, 1)
+        _, tail = rest.split(MARK_END, 1)
+        text = f"{head}{MARK_START}\n{table}{MARK_END}{tail}"
+    else:
+        text = table
+    atomic_write(path, text)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def plot(records: list[dict], summary: dict, meta: dict) -> str:
+    names = [r["kernel"] for r in records]
+    geo = summary["ablation_geomean"]
+    panels = [
+        svg.Panel("gradient time / primal time", names, {"AD after optimization": [r["grad_ratio"] for r in records]},
+                  target=TARGET_GRAD_RATIO, target_label=f"target {TARGET_GRAD_RATIO:.0f}x"),
+        svg.Panel("speedup: AD after opt over AD before opt", names,
+                  {"before-opt gradient / after-opt gradient": [r["speedup"] for r in records]},
+                  target=TARGET_ABLATION_GEOMEAN, target_label=f"target geomean {TARGET_ABLATION_GEOMEAN}x",
+                  notes=[f"geometric mean: {fmt_x(geo)}" if geo else "geometric mean: n/a"]),
+    ]
+    return svg.bar_chart(panels, title="enzyme-build AD benchmarks",
+                         subtitle=f"{meta['mode']} run, {meta['date']}, {meta['machine']}")
+
+
+def machine_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+# ---------------------------------------------------------------- main
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes and short timing (smoke runs)")
+    parser.add_argument("--kernels", default=",".join(KERNELS),
+                        help=f"comma-separated subset of: {', '.join(KERNELS)}")
+    parser.add_argument("--results", type=Path, default=HERE / "results",
+                        help="directory for latest.json, the SVG plot and build products")
+    parser.add_argument("--markdown", type=Path, help="write the results table as markdown here "
+                        f"(into the region between {MARK_START} and {MARK_END} if present)")
+    parser.add_argument("--no-ablation", action="store_true", help="skip the AD-before-opt builds")
+    parser.add_argument("--no-ad-time", action="store_true", help="skip measuring the AD stage alone")
+    parser.add_argument("--jobs", type=int, default=2, help="parallel builds (runs are always sequential)")
+    parser.add_argument("--measure-ad", metavar="MODULE", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    unknown = [k for k in args.kernels.split(",") if k and k not in KERNELS]
+    if unknown:
+        parser.error(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(KERNELS)}")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    if args.measure_ad:
+        return measure_ad_child(args.measure_ad)
+    kernels = [KERNELS[k] for k in args.kernels.split(",") if k]
+    out_dir = args.results / ("build-quick" if args.quick else "build")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    clang = clang_exe()
+    variants = [v for v in VARIANTS if not (args.no_ablation and v == "before")]
+    jobs = [(k, v) for k in kernels for v in variants]
+    print(f"building {len(kernels)} kernel(s) × {len(variants)} variants ...", file=sys.stderr)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        done = dict(zip(jobs, pool.map(lambda kv: build(kv[0], kv[1], out_dir, clang), jobs)))
+    skipped = Step(False, error="not built (--no-ablation)")
+    records = []
+    for kernel in kernels:
+        builds = {v: done.get((kernel, v), skipped) for v in VARIANTS}
+        print(f"running {kernel.name} ...", file=sys.stderr)
+        records.append(collect(kernel, builds, args.quick, not args.no_ad_time, out_dir))
+    summary = summarize(records)
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": machine_description(), "mode": "quick" if args.quick else "full",
+            "argv": "".join(f" {a}" for a in argv), "cflags": CFLAGS,
+            "python": platform.python_version()}
+    print_table(records, summary, meta)
+    atomic_write(args.results / "latest.json",
+                 json.dumps({"meta": meta, "summary": summary, "kernels": records}, indent=2) + "\n")
+    atomic_write(args.results / "ad_benchmarks.svg",
+                 plot(records, summary, meta))
+    if args.markdown:
+        write_markdown(args.markdown, markdown_table(records, summary, meta))
+    # A wrong gradient is a failure of the run; missing AD support is reported, not fatal.
+    wrong = [r["kernel"] for r in records
+             for v in ("after", "before") if r[v]["result"].get("check") == "FAIL"]
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,107 @@
+"""An IR-text emitter for derivative rules: fresh names, float constants, math calls.
+
+Rules (see table.py) call `Builder` methods; each returns the name of the new value.
+Both reverse and forward mode use it, so a rule is written once for both.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+# functions with an LLVM intrinsic spelling (llvm.<name>.f64 / .f32); the rest use libm
+INTRINSIC_MATH = {"sqrt", "sin", "cos", "tan", "exp", "exp2", "log", "log2", "log10", "fabs", "pow",
+                  "floor", "ceil", "trunc", "copysign", "fma", "round", "rint", "nearbyint",
+                  "minnum", "maxnum", "minimum", "maximum", "fmuladd"}
+HELPERS = {"digamma": "__enzyme_build_digamma"}
+_SUFFIX = {"double": "f64", "float": "f32"}
+
+
+def float_constant(value: float, fty: str = "double") -> str:
+    """LLVM's exact hex spelling of a float constant of type fty."""
+    if fty == "float":
+        value = struct.unpack("<f", struct.pack("<f", value))[0]
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def math_callee(base: str, fty: str) -> tuple[str, str]:
+    """(callee '@name', declaration line) for a one- or two-argument math function."""
+    nargs = 3 if base in ("fma", "fmuladd") else 2 if base in (
+        "pow", "copysign", "minnum", "maxnum", "minimum", "maximum", "atan2", "hypot", "fmod") else 1
+    params = ", ".join([fty] * nargs)
+    if base == "powi":
+        name = f"llvm.powi.{_SUFFIX[fty]}.i32"
+        params = f"{fty}, i32"
+    elif base in HELPERS:
+        name = HELPERS[base]
+        return f"@{name}", ""  # defined by the engine (ad/tape.py support code)
+    elif base in INTRINSIC_MATH:
+        name = f"llvm.{base}.{_SUFFIX[fty]}"
+    else:
+        name = base if fty == "double" else base + "f"
+    return f"@{name}", f"declare {fty} @{name}({params})"
+
+
+class Builder:
+    """Emits instructions as text lines into `self.lines` for values of float type `fty`."""
+
+    def __init__(self, fty: str, fresh: Callable[[str], str]):
+        self.fty = fty
+        self.fresh = fresh
+        self.lines: list[str] = []
+        self.declarations: dict[str, str] = {}   # callee -> declaration line
+        self.helpers: set[str] = set()
+
+    def emit(self, rhs: str, hint: str = "t") -> str:
+        name = self.fresh(hint)
+        self.lines.append(f"  {name} = {rhs}")
+        return name
+
+    def const(self, value: float) -> str:
+        return float_constant(value, self.fty)
+
+    def is_const(self, name: str, value: float) -> bool:
+        return name == self.const(value)
+
+    def fadd(self, a: str, b: str) -> str:
+        return self.emit(f"fadd {self.fty} {a}, {b}")
+
+    def fsub(self, a: str, b: str) -> str:
+        return self.emit(f"fsub {self.fty} {a}, {b}")
+
+    def fmul(self, a: str, b: str) -> str:
+        if self.is_const(a, 1.0):
+            return b
+        if self.is_const(b, 1.0):
+            return a
+        return self.emit(f"fmul {self.fty} {a}, {b}")
+
+    def fdiv(self, a: str, b: str) -> str:
+        return self.emit(f"fdiv {self.fty} {a}, {b}")
+
+    def fneg(self, a: str) -> str:
+        return self.emit(f"fneg {self.fty} {a}")
+
+    def square(self, a: str) -> str:
+        return self.fmul(a, a)
+
+    def fcmp(self, pred: str, a: str, b: str) -> str:
+        return self.emit(f"fcmp {pred} {self.fty} {a}, {b}", "c")
+
+    def select(self, cond: str, a: str, b: str) -> str:
+        return self.emit(f"select i1 {cond}, {self.fty} {a}, {self.fty} {b}")
+
+    def int_to_float(self, value: str, ity: str) -> str:
+        return self.emit(f"sitofp {ity} {value} to {self.fty}")
+
+    def call(self, base: str, *args: str) -> str:
+        callee, decl = math_callee(base, self.fty)
+        if decl:
+            self.declarations[callee] = decl
+        if base in HELPERS:
+            self.helpers.add(base)
+            if self.fty != "double":  # helpers are written for double
+                wide = [self.emit(f"fpext {self.fty} {a} to double") for a in args]
+                res = self.emit(f"call double {callee}({', '.join('double ' + a for a in wide)})")
+                return self.emit(f"fptrunc double {res} to {self.fty}")
+        typed = ", ".join(f"{self.fty} {a}" if not a.startswith("i32 ") else a for a in args)
+        return self.emit(f"call {self.fty} {callee}({typed})")

@@ -1,0 +1,142 @@
+"""Partial-derivative rules shared by reverse and forward mode.
+
+Each rule gives d(result)/d(operand_i) as a function `(b, x) -> value name or None`:
+`b` is a `Builder` for the operation's float type, `x[i]` the i-th operand (fetched
+lazily, so a rule that never reads an operand never caches it) and `x.result` the
+primal result. None means the partial is zero. Reverse mode multiplies the result's
+adjoint by each partial; forward mode sums partial_i * tangent_i.
+
+`MATH_RULES` covers LLVM intrinsics and libm by base name; `math_rule(callee)` maps a
+spelling (`sin`, `sinf`, `llvm.sin.f64`) to (rule, float type). `INSTRUCTION_RULES`
+covers the arithmetic instructions. select, phi, fpext/fptrunc, loads and stores are
+structural and handled by the engines themselves.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from .builder import Builder
+
+Partial = Callable[[Builder, "object"], "str | None"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    names: tuple[str, ...]          # base spellings covered
+    partials: tuple[Partial, ...]   # one per operand
+
+
+def _zero(b, x):
+    return None
+
+
+def _one(b, x):
+    return b.const(1.0)
+
+
+# ---------------------------------------------------------------- instructions
+INSTRUCTION_RULES: dict[str, Rule] = {
+    "fadd": Rule(("fadd",), (_one, _one)),
+    "fsub": Rule(("fsub",), (_one, lambda b, x: b.const(-1.0))),
+    "fmul": Rule(("fmul",), (lambda b, x: x[1], lambda b, x: x[0])),
+    "fdiv": Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
+                            lambda b, x: b.fneg(b.fdiv(x.result, x[1])))),
+    # frem(a, b) = a - b * trunc(a / b)
+    "frem": Rule(("frem",), (_one, lambda b, x: b.fneg(b.call("trunc", b.fdiv(x[0], x[1]))))),
+    "fneg": Rule(("fneg",), (lambda b, x: b.const(-1.0),)),
+}
+
+
+# ---------------------------------------------------------------- math functions
+def _rsqrt_one_minus_sq(b, v):
+    return b.fdiv(b.const(1.0), b.call("sqrt", b.fsub(b.const(1.0), b.square(v))))
+
+
+def _minmax(pred_first):
+    """d min(x,y): 1 to the operand that was chosen (ties go to the first)."""
+    def first(b, x):
+        return b.select(b.fcmp(pred_first, x[0], x[1]), b.const(1.0), b.const(0.0))
+
+    def second(b, x):
+        return b.select(b.fcmp(pred_first, x[0], x[1]), b.const(0.0), b.const(1.0))
+    return first, second
+
+
+_min_first, _min_second = _minmax("ole")
+_max_first, _max_second = _minmax("oge")
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+_MATH: list[Rule] = [
+    # roots and powers
+    Rule(("sqrt",), (lambda b, x: b.fdiv(b.const(0.5), x.result),)),
+    Rule(("cbrt",), (lambda b, x: b.fdiv(x.result, b.fmul(b.const(3.0), x[0])),)),
+    Rule(("pow",), (lambda b, x: b.fmul(x[1], b.call("pow", x[0], b.fsub(x[1], b.const(1.0)))),
+                    lambda b, x: b.fmul(b.call("log", x[0]), x.result))),
+    Rule(("powi",), (lambda b, x: b.fmul(b.int_to_float(x.int_operand(1), "i32"),
+                                         b.call("powi", x[0], "i32 " + x.int_minus_one(1))),
+                     _zero)),
+    Rule(("hypot",), (lambda b, x: b.fdiv(x[0], x.result), lambda b, x: b.fdiv(x[1], x.result))),
+    # exponentials and logarithms
+    Rule(("exp",), (lambda b, x: x.result,)),
+    Rule(("exp2",), (lambda b, x: b.fmul(x.result, b.const(_LN2)),)),
+    Rule(("expm1",), (lambda b, x: b.fadd(x.result, b.const(1.0)),)),
+    Rule(("log",), (lambda b, x: b.fdiv(b.const(1.0), x[0]),)),
+    Rule(("log2",), (lambda b, x: b.fdiv(b.const(1.0), b.fmul(x[0], b.const(_LN2))),)),
+    Rule(("log10",), (lambda b, x: b.fdiv(b.const(1.0), b.fmul(x[0], b.const(_LN10))),)),
+    Rule(("log1p",), (lambda b, x: b.fdiv(b.const(1.0), b.fadd(x[0], b.const(1.0))),)),
+    # trigonometry
+    Rule(("sin",), (lambda b, x: b.call("cos", x[0]),)),
+    Rule(("cos",), (lambda b, x: b.fneg(b.call("sin", x[0])),)),
+    Rule(("tan",), (lambda b, x: b.fadd(b.const(1.0), b.square(x.result)),)),
+    Rule(("asin",), (lambda b, x: _rsqrt_one_minus_sq(b, x[0]),)),
+    Rule(("acos",), (lambda b, x: b.fneg(_rsqrt_one_minus_sq(b, x[0])),)),
+    Rule(("atan",), (lambda b, x: b.fdiv(b.const(1.0), b.fadd(b.const(1.0), b.square(x[0]))),)),
+    Rule(("atan2",), (lambda b, x: b.fdiv(x[1], b.fadd(b.square(x[0]), b.square(x[1]))),
+                      lambda b, x: b.fneg(b.fdiv(x[0], b.fadd(b.square(x[0]), b.square(x[1])))))),
+    # hyperbolic
+    Rule(("sinh",), (lambda b, x: b.call("cosh", x[0]),)),
+    Rule(("cosh",), (lambda b, x: b.call("sinh", x[0]),)),
+    Rule(("tanh",), (lambda b, x: b.fsub(b.const(1.0), b.square(x.result)),)),
+    Rule(("asinh",), (lambda b, x: b.fdiv(b.const(1.0), b.call("sqrt", b.fadd(b.square(x[0]), b.const(1.0)))),)),
+    Rule(("acosh",), (lambda b, x: b.fdiv(b.const(1.0), b.call("sqrt", b.fsub(b.square(x[0]), b.const(1.0)))),)),
+    Rule(("atanh",), (lambda b, x: b.fdiv(b.const(1.0), b.fsub(b.const(1.0), b.square(x[0]))),)),
+    # special functions
+    Rule(("erf",), (lambda b, x: b.fmul(b.const(_TWO_OVER_SQRT_PI), b.call("exp", b.fneg(b.square(x[0])))),)),
+    Rule(("erfc",), (lambda b, x: b.fmul(b.const(-_TWO_OVER_SQRT_PI), b.call("exp", b.fneg(b.square(x[0])))),)),
+    Rule(("lgamma",), (lambda b, x: b.call("digamma", x[0]),)),
+    # fused and piecewise-linear
+    Rule(("fma", "fmuladd"), (lambda b, x: x[1], lambda b, x: x[0], _one)),
+    Rule(("fmod",), (_one, lambda b, x: b.fneg(b.call("trunc", b.fdiv(x[0], x[1]))))),
+    Rule(("fabs",), (lambda b, x: b.select(b.fcmp("olt", x[0], b.const(0.0)), b.const(-1.0), b.const(1.0)),)),
+    Rule(("copysign",), (lambda b, x: b.fmul(b.call("copysign", b.const(1.0), x[0]),
+                                             b.call("copysign", b.const(1.0), x[1])), _zero)),
+    Rule(("fmin", "minnum", "minimum", "minimumnum"), (_min_first, _min_second)),
+    Rule(("fmax", "maxnum", "maximum", "maximumnum"), (_max_first, _max_second)),
+    Rule(("floor", "ceil", "trunc", "round", "rint", "nearbyint", "roundeven"), (_zero,)),
+]
+
+MATH_RULES: dict[str, Rule] = {name: rule for rule in _MATH for name in rule.names}
+
+
+def math_rule(callee: str) -> tuple[Rule, str] | None:
+    """(rule, float type) for a callee spelling like '@sinf' or '@llvm.pow.f64'."""
+    name = callee.lstrip("@").strip('"')
+    m = re.fullmatch(r'llvm\.([a-z0-9]+)\.(f64|f32)(?:\.i32)?', name)
+    if m:
+        rule = MATH_RULES.get(m.group(1))
+        return (rule, "double" if m.group(2) == "f64" else "float") if rule else None
+    if name in MATH_RULES and name not in _INTRINSIC_ONLY:
+        return MATH_RULES[name], "double"
+    if name.endswith("f") and name[:-1] in MATH_RULES and name[:-1] not in _INTRINSIC_ONLY:
+        return MATH_RULES[name[:-1]], "float"
+    return None
+
+
+# names that exist only as intrinsics (no libm function of that spelling)
+_INTRINSIC_ONLY = {"fmuladd", "minnum", "maxnum", "minimum", "maximum", "minimumnum",
+                   "maximumnum", "powi"}

@@ -1,0 +1,232 @@
+"""Control-flow facts of one function: predecessors, dominators, loops and simple trip counts.
+
+`analyze_cfg(fn)` returns a `CFG`; `print_cfg(fn)` renders it for tests and debugging.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..ir.model import Function
+
+
+@dataclass
+class Loop:
+    header: str
+    blocks: set[str]
+    latches: list[str]
+    exits: list[str]                 # blocks outside the loop reached from inside
+    preheader: str | None = None     # the unique outside predecessor of the header
+    trip_count: str | None = None    # IR value (or constant) of the iteration count, if simple
+    depth: int = 1
+
+
+@dataclass
+class CFG:
+    order: list[str]                                  # blocks in layout order
+    succs: dict[str, list[str]]
+    preds: dict[str, list[str]]                       # unique, in first-edge order
+    edge_count: dict[tuple[str, str], int]            # how many terminator edges P->B
+    idom: dict[str, str | None]
+    loops: list[Loop] = field(default_factory=list)
+    loop_of: dict[str, Loop] = field(default_factory=dict)  # innermost loop of a block
+    returns: list[str] = field(default_factory=list)
+
+    def in_loop(self, block: str) -> bool:
+        return block in self.loop_of
+
+    def dominates(self, a: str, b: str) -> bool:
+        while b is not None:
+            if a == b:
+                return True
+            b = self.idom.get(b)
+        return False
+
+
+def analyze_cfg(fn: Function) -> CFG:
+    order = [b.label for b in fn.blocks]
+    succs = {b.label: list(b.terminator.targets) for b in fn.blocks}
+    preds: dict[str, list[str]] = {label: [] for label in order}
+    edges: dict[tuple[str, str], int] = {}
+    for label in order:
+        for s in succs[label]:
+            edges[(label, s)] = edges.get((label, s), 0) + 1
+            if label not in preds[s]:
+                preds[s].append(label)
+    idom = _dominators(order, succs, preds)
+    cfg = CFG(order, succs, preds, edges, idom)
+    cfg.returns = [b.label for b in fn.blocks if b.terminator.opcode == "ret"]
+    _find_loops(cfg)
+    for loop in cfg.loops:
+        loop.trip_count = _trip_count(fn, cfg, loop)
+    return cfg
+
+
+def _reverse_postorder(entry: str, succs: dict[str, list[str]]) -> list[str]:
+    seen, post = set(), []
+    stack = [(entry, iter(succs[entry]))]
+    seen.add(entry)
+    while stack:
+        node, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            post.append(node)
+            stack.pop()
+        elif nxt not in seen:
+            seen.add(nxt)
+            stack.append((nxt, iter(succs[nxt])))
+    return post[::-1]
+
+
+def _dominators(order, succs, preds) -> dict[str, str | None]:
+    """Cooper-Harvey-Kennedy iterative dominators over reachable blocks."""
+    rpo = _reverse_postorder(order[0], succs)
+    index = {b: i for i, b in enumerate(rpo)}
+    idom: dict[str, str | None] = {rpo[0]: rpo[0]}
+    changed = True
+    while changed:
+        changed = False
+        for b in rpo[1:]:
+            new = None
+            for p in preds[b]:
+                if p in idom:
+                    new = p if new is None else _intersect(p, new, idom, index)
+            if idom.get(b) != new:
+                idom[b] = new
+                changed = True
+    idom[rpo[0]] = None
+    return idom
+
+
+def _intersect(a, b, idom, index):
+    while a != b:
+        while index[a] > index[b]:
+            a = idom[a]
+        while index[b] > index[a]:
+            b = idom[b]
+    return a
+
+
+def _find_loops(cfg: CFG) -> None:
+    """Natural loops from back edges (latch -> header where header dominates latch)."""
+    by_header: dict[str, Loop] = {}
+    for b in cfg.order:
+        if b not in cfg.idom:
+            continue
+        for s in cfg.succs[b]:
+            if cfg.dominates(s, b):
+                body = {s}
+                work = [b]
+                while work:
+                    x = work.pop()
+                    if x not in body:
+                        body.add(x)
+                        work.extend(p for p in cfg.preds[x] if p in cfg.idom)
+                loop = by_header.setdefault(s, Loop(s, set(), [], []))
+                loop.blocks |= body
+                loop.latches.append(b)
+    loops = sorted(by_header.values(), key=lambda l: len(l.blocks))
+    for loop in loops:
+        outside = [p for p in cfg.preds[loop.header] if p not in loop.blocks]
+        loop.preheader = outside[0] if len(outside) == 1 else None
+        loop.exits = sorted({s for b in loop.blocks for s in cfg.succs[b] if s not in loop.blocks},
+                            key=cfg.order.index)
+        loop.depth = 1 + sum(1 for other in loops if other is not loop and loop.blocks < other.blocks)
+    for loop in reversed(loops):  # big to small: the innermost wins
+        for b in loop.blocks:
+            cfg.loop_of[b] = loop
+    cfg.loops = loops
+    # blocks in irreducible cycles are not in natural loops; catch them via SCCs
+    for comp in _cyclic_sccs(cfg):
+        for b in comp:
+            if b not in cfg.loop_of:
+                cfg.loop_of[b] = Loop(b, set(comp), [], [])
+
+
+def _cyclic_sccs(cfg: CFG) -> list[list[str]]:
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def strong(v):
+        work = [(v, iter(cfg.succs[v]))]
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        while work:
+            node, it = work[-1]
+            w = next(it, None)
+            if w is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        x = stack.pop()
+                        on.discard(x)
+                        comp.append(x)
+                        if x == node:
+                            break
+                    if len(comp) > 1 or node in cfg.succs[node]:
+                        out.append(comp)
+            elif w not in index:
+                index[w] = low[w] = counter[0]
+                counter[0] += 1
+                stack.append(w)
+                on.add(w)
+                work.append((w, iter(cfg.succs[w])))
+            elif w in on:
+                low[node] = min(low[node], index[w])
+
+    for b in cfg.order:
+        if b not in index:
+            strong(b)
+    return out
+
+
+def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
+    """Iterations of a loop shaped `iv = phi [c0, pre], [iv+step, latch]; exit when
+    iv+step == bound` with a loop-invariant bound, as an IR constant or value name.
+    Only the canonical shape O2 produces (start 0, step 1, `icmp eq next, bound`)."""
+    if loop.preheader is None or len(loop.latches) != 1:
+        return None
+    latch = fn.block(loop.latches[0])
+    term = latch.terminator
+    if term.opcode != "br" or not term.operands:
+        return None
+    cond = fn.defs.get(term.operands[0][1])
+    if cond is None or cond.opcode != "icmp" or cond.predicate != "eq":
+        return None
+    # the exit edge must be taken when the comparison is true
+    if term.targets[0] in loop.blocks:
+        return None
+    nxt, bound = cond.operands[0][1], cond.operands[1][1]
+    step = fn.defs.get(nxt)
+    if step is None or step.opcode != "add" or step.operands[1][1] != "1":
+        return None
+    iv = fn.defs.get(step.operands[0][1])
+    if iv is None or iv.opcode != "phi" or iv.block != loop.header:
+        return None
+    starts = [v for v, blk in iv.incoming if blk == loop.preheader]
+    if starts != ["0"]:
+        return None
+    bdef = fn.defs.get(bound)
+    if bdef is not None and bdef.block in loop.blocks:
+        return None
+    if not (bound.startswith("%") or re.fullmatch(r'-?\d+', bound)):
+        return None
+    return bound
+
+
+def print_cfg(fn: Function) -> str:
+    cfg = analyze_cfg(fn)
+    out = [f"function @{fn.name}"]
+    for b in cfg.order:
+        loop = cfg.loop_of.get(b)
+        out.append(f"  {b}: preds={cfg.preds[b]} idom={cfg.idom.get(b)}"
+                   + (f" loop={loop.header}" if loop else ""))
+    for loop in cfg.loops:
+        out.append(f"  loop {loop.header}: blocks={sorted(loop.blocks)} latches={loop.latches} "
+                   f"exits={loop.exits} preheader={loop.preheader} trip={loop.trip_count} depth={loop.depth}")
+    return "\n".join(out)

@@ -1,0 +1,561 @@
+"""A small model of textual LLVM IR: Module -> Function -> Block -> Instruction.
+
+Read from llvmlite's printer after `instnamer` (every value and block has a name).
+Instructions keep their original text; parsed specifics (operands with types, callee,
+phi incoming, predicates, metadata) are attached for the analyses and the AD engine.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import InternalError
+
+# a local or global name: %x, %.lr.ph, %"a b", @f, @"quoted"
+NAME = r'[%@](?:"[^"]*"|[-a-zA-Z$._0-9]+)'
+_NAME_RE = re.compile(NAME)
+_RESULT_RE = re.compile(r'^\s*(' + NAME + r')\s*=\s*(.*)$')
+_META_ATTACH_RE = re.compile(r',\s*(![-a-zA-Z._0-9]+)\s+(![0-9]+|!\{[^}]*\})')
+_FLOAT_TYPES = ("double", "float", "half", "x86_fp80", "fp128", "bfloat")
+BINARY_OPS = {"fadd", "fsub", "fmul", "fdiv", "frem", "add", "sub", "mul", "udiv", "sdiv",
+              "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor"}
+CAST_OPS = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp",
+            "sitofp", "ptrtoint", "inttoptr", "bitcast", "addrspacecast"}
+_FLAG_WORDS = {"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc", "nuw",
+               "nsw", "exact", "disjoint", "nneg", "inbounds", "samesign", "tail",
+               "musttail", "notail", "volatile", "atomic", "inrange", "nusw"}
+
+
+def is_float_type(ty: str) -> bool:
+    return ty.strip() in _FLOAT_TYPES
+
+
+def is_local(value: str) -> bool:
+    return value.startswith("%")
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split on `sep` outside (), [], {}, <> and quotes."""
+    parts, depth, cur, quote = [], 0, [], False
+    for ch in text:
+        if ch == '"':
+            quote = not quote
+        elif not quote:
+            if ch in "([{<":
+                depth += 1
+            elif ch in ")]}>":
+                depth -= 1
+            elif ch == sep and depth == 0:
+                parts.append("".join(cur).strip())
+                cur = []
+                continue
+        cur.append(ch)
+    tail = "".join(cur).strip()
+    if tail:
+        parts.append(tail)
+    return parts
+
+
+def split_type_value(text: str) -> tuple[str, str]:
+    """'double noundef %x' -> ('double', '%x'); 'ptr align 8 %p' -> ('ptr', '%p').
+
+    The type is the first balanced token; the value is the last balanced token
+    (attributes in between are dropped). Constant expressions stay whole."""
+    text = text.strip()
+    ty, rest = take_type(text)
+    rest = rest.strip()
+    # value = last top-level token
+    tokens = split_top(rest, " ")
+    if not tokens:
+        return ty, ""
+    # constant expressions like 'getelementptr inbounds (i8, ptr @g, i64 8)'
+    for i, tok in enumerate(tokens):
+        if tok.startswith("(") and i > 0:
+            return ty, " ".join(tokens[i - 1:]) if tokens[i - 1] not in _ATTR_WORDS else " ".join(tokens[i:])
+    return ty, tokens[-1]
+
+
+_ATTR_WORDS = {"noundef", "nonnull", "noalias", "nocapture", "readonly", "writeonly", "zeroext",
+               "signext", "inreg", "returned", "immarg", "nofree", "noesc"}
+
+
+def take_type(text: str) -> tuple[str, str]:
+    """Split a leading type off `text`; returns (type, rest)."""
+    text = text.lstrip()
+    if not text:
+        return "", ""
+    if text[0] in "[{<":
+        close = {"[": "]", "{": "}", "<": ">"}
+        depth = 0
+        i = 0
+        # packed struct <{ ... }>
+        while i < len(text):
+            ch = text[i]
+            if ch in "[{<(":
+                depth += 1
+            elif ch in "]}>)":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        ty, rest = text[:i + 1], text[i + 1:]
+    else:
+        m = re.match(r'(%"[^"]*"|%[-a-zA-Z$._0-9]+|[a-z0-9_]+)', text)
+        if not m:
+            return "", text
+        ty, rest = m.group(1), text[m.end():]
+    # function pointer types / pointers with address spaces: 'ptr addrspace(1)'
+    m = re.match(r'\s*addrspace\(\d+\)', rest)
+    if m:
+        ty += m.group(0)
+        rest = rest[m.end():]
+    # function types like 'void (ptr, ...)'
+    if rest.lstrip().startswith("(") and ty != "ptr" and not is_float_type(ty) and not ty.startswith("i"):
+        pass
+    return ty, rest
+
+
+@dataclass
+class Instruction:
+    text: str                     # original text (may span lines for switch)
+    opcode: str
+    result: str | None = None     # '%name' or None
+    type: str = ""               # result type (or the stored/operated type)
+    operands: list[tuple[str, str]] = field(default_factory=list)  # (type, value)
+    flags: str = ""
+    predicate: str = ""           # icmp/fcmp
+    callee: str | None = None     # '@f' for direct calls
+    call_type: str = ""           # explicit function type of a call, if printed
+    incoming: list[tuple[str, str]] = field(default_factory=list)  # phi: (value, block)
+    targets: list[str] = field(default_factory=list)  # successor labels (without %)
+    metadata: dict[str, str] = field(default_factory=dict)
+    source_type: str = ""         # gep source / alloca allocated type / load type
+    block: str = ""
+
+    def values(self) -> list[str]:
+        """Local names this instruction reads (conservative for unknown opcodes)."""
+        if self.opcode == "phi":
+            return [v for v, _ in self.incoming if is_local(v)]
+        if self.operands or self.opcode in _PARSED:
+            out = []
+            for _, v in self.operands:
+                out.extend(n for n in _NAME_RE.findall(v) if n.startswith("%"))
+            return out
+        body = self.text.split("=", 1)[1] if self.result else self.text
+        body = re.sub(r'label\s+' + NAME, "", body)
+        return [n for n in _NAME_RE.findall(body) if n.startswith("%")]
+
+    def is_terminator(self) -> bool:
+        return self.opcode in ("br", "switch", "ret", "unreachable", "indirectbr", "invoke",
+                               "resume", "callbr")
+
+
+_PARSED = {"load", "store", "getelementptr", "call", "phi", "select", "fcmp", "icmp", "br",
+           "switch", "ret", "alloca", "fneg", "extractvalue", "insertvalue", "freeze"} | BINARY_OPS | CAST_OPS
+
+
+@dataclass
+class Block:
+    label: str
+    instructions: list[Instruction] = field(default_factory=list)
+
+    @property
+    def terminator(self) -> Instruction:
+        return self.instructions[-1]
+
+    def phis(self) -> list[Instruction]:
+        return [i for i in self.instructions if i.opcode == "phi"]
+
+
+@dataclass
+class Param:
+    type: str
+    name: str
+    attrs: str = ""
+
+
+@dataclass
+class Function:
+    name: str                      # without '@'
+    return_type: str
+    params: list[Param]
+    header: str                    # the full 'define ...' line
+    blocks: list[Block] = field(default_factory=list)
+    first_line: int = 0
+    last_line: int = 0
+    dbg: str | None = None         # !dbg of the function (DISubprogram id)
+
+    def block(self, label: str) -> Block:
+        return self._blocks_by_label[label]
+
+    def index(self) -> None:
+        self._blocks_by_label = {b.label: b for b in self.blocks}
+        self.defs: dict[str, Instruction] = {}
+        for b in self.blocks:
+            for inst in b.instructions:
+                inst.block = b.label
+                if inst.result:
+                    self.defs[inst.result] = inst
+
+    def instructions(self):
+        for b in self.blocks:
+            yield from b.instructions
+
+
+@dataclass
+class Module:
+    lines: list[str]
+    functions: dict[str, Function]        # defined functions by name (no '@')
+    declarations: dict[str, str]          # declared function name -> 'declare' line
+    globals: dict[str, str]               # global variable name -> line
+    metadata: dict[str, str]              # '!12' -> text after '='
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------
+# parsing
+
+def strip_name(name: str) -> str:
+    """'%"a b"' -> 'a b', '@f' -> 'f'."""
+    name = name[1:]
+    if name.startswith('"'):
+        name = name[1:-1]
+    return name
+
+
+def make_name(sigil: str, *parts: str) -> str:
+    """Build a valid local/global name from parts joined by '$'."""
+    raw = "$".join(strip_name(p) if p[:1] in "%@" else p for p in parts)
+    if re.fullmatch(r'[-a-zA-Z$._][-a-zA-Z$._0-9]*', raw):
+        return sigil + raw
+    return sigil + '"' + raw + '"'
+
+
+def _strip_comment(line: str) -> str:
+    # comments start with ';' outside quotes
+    quote = False
+    for i, ch in enumerate(line):
+        if ch == '"':
+            quote = not quote
+        elif ch == ";" and not quote:
+            return line[:i].rstrip()
+    return line.rstrip()
+
+
+def _parse_metadata_attachments(text: str) -> tuple[str, dict[str, str]]:
+    md = {}
+    # attachments come at the very end: ', !tbaa !5, !dbg !12'
+    while True:
+        m = re.search(r',\s*(![-a-zA-Z._0-9]+)\s+(![0-9]+|!\{[^}]*\}|distinct\s+![0-9]+)\s*$', text)
+        if not m:
+            break
+        md[m.group(1)] = m.group(2)
+        text = text[:m.start()]
+    return text, md
+
+
+def _parse_call(inst: Instruction, body: str) -> None:
+    # body: [tail] call [fast-math flags] [cc] [ret attrs] TYPE [fnty] CALLEE(args) [#N]
+    m = re.search(r'(' + NAME + r'|asm\s+[^(]*)\s*\((.*)\)\s*(#\d+\s*)*$', body, re.S)
+    if not m:
+        raise InternalError(f"cannot parse call: {inst.text}")
+    # find the argument list paren matching the last ')'
+    end = body.rstrip()
+    while re.search(r'#\d+$', end):
+        end = re.sub(r'\s*#\d+$', "", end)
+    depth, start = 0, None
+    for i in range(len(end) - 1, -1, -1):
+        ch = end[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+            if depth == 0:
+                start = i
+                break
+    args_text = end[start + 1:-1]
+    before = end[:start].rstrip()
+    cm = re.search(NAME + r'$', before)
+    inst.callee = cm.group(0) if cm else None
+    head = before[:cm.start()] if cm else before
+    head = re.sub(r'^\s*(tail|musttail|notail)?\s*call\s*', "", head)
+    words = split_top(head, " ")
+    words = [w for w in words if w not in _FLAG_WORDS and not w.startswith("#")]
+    # remaining: [cc/attrs...] type [fnty]
+    rest = " ".join(words)
+    fm = re.search(r'(\S+)\s*(\([^()]*\))$', rest)
+    if fm and "(" in rest:
+        inst.call_type = fm.group(1) + " " + fm.group(2)
+        inst.type = fm.group(1)
+    else:
+        inst.type = words[-1] if words else "void"
+    inst.operands = [split_type_value(a) for a in split_top(args_text)] if args_text.strip() else []
+    inst.arg_texts = split_top(args_text) if args_text.strip() else []
+
+
+def parse_instruction(text: str) -> Instruction:
+    body, md = _parse_metadata_attachments(_strip_comment(text) if "\n" not in text else text)
+    result = None
+    m = _RESULT_RE.match(body)
+    if m:
+        result, body = m.group(1), m.group(2)
+    body = body.strip()
+    words = body.split(None, 1)
+    opcode = words[0]
+    if opcode in ("tail", "musttail", "notail"):
+        opcode = body.split(None, 2)[1]
+    rest = words[1] if len(words) > 1 else ""
+    inst = Instruction(text=text, opcode=opcode, result=result, metadata=md)
+    # flags
+    flag_list = []
+    while True:
+        w = rest.split(None, 1)
+        if w and w[0] in _FLAG_WORDS:
+            flag_list.append(w[0])
+            rest = w[1] if len(w) > 1 else ""
+        else:
+            break
+    inst.flags = " ".join(flag_list)
+    if opcode in BINARY_OPS:
+        ty, rest2 = take_type(rest)
+        a, b = split_top(rest2)
+        inst.type = ty
+        inst.operands = [(ty, a), (ty, b)]
+    elif opcode == "fneg" or opcode == "freeze":
+        ty, rest2 = take_type(rest)
+        inst.type = ty
+        inst.operands = [(ty, rest2.strip())]
+    elif opcode in CAST_OPS:
+        src, _, dst = rest.rpartition(" to ")
+        inst.operands = [split_type_value(src)]
+        inst.type = dst.strip()
+    elif opcode in ("icmp", "fcmp"):
+        pred, rest2 = rest.split(None, 1)
+        while pred in _FLAG_WORDS:
+            pred, rest2 = rest2.split(None, 1)
+        inst.predicate = pred
+        ty, rest3 = take_type(rest2)
+        a, b = split_top(rest3)
+        inst.operands = [(ty, a), (ty, b)]
+        inst.type = "i1"
+    elif opcode == "select":
+        parts = split_top(rest)
+        inst.operands = [split_type_value(p) for p in parts]
+        inst.type = inst.operands[1][0]
+    elif opcode == "phi":
+        ty, rest2 = take_type(rest)
+        inst.type = ty
+        for part in split_top(rest2):
+            v, blk = [x.strip() for x in part.strip()[1:-1].rsplit(",", 1)]
+            inst.incoming.append((v, strip_name(blk)))
+    elif opcode == "load":
+        parts = split_top(rest)
+        inst.type = parts[0]
+        inst.source_type = parts[0]
+        inst.operands = [split_type_value(parts[1])]
+    elif opcode == "store":
+        parts = split_top(rest)
+        inst.operands = [split_type_value(parts[0]), split_type_value(parts[1])]
+        inst.type = inst.operands[0][0]
+    elif opcode == "getelementptr":
+        parts = split_top(rest)
+        inst.source_type = parts[0]
+        inst.operands = [split_type_value(p) for p in parts[1:]]
+        inst.type = "ptr"
+    elif opcode == "alloca":
+        parts = split_top(rest)
+        inst.source_type = parts[0]
+        inst.operands = [split_type_value(p) for p in parts[1:] if not p.startswith("align")
+                         and not p.startswith("addrspace")]
+        inst.type = "ptr"
+    elif opcode == "call":
+        _parse_call(inst, body)
+    elif opcode == "br":
+        parts = split_top(rest)
+        if len(parts) == 1:
+            inst.targets = [strip_name(parts[0].split()[-1])]
+        else:
+            inst.operands = [split_type_value(parts[0])]
+            inst.targets = [strip_name(p.split()[-1]) for p in parts[1:]]
+    elif opcode == "switch":
+        flat = " ".join(body.split())
+        m2 = re.match(r'switch\s+(\S+)\s+(\S+),\s*label\s+(' + NAME + r')\s*\[(.*)\]', flat)
+        if not m2:
+            raise InternalError(f"cannot parse switch: {text}")
+        inst.operands = [(m2.group(1), m2.group(2))]
+        inst.type = m2.group(1)
+        inst.targets = [strip_name(m2.group(3))]
+        inst.cases = []
+        for cm in re.finditer(r'(\S+)\s+(-?\w+),\s*label\s+(' + NAME + ')', m2.group(4)):
+            inst.cases.append((cm.group(2), strip_name(cm.group(3))))
+            inst.targets.append(strip_name(cm.group(3)))
+    elif opcode == "ret":
+        if rest.strip() != "void":
+            inst.operands = [split_type_value(rest)]
+            inst.type = inst.operands[0][0]
+        else:
+            inst.type = "void"
+    elif opcode in ("extractvalue", "insertvalue"):
+        parts = split_top(rest)
+        inst.operands = [split_type_value(p) for p in parts if not re.fullmatch(r'\d+', p.strip())]
+        inst.indices = [int(p) for p in parts if re.fullmatch(r'\d+', p.strip())]
+        inst.type = inst.operands[0][0] if opcode == "insertvalue" else ""
+    elif opcode in ("indirectbr", "invoke", "callbr"):
+        inst.targets = [strip_name(n) for n in re.findall(r'label\s+(' + NAME + ')', body)]
+    return inst
+
+
+_DEFINE_RE = re.compile(r'^define\s+(.*?)(' + NAME + r')\((.*)\)(.*)\{\s*$')
+
+
+def _parse_params(text: str) -> list[Param]:
+    params = []
+    for part in split_top(text):
+        if part == "...":
+            params.append(Param("...", ""))
+            continue
+        ty, rest = take_type(part)
+        names = [n for n in _NAME_RE.findall(rest) if n.startswith("%")]
+        params.append(Param(ty, names[-1] if names else "", rest))
+    return params
+
+
+def parse_function(lines: list[str], start: int) -> tuple[Function, int]:
+    header = lines[start]
+    m = _DEFINE_RE.match(header)
+    if not m:
+        raise InternalError(f"cannot parse function header: {header}")
+    prefix, name, params_text, tail = m.groups()
+    ret_words = split_top(prefix.strip(), " ")
+    # the return type is the last word that is a type (attributes precede it)
+    ret_type = _return_type(prefix)
+    fn = Function(name=strip_name(name), return_type=ret_type, params=_parse_params(params_text),
+                  header=header, first_line=start)
+    dm = re.search(r'!dbg\s+(![0-9]+)', tail)
+    fn.dbg = dm.group(1) if dm else None
+    i = start + 1
+    block: Block | None = None
+    pending: list[str] = []
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if stripped == "}":
+            break
+        if not stripped or stripped.startswith(";"):
+            i += 1
+            continue
+        if not line.startswith(" "):
+            label = _strip_comment(line).rstrip(":").strip()
+            if label.startswith('"'):
+                label = label[1:-1]
+            block = Block(label)
+            fn.blocks.append(block)
+            i += 1
+            continue
+        if stripped.startswith("#dbg_"):
+            i += 1
+            continue
+        if block is None:
+            raise InternalError(f"function @{fn.name} has an unnamed entry block; run instnamer first")
+        text = line
+        if stripped.startswith("switch") or re.match(r'%\S+\s*=\s*(switch|callbr|invoke)', stripped) \
+                or (" switch " in stripped and stripped.endswith("[")):
+            while not lines[i].strip().startswith("]") and not lines[i].rstrip().endswith("]"):
+                i += 1
+                text += "\n" + lines[i]
+        inst = parse_instruction(text)
+        inst.line = i
+        block.instructions.append(inst)
+        i += 1
+    fn.last_line = i
+    fn.index()
+    return fn, i
+
+
+def _return_type(prefix: str) -> str:
+    words = split_top(prefix.strip(), " ")
+    skip = {"internal", "private", "dso_local", "external", "linkonce_odr", "weak_odr", "weak",
+            "linkonce", "available_externally", "hidden", "protected", "default", "local_unnamed_addr",
+            "unnamed_addr", "noundef", "nonnull", "noalias", "zeroext", "signext", "inreg",
+            "fastcc", "ccc", "coldcc", "dllexport", "nofpclass", "dereferenceable"}
+    cands = [w for w in words if w not in skip and not w.startswith("range(")
+             and not w.startswith("align") and not w.startswith("dereferenceable")
+             and not w.startswith("nofpclass") and not w.startswith("#")]
+    return cands[-1] if cands else "void"
+
+
+def parse_module(text: str) -> Module:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    functions, decls, globs, md = {}, {}, {}, {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("define "):
+            fn, end = parse_function(lines, i)
+            functions[fn.name] = fn
+            i = end + 1
+            continue
+        if line.startswith("declare "):
+            m = re.search(r'(' + NAME + r')\(', line)
+            if m:
+                decls[strip_name(m.group(1))] = line
+        elif line.startswith("@"):
+            m = re.match(r'(' + NAME + r')\s*=', line)
+            if m:
+                globs[strip_name(m.group(1))] = line
+        elif line.startswith("!"):
+            m = re.match(r'(![0-9]+)\s*=\s*(.*)$', line)
+            if m:
+                md[m.group(1)] = m.group(2)
+        i += 1
+    return Module(lines, functions, decls, globs, md)
+
+
+# ----------------------------------------------------------------------------------------
+# small queries shared by the analyses and the engines
+
+def source_location(module: Module, dbg: str | None) -> str | None:
+    """'file.c:12' for a !dbg id (DILocation or DISubprogram), when debug info is present."""
+    if not dbg:
+        return None
+    node = module.metadata.get(dbg, "")
+    line = re.search(r'line:\s*(\d+)', node)
+    seen = 0
+    scope = dbg
+    while seen < 20:
+        seen += 1
+        node = module.metadata.get(scope, "")
+        fm = re.search(r'file:\s*(![0-9]+)', node)
+        if fm:
+            fnode = module.metadata.get(fm.group(1), "")
+            name = re.search(r'filename:\s*"([^"]*)"', fnode)
+            if name:
+                return f"{name.group(1)}:{line.group(1)}" if line else name.group(1)
+        sm = re.search(r'scope:\s*(![0-9]+)', node)
+        if not sm:
+            break
+        scope = sm.group(1)
+    return None
+
+
+def tbaa_type(module: Module, tag: str | None) -> str | None:
+    """The scalar type name of a !tbaa access tag ('double', 'float', 'int', 'any pointer'…)."""
+    if not tag:
+        return None
+    node = module.metadata.get(tag, "")
+    m = re.match(r'!\{(![0-9]+),\s*(![0-9]+),\s*i64\s+(\d+)', node)
+    if not m:
+        return None
+    base, access, offset = m.groups()
+    acc = module.metadata.get(access, "")
+    nm = re.match(r'!\{!"([^"]*)"', acc)
+    if not nm:
+        return None
+    name = nm.group(1)
+    if name.startswith("p") and name[1:2].isdigit():
+        return "any pointer"
+    return name

@@ -1,0 +1,1 @@
+"""Command-line entry points: `enzyme-build` and its subcommands, `enzyme-cc`, `enzyme-c++`."""

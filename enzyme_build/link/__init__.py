@@ -1,0 +1,1 @@
+"""The link step: reading fat objects and archives, the whole-program link."""

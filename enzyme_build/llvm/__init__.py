@@ -195,3 +195,16 @@ def emit_object(module: Module, *, opt: int = 2, pic: bool = True) -> bytes:
         return tm.emit_object(module.ref)
     except RuntimeError as err:
         raise EnzymeBuildError(f"code generation failed: {err}", location=module.name)
+
+
+def exported_definitions(module: Module) -> list[str]:
+    """Definitions a shared library exports: non-local linkage and default visibility."""
+    local = {"internal", "private", "available_externally"}
+    out = []
+    for collection in (module.ref.functions, module.ref.global_variables):
+        for value in collection:
+            if value.is_declaration or value.linkage.name in local:
+                continue
+            if value.visibility.name == "default":
+                out.append(value.name)
+    return out

@@ -1,0 +1,290 @@
+"""`enzyme-build cc/c++`: compile to fat objects, link (fast path or whole program), or pass through.
+
+Imported on every compile, so it stays light: no click, rich or llvmlite here; the
+whole-program link imports those lazily.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from .. import toolchain
+from . import args as argmodel
+from .args import Input, Invocation
+
+INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
+
+# Added to every C-family compile: embed the unoptimized frontend bitcode next to the
+# native code; keep it free of `optnone` at -O0 so the whole-program pipeline may optimize
+# it; make clang report attributes it drops (the custom-derivative hook looks for them).
+FAT_OBJECT_FLAGS = ["-Xclang", "-fembed-bitcode=all", "-Xclang", "-disable-O0-optnone",
+                    "-Wunknown-attributes"]
+
+
+def verbose_enabled() -> bool:
+    return os.environ.get("ENZYME_BUILD_VERBOSE", "") not in ("", "0")
+
+
+def log_command(argv: list[str]) -> None:
+    if verbose_enabled():
+        print("enzyme-build: " + subprocess.list2cmdline(argv), file=sys.stderr, flush=True)
+
+
+def run(argv: list[str], *, cxx: bool = False) -> int:
+    """Entry point of `enzyme-build cc ARGS…` (cxx: `c++`). Returns the exit code."""
+    driver = toolchain.clang_command(cxx)
+    if os.environ.get("ENZYME_BUILD_CONFIGURE_ONLY") == "1":
+        exec_clang(driver, argv)
+    try:
+        expanded = argmodel.expand_response_files(argv)
+    except RecursionError as err:
+        from ..errors import EnzymeBuildError
+        raise EnzymeBuildError(str(err), hint="check the @response files for a cycle")
+    inv = argmodel.classify(expanded)
+    if inv.passthrough_reason is not None:
+        exec_clang(driver, argv + passthrough_additions(inv))
+    missing = [i.path for i in inv.inputs if i.kind != "stdin" and not os.path.exists(i.path)]
+    if missing:
+        # clang words this best ("no such file or directory: 'x.c'"), with its exit code
+        exec_clang(driver, argv)
+    if inv.compile_only:
+        return compile_objects(driver, inv)
+    return compile_and_link(driver, inv)
+
+
+def exec_clang(driver: list[str], argv: list[str]) -> None:
+    """Become clang: its output, diagnostics and exit code reach the user untouched."""
+    command = driver + argv
+    log_command(command)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(command[0], command)
+
+
+def passthrough_additions(inv: Invocation) -> list[str]:
+    """Only the include dir, so `#include <enzyme/enzyme.h>` preprocesses everywhere."""
+    if inv.passthrough_reason == "-###":
+        return []
+    if any(i.kind in ("source", "stdin", "header", "asm") for i in inv.inputs):
+        return [f"-I{INCLUDE_DIR}"]
+    return []
+
+
+def diagnostics_prefix() -> list[str]:
+    # stderr is captured (for the attribute hook), so clang would not colour it itself
+    return ["-fcolor-diagnostics"] if sys.stderr.isatty() else []
+
+
+def fat_flags(source: Input) -> list[str]:
+    if source.kind == "asm":
+        return [f"-I{INCLUDE_DIR}"]
+    return FAT_OBJECT_FLAGS + [f"-I{INCLUDE_DIR}"]
+
+
+def run_compile(command: list[str], source: Input, output: str) -> int:
+    """Run one compile; apply the custom-derivative attribute hook; show clang's stderr."""
+    log_command(command)
+    sys.stdout.flush()
+    proc = subprocess.run(command, stderr=subprocess.PIPE)
+    stderr_text = proc.stderr.decode("utf-8", errors="replace")
+    if source.kind == "source" and stderr_text:
+        hooked = _attribute_hook(command, source.path, output, stderr_text)
+        if hooked is not None:
+            if hooked.stdout:
+                sys.stdout.write(hooked.stdout)
+                sys.stdout.flush()
+            sys.stderr.write(hooked.stderr or "")
+            sys.stderr.flush()
+            return hooked.returncode
+    sys.stderr.buffer.write(proc.stderr)
+    sys.stderr.flush()
+    return proc.returncode
+
+
+def _attribute_hook(command, source, output, stderr_text):
+    """Recompile through frontend.attributes when clang dropped an `enzyme` attribute."""
+    try:
+        from . import attributes
+    except ImportError:
+        return None
+    if not attributes.mentions_enzyme_attribute(stderr_text):
+        return None
+    return attributes.compile_with_enzyme_attributes(command, source, output, dict(os.environ))
+
+
+def compile_objects(driver: list[str], inv: Invocation) -> int:
+    """`-c`: one fat object per source, named as clang names them."""
+    sources = inv.sources
+    status = 0
+    if len(sources) == 1:
+        source = sources[0]
+        output = inv.output or argmodel.default_object_name(source.path)
+        command = driver + diagnostics_prefix() + inv.args + fat_flags(source)
+        return run_compile(command, source, output)
+    options = argmodel.strip_inputs_and_output(inv.args, drop_link_only=False, drop_depfile=False)
+    for source in sources:
+        output = argmodel.default_object_name(source.path)
+        command = (driver + diagnostics_prefix() + options + ["-c"] + _lang(source)
+                   + [source.path, "-o", output] + fat_flags(source))
+        status = run_compile(command, source, output) or status
+    return status
+
+
+def _lang(source: Input) -> list[str]:
+    return ["-x", source.lang] if source.lang else []
+
+
+# --- linking -------------------------------------------------------------------------
+
+def dependency_flags(inv: Invocation, source: Input, tmp_depfile: str) -> list[str]:
+    """-MD-style flags for one source of a link, writing into a temporary file."""
+    flags = [a for a in inv.args if a in argmodel.DEPFILE_FLAGS or a in argmodel.DEPFILE_MODIFIERS]
+    if inv.dep_targets:
+        flags += inv.dep_targets
+    else:
+        target = inv.output or argmodel.default_object_name(source.path)
+        flags += ["-MT", target]
+    return flags + ["-MF", tmp_depfile]
+
+
+def final_depfile(inv: Invocation, source: Input) -> str:
+    if inv.depfile_path:
+        return inv.depfile_path
+    if inv.output:
+        return os.path.splitext(inv.output)[0] + ".d"
+    return os.path.splitext(os.path.basename(source.path))[0] + ".d"
+
+
+def write_depfiles(parts: dict[str, list[str]]) -> None:
+    """Write each dependency file once: the rules of all sources that map to it."""
+    for path, pieces in parts.items():
+        text = "".join(_read_text(p) for p in pieces)
+        tmp = f"{path}.enzyme-tmp{os.getpid()}"
+        with open(tmp, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path) as fh:
+            text = fh.read()
+    except OSError:
+        return ""
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def link_arguments(inv: Invocation, objects: dict[int, str]) -> list[str]:
+    """The link's arguments: sources replaced by their objects; no -o, -c, -x, -M* flags."""
+    out: list[str] = []
+    args = inv.args
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if i in objects:
+            out.append(objects[i])
+            i += 1
+            continue
+        if arg == "-" or not arg.startswith("-") or arg == "":
+            out.append(arg)
+            i += 1
+            continue
+        if argmodel.takes_separate_value(arg):
+            if arg not in ("-o", "-x") and arg not in argmodel.DEPFILE_SEPARATE:
+                out += args[i:i + 2]
+            i += 2
+            continue
+        drop = (arg == "-c" or (arg.startswith(("-o", "-x")) and len(arg) > 2)
+                or arg in argmodel.DEPFILE_FLAGS or arg in argmodel.DEPFILE_MODIFIERS
+                or (arg.startswith(("-MF", "-MT", "-MQ")) and len(arg) > 3))
+        if not drop:
+            out.append(arg)
+        i += 1
+    return out
+
+
+def compile_and_link(driver: list[str], inv: Invocation) -> int:
+    """Compile sources to temporary fat objects, then link (fast path or whole program)."""
+    tmpdir = tempfile.mkdtemp(prefix="enzyme-build-")
+    try:
+        objects: dict[int, str] = {}
+        depparts: dict[str, list[str]] = {}
+        options = argmodel.strip_inputs_and_output(inv.args, drop_link_only=True, drop_depfile=True)
+        for k, source in enumerate(inv.sources):
+            stem = os.path.splitext(os.path.basename(source.path))[0]
+            obj = os.path.join(tmpdir, f"{k}-{stem}.o")
+            deps: list[str] = []
+            if inv.depfile and source.kind == "source":
+                tmp_dep = os.path.join(tmpdir, f"{k}-{stem}.d")
+                deps = dependency_flags(inv, source, tmp_dep)
+                depparts.setdefault(final_depfile(inv, source), []).append(tmp_dep)
+            command = (driver + diagnostics_prefix() + options + deps
+                       + ["-c", "-Qunused-arguments"] + _lang(source) + [source.path, "-o", obj]
+                       + fat_flags(source))
+            status = run_compile(command, source, obj)
+            if status != 0:
+                return status
+            objects[source.index] = obj
+        write_depfiles(depparts)
+        link_args = link_arguments(inv, objects)
+        if not needs_whole_program(link_args):
+            command = driver + link_args + ["-Qunused-arguments"]
+            if inv.output:
+                command += ["-o", inv.output]
+            log_command(command)
+            sys.stdout.flush()
+            return subprocess.run(command).returncode
+        return whole_program_link(driver, inv, link_args, tmpdir)
+    finally:
+        if os.environ.get("ENZYME_BUILD_KEEP_TEMPS") != "1":
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def needs_whole_program(link_args: list[str]) -> bool:
+    """Does any object or archive of the link (incl. -l from -L dirs) mention __enzyme_?"""
+    from ..link import objfile
+    search_dirs = [a[2:] for a in link_args if a.startswith("-L") and len(a) > 2]
+    search_dirs += [link_args[i + 1] for i, a in enumerate(link_args[:-1]) if a == "-L"]
+    static_only = "-static" in link_args
+    candidates: list[str] = []
+    i = 0
+    while i < len(link_args):
+        arg = link_args[i]
+        if argmodel.takes_separate_value(arg):
+            if arg == "-l":
+                lib = objfile.find_library(link_args[i + 1], search_dirs, static_only=static_only) \
+                    if i + 1 < len(link_args) else None
+                if lib:
+                    candidates.append(lib)
+            i += 2
+            continue
+        if arg.startswith("-l") and len(arg) > 2:
+            lib = objfile.find_library(arg[2:], search_dirs, static_only=static_only)
+            if lib:
+                candidates.append(lib)
+        elif not arg.startswith("-") and not objfile.is_shared_object_path(arg):
+            candidates.append(arg)
+        i += 1
+    for path in candidates:
+        if objfile.is_shared_object_path(path):
+            continue
+        try:
+            data = objfile.read_file(path)
+        except OSError:
+            continue  # the linker will say what is wrong with it
+        if objfile.mentions_enzyme(data):
+            return True
+    return False
+
+
+def whole_program_link(driver: list[str], inv: Invocation, link_args: list[str], tmpdir: str) -> int:
+    from ..link.wholeprogram import LinkPlan, link_whole_program
+    plan = LinkPlan(
+        driver=driver, link_args=link_args, output=inv.output or "a.out", shared=inv.shared,
+        export_dynamic=inv.export_dynamic, opt_level=inv.opt_level,
+        pic=inv.shared or not inv.no_pie, tmpdir=tmpdir,
+        keep_dir=os.environ.get("ENZYME_BUILD_KEEP") or None, verbose=verbose_enabled())
+    return link_whole_program(plan)

@@ -1,0 +1,155 @@
+"""Reading fat objects without spawning tools: ELF sections, ELF undefined symbols, ar members.
+
+Spawning llvm-objcopy per object would dominate link time for big archives; the formats
+are simple enough to read directly. Anything we cannot read counts as "no bitcode".
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+
+BITCODE_SECTION = ".llvmbc"
+ENZYME_MARKER = b"__enzyme_"
+
+_SHT_SYMTAB = 2
+_SHN_UNDEF = 0
+_STB_GLOBAL, _STB_WEAK = 1, 2
+
+
+@dataclass(frozen=True)
+class Member:
+    """One archive member: its name and contents."""
+
+    name: str
+    data: bytes
+
+
+def _elf_sections(data: bytes) -> list[tuple[str, int, int, int, int]] | None:
+    """(name, type, offset, size, link) of every section of a 64-bit little-endian ELF."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    if shoff == 0 or shentsize < 64 or shoff + shnum * shentsize > len(data):
+        return None
+    headers = []
+    for k in range(shnum):
+        name, stype, _flags, _addr, off, size, link = struct.unpack_from(
+            "<IIQQQQI", data, shoff + k * shentsize)
+        headers.append((name, stype, off, size, link))
+    if shstrndx >= len(headers):
+        return None
+    str_off = headers[shstrndx][2]
+    out = []
+    for name, stype, off, size, link in headers:
+        end = data.find(b"\0", str_off + name)
+        out.append((data[str_off + name:end].decode("latin-1"), stype, off, size, link))
+    return out
+
+
+def elf_section(data: bytes, section: str) -> bytes | None:
+    """Contents of the named section, or None (not ELF, or no such section)."""
+    for name, stype, off, size, _link in _elf_sections(data) or ():
+        if name == section and stype != 8:  # 8 = SHT_NOBITS
+            return data[off:off + size]
+    return None
+
+
+def embedded_bitcode(data: bytes) -> bytes | None:
+    """The bitcode a fat object carries (clang -fembed-bitcode), or None."""
+    section = elf_section(data, BITCODE_SECTION)
+    return section if section else None
+
+
+def undefined_symbols(data: bytes) -> set[str]:
+    """Global/weak symbols a native ELF object references but does not define."""
+    sections = _elf_sections(data) or []
+    out: set[str] = set()
+    for _name, stype, off, size, link in sections:
+        if stype != _SHT_SYMTAB or link >= len(sections):
+            continue
+        str_off = sections[link][2]
+        for pos in range(off, off + size - 23, 24):
+            st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", data, pos)
+            if st_shndx == _SHN_UNDEF and st_name and (st_info >> 4) in (_STB_GLOBAL, _STB_WEAK):
+                end = data.find(b"\0", str_off + st_name)
+                out.add(data[str_off + st_name:end].decode("latin-1"))
+    return out
+
+
+def is_archive(data: bytes) -> bool:
+    return data[:8] == b"!<arch>\n"
+
+
+def archive_members(data: bytes) -> list[Member]:
+    """Members of a GNU/BSD `ar` archive, in order (symbol tables left out)."""
+    if not is_archive(data):
+        return []
+    members: list[Member] = []
+    long_names = b""
+    pos = 8
+    while pos + 60 <= len(data):
+        header = data[pos:pos + 60]
+        raw_name = header[:16].decode("latin-1").rstrip()
+        try:
+            size = int(header[48:58].decode("latin-1").strip() or "0")
+        except ValueError:
+            break
+        body = data[pos + 60:pos + 60 + size]
+        pos += 60 + size + (size & 1)
+        if raw_name in ("/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"):
+            continue
+        if raw_name == "//":
+            long_names = body
+            continue
+        if raw_name.startswith("#1/"):  # BSD: name stored at the start of the body
+            length = int(raw_name[3:])
+            name = body[:length].rstrip(b"\0").decode("latin-1")
+            body = body[length:]
+        elif raw_name.startswith("/") and raw_name[1:].isdigit():
+            start = int(raw_name[1:])
+            end = long_names.find(b"\n", start)
+            name = long_names[start:end if end >= 0 else None].decode("latin-1").rstrip("/")
+        else:
+            name = raw_name.rstrip("/")
+        members.append(Member(name, body))
+    return members
+
+
+def is_shared_object_path(path: str) -> bool:
+    base = os.path.basename(path)
+    return base.endswith((".so", ".dylib")) or ".so." in base
+
+
+def read_file(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def mentions_enzyme(data: bytes) -> bool:
+    """Does any bitcode in this object or archive mention an __enzyme_ symbol?
+
+    A whole-file byte search first (cheap, usually decides), then the real check inside
+    the embedded bitcode sections.
+    """
+    if ENZYME_MARKER not in data:
+        return False
+    if is_archive(data):
+        return any(mentions_enzyme(m.data) for m in archive_members(data))
+    bitcode = embedded_bitcode(data)
+    return bitcode is not None and ENZYME_MARKER in bitcode
+
+
+def find_library(name: str, search_dirs: list[str], *, static_only: bool) -> str | None:
+    """Where the linker would find `-l<name>` among the user's -L dirs (None: elsewhere)."""
+    if name.startswith(":"):
+        candidates = [name[1:]]
+    else:
+        candidates = ([] if static_only else [f"lib{name}.so"]) + [f"lib{name}.a"]
+    for directory in search_dirs:
+        for candidate in candidates:
+            path = os.path.join(directory, candidate)
+            if os.path.isfile(path):
+                return path
+    return None

@@ -1,0 +1,348 @@
+"""The whole-program link: select inputs like the linker, merge their bitcode, run AD, emit.
+
+Steps (ARCHITECTURE §1): a trial native link with lld's --trace names the objects and
+archive members the link really pulls in; their embedded bitcode is linked into one
+module, internalized, handed to the AD stage, optimized, compiled to one object, and
+linked natively with every input that carries no bitcode.
+
+Optimization level after AD: with no -O flag, O3 (derivative code needs it); with an
+explicit -O<n>, max(n, 2) (AD always runs on O2-optimized IR, so lower levels buy
+nothing); -Os/-Oz keep their size levels on top of O2.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+from ..errors import EnzymeBuildError
+from . import objfile
+
+# Marker globals of the AD ABI (ARCHITECTURE §4): never internalized before AD (their
+# identity is what the AD engine reads); defined weakly afterwards if still referenced.
+MARKER_PREFIX = "enzyme_"
+ENZYME_PREFIX = "__enzyme_"
+
+_TRACE_MEMBER = re.compile(r"^(.*)\(([^()]+)\)$")
+
+
+@dataclass
+class LinkPlan:
+    """Everything the whole-program link needs from the command line."""
+
+    driver: list[str]            # clang argv prefix (C or C++ driver)
+    link_args: list[str]         # the link's arguments: inputs (objects) and link flags, no -o
+    output: str                  # the final executable / shared library
+    shared: bool = False
+    export_dynamic: bool = False
+    opt_level: str | None = None
+    pic: bool = True
+    tmpdir: str = "."
+    keep_dir: str | None = None
+    lld: str | None = None       # path of ld.lld for the trial link
+    verbose: bool = False
+
+
+@dataclass
+class Selection:
+    """What the trial link pulled in, sorted into bitcode and native parts."""
+
+    bitcode: list[tuple[str, bytes]] = field(default_factory=list)  # (name, bitcode)
+    native_undefined: set[str] = field(default_factory=set)        # refs from native inputs
+    absorbed_files: set[str] = field(default_factory=set)          # real paths fully absorbed
+    native_members: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
+    # archive real path -> native (non-bitcode) members the link pulled from it
+
+
+def log(plan_verbose: bool, argv: list[str]) -> None:
+    if plan_verbose:
+        print("enzyme-build: " + " ".join(_quote(a) for a in argv), file=sys.stderr)
+
+
+def _quote(arg: str) -> str:
+    return arg if arg and re.fullmatch(r"[\w@%+=:,./-]+", arg) else repr(arg)
+
+
+def parse_trace(text: str) -> list[tuple[str, str | None]]:
+    """lld's --trace lines: `path` or `archive(member)`."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("ld.lld:", "warning:", "error:")):
+            continue
+        match = _TRACE_MEMBER.match(line)
+        if match and not os.path.isfile(line):
+            out.append((match.group(1), match.group(2)))
+        else:
+            out.append((line, None))
+    return out
+
+
+def trial_link(plan: LinkPlan) -> list[tuple[str, str | None]]:
+    """Run the link natively once with --trace and report the files/members it loaded.
+
+    Unresolved symbols are ignored: the __enzyme_* calls and marker globals only get
+    definitions from the AD stage.
+    """
+    if plan.lld is None:
+        from .. import toolchain
+        plan.lld = toolchain.find("ld.lld").path
+    trial_out = os.path.join(plan.tmpdir, "trial.out")
+    argv = plan.driver + plan.link_args + [
+        "-Qunused-arguments", "-fuse-ld=lld", f"--ld-path={plan.lld}", "-Wl,--trace",
+        "-Wl,--unresolved-symbols=ignore-all", "-Wl,--no-fatal-warnings", "-o", trial_out]
+    log(plan.verbose, argv)
+    proc = subprocess.run(argv, capture_output=True, text=True, errors="replace")
+    if proc.returncode != 0:
+        raise LinkFailed(proc.returncode, proc.stderr)
+    return parse_trace(proc.stdout)
+
+
+class LinkFailed(Exception):
+    """The native linker rejected the link; its own message is the user's diagnostic."""
+
+    def __init__(self, returncode: int, stderr: str):
+        super().__init__(stderr)
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
+    """Sort what the linker loaded into embedded bitcode and native code."""
+    sel = Selection()
+    archives: dict[str, list[objfile.Member]] = {}
+    seen_members: dict[tuple[str, str], int] = {}
+    for path, member in trace:
+        real = os.path.realpath(path)
+        if member is None:
+            if objfile.is_shared_object_path(real):
+                continue
+            data = _read(real)
+            if data is None or objfile.is_archive(data):
+                continue
+            bitcode = objfile.embedded_bitcode(data)
+            if bitcode is not None:
+                sel.bitcode.append((path, bitcode))
+                sel.absorbed_files.add(real)
+            else:
+                sel.native_undefined |= objfile.undefined_symbols(data)
+            continue
+        if real not in archives:
+            data = _read(real)
+            archives[real] = objfile.archive_members(data) if data else []
+        # the same member name may occur several times in one archive: take them in order
+        nth = seen_members.get((real, member), 0)
+        seen_members[(real, member)] = nth + 1
+        matches = [m for m in archives[real] if m.name == member]
+        if nth >= len(matches):
+            continue
+        found = matches[nth]
+        bitcode = objfile.embedded_bitcode(found.data)
+        if bitcode is not None:
+            sel.bitcode.append((f"{path}({member})", bitcode))
+            sel.absorbed_files.add(real)
+        else:
+            sel.native_undefined |= objfile.undefined_symbols(found.data)
+            sel.native_members.setdefault(real, []).append((member, found.data))
+    return sel
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        return objfile.read_file(path)
+    except OSError:
+        return None
+
+
+def post_ad_levels(opt_level: str | None) -> tuple[int, int]:
+    """(speed level, size level) of the post-AD pipeline; see the module docstring."""
+    if opt_level is None:
+        return 3, 0
+    if opt_level in ("s", "z"):
+        return 2, 1 if opt_level == "s" else 2
+    if opt_level == "fast":
+        return 3, 0
+    try:
+        return max(int(opt_level or "1"), 2), 0
+    except ValueError:
+        return 2, 0
+
+
+def plain_levels(opt_level: str | None) -> tuple[int, int]:
+    """(speed, size) for a whole-program module that needed no AD: the user's level."""
+    if opt_level is None:
+        return 0, 0
+    if opt_level in ("s", "z"):
+        return 2, 1 if opt_level == "s" else 2
+    if opt_level == "fast":
+        return 3, 0
+    try:
+        return min(int(opt_level or "1"), 3), 0
+    except ValueError:
+        return 2, 0
+
+
+def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool) -> set[str]:
+    """Definitions that must stay visible after internalization."""
+    from .. import llvm
+    keep = {"main"} | sel.native_undefined
+    if shared or export_dynamic:
+        keep |= set(llvm.exported_definitions(module))
+    keep |= {name for name, _kind, _linkage in llvm.defined_symbols(module)
+             if name.startswith((ENZYME_PREFIX, MARKER_PREFIX))}
+    return keep
+
+
+def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: str):
+    """Parse and link the selected bitcode into one module, then internalize it."""
+    from .. import llvm
+    if not sel.bitcode:
+        raise EnzymeBuildError("no embedded bitcode among the linked inputs", location=name,
+                               hint="compile the objects with enzyme-build cc -c")
+    modules = [llvm.parse_bitcode(data, label) for label, data in sel.bitcode]
+    module = llvm.link_modules(modules)
+    module.name = name
+    llvm.internalize(module, keep_set(module, sel, shared=shared, export_dynamic=export_dynamic))
+    llvm.verify(module)
+    return module
+
+
+def define_leftover_markers(module):
+    """Give weak definitions to marker globals (enzyme_dup, …) still only declared."""
+    from .. import llvm
+    defined = {name for name, _k, _l in llvm.defined_symbols(module)}
+    leftover = [g for g in module.global_names()
+                if g.startswith(MARKER_PREFIX) and g not in defined]
+    if not leftover:
+        return module
+    text = "\n".join(f"@{g} = weak global i32 0" for g in leftover) + "\n"
+    extra = llvm.parse_assembly(text, "enzyme-markers")
+    return llvm.link_modules([module, extra])
+
+
+def keep_module(module, keep_dir: str | None, stem: str, stage: str) -> None:
+    if not keep_dir:
+        return
+    os.makedirs(keep_dir, exist_ok=True)
+    base = os.path.join(keep_dir, f"{stem}.{stage}")
+    with open(base + ".bc", "wb") as fh:
+        fh.write(module.bitcode())
+    with open(base + ".ll", "w") as fh:
+        fh.write(module.text())
+
+
+def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
+    """Bitcode -> AD -> optimized native object in plan.tmpdir; returns its path."""
+    from .. import llvm
+    stem = os.path.basename(plan.output)
+    module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
+                          name=stem)
+    keep_module(module, plan.keep_dir, stem, "pre-ad")
+    from ..ad import stage
+    if stage.module_needs_ad(module.function_names()):
+        run_ad_stage = getattr(stage, "run_ad_stage", None)
+        if run_ad_stage is None:
+            raise EnzymeBuildError(
+                "this program calls __enzyme_* functions but the AD stage is not available",
+                location=stem, hint="update enzyme-build (enzyme_build.ad.stage.run_ad_stage)")
+        module = run_ad_stage(module, ad_before_opt=os.environ.get(
+            "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=plan.keep_dir)
+        speed, size = post_ad_levels(plan.opt_level)
+    else:
+        speed, size = plain_levels(plan.opt_level)
+    module = define_leftover_markers(module)
+    llvm.optimize(module, speed, size_level=size, pic=plan.pic)
+    llvm.verify(module, generated=True)
+    keep_module(module, plan.keep_dir, stem, "post-ad")
+    obj = llvm.emit_object(module, opt=max(speed, 1) if speed else 0, pic=plan.pic)
+    path = os.path.join(plan.tmpdir, "whole-program.o")
+    with open(path, "wb") as fh:
+        fh.write(obj)
+    return path
+
+
+def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list[str]:
+    """The link's arguments with absorbed inputs replaced by the whole-program object.
+
+    Native members of archives whose bitcode we absorbed are extracted next to it, since
+    those archives leave the link (a --whole-archive would otherwise load them twice).
+    """
+    from ..frontend.args import takes_separate_value
+    out: list[str] = []
+    placed = False
+    search_dirs = _search_dirs(plan.link_args)
+    static_only = any(a in ("-static", "-Wl,-Bstatic") for a in plan.link_args)
+    i = 0
+    args = plan.link_args
+    while i < len(args):
+        arg = args[i]
+        target = None
+        consumed = 1
+        if arg.startswith("-l") and len(arg) > 2:
+            target = objfile.find_library(arg[2:], search_dirs, static_only=static_only)
+        elif arg == "-l" and i + 1 < len(args):
+            target = objfile.find_library(args[i + 1], search_dirs, static_only=static_only)
+            consumed = 2
+        elif takes_separate_value(arg):
+            out += args[i:i + 2]
+            i += 2
+            continue
+        elif not arg.startswith("-") or arg == "-":
+            target = arg
+        real = os.path.realpath(target) if target else None
+        if real is not None and real in sel.absorbed_files:
+            if not placed:
+                out.append(program_object)
+                placed = True
+            for k, (member, data) in enumerate(sel.native_members.get(real, [])):
+                extracted = os.path.join(plan.tmpdir, f"native-{len(out)}-{k}-{member}")
+                with open(extracted, "wb") as fh:
+                    fh.write(data)
+                out.append(extracted)
+        else:
+            out += args[i:i + consumed]
+        i += consumed
+    if not placed:
+        out.insert(0, program_object)
+    return out
+
+
+def _search_dirs(args: list[str]) -> list[str]:
+    dirs = []
+    for i, arg in enumerate(args):
+        if arg == "-L" and i + 1 < len(args):
+            dirs.append(args[i + 1])
+        elif arg.startswith("-L") and len(arg) > 2:
+            dirs.append(arg[2:])
+    return dirs
+
+
+def link_whole_program(plan: LinkPlan) -> int:
+    """The whole-program path end to end; returns the final link's exit code."""
+    try:
+        trace = trial_link(plan)
+    except LinkFailed as failed:
+        sys.stderr.write(failed.stderr)
+        return failed.returncode
+    sel = select_inputs(trace)
+    program_object = compile_whole_program(sel, plan)
+    args = final_link_args(plan, sel, program_object)
+    return native_link(plan, args)
+
+
+def native_link(plan: LinkPlan, args: list[str]) -> int:
+    """Link natively into a temporary name next to the output, renamed on success."""
+    out_dir = os.path.dirname(os.path.abspath(plan.output))
+    tmp_out = os.path.join(out_dir, f".{os.path.basename(plan.output)}.enzyme-tmp{os.getpid()}")
+    argv = plan.driver + args + ["-Qunused-arguments", "-o", tmp_out]
+    log(plan.verbose, argv)
+    try:
+        proc = subprocess.run(argv)
+        if proc.returncode == 0:
+            os.replace(tmp_out, plan.output)
+        return proc.returncode
+    finally:
+        if os.path.exists(tmp_out):
+            os.unlink(tmp_out)

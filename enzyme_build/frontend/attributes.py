@@ -1,0 +1,726 @@
+"""Compile-time resolution of `__attribute__((enzyme("gradient", f_grad)))` and friends.
+
+clang drops the unknown `enzyme` attribute, so a TU that uses it is compiled a second
+time with the attribute rewritten into registration globals that survive into bitcode.
+
+How (the slow path, only for TUs whose first compile warned about the attribute):
+
+1. `clang -M` lists every file the TU reads; files mentioning `enzyme` are lexed and
+   each `enzyme("kind", expr)` inside `__attribute__((...))` is found (also inside
+   macro bodies: the raw files are rewritten, not the preprocessed text).
+2. A syntax-only pass (`-ast-dump=json`) runs on copies where every such attribute is
+   `annotate("enzyme_build", "enzyme_build_marker:N", expr)`; the copies replace the
+   originals through a VFS overlay (`-ivfsoverlay`), so paths, macros and line numbers
+   stay the user's. The AST tells which function carries marker N, its signature and
+   the rule function's signature (checked against Enzyme's convention here).
+3. The real compile runs the user's command on copies with the attribute removed and,
+   at the end of the main file, one `static` registration global per attribute:
+   `void *__enzyme_build_rule_<kind>_<f>_<N>[2] = {(void *)f, (void *)(expr)}`
+   (`used`, internal, so a header included by many TUs yields identical pairs that the
+   link step deduplicates; see enzyme_build.custom.collect).
+
+Detection: the wrapper compiles every C/C++ TU with `-Wunknown-attributes` appended and
+calls `mentions_enzyme_attribute` on its diagnostics. `-w` silences even that warning, so
+with `-w` the wrapper should instead call `source_mentions_enzyme_attribute` (one cheap
+`clang -M` plus a substring scan); `-Werror` turns the warning into an error, which
+`mentions_enzyme_attribute` recognizes as well, and `detection_flags()` gives the flags
+that keep the first compile succeeding in that case.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from ..errors import EnzymeBuildError
+
+RULE_KINDS = ("augment", "gradient", "forward")
+ATTRIBUTE_NAMES = ("enzyme", "__enzyme__")
+RULE_GLOBAL_PREFIX = "__enzyme_build_rule_"
+MARKER = "enzyme_build_marker:"
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_WARNING = re.compile(r"unknown attribute '(?:__)?enzyme(?:__)?' ignored")
+_CXX_EXTENSIONS = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".cp", ".CPP", ".ii", ".mm")
+
+
+# ---------------------------------------------------------------------------
+# detection
+
+
+def mentions_enzyme_attribute(diagnostics: str) -> bool:
+    """True when clang's diagnostics say it ignored an `enzyme` attribute
+    (as a warning, or as an error under -Werror); colors and formats don't matter."""
+    return bool(_WARNING.search(_ANSI.sub("", diagnostics or "")))
+
+
+def detection_flags() -> list[str]:
+    """Flags the wrapper appends to a first compile so the attribute is reported but
+    never fails the build (-Werror would otherwise make it an error)."""
+    return ["-Wunknown-attributes", "-Wno-error=unknown-attributes"]
+
+
+def source_mentions_enzyme_attribute(clang_cmd: list[str], source: str, env: dict) -> bool:
+    """Cheap check for builds where -w hides the warning: does any file the TU reads
+    contain an `enzyme(...)` attribute? One `clang -M` run plus a lexical scan."""
+    with tempfile.TemporaryDirectory(prefix="enzyme-build-attr-") as tmp:
+        proc, files = _included_files(clang_cmd, source, env, tmp)
+        if proc.returncode != 0:
+            return False  # the real compile reports the problem
+    return any(_find_attributes(path, _read(path)) for path in files if "enzyme" in _read(path))
+
+
+# ---------------------------------------------------------------------------
+# lexing the user's files
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str   # "ident", "string", "punct", "number", "other"
+    text: str
+    start: int
+    end: int
+
+
+_TOKEN = re.compile(r"""
+    (?P<ws>(?:\s|\\\n)+)
+  | (?P<comment>//(?:[^\n\\]|\\.|\\\n)*|/\*.*?\*/)
+  | (?P<string>(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\n)*"|(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*')
+  | (?P<ident>[A-Za-z_$][A-Za-z0-9_$]*)
+  | (?P<number>\.?[0-9](?:[0-9A-Za-z_.]|[eEpP][+-])*)
+  | (?P<punct>.)
+""", re.VERBOSE | re.DOTALL)
+
+
+def tokenize(text: str) -> list[Token]:
+    """C/C++ tokens without whitespace and comments (good enough to find attributes)."""
+    tokens = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        if kind in ("ws", "comment"):
+            continue
+        tokens.append(Token(kind, match.group(), match.start(), match.end()))
+    return tokens
+
+
+@dataclass(frozen=True)
+class AttributeUse:
+    """One `enzyme("kind", expr)` inside `__attribute__((...))` in a user's file."""
+
+    path: str
+    line: int
+    kind: str
+    expr: str
+    start: int   # span of `enzyme(...)` in the file's text
+    end: int
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def _matching_paren(tokens: list[Token], open_index: int) -> int:
+    depth = 0
+    for index in range(open_index, len(tokens)):
+        text = tokens[index].text
+        if text in "([{":
+            depth += 1
+        elif text in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def _split_top_level(tokens: list[Token], first: int, last: int) -> list[tuple[int, int]]:
+    """Index ranges [a, b) of comma-separated items in tokens[first:last]."""
+    items, depth, start = [], 0, first
+    for index in range(first, last):
+        text = tokens[index].text
+        if text in "([{":
+            depth += 1
+        elif text in ")]}":
+            depth -= 1
+        elif text == "," and depth == 0:
+            items.append((start, index))
+            start = index + 1
+    items.append((start, last))
+    return items
+
+
+def _find_attributes(path: str, text: str) -> list[AttributeUse]:
+    """Every `enzyme(...)` entry of a GNU attribute list in one file's raw text."""
+    tokens = tokenize(text)
+    uses = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if (token.text in ("__attribute__", "__attribute") and index + 2 < len(tokens)
+                and tokens[index + 1].text == "(" and tokens[index + 2].text == "("):
+            outer_close = _matching_paren(tokens, index + 1)
+            inner_close = _matching_paren(tokens, index + 2)
+            if outer_close < 0 or inner_close < 0:
+                break
+            for first, last in _split_top_level(tokens, index + 3, inner_close):
+                use = _parse_enzyme_entry(path, text, tokens, first, last)
+                if use is not None:
+                    uses.append(use)
+            index = outer_close + 1
+            continue
+        index += 1
+    return uses
+
+
+def _parse_enzyme_entry(path, text, tokens, first, last) -> AttributeUse | None:
+    if first >= last or tokens[first].text not in ATTRIBUTE_NAMES:
+        return None
+    line = text.count("\n", 0, tokens[first].start) + 1
+    where = f"{path}:{line}"
+    if first + 1 >= last or tokens[first + 1].text != "(" or tokens[last - 1].text != ")":
+        raise EnzymeBuildError("malformed enzyme attribute: expected enzyme(\"kind\", function)",
+                               location=where, hint=_KIND_HINT)
+    args = _split_top_level(tokens, first + 2, last - 1)
+    if len(args) != 2 or args[0][1] - args[0][0] != 1 or args[1][0] >= args[1][1]:
+        raise EnzymeBuildError("an enzyme attribute takes two arguments: a kind and a function",
+                               location=where, hint=_KIND_HINT)
+    kind_token = tokens[args[0][0]]
+    kind = kind_token.text.strip('"') if kind_token.kind == "string" else None
+    if kind not in RULE_KINDS:
+        raise EnzymeBuildError(f"unknown enzyme attribute kind {kind_token.text}",
+                               location=where, hint=_KIND_HINT)
+    expr = text[tokens[args[1][0]].start:tokens[args[1][1] - 1].end]
+    return AttributeUse(path, line, kind, expr, tokens[first].start, tokens[last - 1].end)
+
+
+_KIND_HINT = ('write __attribute__((enzyme("augment", f_aug))), enzyme("gradient", f_grad) '
+              'or enzyme("forward", f_fwd) on a declaration of f')
+
+
+def _keep_newlines(span: str) -> str:
+    """What replaces a removed span: its line breaks, so every later line keeps its number."""
+    continued = span.count("\\\n")
+    return "\\\n" * continued + "\n" * (span.count("\n") - continued)
+
+
+def rewrite(text: str, uses: list[AttributeUse], numbering: dict[AttributeUse, int],
+            *, keep_marker: bool) -> str:
+    """The file's text with each enzyme attribute turned into an annotate marker
+    (``keep_marker``) or removed; line numbers are unchanged either way."""
+    out, cursor = [], 0
+    for use in sorted(uses, key=lambda u: u.start):
+        out.append(text[cursor:use.start])
+        span = text[use.start:use.end]
+        if keep_marker:
+            expr_lines = _keep_newlines(span[:span.find(use.expr)]) if use.expr in span else ""
+            out.append(f'annotate("enzyme_build", "{MARKER}{numbering[use]}", {expr_lines}{use.expr})')
+        else:
+            out.append(_keep_newlines(span))
+        cursor = use.end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------
+# the clang command
+
+
+_DROP_WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics"}
+_DROP_ALONE = {"-c", "-MD", "-MMD", "-MP", "-MG", "-M", "-MM", "-S", "-E", "-fsyntax-only",
+               "-emit-llvm", "-save-temps"}
+
+
+def _analysis_command(clang_cmd: list[str], source: str) -> list[str]:
+    """The user's command without outputs, dependency files and bitcode embedding."""
+    out, index = [], 0
+    while index < len(clang_cmd):
+        arg = clang_cmd[index]
+        if arg in _DROP_WITH_VALUE:
+            index += 2
+            continue
+        if arg == "-Xclang" and index + 1 < len(clang_cmd) and \
+                clang_cmd[index + 1].startswith("-fembed-bitcode"):
+            index += 2
+            continue
+        if (arg in _DROP_ALONE or arg.startswith("-save-temps=")
+                or (arg.startswith("-o") and len(arg) > 2 and index > 0)
+                or (arg[:3] in ("-MF", "-MT", "-MQ", "-MJ") and len(arg) > 3)
+                or arg.startswith("-fembed-bitcode")):
+            index += 1
+            continue
+        out.append(arg)
+        index += 1
+    return out
+
+
+def _run(cmd: list[str], env: dict, **kwargs) -> subprocess.CompletedProcess:
+    if (env or os.environ).get("ENZYME_BUILD_VERBOSE"):
+        import sys
+        print("enzyme-build: " + shlex.join(cmd), file=sys.stderr)
+    try:
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, **kwargs)
+    except OSError as err:
+        raise EnzymeBuildError(f"cannot run {cmd[0]}: {err}")
+
+
+def _parse_make_deps(text: str) -> list[str]:
+    body = text.replace("\\\n", " ")
+    _, _, deps = body.partition(": ")
+    if not deps:
+        _, _, deps = body.partition(":")
+    files, current = [], ""
+    for piece in re.split(r"(?<!\\) ", deps.strip()):
+        piece = piece.strip()
+        if piece:
+            files.append(piece.replace("\\ ", " ").replace("$$", "$"))
+    return files
+
+
+def _included_files(clang_cmd, source, env, tmp) -> tuple[subprocess.CompletedProcess, list[str]]:
+    deps_path = os.path.join(tmp, "deps.d")
+    cmd = _analysis_command(clang_cmd, source) + ["-M", "-MF", deps_path, "-w"]
+    proc = _run(cmd, env)
+    if proc.returncode != 0 or not os.path.exists(deps_path):
+        return proc, []
+    with open(deps_path, encoding="utf-8", errors="replace") as handle:
+        return proc, _parse_make_deps(handle.read())
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def _write_overlay(tmp: str, name: str, contents: dict[str, str]) -> str:
+    """A VFS overlay mapping each original path to a rewritten copy under tmp."""
+    roots = []
+    for index, (path, text) in enumerate(sorted(contents.items())):
+        copy = os.path.join(tmp, f"{name}-{index}-{os.path.basename(path)}")
+        with open(copy, "w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
+            handle.write(text)
+        roots.append({"type": "file", "name": os.path.abspath(path),
+                      "external-contents": copy, "use-external-name": False})
+    overlay = os.path.join(tmp, f"{name}.yaml")
+    with open(overlay, "w", encoding="utf-8") as handle:
+        json.dump({"version": 0, "case-sensitive": "true", "roots": roots}, handle)
+    return overlay
+
+
+def _is_cxx(clang_cmd: list[str], source: str) -> bool:
+    if "++" in os.path.basename(clang_cmd[0]) or source.endswith(_CXX_EXTENSIONS):
+        language = "c++"
+    else:
+        language = "c"
+    for index, arg in enumerate(clang_cmd[:-1]):
+        if arg == "-x":
+            language = clang_cmd[index + 1]
+        elif arg.startswith("-x") and len(arg) > 2:
+            language = arg[2:]
+    return language.startswith("c++") or language.startswith("objective-c++")
+
+
+# ---------------------------------------------------------------------------
+# reading the AST
+
+
+@dataclass(frozen=True)
+class RuleTarget:
+    """What the AST says about one attribute: the function it decorates and the rule."""
+
+    number: int
+    function: str            # name usable in C at file scope (qualified in C++)
+    symbol: str              # the linker-level (mangled) name
+    function_type: str       # e.g. "double (double, double *)"
+    param_types: tuple[str, ...]
+    rule_name: str | None    # the rule function when the expression names one directly
+    rule_type: str | None
+    internal: bool = False   # f is static: each TU has its own copy
+
+
+def _top_level_decls(stream):
+    """Yield the JSON text of each top-level declaration of clang's -ast-dump=json output
+    that mentions our marker (C++ dumps reach hundreds of MB; most is skipped unparsed)."""
+    chunk, inside = [], False
+    for line in stream:
+        if line == "    {\n":
+            chunk, inside = [line], True
+        elif inside:
+            chunk.append(line)
+            if line in ("    }\n", "    },\n"):
+                inside = False
+                text = "".join(chunk).rstrip().rstrip(",")
+                if MARKER in text:
+                    yield text
+                chunk = []
+
+
+def _marker_number(attr: dict) -> int | None:
+    for arg in attr.get("inner", []):
+        for node in _walk(arg):
+            value = node.get("value")
+            if node.get("kind") == "StringLiteral" and isinstance(value, str) and MARKER in value:
+                return int(value.strip('"')[len(MARKER):])
+    return None
+
+
+def _walk(node):
+    yield node
+    for child in node.get("inner", []) or []:
+        yield from _walk(child)
+
+
+def _referenced_function(attr: dict) -> tuple[str | None, str | None]:
+    args = attr.get("inner", [])[1:]
+    for arg in args:
+        for node in _walk(arg):
+            ref = node.get("referencedDecl")
+            if node.get("kind") == "DeclRefExpr" and ref and ref.get("kind") == "FunctionDecl":
+                return ref.get("name"), ref.get("type", {}).get("qualType")
+    return None, None
+
+
+def _collect_targets(decl: dict, scope: list[str], found: dict[int, RuleTarget],
+                     misplaced: dict[int, str]) -> None:
+    kind = decl.get("kind")
+    attrs = [node for node in decl.get("inner", []) or [] if node.get("kind") == "AnnotateAttr"]
+    for attr in attrs:
+        number = _marker_number(attr)
+        if number is None or number in found:
+            continue
+        if kind != "FunctionDecl" or scope is None:
+            misplaced.setdefault(number, kind or "declaration")
+            continue
+        rule_name, rule_type = _referenced_function(attr)
+        params = tuple(_type_of(node) for node in decl.get("inner", []) or []
+                       if node.get("kind") == "ParmVarDecl")
+        name = decl.get("name", "")
+        found[number] = RuleTarget(
+            number=number, function="::".join(scope + [name]) if scope else name,
+            symbol=decl.get("mangledName", name), function_type=decl.get("type", {}).get("qualType", ""),
+            param_types=params, rule_name=rule_name, rule_type=rule_type,
+            internal=decl.get("storageClass") == "static")
+        misplaced.pop(number, None)
+    container = kind in (None, "TranslationUnitDecl", "NamespaceDecl", "LinkageSpecDecl")
+    for child in decl.get("inner", []) or []:
+        child_kind = child.get("kind") or ""
+        if not child_kind.endswith("Decl") or child_kind == "ParmVarDecl":
+            continue
+        if child_kind == "NamespaceDecl" and scope is not None:
+            name = child.get("name")
+            _collect_targets(child, scope + [name] if name else scope, found, misplaced)
+        else:
+            # members, templates and block-scope declarations are found but not supported
+            _collect_targets(child, scope if container else None, found, misplaced)
+
+
+def _type_of(node: dict) -> str:
+    type_ = node.get("type", {})
+    return type_.get("desugaredQualType") or type_.get("qualType", "")
+
+
+def find_rule_targets(ast_lines) -> tuple[dict[int, RuleTarget], dict[int, str]]:
+    """Marker number -> target function, and markers found on something else."""
+    found: dict[int, RuleTarget] = {}
+    misplaced: dict[int, str] = {}
+    for text in _top_level_decls(ast_lines):
+        decl = json.loads(text)
+        wrapper = {"inner": [decl]}
+        _collect_targets(wrapper, [], found, misplaced)
+    return found, misplaced
+
+
+# ---------------------------------------------------------------------------
+# Enzyme's signature convention, checked on C types
+
+
+_FLOAT_TYPES = {"float", "double", "long double", "_Float16", "__fp16", "__bf16", "_Float128",
+                "__float128"}
+_INT_WORDS = {"int", "long", "short", "char", "unsigned", "signed", "_Bool", "bool", "size_t",
+              "ptrdiff_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+              "uint32_t", "uint64_t", "enum", "intptr_t", "uintptr_t", "ssize_t", "wchar_t"}
+_QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "__restrict__", "struct", "union"}
+
+
+def classify_c_type(type_text: str) -> str:
+    """'float', 'pointer', 'int', 'void', 'struct' or 'unknown' for a C type spelling."""
+    text = type_text.strip()
+    if "*" in text or "[" in text or "&" in text:
+        return "pointer"
+    words = [w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if w not in _QUALIFIERS]
+    if text.startswith(("struct ", "union ")):
+        return "struct"
+    joined = " ".join(words)
+    if joined in _FLOAT_TYPES:
+        return "float"
+    if joined == "void":
+        return "void"
+    if words and all(w in _INT_WORDS for w in words):
+        return "int"
+    return "unknown"
+
+
+def split_function_type(type_text: str) -> tuple[str, list[str]] | None:
+    """("double", ["double", "double *"]) for "double (double, double *)"; None if unsure."""
+    text = re.sub(r"\s*(noexcept|__attribute__\(\(.*\)\))\s*$", "", type_text.strip())
+    if not text.endswith(")"):
+        return None
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        if text[index] == ")":
+            depth += 1
+        elif text[index] == "(":
+            depth -= 1
+            if depth == 0:
+                break
+    else:
+        return None
+    result, params_text = text[:index].strip(), text[index + 1:-1].strip()
+    params, depth, current = [], 0, ""
+    for char in params_text:
+        if char in "(<[":
+            depth += 1
+        elif char in ")>]":
+            depth -= 1
+        if char == "," and depth == 0:
+            params.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        params.append(current.strip())
+    if params == ["void"]:
+        params = []
+    if "..." in params:
+        return None
+    return result, params
+
+
+def expected_rule_shape(kind: str, result: str, params: list[str]) -> tuple[int, str] | None:
+    """(number of parameters, result class) Enzyme's convention asks of a ``kind`` rule for
+    a function ``result (params)``; None when a type can't be classified."""
+    classes = [classify_c_type(p) for p in params]
+    result_class = classify_c_type(result)
+    if "unknown" in classes or "struct" in classes or result_class == "unknown":
+        return None
+    pointers = classes.count("pointer")
+    floats = classes.count("float")
+    if kind == "augment":
+        return len(params) + pointers, "pointer" if result_class == "void" else "struct"
+    if kind == "gradient":
+        count = len(params) + pointers + (1 if result_class == "float" else 0) + 1
+        returns = {0: "void", 1: "float"}.get(floats, "struct")
+        return count, returns
+    if kind == "forward":
+        return len(params) + pointers + floats, "void" if result_class == "void" else "struct"
+    return None
+
+
+def convention_text(kind: str) -> str:
+    return {
+        "augment": "augment(args, each pointer followed by its shadow) -> void *tape, "
+                   "or struct {void *tape; T primal;} when f returns T",
+        "gradient": "gradient(args, each pointer followed by its shadow, [return adjoint "
+                    "if f returns a float], tape) -> the adjoint(s) of f's float args "
+                    "(void for none, a float for one, a struct for several)",
+        "forward": "forward(args, each float and pointer followed by its tangent) -> "
+                   "struct {T primal; T tangent;} when f returns T (void otherwise)",
+    }[kind]
+
+
+def check_rule_signature(use: AttributeUse, target: RuleTarget) -> None:
+    """Raise a clear error when the rule function can't follow Enzyme's convention."""
+    if target.rule_type is None:
+        return
+    primal = split_function_type(target.function_type)
+    rule = split_function_type(target.rule_type)
+    if primal is None or rule is None:
+        return
+    primal_params = list(target.param_types) if len(target.param_types) == len(primal[1]) \
+        else primal[1]
+    shape = expected_rule_shape(use.kind, primal[0], primal_params)
+    if shape is None:
+        return
+    count, returns = shape
+    rule_result = classify_c_type(rule[0])
+    problems = []
+    if len(rule[1]) != count:
+        problems.append(f"takes {len(rule[1])} parameter(s), expected {count}")
+    if rule_result != "unknown" and rule_result != returns and not (
+            returns == "struct" and rule_result == "unknown"):
+        problems.append(f"returns {rule[0]!r} ({rule_result}), expected a {returns}")
+    if problems:
+        raise EnzymeBuildError(
+            f"{use.kind} rule {target.rule_name or use.expr!r} for {target.function}"
+            f" ({target.function_type}) has type {target.rule_type}: " + "; ".join(problems),
+            location=use.location, hint="Enzyme's convention: " + convention_text(use.kind))
+
+
+# ---------------------------------------------------------------------------
+# the generated registrations
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+def registration_name(kind: str, target: RuleTarget, use: AttributeUse) -> str:
+    """The same (kind, f, rule) pair gets the same name in every TU, so the weak
+    definitions from a header included by many TUs merge at link time."""
+    return f"{RULE_GLOBAL_PREFIX}{kind}_{_identifier(target.symbol)}__{_identifier(use.expr)}"
+
+
+def registration_code(uses_by_number: dict[int, AttributeUse], targets: dict[int, RuleTarget],
+                      cxx: bool) -> str:
+    """C/C++ text appended to the main file: one pair {f, rule} per attribute.
+
+    The pair is a weak hidden definition (static when f is static, since then every TU
+    has its own f). The embedded bitcode loses `used`, so the link step must collect
+    registrations before optimizing; see enzyme_build.custom.collect.
+    """
+    lines = ["", "#pragma clang diagnostic push",
+             '#pragma clang diagnostic ignored "-Weverything"']
+    if cxx:
+        lines.append("template <class __enzyme_build_T> using __enzyme_build_fnptr = __enzyme_build_T *;")
+    seen = set()
+    for number in sorted(uses_by_number):
+        use, target = uses_by_number[number], targets[number]
+        name = registration_name(use.kind, target, use)
+        if name in seen:
+            continue
+        seen.add(name)
+        if cxx:
+            function = (f"(void *)static_cast<__enzyme_build_fnptr<{target.function_type}>>"
+                        f"(&::{target.function})")
+        else:
+            function = f"(void *)&{target.function}"
+        storage = ("static", "used") if target.internal else \
+            ("", 'used, weak, visibility("hidden")')
+        prefix = f"{storage[0]} " if storage[0] else ""
+        if cxx and not target.internal:
+            prefix = 'extern "C" ' + prefix
+        lines.append(f"{prefix}void *{name}[2] __attribute__(({storage[1]})) = "
+                     f"{{{function}, (void *)({use.expr})}};")
+    lines += ["#pragma clang diagnostic pop", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# the entry point the wrapper calls
+
+
+def compile_with_enzyme_attributes(clang_cmd: list[str], source: str, output: str,
+                                   env: dict) -> subprocess.CompletedProcess:
+    """Recompile one TU with its enzyme attributes resolved into registration globals.
+
+    ``clang_cmd`` is the wrapper's full compile command (with ``-c``, ``-o output``, the
+    bitcode embedding and ``source``). Returns the final compile's CompletedProcess
+    (its diagnostics no longer mention the attribute). On any failure ``output`` is
+    removed, so no stale object without the rules is left behind.
+    """
+    try:
+        proc = _compile_with_attributes(clang_cmd, source, output, env)
+    except BaseException:
+        _remove(output)
+        raise
+    if proc.returncode != 0:
+        _remove(output)
+    return proc
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _compile_with_attributes(clang_cmd, source, output, env) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory(prefix="enzyme-build-attr-") as tmp:
+        proc, files = _included_files(clang_cmd, source, env, tmp)
+        if proc.returncode != 0:
+            return proc
+        texts = {path: _read(path) for path in files}
+        uses_by_file = {path: _find_attributes(path, text)
+                        for path, text in texts.items() if "enzyme" in text}
+        uses_by_file = {path: uses for path, uses in uses_by_file.items() if uses}
+        all_uses = [use for path in sorted(uses_by_file) for use in uses_by_file[path]]
+        numbering = {use: number for number, use in enumerate(all_uses)}
+        uses_by_number = {number: use for use, number in numbering.items()}
+        main_path = _main_file(files, source)
+
+        targets = {}
+        if all_uses:
+            marked = {path: rewrite(texts[path], uses, numbering, keep_marker=True)
+                      for path, uses in uses_by_file.items()}
+            overlay = _write_overlay(tmp, "ast", marked)
+            ast_cmd = _analysis_command(clang_cmd, source) + [
+                "-ivfsoverlay", overlay, "-fsyntax-only", "-w", "-Xclang", "-ast-dump=json"]
+            ast_proc, targets, misplaced = _run_ast(ast_cmd, env)
+            if ast_proc.returncode != 0:
+                return ast_proc
+            for number, kind in misplaced.items():
+                use = uses_by_number[number]
+                raise EnzymeBuildError(
+                    f"the enzyme attribute ({use.kind}, {use.expr}) is on a {kind}, "
+                    "not on a function declared at file or namespace scope",
+                    location=use.location,
+                    hint="put it on a declaration of a plain (non-member, non-template) function")
+            for number, use in uses_by_number.items():
+                if number not in targets:
+                    raise EnzymeBuildError(
+                        f"cannot tell which function the enzyme attribute ({use.kind}, {use.expr}) belongs to",
+                        location=use.location,
+                        hint="write it on a function declaration: double f(double) "
+                             '__attribute__((enzyme("gradient", f_grad)));')
+                check_rule_signature(use, targets[number])
+
+        cleaned = {path: rewrite(texts[path], uses, numbering, keep_marker=False)
+                   for path, uses in uses_by_file.items()}
+        if targets:
+            main_text = cleaned.get(main_path, texts.get(main_path, _read(source)))
+            if not main_text.endswith("\n"):
+                main_text += "\n"
+            cleaned[main_path] = main_text + registration_code(
+                uses_by_number, targets, _is_cxx(clang_cmd, source))
+        if not cleaned:
+            return _run(clang_cmd, env)
+        overlay = _write_overlay(tmp, "compile", cleaned)
+        final = _run(clang_cmd + ["-ivfsoverlay", overlay], env)
+        if final.returncode == 0 and mentions_enzyme_attribute(final.stderr):
+            raise EnzymeBuildError(
+                "an enzyme attribute could not be resolved (is it built by token pasting?)",
+                location=source, hint='spell it out: __attribute__((enzyme("gradient", f_grad)))')
+        return subprocess.CompletedProcess(clang_cmd, final.returncode, final.stdout, final.stderr)
+
+
+def _main_file(files: list[str], source: str) -> str:
+    for path in files:
+        if os.path.abspath(path) == os.path.abspath(source):
+            return path
+    return files[0] if files else source
+
+
+def _run_ast(cmd, env):
+    """Run the syntax-only AST dump, streaming stdout through the marker filter."""
+    if (env or os.environ).get("ENZYME_BUILD_VERBOSE"):
+        import sys
+        print("enzyme-build: " + shlex.join(cmd), file=sys.stderr)
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errors:
+        try:
+            process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=errors,
+                                       text=True, encoding="utf-8", errors="replace")
+        except OSError as err:
+            raise EnzymeBuildError(f"cannot run {cmd[0]}: {err}")
+        with process:
+            targets, misplaced = find_rule_targets(process.stdout)
+            process.stdout.close()
+            returncode = process.wait()
+        errors.seek(0)
+        stderr = errors.read()
+    return subprocess.CompletedProcess(cmd, returncode, "", stderr), targets, misplaced

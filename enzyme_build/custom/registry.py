@@ -12,12 +12,35 @@ from dataclasses import dataclass, field
 
 @dataclass
 class CustomRule:
-    """User-supplied derivatives of one function (names of functions in the module)."""
+    """User-supplied derivatives of one function (names of functions in the module).
+
+    Signatures (Enzyme's convention), for ``T f(a1, ..., an)``:
+
+    ``augment(a1, [da1], ..., an, [dan])``
+        every pointer argument ``ai`` is followed by its shadow ``dai`` (float and integer
+        arguments are not); runs the primal's side effects exactly once and returns the
+        tape as ``void *`` when ``T`` is void, else ``struct {void *tape; T primal;}``.
+        The AD engine calls it once per call of ``f`` in the forward sweep.
+    ``gradient(a1, [da1], ..., an, [dan], [dret], tape)``
+        the same interleaved arguments, then the adjoint of the result when ``T`` is a
+        float type, then the tape ``augment`` returned; it accumulates (``+=``) into the
+        pointer shadows and returns the adjoints of the float arguments in order:
+        nothing for none, a ``double``/``float`` for one, a struct for several.
+        Reverse mode needs both ``augment`` and ``gradient`` (collect enforces it).
+    ``forward(a1, [da1], ..., an, [dan])``
+        every float and pointer argument is followed by its tangent (integers are not);
+        returns ``struct {T primal; T tangent;}`` (nothing when ``T`` is void) and
+        writes tangents of memory outputs through the pointer shadows.
+
+    Integer arguments never get shadows. ``origins`` maps a kind to the registration
+    global it came from (for error messages).
+    """
 
     function: str
     augment: str | None = None   # f's args interleaved with shadows -> tape (or {tape, primal})
     gradient: str | None = None  # same args, then return adjoint (if active float), then tape
     forward: str | None = None   # interleaved (x, dx) args -> {primal, tangent}
+    origins: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -27,3 +50,15 @@ class Registry:
     function_like: dict[str, str] = field(default_factory=dict)  # f -> libm name whose rule f uses
     # names of the registration globals themselves, removed from the module after AD
     registration_globals: set[str] = field(default_factory=set)
+
+    def rule_for(self, function: str) -> CustomRule | None:
+        return self.rules.get(function)
+
+    def referenced_functions(self) -> set[str]:
+        """Every function a registration names: keep these alive until AD is done (the
+        pre-AD optimization would otherwise delete rule functions nothing calls yet)."""
+        names = set(self.inactive) | set(self.function_like)
+        for rule in self.rules.values():
+            names.add(rule.function)
+            names.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
+        return names

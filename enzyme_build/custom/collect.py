@@ -1,0 +1,377 @@
+"""Build a Registry from the registration globals in a whole-program module's textual IR.
+
+Pure text parsing (no llvmlite): the link step passes `Module.text()`. Recognized globals
+(matched by name prefix, so llvm-link's `.1` suffixes and `_X` parts don't matter):
+
+| global                                   | initializer                 |
+| ---------------------------------------- | --------------------------- |
+| `__enzyme_register_gradient*`            | `{f, augment, gradient}`    |
+| `__enzyme_register_derivative*`          | `{f, forward}`              |
+| `__enzyme_inactivefn*`                   | `{f, g, ...}` (all inactive) |
+| `__enzyme_function_like*`                | `{f, "libm name"}`          |
+| `__enzyme_build_rule_<kind>_*`           | `{f, rule}` (from attributes, see frontend/attributes.py) |
+
+Call it right after linking and before any optimization: the compile step's embedded
+bitcode does not keep `used`, so optimization may delete the globals (and rule functions
+only they reference). Keep `Registry.referenced_functions()` alive until AD is done.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import EnzymeBuildError
+from .registry import CustomRule, Registry
+
+_NAME = r'(?:"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)'
+_GLOBAL_LINE = re.compile(rf"^@({_NAME}) = (.*)$", re.MULTILINE)
+_FUNCTION_LINE = re.compile(r"^(define|declare)\b(.*)$", re.MULTILINE)
+_FUNCTION_NAME = re.compile(rf"@({_NAME})\(")
+
+GRADIENT_PREFIX = "__enzyme_register_gradient"
+DERIVATIVE_PREFIX = "__enzyme_register_derivative"
+INACTIVE_PREFIX = "__enzyme_inactivefn"
+FUNCTION_LIKE_PREFIX = "__enzyme_function_like"
+ATTRIBUTE_PREFIX = "__enzyme_build_rule_"
+RULE_KINDS = ("augment", "gradient", "forward")
+
+FLOAT_TYPES = {"half", "bfloat", "float", "double", "x86_fp80", "fp128", "ppc_fp128"}
+
+
+def _unquote(name: str) -> str:
+    if name.startswith('"'):
+        body = name[1:-1]
+        return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), body)
+    return name
+
+
+# ---------------------------------------------------------------------------
+# small IR text helpers
+
+
+def _matching(text: str, start: int) -> int:
+    """Index just past the bracket group opening at text[start]."""
+    pairs = {"(": ")", "[": "]", "{": "}", "<": ">"}
+    stack = []
+    index = start
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            index = text.index('"', index + 1)
+        elif char in pairs:
+            stack.append(pairs[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+            if not stack:
+                return index + 1
+        index += 1
+    return len(text)
+
+
+def split_top_level(text: str) -> list[str]:
+    """Comma-separated items of an IR list, ignoring commas inside brackets and strings."""
+    items, depth, current, index = [], 0, [], 0
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            end = text.index('"', index + 1)
+            current.append(text[index:end + 1])
+            index = end + 1
+            continue
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>":
+            depth -= 1
+        if char == "," and depth == 0:
+            items.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+        index += 1
+    if "".join(current).strip():
+        items.append("".join(current).strip())
+    return items
+
+
+def _leading_type(text: str) -> str:
+    """The IR type a parameter or initializer element starts with."""
+    text = text.strip()
+    if text[:2] == "<{":
+        return text[:_matching(text, 1) + 1]
+    if text[:1] in "{[<":
+        return text[:_matching(text, 0)]
+    return text.split(" ", 1)[0]
+
+
+def classify_ir_type(type_text: str) -> str:
+    """'float', 'pointer', 'int', 'void' or 'aggregate'."""
+    if type_text in FLOAT_TYPES:
+        return "float"
+    if type_text == "ptr" or type_text.startswith("ptr addrspace"):
+        return "pointer"
+    if re.fullmatch(r"i\d+", type_text):
+        return "int"
+    if type_text == "void":
+        return "void"
+    return "aggregate"
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A function's IR signature as far as the convention checks need it."""
+
+    name: str
+    defined: bool
+    result: str
+    params: tuple[str, ...]
+    abi_rewritten: bool   # sret/byval/inalloca or varargs: C arity is not visible
+
+
+def parse_functions(module_text: str) -> dict[str, Signature]:
+    """Every define/declare in the module, by (unquoted) name."""
+    functions = {}
+    for match in _FUNCTION_LINE.finditer(module_text):
+        line = match.group(2)
+        name_match = _FUNCTION_NAME.search(line)
+        if not name_match:
+            continue
+        head = line[:name_match.start()].rstrip()
+        result = _result_type(head)
+        open_paren = name_match.end() - 1
+        params_text = line[open_paren + 1:_matching(line, open_paren) - 1]
+        params = split_top_level(params_text)
+        abi = "..." in params or any(re.search(r"\b(sret|byval|inalloca|preallocated)\b", p)
+                                     for p in params)
+        name = _unquote(name_match.group(1))
+        functions[name] = Signature(name, match.group(1) == "define", result,
+                                    tuple(_leading_type(p) for p in params), abi)
+    return functions
+
+
+def _result_type(head: str) -> str:
+    if head.endswith("}") or head.endswith("}>"):
+        depth, index = 0, len(head) - 1
+        while index >= 0:
+            if head[index] == "}":
+                depth += 1
+            elif head[index] == "{":
+                depth -= 1
+                if depth == 0:
+                    break
+            index -= 1
+        if index > 0 and head[index - 1] == "<":
+            index -= 1
+        return head[index:]
+    return head.split()[-1] if head.split() else "void"
+
+
+def _decode_c_string(body: str) -> str:
+    text = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), body)
+    return text.split("\0", 1)[0]
+
+
+@dataclass(frozen=True)
+class GlobalDef:
+    name: str
+    initializer: str | None   # None for declarations (external global without a value)
+
+
+def parse_globals(module_text: str) -> dict[str, GlobalDef]:
+    """Global variables with their initializer text (after the value type)."""
+    result = {}
+    for match in _GLOBAL_LINE.finditer(module_text):
+        name = _unquote(match.group(1))
+        rest = match.group(2)
+        kw = re.search(r"\b(global|constant)\b", rest)
+        if not kw or re.search(r"\b(external|extern_weak)\b", rest[:kw.start()]):
+            result[name] = GlobalDef(name, None)
+            continue
+        after = rest[kw.end():].strip()
+        value_type = _leading_type(after)
+        initializer = after[len(value_type):].strip()
+        initializer = initializer.split(", align ")[0].split(", section ")[0]
+        initializer = re.split(r", !(?:dbg|\w+) ", initializer)[0]
+        result[name] = GlobalDef(name, initializer or None)
+    return result
+
+
+def initializer_elements(initializer: str) -> list[str]:
+    """The elements of an array initializer `[ptr @f, ptr @g]` (empty if not an array)."""
+    text = initializer.strip()
+    if text == "zeroinitializer" or not text.startswith("["):
+        return []
+    return split_top_level(text[1:_matching(text, 0) - 1])
+
+
+def element_symbol(element: str) -> str | None:
+    """'f' for `ptr @f` (also through a constant cast or getelementptr); None for null."""
+    match = re.search(rf"@({_NAME})", element)
+    return _unquote(match.group(1)) if match else None
+
+
+def _string_value(name: str, globals_: dict[str, GlobalDef]) -> str | None:
+    definition = globals_.get(name)
+    if not definition or not definition.initializer:
+        return None
+    match = re.match(r'c"(.*)"$', definition.initializer)
+    return _decode_c_string(match.group(1)) if match else None
+
+
+# ---------------------------------------------------------------------------
+# building the registry
+
+
+def _registration_kind(name: str) -> str | None:
+    for prefix in (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_PREFIX, FUNCTION_LIKE_PREFIX):
+        if name.startswith(prefix):
+            return prefix
+    if name.startswith(ATTRIBUTE_PREFIX):
+        return ATTRIBUTE_PREFIX
+    return None
+
+
+def _set_rule(registry: Registry, function: str, kind: str, rule: str, origin: str) -> None:
+    entry = registry.rules.setdefault(function, CustomRule(function))
+    existing = getattr(entry, kind)
+    if existing is not None and existing != rule:
+        raise EnzymeBuildError(
+            f"conflicting {kind} rules for {function}: {existing} (from "
+            f"{entry.origins.get(kind, '?')}) and {rule} (from {origin})",
+            location=function, hint=f"keep one {kind} rule for {function}")
+    setattr(entry, kind, rule)
+    entry.origins.setdefault(kind, origin)
+
+
+def _symbols(global_name: str, elements: list[str], count: int | None) -> list[str]:
+    symbols = [element_symbol(element) for element in elements]
+    if count is not None and (len(symbols) < count or None in symbols[:count]):
+        raise EnzymeBuildError(
+            f"registration global {global_name} must hold {count} functions, "
+            f"found {{{', '.join(elements)}}}", location=global_name,
+            hint={3: "void *__enzyme_register_gradient_f[3] = {(void *)f, (void *)f_aug, (void *)f_grad};",
+                  2: "void *__enzyme_register_derivative_f[2] = {(void *)f, (void *)f_fwd};"}.get(count))
+    return symbols
+
+
+def collect_registry(module_text: str, *, check_signatures: bool = True) -> Registry:
+    """Every custom rule, inactive function and function-like mapping in the module.
+
+    Identical registrations from several TUs (a header included twice) merge; two
+    different rules of one kind for one function, a rule function with no definition,
+    an augment without a gradient (or the reverse) and a rule whose IR signature can't
+    follow Enzyme's convention raise EnzymeBuildError naming the function.
+    """
+    globals_ = parse_globals(module_text)
+    registry = Registry()
+    for name, definition in globals_.items():
+        family = _registration_kind(name)
+        if family is None or definition.initializer is None:
+            continue
+        registry.registration_globals.add(name)
+        elements = initializer_elements(definition.initializer)
+        if family == GRADIENT_PREFIX:
+            function, augment, gradient = _symbols(name, elements, 3)[:3]
+            _set_rule(registry, function, "augment", augment, name)
+            _set_rule(registry, function, "gradient", gradient, name)
+        elif family == DERIVATIVE_PREFIX:
+            function, forward = _symbols(name, elements, 2)[:2]
+            _set_rule(registry, function, "forward", forward, name)
+        elif family == INACTIVE_PREFIX:
+            registry.inactive.update(s for s in _symbols(name, elements, None) if s)
+        elif family == FUNCTION_LIKE_PREFIX:
+            _collect_function_like(registry, name, elements, globals_)
+        else:
+            kind = _attribute_kind(name)
+            function, rule = _symbols(name, elements, 2)[:2]
+            _set_rule(registry, function, kind, rule, name)
+    functions = parse_functions(module_text)
+    for rule in registry.rules.values():
+        _check_rule(rule, functions, check_signatures)
+    return registry
+
+
+def _attribute_kind(name: str) -> str:
+    rest = name[len(ATTRIBUTE_PREFIX):]
+    for kind in RULE_KINDS:
+        if rest.startswith(kind + "_"):
+            return kind
+    raise EnzymeBuildError(f"unknown rule kind in registration global {name}", location=name)
+
+
+def _collect_function_like(registry, name, elements, globals_) -> None:
+    symbols = _symbols(name, elements, 2)
+    function, string_global = symbols[0], symbols[1]
+    libm_name = _string_value(string_global, globals_)
+    if libm_name is None:
+        raise EnzymeBuildError(
+            f"{name} must be {{function, \"libm name\"}}", location=name,
+            hint='void *__enzyme_function_like[2] = {(void *)my_log1p, "log1p"};')
+    existing = registry.function_like.get(function)
+    if existing is not None and existing != libm_name:
+        raise EnzymeBuildError(
+            f"conflicting function-like registrations for {function}: {existing} and {libm_name}",
+            location=name)
+    registry.function_like[function] = libm_name
+
+
+# ---------------------------------------------------------------------------
+# Enzyme's convention, checked on IR signatures
+
+
+def expected_rule_arity(kind: str, primal: Signature) -> int | None:
+    """How many IR parameters a ``kind`` rule for ``primal`` takes (None if unknowable):
+    every pointer parameter gets a shadow after it; forward also gives every float
+    parameter a tangent; gradient adds the return adjoint (float results) and the tape."""
+    classes = [classify_ir_type(p) for p in primal.params]
+    result = classify_ir_type(primal.result)
+    if primal.abi_rewritten or "aggregate" in classes or result == "aggregate":
+        return None
+    pointers, floats = classes.count("pointer"), classes.count("float")
+    if kind == "augment":
+        return len(classes) + pointers
+    if kind == "gradient":
+        return len(classes) + pointers + (1 if result == "float" else 0) + 1
+    if kind == "forward":
+        return len(classes) + pointers + floats
+    return None
+
+
+def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatures: bool) -> None:
+    if (rule.augment is None) != (rule.gradient is None):
+        have, missing = ("augment", "gradient") if rule.gradient is None else ("gradient", "augment")
+        raise EnzymeBuildError(
+            f"{rule.function} has a custom {have} rule ({getattr(rule, have)}) but no {missing} rule",
+            location=rule.function,
+            hint=f'add __attribute__((enzyme("{missing}", ...))) to a declaration of '
+                 f"{rule.function}; reverse mode needs both")
+    primal = functions.get(rule.function)
+    for kind in RULE_KINDS:
+        name = getattr(rule, kind)
+        if name is None:
+            continue
+        signature = functions.get(name)
+        if signature is None or not signature.defined:
+            raise EnzymeBuildError(
+                f"the {kind} rule {name} of {rule.function} is not defined in the program",
+                location=rule.function,
+                hint=f"define {name} in a source built with enzyme-build (or fix the name)")
+        if not check_signatures or primal is None or signature.abi_rewritten:
+            continue
+        expected = expected_rule_arity(kind, primal)
+        if expected is not None and len(signature.params) != expected:
+            raise EnzymeBuildError(
+                f"the {kind} rule {name} of {rule.function} takes {len(signature.params)} "
+                f"parameter(s) ({', '.join(signature.params) or 'none'}); Enzyme's convention "
+                f"for {rule.function}({', '.join(primal.params)}) -> {primal.result} needs {expected}",
+                location=rule.function, hint=_convention_hint(kind))
+
+
+def _convention_hint(kind: str) -> str:
+    return {
+        "augment": "augment(args, each pointer followed by its shadow) returns the tape (void *), "
+                   "or struct {void *tape; T primal;} when f returns T",
+        "gradient": "gradient(args, each pointer followed by its shadow, return adjoint if f "
+                    "returns a float, tape) returns the adjoints of f's float args",
+        "forward": "forward(args, each float and pointer followed by its tangent) returns "
+                   "struct {T primal; T tangent;}",
+    }[kind]

@@ -281,15 +281,15 @@ def collect(kernel: Kernel, builds: dict[str, Step], quick: bool, measure_ad: bo
     rec["size"] = after.get("size") or clang.get("size") or ""
     rec["clang_primal_s"] = clang.get("primal_s")
     rec["primal_s"] = after.get("primal_s")
-    grad_ok = rec["after"]["ran"] and after.get("check") == "ok"
+    rec["status"] = status_text(rec, "after")
+    rec["before_status"] = status_text(rec, "before")
+    grad_ok = rec["status"] == "ok" and after.get("check") == "ok"
     rec["grad_s"] = after.get("grad_s") if grad_ok else None
     rec["grad_ratio"] = rec["grad_s"] / rec["primal_s"] if rec["grad_s"] and rec["primal_s"] else None
-    before_ok = rec["before"]["ran"] and before.get("check") == "ok"
+    before_ok = rec["before_status"] == "ok" and before.get("check") == "ok"
     rec["before_grad_s"] = before.get("grad_s") if before_ok else None
     rec["speedup"] = (rec["before_grad_s"] / rec["grad_s"]
                       if rec["before_grad_s"] and rec["grad_s"] else None)
-    rec["status"] = status_text(rec, "after")
-    rec["before_status"] = status_text(rec, "before")
     rec["ad_seconds"] = rec["ad_instructions"] = rec["ad_s_per_10k"] = None
     rec["ad_error"] = ""
     if measure_ad and builds["after"].ok:
@@ -307,15 +307,20 @@ def status_text(rec: dict, variant: str) -> str:
     """Full status of one variant: 'ok', or what failed with the first error line."""
     info = rec[variant]
     if not info["built"]:
-        return f"AD failed: {info['build_error']}"
+        skipped = info["build_error"].startswith("not built")
+        return info["build_error"] if skipped else f"AD failed: {info['build_error']}"
     if not info["ran"]:
         return info["run_error"] or "run failed"
+    value, reference = info["result"].get("value"), rec["clang"]["result"].get("value")
+    if isinstance(value, float) and isinstance(reference, float) and \
+            abs(value - reference) > 1e-9 * max(1.0, abs(reference)):
+        return f"primal differs: objective {value!r} vs {reference!r} from plain clang"
     return "ok"
 
 
 def short_status(full: str) -> str:
     """The table cell for a status; the full text goes into the notes under the table."""
-    for prefix in ("AD failed", "gradient wrong", "crashed", "timed out", "not built"):
+    for prefix in ("AD failed", "gradient wrong", "primal differs", "crashed", "timed out", "not built"):
         if full.startswith(prefix):
             return prefix
     return full if full == "ok" else "run failed"

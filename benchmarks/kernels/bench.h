@@ -52,6 +52,9 @@ static double bench_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Timed calls store a result here: a value nobody reads could be optimized away, call and all. */
+static volatile double bench_sink;
+
 /* Calls go through a volatile pointer so whole-program optimization can neither inline
  * the timed function into the loop nor hoist or drop a call whose inputs never change. */
 static double bench_batch(void (*fn)(void), long iters) {
@@ -140,9 +143,10 @@ static void bench_check_spread(const char *what, double (*f)(void), double *x, c
   }
 }
 
-/* Prints the one machine-readable line run.py parses; returns the exit code. */
-static int bench_report(const char *name, const char *size, struct bench_case *cases, int ncases) {
-  printf("RESULT %s size=%s", name, size);
+/* Prints the one machine-readable line run.py parses; returns the exit code. `value` is the
+ * objective at the unperturbed input, so builds of the same kernel can be compared. */
+static int bench_report(const char *name, const char *size, double value, struct bench_case *cases, int ncases) {
+  printf("RESULT %s size=%s value=%.17g", name, size, value);
   for (int c = 0; c < ncases; c++)
     printf(" %s_s=%.6e %s_best_s=%.6e %s_iters=%ld", cases[c].label, cases[c].seconds,
            cases[c].label, cases[c].best, cases[c].label, cases[c].iters);

@@ -90,18 +90,23 @@ def run_compile(command: list[str], source: Input, output: str) -> int:
     sys.stdout.flush()
     proc = subprocess.run(command, stderr=subprocess.PIPE)
     stderr_text = proc.stderr.decode("utf-8", errors="replace")
+    returncode = proc.returncode
+    hooked = None
     if source.kind == "source" and stderr_text:
         hooked = _attribute_hook(command, source.path, output, stderr_text)
-        if hooked is not None:
-            if hooked.stdout:
-                sys.stdout.write(hooked.stdout)
-                sys.stdout.flush()
-            sys.stderr.write(hooked.stderr or "")
-            sys.stderr.flush()
-            return hooked.returncode
-    sys.stderr.buffer.write(proc.stderr)
+    if hooked is not None:
+        if hooked.stdout:
+            sys.stdout.write(hooked.stdout)
+            sys.stdout.flush()
+        sys.stderr.write(hooked.stderr or "")
+        returncode = hooked.returncode
+    else:
+        sys.stderr.buffer.write(proc.stderr)
     sys.stderr.flush()
-    return proc.returncode
+    if returncode == 0 and source.kind == "source" and os.path.isfile(output):
+        from ..link.objfile import rename_bitcode_section
+        rename_bitcode_section(output)
+    return returncode
 
 
 def _attribute_hook(command, source, output, stderr_text):

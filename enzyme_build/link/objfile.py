@@ -2,6 +2,13 @@
 
 Spawning llvm-objcopy per object would dominate link time for big archives; the formats
 are simple enough to read directly. Anything we cannot read counts as "no bitcode".
+
+clang embeds the bitcode in a section named `.llvmbc`. LLVM-based tools (the gold plugin
+that GNU ar/nm/ld load from /usr/lib/bfd-plugins, llvm-ar, llvm-nm) take an ELF file
+with that section for an IR file and index the bitcode's symbols instead of the native
+ones, or nothing at all when the plugin's LLVM is older. So right after each compile we
+rename the section to `.enzbc` (in place: the name is shorter), and fat objects behave
+like plain objects for every system tool.
 """
 from __future__ import annotations
 
@@ -9,7 +16,8 @@ import os
 import struct
 from dataclasses import dataclass
 
-BITCODE_SECTION = ".llvmbc"
+BITCODE_SECTION = ".enzbc"
+CLANG_BITCODE_SECTION = ".llvmbc"
 ENZYME_MARKER = b"__enzyme_"
 
 _SHT_SYMTAB = 2
@@ -57,9 +65,48 @@ def elf_section(data: bytes, section: str) -> bytes | None:
 
 
 def embedded_bitcode(data: bytes) -> bytes | None:
-    """The bitcode a fat object carries (clang -fembed-bitcode), or None."""
-    section = elf_section(data, BITCODE_SECTION)
-    return section if section else None
+    """The bitcode a fat object carries (ours, or plain clang -fembed-bitcode), or None."""
+    for name in (BITCODE_SECTION, CLANG_BITCODE_SECTION):
+        section = elf_section(data, name)
+        if section:
+            return section
+    return None
+
+
+def rename_bitcode_section(path: str) -> bool:
+    """Rename a fresh object's `.llvmbc` section to `.enzbc` in place (see module doc)."""
+    try:
+        with open(path, "r+b") as fh:
+            data = fh.read()
+            spot = _section_name_offset(data, CLANG_BITCODE_SECTION)
+            if spot is None:
+                return False
+            new = BITCODE_SECTION.encode().ljust(len(CLANG_BITCODE_SECTION) + 1, b"\0")
+            fh.seek(spot)
+            fh.write(new)
+        return True
+    except OSError:
+        return False
+
+
+def _section_name_offset(data: bytes, section: str) -> int | None:
+    """File offset of a section's name in .shstrtab, if no other section shares the bytes."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    if shoff == 0 or shentsize < 64 or shstrndx >= shnum or shoff + shnum * shentsize > len(data):
+        return None
+    names = [struct.unpack_from("<I", data, shoff + k * shentsize)[0] for k in range(shnum)]
+    str_off = struct.unpack_from("<Q", data, shoff + shstrndx * shentsize + 24)[0]
+    want = section.encode() + b"\0"
+    hits = [n for n in names if data[str_off + n:str_off + n + len(want)] == want]
+    if len(hits) != 1:
+        return None
+    start = hits[0]
+    if any(start < n < start + len(want) for n in names):
+        return None  # another name is a suffix stored inside ours: leave the file alone
+    return str_off + start
 
 
 def undefined_symbols(data: bytes) -> set[str]:

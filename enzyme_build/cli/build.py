@@ -329,16 +329,16 @@ def build_sources(request: BuildRequest, jobs: int, build_dir: str | None, cache
     write_if_changed(sconstruct, render_sconstruct(request, build_dir, top))
 
     built = os.path.join(build_dir, "out", os.path.basename(request.output))
-    shown_as = {os.path.normpath(built): request.output}
+    objects_to_sources = {
+        os.path.normpath(os.path.join(build_dir, "obj", object_name(s, top)) + suffix): s
+        for s in request.sources for suffix in (".o", ".os")}
+    shown_as = {os.path.normpath(built): request.output, **objects_to_sources}
     progress = Progress(len(request.sources), verbose, shown_as)
     try:
         report = run_scons(scons_command(sconstruct, None, jobs), scons_environment(cache_dir),
                            top, progress)
     finally:
         progress.stop()
-    objects_to_sources = {
-        os.path.normpath(os.path.join(build_dir, "obj", object_name(s, top)) + suffix): s
-        for s in request.sources for suffix in (".o", ".os")}
     for line in report.diagnostics:
         print(line, file=sys.stderr)
     if report.returncode != 0:

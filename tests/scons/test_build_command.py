@@ -171,3 +171,13 @@ def test_autodiff_program_through_build(tmp_path):
     write_files(tmp_path, {"cube.c": AUTODIFF_CUBE})
     run(enzyme_build("cube.c", "-o", "cube", "-O2"), cwd=tmp_path)
     assert run([str(tmp_path / "cube")], cwd=tmp_path).stdout.strip() == "ok"
+
+
+def test_output_changing_wrapper_settings_relink(project):
+    run(enzyme_build(*PROJECT_SOURCES, "-o", "prog", *BUILD), cwd=project)
+    # The ablation switch changes only the link step's output: relink, recompile nothing.
+    env = dict(os.environ, ENZYME_BUILD_AD_BEFORE_OPT="1")
+    ablation = run(enzyme_build(*PROJECT_SOURCES, "-o", "prog", *BUILD), cwd=project, env=env)
+    assert compiled(ablation.stderr) == [] and "link prog" in ablation.stderr, ablation.stderr
+    again = run(enzyme_build(*PROJECT_SOURCES, "-o", "prog", *BUILD), cwd=project, env=env)
+    assert "prog is up to date" in again.stderr

@@ -22,6 +22,12 @@ CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP", ".mm", ".ii"
 FORWARDED_VARS = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "SOURCE_DATE_EPOCH")
 FORWARDED_PREFIX = "ENZYME_BUILD_"
 
+# Wrapper settings that change what a command produces. SCons does not hash the process
+# environment, so they are added to the command signatures (never to the command lines).
+COMPILE_SIGNATURE_VARS = ("ENZYME_BUILD_CONFIGURE_ONLY", "ENZYME_BUILD_CLANG")
+LINK_SIGNATURE_VARS = ("ENZYME_BUILD_AD_BEFORE_OPT", "ENZYME_BUILD_CONFIGURE_ONLY",
+                       "ENZYME_BUILD_CLANG", "ENZYME_BUILD_LLVM_BIN")
+
 # (construction variable, progress line) pairs; $SOURCE/$TARGET expand per command.
 PROGRESS_LINES = (
     ("CCCOMSTR", f"{PROGRESS_MARK} compile $SOURCE"),
@@ -91,9 +97,23 @@ def links_cplusplus(nodes, seen=None) -> bool:
     return False
 
 
+def signature_settings(env, names) -> str:
+    """The wrapper settings among `names` in the command environment, as NAME=value words."""
+    command_env = env.get("ENV", {})
+    return " ".join(f"{name}={command_env[name]}" for name in names if command_env.get(name))
+
+
 def _linker(source, target, env, for_signature):
     """Construction-variable generator: link with the C++ wrapper when C++ is involved."""
-    return "$CXX" if links_cplusplus(source) else "$CC"
+    driver = "$CXX" if links_cplusplus(source) else "$CC"
+    if for_signature:
+        return f"{driver} {signature_settings(env, LINK_SIGNATURE_VARS)}".rstrip()
+    return driver
+
+
+def _compile_signature(source, target, env, for_signature):
+    """Empty on the command line; the output-changing wrapper settings in the signature."""
+    return signature_settings(env, COMPILE_SIGNATURE_VARS) if for_signature else ""
 
 
 def _optimization_flags(flags) -> list[str]:
@@ -184,6 +204,9 @@ def generate(env):
     env["SHCC"] = "$CC"
     env["SHCXX"] = "$CXX"
     env["EB_LINKER"] = _linker
+    env["EB_COMPILE_SIGNATURE"] = _compile_signature
+    # Every C/C++ compile command (static and shared) expands $_CCCOMCOM.
+    env["_CCCOMCOM"] = env.get("_CCCOMCOM", "$CPPFLAGS $_CPPDEFFLAGS $_CPPINCFLAGS") + " $EB_COMPILE_SIGNATURE"
     env["LINK"] = "$EB_LINKER"
     env["SHLINK"] = "$EB_LINKER"
     # Fat archives are plain archives; llvm-ar matches the LLVM the wrapper uses.

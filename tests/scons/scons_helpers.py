@@ -69,6 +69,14 @@ def clang() -> str:
     return found
 
 
+def bitcode_section_count(path: str) -> int:
+    """How many embedded-bitcode sections an object or archive holds (all members)."""
+    from enzyme_build.link.objfile import BITCODE_SECTION, CLANG_BITCODE_SECTION
+
+    names = section_names(path).split()
+    return sum(name in (BITCODE_SECTION, CLANG_BITCODE_SECTION) for name in names)
+
+
 def section_names(path: str) -> str:
     """Section headers of an object or every member of an archive (llvm-readelf -S)."""
     readelf = shutil.which("llvm-readelf-22") or shutil.which("llvm-readelf") or "readelf"

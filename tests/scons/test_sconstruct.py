@@ -85,3 +85,21 @@ def test_tool_loads_into_an_existing_environment(project):
     assert os.path.isabs(values["CXX"].split()[0]) and "enzyme" in values["CXX"], out
     assert values["HAS_METHODS"] == "True"
     assert values["FORWARDED"] == "forwarded"
+
+
+def test_template_sconstruct_builds_as_documented(tmp_path):
+    template = os.path.join(os.path.dirname(__file__), "..", "..", "templates", "SConstruct")
+    with open(template, encoding="utf-8") as handle:
+        write_files(tmp_path, {"SConstruct": handle.read()})
+    write_files(tmp_path, {
+        "include/physics.h": "double force(double x);\ndouble mass(void);\n",
+        "src/physics/force.c": '#include "physics.h"\ndouble force(double x) { return -4.0 * x; }\n',
+        "src/physics/mass.c": '#include "physics.h"\ndouble mass(void) { return 2.5; }\n',
+        "src/main.c": '#include <stdio.h>\n#include "physics.h"\n'
+                      'int main(void) { printf("%g\\n", force(mass())); return 0; }\n',
+        "src/grad.c": "#include <math.h>\ndouble energy(double x) { return cos(x); }\n",
+    })
+    run(scons_command() + ["-Q", "-j2"], cwd=tmp_path)
+    assert float(run([str(tmp_path / "simulate")], cwd=tmp_path).stdout) == -10.0
+    assert (tmp_path / "libgrad.so").is_file()
+    assert bitcode_section_count(str(tmp_path / "libphysics.a")) == 2

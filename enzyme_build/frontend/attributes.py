@@ -113,10 +113,12 @@ class AttributeUse:
 
     path: str
     line: int
-    kind: str
+    kind: str | None   # None: a macro parameter, known once the AST is read
+    kind_text: str
     expr: str
     start: int   # span of `enzyme(...)` in the file's text
     end: int
+    in_macro: bool = False   # written in a #define: expr is only meaningful there
 
     @property
     def location(self) -> str:
@@ -188,12 +190,25 @@ def _parse_enzyme_entry(path, text, tokens, first, last) -> AttributeUse | None:
         raise EnzymeBuildError("an enzyme attribute takes two arguments: a kind and a function",
                                location=where, hint=_KIND_HINT)
     kind_token = tokens[args[0][0]]
+    in_macro = _in_directive(text, tokens[first].start)
     kind = kind_token.text.strip('"') if kind_token.kind == "string" else None
-    if kind not in RULE_KINDS:
+    if kind not in RULE_KINDS and not (kind is None and in_macro and kind_token.kind == "ident"):
         raise EnzymeBuildError(f"unknown enzyme attribute kind {kind_token.text}",
                                location=where, hint=_KIND_HINT)
     expr = text[tokens[args[1][0]].start:tokens[args[1][1] - 1].end]
-    return AttributeUse(path, line, kind, expr, tokens[first].start, tokens[last - 1].end)
+    return AttributeUse(path, line, kind, kind_token.text, expr, tokens[first].start,
+                        tokens[last - 1].end, in_macro)
+
+
+def _in_directive(text: str, offset: int) -> bool:
+    """Whether offset lies in a preprocessor directive (e.g. a #define body)."""
+    start = offset
+    while True:
+        start = text.rfind("\n", 0, start)
+        if start <= 0 or text[start - 1] != "\\":
+            break
+    line_start = start + 1
+    return text[line_start:offset].lstrip().startswith("#")
 
 
 _KIND_HINT = ('write __attribute__((enzyme("augment", f_aug))), enzyme("gradient", f_grad) '
@@ -216,7 +231,8 @@ def rewrite(text: str, uses: list[AttributeUse], numbering: dict[AttributeUse, i
         span = text[use.start:use.end]
         if keep_marker:
             expr_lines = _keep_newlines(span[:span.find(use.expr)]) if use.expr in span else ""
-            out.append(f'annotate("enzyme_build", "{MARKER}{numbering[use]}", {expr_lines}{use.expr})')
+            out.append(f'annotate("enzyme_build", "{MARKER}{numbering[use]}", {use.kind_text}, '
+                       f'{expr_lines}{use.expr})')
         else:
             out.append(_keep_newlines(span))
         cursor = use.end
@@ -334,6 +350,7 @@ class RuleTarget:
     """What the AST says about one attribute: the function it decorates and the rule."""
 
     number: int
+    kind: str
     function: str            # name usable in C at file scope (qualified in C++)
     symbol: str              # the linker-level (mangled) name
     function_type: str       # e.g. "double (double, double *)"
@@ -360,13 +377,13 @@ def _top_level_decls(stream):
                 chunk = []
 
 
-def _marker_number(attr: dict) -> int | None:
-    for arg in attr.get("inner", []):
-        for node in _walk(arg):
-            value = node.get("value")
-            if node.get("kind") == "StringLiteral" and isinstance(value, str) and MARKER in value:
-                return int(value.strip('"')[len(MARKER):])
-    return None
+def _marker(attr: dict) -> tuple[int, str] | None:
+    """(marker number, rule kind) of one of our annotate attributes, else None."""
+    strings = [node["value"].strip('"') for arg in attr.get("inner", []) for node in _walk(arg)
+               if node.get("kind") == "StringLiteral" and isinstance(node.get("value"), str)]
+    if len(strings) < 2 or not strings[0].startswith(MARKER):
+        return None
+    return int(strings[0][len(MARKER):]), strings[1]
 
 
 def _walk(node):
@@ -376,7 +393,7 @@ def _walk(node):
 
 
 def _referenced_function(attr: dict) -> tuple[str | None, str | None]:
-    args = attr.get("inner", [])[1:]
+    args = attr.get("inner", [])[2:]
     for arg in args:
         for node in _walk(arg):
             ref = node.get("referencedDecl")
@@ -385,14 +402,15 @@ def _referenced_function(attr: dict) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _collect_targets(decl: dict, scope: list[str], found: dict[int, RuleTarget],
+def _collect_targets(decl: dict, scope: list[str] | None, found: dict[int, list[RuleTarget]],
                      misplaced: dict[int, str]) -> None:
     kind = decl.get("kind")
     attrs = [node for node in decl.get("inner", []) or [] if node.get("kind") == "AnnotateAttr"]
     for attr in attrs:
-        number = _marker_number(attr)
-        if number is None or number in found:
+        marker = _marker(attr)
+        if marker is None or attr.get("inherited"):
             continue
+        number, rule_kind = marker
         if kind != "FunctionDecl" or scope is None:
             misplaced.setdefault(number, kind or "declaration")
             continue
@@ -400,12 +418,11 @@ def _collect_targets(decl: dict, scope: list[str], found: dict[int, RuleTarget],
         params = tuple(_type_of(node) for node in decl.get("inner", []) or []
                        if node.get("kind") == "ParmVarDecl")
         name = decl.get("name", "")
-        found[number] = RuleTarget(
-            number=number, function="::".join(scope + [name]) if scope else name,
+        found.setdefault(number, []).append(RuleTarget(
+            number=number, kind=rule_kind, function="::".join(scope + [name]) if scope else name,
             symbol=decl.get("mangledName", name), function_type=decl.get("type", {}).get("qualType", ""),
             param_types=params, rule_name=rule_name, rule_type=rule_type,
-            internal=decl.get("storageClass") == "static")
-        misplaced.pop(number, None)
+            internal=decl.get("storageClass") == "static"))
     container = kind in (None, "TranslationUnitDecl", "NamespaceDecl", "LinkageSpecDecl")
     for child in decl.get("inner", []) or []:
         child_kind = child.get("kind") or ""
@@ -424,9 +441,10 @@ def _type_of(node: dict) -> str:
     return type_.get("desugaredQualType") or type_.get("qualType", "")
 
 
-def find_rule_targets(ast_lines) -> tuple[dict[int, RuleTarget], dict[int, str]]:
-    """Marker number -> target function, and markers found on something else."""
-    found: dict[int, RuleTarget] = {}
+def find_rule_targets(ast_lines) -> tuple[dict[int, list[RuleTarget]], dict[int, str]]:
+    """Marker number -> the functions it decorates (several when written in a macro),
+    and markers found on something other than a function."""
+    found: dict[int, list[RuleTarget]] = {}
     misplaced: dict[int, str] = {}
     for text in _top_level_decls(ast_lines):
         decl = json.loads(text)
@@ -543,7 +561,10 @@ def check_rule_signature(use: AttributeUse, target: RuleTarget) -> None:
         return
     primal_params = list(target.param_types) if len(target.param_types) == len(primal[1]) \
         else primal[1]
-    shape = expected_rule_shape(use.kind, primal[0], primal_params)
+    if target.kind not in RULE_KINDS:
+        raise EnzymeBuildError(f"unknown enzyme attribute kind {target.kind!r} for {target.function}",
+                               location=use.location, hint=_KIND_HINT)
+    shape = expected_rule_shape(target.kind, primal[0], primal_params)
     if shape is None:
         return
     count, returns = shape
@@ -556,9 +577,9 @@ def check_rule_signature(use: AttributeUse, target: RuleTarget) -> None:
         problems.append(f"returns {rule[0]!r} ({rule_result}), expected a {returns}")
     if problems:
         raise EnzymeBuildError(
-            f"{use.kind} rule {target.rule_name or use.expr!r} for {target.function}"
+            f"{target.kind} rule {target.rule_name or use.expr!r} for {target.function}"
             f" ({target.function_type}) has type {target.rule_type}: " + "; ".join(problems),
-            location=use.location, hint="Enzyme's convention: " + convention_text(use.kind))
+            location=use.location, hint="Enzyme's convention: " + convention_text(target.kind))
 
 
 # ---------------------------------------------------------------------------
@@ -569,14 +590,27 @@ def _identifier(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", text)
 
 
-def registration_name(kind: str, target: RuleTarget, use: AttributeUse) -> str:
+def rule_expression(use: AttributeUse, target: RuleTarget) -> str:
+    """How the appended registration names the rule: the user's expression, or (for an
+    attribute written in a macro, whose text means nothing outside it) the function
+    the AST resolved it to."""
+    if not use.in_macro:
+        return use.expr
+    if target.rule_name is None:
+        raise EnzymeBuildError(
+            f"the {target.kind} rule of {target.function} written in a macro must name a function",
+            location=use.location, hint='e.g. __attribute__((enzyme("gradient", f_grad)))')
+    return target.rule_name
+
+
+def registration_name(target: RuleTarget, rule: str) -> str:
     """The same (kind, f, rule) pair gets the same name in every TU, so the weak
     definitions from a header included by many TUs merge at link time."""
-    return f"{RULE_GLOBAL_PREFIX}{kind}_{_identifier(target.symbol)}__{_identifier(use.expr)}"
+    return f"{RULE_GLOBAL_PREFIX}{target.kind}_{_identifier(target.symbol)}__{_identifier(rule)}"
 
 
-def registration_code(uses_by_number: dict[int, AttributeUse], targets: dict[int, RuleTarget],
-                      cxx: bool) -> str:
+def registration_code(uses_by_number: dict[int, AttributeUse],
+                      targets: dict[int, list[RuleTarget]], cxx: bool) -> str:
     """C/C++ text appended to the main file: one pair {f, rule} per attribute.
 
     The pair is a weak hidden definition (static when f is static, since then every TU
@@ -588,9 +622,11 @@ def registration_code(uses_by_number: dict[int, AttributeUse], targets: dict[int
     if cxx:
         lines.append("template <class __enzyme_build_T> using __enzyme_build_fnptr = __enzyme_build_T *;")
     seen = set()
-    for number in sorted(uses_by_number):
-        use, target = uses_by_number[number], targets[number]
-        name = registration_name(use.kind, target, use)
+    pairs = [(uses_by_number[number], target) for number in sorted(targets)
+             for target in targets[number]]
+    for use, target in pairs:
+        rule = rule_expression(use, target)
+        name = registration_name(target, rule)
         if name in seen:
             continue
         seen.add(name)
@@ -605,7 +641,7 @@ def registration_code(uses_by_number: dict[int, AttributeUse], targets: dict[int
         if cxx and not target.internal:
             prefix = 'extern "C" ' + prefix
         lines.append(f"{prefix}void *{name}[2] __attribute__(({storage[1]})) = "
-                     f"{{{function}, (void *)({use.expr})}};")
+                     f"{{{function}, (void *)({rule})}};")
     lines += ["#pragma clang diagnostic pop", ""]
     return "\n".join(lines)
 
@@ -667,18 +703,14 @@ def _compile_with_attributes(clang_cmd, source, output, env) -> subprocess.Compl
             for number, kind in misplaced.items():
                 use = uses_by_number[number]
                 raise EnzymeBuildError(
-                    f"the enzyme attribute ({use.kind}, {use.expr}) is on a {kind}, "
+                    f"the enzyme attribute ({use.kind_text}, {use.expr}) is on a {kind}, "
                     "not on a function declared at file or namespace scope",
                     location=use.location,
                     hint="put it on a declaration of a plain (non-member, non-template) function")
-            for number, use in uses_by_number.items():
-                if number not in targets:
-                    raise EnzymeBuildError(
-                        f"cannot tell which function the enzyme attribute ({use.kind}, {use.expr}) belongs to",
-                        location=use.location,
-                        hint="write it on a function declaration: double f(double) "
-                             '__attribute__((enzyme("gradient", f_grad)));')
-                check_rule_signature(use, targets[number])
+            # attributes the AST doesn't show (unused macros, #if 0) need nothing
+            for number, found in targets.items():
+                for target in found:
+                    check_rule_signature(uses_by_number[number], target)
 
         cleaned = {path: rewrite(texts[path], uses, numbering, keep_marker=False)
                    for path, uses in uses_by_file.items()}

@@ -7,6 +7,9 @@ With ENZYME_BUILD_AD_BEFORE_OPT=1 the AD runs on the unoptimized module instead.
 """
 from __future__ import annotations
 
+import os
+import re
+
 ENZYME_CALL_MARKERS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd",
                        "__enzyme_reverse", "__enzyme_batch", "__enzyme_augmentsize")
 
@@ -14,3 +17,116 @@ ENZYME_CALL_MARKERS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmen
 def module_needs_ad(function_names) -> bool:
     """True when any function called like an __enzyme_* entry point is present."""
     return any(marker in name for name in function_names for marker in ENZYME_CALL_MARKERS)
+
+
+_MARKER_LOAD_RE = re.compile(r'^\s*(%[-a-zA-Z$._0-9"]+)\s*=\s*load i32, ptr (@enzyme_[A-Za-z0-9_]+)')
+_ENZYME_CALL_RE = re.compile(r'call\s+(.*?)(@[-a-zA-Z$._0-9]*__enzyme_[A-Za-z0-9_]*)\(')
+
+
+def canonicalize_markers(text: str) -> str:
+    """Pass marker globals by address (`ptr @enzyme_dup`) instead of their loaded value.
+
+    Must run before any optimization: a user-defined `int enzyme_dup = 0;` would otherwise
+    be folded to a constant 0 and the marker lost. Also drops the optnone/noinline pair
+    that -O0 front ends add, so -O0 builds are still optimized before AD.
+    """
+    lines = text.split("\n")
+    markers: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            markers = {}
+        m = _MARKER_LOAD_RE.match(line)
+        if m:
+            markers[m.group(1)] = m.group(2)
+            continue
+        if "__enzyme_" in line and markers:
+            cm = _ENZYME_CALL_RE.search(line)
+            if cm and any(k in cm.group(2) for k in ENZYME_CALL_MARKERS):
+                new = line
+                for local, glob in markers.items():
+                    new = re.sub(r'i32\s+(?:noundef\s+|signext\s+|zeroext\s+)*' + re.escape(local)
+                                 + r'(?=[,)])', f"ptr {glob}", new)
+                if new != line:
+                    new = _make_variadic_call(new, cm)
+                lines[i] = new
+        if line.startswith("attributes #") and "optnone" in line:
+            lines[i] = re.sub(r'\b(optnone|noinline)\b ?', "", line)
+    return "\n".join(lines)
+
+
+def _make_variadic_call(line: str, cm: re.Match) -> str:
+    """Type the call of an __enzyme_* function as `RET (ptr, ...)` so any argument list is valid."""
+    head = cm.group(1).strip()
+    if "..." in head:
+        return line
+    # head: [fast-math/attrs] RET ; keep everything, append the variadic function type
+    start = cm.start(2)
+    return line[:start] + "(ptr, ...) " + line[start:]
+
+
+def _protect_registrations(text: str, registry) -> str:
+    """Keep functions named by custom rules alive and visible through the pre-AD pipeline."""
+    keep_visible = set()
+    for rule in registry.rules.values():
+        keep_visible.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
+    no_inline = set(registry.rules) | set(registry.inactive)
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("define "):
+            m = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)\(', line)
+            name = m.group(1).strip('"') if m else None
+            if name in keep_visible:
+                line = re.sub(r'^define (internal |private )', "define ", line)
+            if name in no_inline and "alwaysinline" not in line:
+                line = re.sub(r'\)([^)]*)\{\s*$', r') noinline\1{', line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _collect_registry(text: str):
+    try:
+        from ..custom.collect import collect_registry
+    except ImportError:
+        from ..custom.registry import Registry
+        return Registry()
+    return collect_registry(text)
+
+
+def _keep(keep_dir: str | None, name: str, text: str) -> None:
+    if keep_dir:
+        os.makedirs(keep_dir, exist_ok=True)
+        tmp = os.path.join(keep_dir, name + ".tmp")
+        with open(tmp, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, os.path.join(keep_dir, name))
+
+
+def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = None):
+    """Canonicalize markers, optimize (unless ad_before_opt), synthesize derivatives.
+
+    Returns a new verified module; the caller runs the post-AD pipeline and codegen.
+    With ad_before_opt only SROA runs first (the engine needs SSA values, not allocas).
+    """
+    from .. import llvm
+    from ..errors import EnzymeBuildError, InternalError
+    from .driver import differentiate_module
+
+    text = canonicalize_markers(module.text())
+    registry = _collect_registry(text)
+    text = _protect_registrations(text, registry)
+    m = llvm.parse_assembly(text, module.name)
+    if ad_before_opt:
+        llvm.run_named_passes(m, ["sroa"])
+    else:
+        llvm.optimize(m, 2, unroll=False, vectorize=False)
+    llvm.run_named_passes(m, ["instnamer"])
+    pre = m.text()
+    _keep(keep_dir, "ad-input.ll", pre)
+    out = differentiate_module(pre, registry)
+    _keep(keep_dir, "ad-output.ll", out)
+    try:
+        new = llvm.parse_assembly(out, module.name)
+    except EnzymeBuildError as err:
+        raise InternalError(f"the AD stage produced invalid IR: {err.message}")
+    llvm.verify(new, generated=True)
+    return new

@@ -1,0 +1,398 @@
+"""Finds every __enzyme_* call in a module, synthesizes the derived functions, rewrites the calls.
+
+`differentiate_module(text, registry)` takes the module text (after instnamer) and returns
+new module text. Derived functions are memoized by (function, activity per argument,
+return activity, mode) so call sites share them; names are deterministic:
+`diffe_<f>` (combined), `augmented_<f>` + `reverse_<f>` (split pieces), with a
+`.<activity code>` suffix when a second signature of the same function is needed.
+"""
+from __future__ import annotations
+
+import re
+
+from ..custom.registry import Registry
+from ..errors import EnzymeBuildError
+from ..ir.model import Function, Instruction, is_float_type, is_local, make_name, parse_module, strip_name
+from .reverse import DRET, ReverseGenerator, Signature, adjoint_type
+from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
+
+MARKERS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd", "__enzyme_reverse",
+           "__enzyme_batch", "__enzyme_augmentsize")
+_ACTIVITY_MARKERS = {"enzyme_dup": "dup", "enzyme_dupnoneed": "dupnoneed", "enzyme_out": "out",
+                     "enzyme_const": "const", "enzyme_dupv": "dupv", "enzyme_duplicated": "dup",
+                     "enzyme_active": "out"}
+
+
+def marker_kind(callee: str | None) -> str | None:
+    if not callee:
+        return None
+    name = strip_name(callee)
+    for m in MARKERS:
+        if m in name:
+            return m
+    return None
+
+
+class Engine:
+    """Per-module state: the IR, registrations, memo of derived functions, emitted text."""
+
+    def __init__(self, module, registry: Registry):
+        self.module = module
+        self.registry = registry
+        self.custom = dict(registry.rules)
+        self.inactive = set(registry.inactive)
+        self.function_like = dict(registry.function_like)
+        self.differentiable = {n for n in module.functions if n not in self.custom and n not in self.inactive}
+        self.memo: dict[tuple, dict[str, str]] = {}
+        self.used_names: set[str] = set(module.functions) | set(module.declarations) | set(module.globals)
+        self.texts: list[str] = []
+        self.declarations: dict[str, str] = {}
+        self.support: set[str] = set()
+        self.chain: list[tuple[str, str | None]] = []   # (function, call location) being derived
+
+    # ---------------------------------------------------------------- naming and memo
+    def _unique(self, base: str, sig: Signature) -> str:
+        name = make_name("@", base)[1:]
+        if name in self.used_names:
+            name = make_name("@", f"{base}.{sig.code()}")[1:]
+        n = 1
+        while name in self.used_names:
+            name = make_name("@", f"{base}.{sig.code()}.{n}")[1:]
+            n += 1
+        self.used_names.add(name)
+        return name
+
+    def names_for(self, fn: Function, sig: Signature, split: bool) -> dict[str, str]:
+        return self.memo[(sig, split)]
+
+    def request_combined(self, fn: Function, sig: Signature) -> str:
+        key = (sig, False)
+        if key not in self.memo:
+            self.memo[key] = {"combined": self._unique(f"diffe_{fn.name}", sig)}
+            self._generate(fn, sig, split=False)
+        return self.memo[key]["combined"]
+
+    def request_split(self, fn: Function, sig: Signature, caller: str | None = None) -> tuple[str, str]:
+        key = (sig, True)
+        if key not in self.memo:
+            self.memo[key] = {"augmented": self._unique(f"augmented_{fn.name}", sig),
+                              "reverse": self._unique(f"reverse_{fn.name}", sig)}
+            self._generate(fn, sig, split=True)
+        names = self.memo[key]
+        return names["augmented"], names["reverse"]
+
+    def _generate(self, fn: Function, sig: Signature, split: bool) -> None:
+        self.chain.append((fn.name, None))
+        try:
+            self.texts.extend(ReverseGenerator(self, fn, sig, split).generate())
+        finally:
+            self.chain.pop()
+
+    # ---------------------------------------------------------------- declarations and errors
+    def declare(self, callee: str, decl: str | None = None) -> None:
+        self.declarations[callee] = decl or DECLARATIONS[callee]
+
+    def location(self, inst: Instruction | None) -> str | None:
+        from ..ir.model import source_location
+        if inst is None:
+            return None
+        return source_location(self.module, inst.metadata.get("!dbg"))
+
+    def function_return_type(self, name: str) -> str:
+        fn = self.module.functions.get(name)
+        if fn:
+            return fn.return_type
+        decl = self.module.declarations.get(name, "")
+        m = re.match(r'declare\s+(?:\S+\s+)*?(\S+|\{[^}]*\})\s+@', decl)
+        return m.group(1) if m else "ptr"
+
+    def missing_derivative(self, inst: Instruction, fn: Function, partial_rule: bool = False) -> None:
+        callee = strip_name(inst.callee) if inst.callee else "an indirect call"
+        chain = " -> ".join([c for c, _ in self.chain] + [callee])
+        what = "has only part of a custom rule (augment and gradient are both needed)" if partial_rule \
+            else "has no body and no derivative rule"
+        raise EnzymeBuildError(
+            f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",
+            location=self.location(inst) or f"@{fn.name}",
+            hint=f"give it a custom rule, e.g. __attribute__((enzyme(\"augment\", {callee}_aug))) and "
+                 f"__attribute__((enzyme(\"gradient\", {callee}_grad))) or a global "
+                 f"`void* __enzyme_register_gradient_{callee}[] = {{{callee}, aug, grad}};` — or, if it "
+                 f"does not affect derivatives, mark it inactive: `void* __enzyme_inactivefn[] = {{{callee}}};`")
+
+
+# ------------------------------------------------------------------------------------
+# call-site rewriting
+
+
+class _CallArgs:
+    """Walks the arguments of an __enzyme_* call, recognizing marker globals."""
+
+    def __init__(self, fn: Function, inst: Instruction):
+        self.ops = list(inst.operands)
+        self.fn = fn
+        self.i = 0
+
+    def marker(self) -> str | None:
+        if self.i >= len(self.ops):
+            return None
+        ty, v = self.ops[self.i]
+        name = None
+        if v.startswith("@enzyme_"):
+            name = strip_name(v)
+        elif is_local(v):
+            d = self.fn.defs.get(v)
+            if d is not None and d.opcode == "load" and d.operands[0][1].startswith("@enzyme_"):
+                name = strip_name(d.operands[0][1])
+        return name
+
+    def next(self) -> tuple[str, str]:
+        if self.i >= len(self.ops):
+            raise IndexError
+        op = self.ops[self.i]
+        self.i += 1
+        return op
+
+    def remaining(self) -> int:
+        return len(self.ops) - self.i
+
+
+def _coerce_arg(want: str, have: tuple[str, str], fresh, lines) -> str:
+    ty, v = have
+    if ty == want or want == "...":
+        return v
+    name = fresh()
+    if want == "float" and ty == "double":
+        lines.append(f"  {name} = fptrunc double {v} to float")
+    elif want == "double" and ty == "float":
+        lines.append(f"  {name} = fpext float {v} to double")
+    elif want.startswith("i") and ty.startswith("i"):
+        wb, hb = int(want[1:]), int(ty[1:])
+        lines.append(f"  {name} = {'trunc' if wb < hb else 'sext'} {ty} {v} to {want}")
+    else:
+        raise EnzymeBuildError(f"argument {v} of type {ty} cannot be passed as {want}")
+    return name
+
+
+def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_allocas) -> list[str]:
+    kind = marker_kind(inst.callee)
+    where = engine.location(inst) or f"@{fn.name}"
+    args = _CallArgs(fn, inst)
+    sret = None
+    if getattr(inst, "arg_texts", None) and "sret" in inst.arg_texts[0]:
+        sret = args.next()[1]
+    if kind in ("__enzyme_fwddiff", "__enzyme_batch"):
+        try:
+            from .forward import rewrite_forward_call  # provided by the forward-mode engine
+        except ImportError:
+            raise EnzymeBuildError(f"{kind} is not supported by this build of enzyme-build", location=where)
+        return rewrite_forward_call(engine, fn, inst)
+    if args.remaining() == 0:
+        raise EnzymeBuildError(f"{kind} needs the function to differentiate as first argument", location=where)
+    target = args.next()[1]
+    tm = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', target)
+    primal = engine.module.functions.get(strip_name("@" + tm.group(1))) if tm else None
+    if primal is None:
+        raise EnzymeBuildError(
+            f"the first argument of {kind} must be a function defined in the program (got {target})",
+            location=where, hint="pass the function itself, e.g. __enzyme_autodiff((void*)f, ...), and "
+                                 "link the object file that defines it")
+    lines: list[str] = []
+    activity, passed = [], []
+    tape_ptr, allocated = None, None
+
+    def special_markers():
+        nonlocal tape_ptr, allocated
+        while True:
+            m = args.marker()
+            if m == "enzyme_allocated":
+                args.next()
+                allocated = args.next()[1]
+            elif m == "enzyme_tape":
+                args.next()
+                tape_ptr = args.next()[1]
+            elif m in ("enzyme_width", "enzyme_vector"):
+                raise EnzymeBuildError(f"{m} is only supported in forward mode", location=where)
+            else:
+                return
+
+    params = [p for p in primal.params if p.type != "..."]
+    try:
+        for p in params:
+            special_markers()
+            m = args.marker()
+            act = None
+            if m in _ACTIVITY_MARKERS:
+                args.next()
+                act = _ACTIVITY_MARKERS[m]
+            elif m is not None:
+                raise EnzymeBuildError(f"unknown marker {m} in call to {kind}", location=where)
+            if act is None:
+                act = "out" if is_float_type(p.type) else "dup" if p.type == "ptr" else "const"
+            if act == "out" and not is_float_type(p.type):
+                raise EnzymeBuildError(f"enzyme_out on parameter {p.name} of @{primal.name}, which is "
+                                       f"not a floating-point value", location=where)
+            if act in ("dup", "dupnoneed"):
+                primal_v = _coerce_arg(p.type, args.next(), fresh, lines)
+                shadow_v = _coerce_arg("ptr" if p.type == "ptr" else p.type, args.next(), fresh, lines)
+                if p.type != "ptr":
+                    raise EnzymeBuildError(f"enzyme_dup on non-pointer parameter {p.name} of @{primal.name}",
+                                           location=where, hint="use enzyme_out for scalars in reverse mode")
+                passed += [f"{p.type} {primal_v}", f"ptr {shadow_v}"]
+            else:
+                passed.append(f"{p.type} {_coerce_arg(p.type, args.next(), fresh, lines)}")
+            activity.append(act)
+        special_markers()
+    except IndexError:
+        raise EnzymeBuildError(f"too few arguments in call to {kind} for @{primal.name} "
+                               f"({len(params)} parameters)", location=where)
+    ret_active = is_float_type(primal.return_type)
+    sig = Signature(primal.name, tuple(activity), ret_active)
+    res = inst.result
+    call_ty = inst.type
+
+    def finish(value: str | None, value_ty: str) -> None:
+        _bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas)
+
+    if kind == "__enzyme_autodiff":
+        name = engine.request_combined(primal, sig)
+        rty = adjoint_type(primal, sig)
+        if rty == "void":
+            lines.append(f"  call void @{name}({', '.join(passed)})")
+            finish(None, "void")
+        else:
+            v = fresh()
+            lines.append(f"  {v} = call {rty} @{name}({', '.join(passed)})")
+            finish(v, rty)
+        return lines
+    if kind == "__enzyme_augmentsize":
+        finish(str(TAPE_OBJECT_BYTES), "i64")
+        return lines
+    aug, rev = engine.request_split(primal, sig)
+    if kind == "__enzyme_augmentfwd":
+        tape = _tape_object(engine, tape_ptr, allocated, fresh, lines, where)
+        lines.append(f"  call {primal.return_type} @{aug}({', '.join(passed + ['ptr ' + tape])})")
+        finish(tape, "ptr")
+        return lines
+    # __enzyme_reverse: [return adjoint], then the tape last
+    rest = [args.next() for _ in range(args.remaining())]
+    if ret_active:
+        if not rest:
+            raise EnzymeBuildError(f"__enzyme_reverse of @{primal.name} needs the return adjoint "
+                                   f"before the tape", location=where)
+        passed.append(f"{primal.return_type} {_coerce_arg(primal.return_type, rest.pop(0), fresh, lines)}")
+    owned = tape_ptr is not None
+    if tape_ptr is None:
+        if not rest:
+            raise EnzymeBuildError("__enzyme_reverse needs the tape (from __enzyme_augmentfwd) as last argument",
+                                   location=where)
+        tape_ptr = rest[-1][1]
+    rty = adjoint_type(primal, sig)
+    v = None
+    if rty == "void":
+        lines.append(f"  call void @{rev}({', '.join(passed + ['ptr ' + tape_ptr])})")
+    else:
+        v = fresh()
+        lines.append(f"  {v} = call {rty} @{rev}({', '.join(passed + ['ptr ' + tape_ptr])})")
+    engine.support.add("__enzyme_build_tape_free_data")
+    lines.append(f"  call void @__enzyme_build_tape_free_data(ptr {tape_ptr})")
+    if owned:
+        lines.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {tape_ptr}, align 8")
+    else:
+        lines.append(f"  call void @free(ptr {tape_ptr})")
+        engine.declare("@free")
+    finish(v, rty)
+    return lines
+
+
+def _tape_object(engine, tape_ptr, allocated, fresh, lines, where) -> str:
+    if tape_ptr is not None:
+        if allocated is not None and re.fullmatch(r'-?\d+', allocated) and int(allocated) < TAPE_OBJECT_BYTES:
+            raise EnzymeBuildError(
+                f"enzyme_allocated gives {allocated} bytes but the tape object needs {TAPE_OBJECT_BYTES}",
+                location=where, hint="size the buffer with __enzyme_augmentsize(f, ...)")
+        lines.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {tape_ptr}, align 8")
+        return tape_ptr
+    engine.support.add("__enzyme_build_tape_new")
+    t = fresh()
+    lines.append(f"  {t} = call ptr @__enzyme_build_tape_new()")
+    return t
+
+
+def _bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas) -> None:
+    """Give the original call's result name the derived value, converting representation."""
+    if sret is not None and value is not None:
+        lines.append(f"  store {value_ty} {value}, ptr {sret}, align 8")
+    if res is None or call_ty == "void":
+        return
+    if value is None:
+        lines.append(f"  {res} = select i1 true, {call_ty} zeroinitializer, {call_ty} zeroinitializer")
+    elif value_ty == call_ty:
+        if call_ty == "ptr":
+            lines.append(f"  {res} = getelementptr i8, ptr {value}, i64 0")
+        elif call_ty.startswith("i"):
+            lines.append(f"  {res} = add {call_ty} {value}, 0")
+        else:
+            lines.append(f"  {res} = select i1 true, {call_ty} {value}, {call_ty} {value}")
+    elif value_ty == "float" and call_ty == "double":
+        lines.append(f"  {res} = fpext float {value} to double")
+    elif value_ty == "double" and call_ty == "float":
+        lines.append(f"  {res} = fptrunc double {value} to float")
+    elif value_ty.startswith("i") and call_ty.startswith("i") and " " not in call_ty:
+        op = "trunc" if int(call_ty[1:]) < int(value_ty[1:]) else "zext"
+        lines.append(f"  {res} = {op} {value_ty} {value} to {call_ty}")
+    else:
+        tmp = fresh()
+        entry_allocas.append(f"  {tmp} = alloca [64 x i8], align 16")
+        lines.append(f"  store [64 x i8] zeroinitializer, ptr {tmp}, align 16")
+        lines.append(f"  store {value_ty} {value}, ptr {tmp}, align 8")
+        lines.append(f"  {res} = load {call_ty}, ptr {tmp}, align 8")
+
+
+def differentiate_module(text: str, registry: Registry | None = None) -> str:
+    """Rewrite every __enzyme_* call; returns the new module text (derived functions appended)."""
+    module = parse_module(text)
+    engine = Engine(module, registry or Registry())
+    replace: dict[int, list[str]] = {}
+    insert_after: dict[int, list[str]] = {}
+    counter = [0]
+
+    def fresh() -> str:
+        counter[0] += 1
+        return f"%enzyme$call{counter[0]}"
+
+    for fn in module.functions.values():
+        entry_allocas: list[str] = []
+        for inst in fn.instructions():
+            if inst.opcode == "call" and marker_kind(inst.callee):
+                replace[inst.line] = rewrite_call(engine, fn, inst, fresh, entry_allocas)
+        if entry_allocas:
+            label_line = next(i for i in range(fn.first_line + 1, fn.last_line)
+                              if module.lines[i] and not module.lines[i].startswith(" ")
+                              and not module.lines[i].startswith(";"))
+            insert_after[label_line] = entry_allocas
+    out: list[str] = []
+    for i, line in enumerate(module.lines):
+        if i in replace:
+            out.extend(replace[i])
+        else:
+            out.append(_define_marker_global(line))
+        if i in insert_after:
+            out.extend(insert_after[i])
+    support_texts, support_decls = support_closure(engine.support)
+    for d in support_decls:
+        engine.declare(d)
+    known = set(module.functions) | set(module.declarations)
+    for callee, decl in sorted(engine.declarations.items()):
+        if strip_name(callee) not in known:
+            out.append(decl)
+    out.extend(engine.texts)
+    out.extend(support_texts)
+    return "\n".join(out) + "\n"
+
+
+def _define_marker_global(line: str) -> str:
+    """`@enzyme_dup = external global i32` -> a weak definition, so the final link never fails."""
+    m = re.match(r'^(@enzyme_[A-Za-z0-9_]+) = external (?:[a-z_]+ )*global i32(.*)$', line)
+    if m:
+        return f"{m.group(1)} = weak global i32 0{m.group(2)}"
+    return line

@@ -1,0 +1,797 @@
+"""Reverse-mode derivative synthesis for one function (combined or split into two pieces).
+
+Combined (`diffe_<f>`): the forward sweep clones f (plus shadow pointers and caching),
+each `ret` jumps into the reverse sweep, which walks blocks backwards (recorded
+predecessor indices choose the way back) and instructions backwards, accumulating
+adjoints in allocas ("diffe slots"). Split: `augmented_<f>` runs the forward sweep and
+pushes everything the reverse needs on a tape passed in; `reverse_<f>` pops it.
+What the reverse needs is fetched per reverse block (`_fetch`): values that dominate all
+returns are used directly, values outside loops go through allocas ("cache slots",
+promoted by mem2reg), values inside loops (and everything in split mode) are pushed
+at the end of the block that needs them and popped at the start of its reverse block.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
+                                 is_inactive_call, pointer_roots)
+from ..analysis.cfg import analyze_cfg
+from ..analysis.types import check_memory_access, memcpy_element_kind
+from ..errors import EnzymeBuildError
+from ..ir.model import Function, Instruction, is_float_type, is_local, make_name, strip_name
+from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
+from .tape import CELL_BYTES, TAPE_TYPE
+
+TAPE = "%tape$"
+DRET = "%dret$"
+_DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a derived function is specialized for."""
+    function: str
+    args: tuple[str, ...]      # per parameter: 'out' | 'dup' | 'dupnoneed' | 'const'
+    ret_active: bool
+
+    def code(self) -> str:
+        return "".join({"out": "o", "dup": "d", "dupnoneed": "n", "const": "c"}[a] for a in self.args) \
+            + ("r" if self.ret_active else "")
+
+
+def shadow_param(name: str) -> str:
+    return make_name("%", name, "sh")
+
+
+def adjoint_type(fn: Function, sig: Signature) -> str:
+    outs = [p.type for p, a in zip(fn.params, sig.args) if a == "out" and is_float_type(p.type)]
+    if not outs:
+        return "void"
+    if len(outs) == 1:
+        return outs[0]
+    return "{ " + ", ".join(outs) + " }"
+
+
+def derived_params(fn: Function, sig: Signature) -> list[tuple[str, str]]:
+    out = []
+    for p, a in zip(fn.params, sig.args):
+        out.append((p.type, p.name))
+        if a in ("dup", "dupnoneed"):
+            out.append(("ptr", shadow_param(p.name)))
+    return out
+
+
+class _LazyOperands:
+    """Operands for a rule: fetched for the reverse sweep only when the rule reads them."""
+
+    def __init__(self, gen, block, operands, result, builder):
+        self._gen, self._block, self._ops, self._res, self._b = gen, block, operands, result, builder
+
+    def __getitem__(self, i):
+        return self._gen._fetch(self._ops[i], self._block)
+
+    @property
+    def result(self):
+        return self._gen._fetch(self._res, self._block)
+
+    def int_operand(self, i):
+        return self[i]
+
+    def int_minus_one(self, i):
+        return self._b.emit(f"sub i32 {self[i]}, 1", "n")
+
+
+class ReverseGenerator:
+    """Builds the text of diffe_<f> (combined) or augmented_<f> + reverse_<f> (split)."""
+
+    def __init__(self, engine, fn: Function, sig: Signature, split: bool):
+        self.engine, self.fn, self.sig, self.split = engine, fn, sig, split
+        self.cfg = analyze_cfg(fn)
+        self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,
+                                    inactive=engine.inactive, custom=engine.custom)
+        self.counter = 0
+        self.types: dict[str, str] = {p.name: p.type for p in fn.params}
+        for inst in fn.instructions():
+            if inst.result:
+                self.types[inst.result] = inst.type
+        self.params = {p.name for p in fn.params} | {shadow_param(p.name) for p in fn.params}
+        self.diffe_slots: dict[str, str] = {}
+        self.cache_slots: dict[str, str] = {}
+        self.needs: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
+        self.rev_names: dict[tuple[str, str], str] = {}
+        self.slot_stores: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
+        self.fwd: dict[str, list[str]] = {}
+        self.fwd_term: dict[str, list[str]] = {}
+        self.rev: dict[str, list[str]] = {}
+        self.rev_term: dict[str, list[str]] = {}
+        self.edge_blocks: list[tuple[str, list[str]]] = []
+        self.pred_index: dict[str, str] = {}
+        self.uses_tape = split
+        self.freed_roots = self._freed_allocations()
+        self.home: dict[str, str] = {}           # generated forward values -> block
+        self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
+
+    # ------------------------------------------------------------------ names
+    def fresh(self, hint: str = "t") -> str:
+        self.counter += 1
+        return f"%{hint}${self.counter}"
+
+    def shadow(self, value: str) -> str:
+        """The shadow of a pointer operand in the forward sweep."""
+        if value in self.params and value in self.act.shadowed:
+            return shadow_param(value)
+        if value in self.act.shadowed:
+            name = make_name("%", value, "sh")
+            self.shadow_primal[name] = value
+            return name
+        return value  # null / constant memory / unshadowable: the primal itself
+
+    def diffe_slot(self, value: str) -> str:
+        if value not in self.diffe_slots:
+            self.diffe_slots[value] = make_name("%", value, "d")
+        return self.diffe_slots[value]
+
+    def rev_label(self, block: str) -> str:
+        return make_name("%", "rev", block)
+
+    def def_block(self, value: str) -> str | None:
+        """The forward block defining a value (or the primal of a shadow)."""
+        if value in self.home:
+            return self.home[value]
+        inst = self.fn.defs.get(self.shadow_primal.get(value, value))
+        return inst.block if inst else None
+
+    # ------------------------------------------------------------------ caching
+    def _fetch(self, value: str, block: str) -> str:
+        """The name under which the reverse block of `block` can read a forward value."""
+        if not is_local(value) or value in self.params or value == TAPE:
+            return value
+        home = self.def_block(value)
+        if home is None:
+            return value
+        if not self.split and not self.cfg.in_loop(home) and \
+                all(self.cfg.dominates(home, r) for r in self.cfg.returns):
+            return value
+        key = (block, value)
+        if key not in self.rev_names:
+            self.rev_names[key] = self.fresh("r")
+            self.needs[block].append(value)
+            self._home[value] = home
+        return self.rev_names[key]
+
+    # ------------------------------------------------------------------ adjoints
+    def take_adjoint(self, value: str, lines: list[str]) -> str:
+        ty = self.types[value]
+        slot = self.diffe_slot(value)
+        name = self.fresh("dr")
+        lines.append(f"  {name} = load {ty}, ptr {slot}, align 8")
+        lines.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {slot}, align 8")
+        return name
+
+    def accumulate(self, value: str, contrib: str, lines: list[str]) -> None:
+        if not is_local(value) or value not in self.act.varied:
+            return
+        ty = self.types[value]
+        slot = self.diffe_slot(value)
+        old, new = self.fresh("da"), self.fresh("da")
+        lines.append(f"  {old} = load {ty}, ptr {slot}, align 8")
+        lines.append(f"  {new} = fadd {ty} {old}, {contrib}")
+        lines.append(f"  store {ty} {new}, ptr {slot}, align 8")
+
+    def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str]) -> None:
+        old, new = self.fresh("dm"), self.fresh("dm")
+        lines.append(f"  {old} = load {ty}, ptr {shadow_ptr}")
+        lines.append(f"  {new} = fadd {ty} {old}, {contrib}")
+        lines.append(f"  store {ty} {new}, ptr {shadow_ptr}")
+
+    # ------------------------------------------------------------------ driver
+    def generate(self) -> list[str]:
+        self._home: dict[str, str] = {}
+        for block in self.fn.blocks:
+            self._forward_block(block)
+        for block in self.fn.blocks:
+            self._reverse_block(block)
+        self._place_caches()
+        return self._assemble()
+
+    def _freed_allocations(self) -> set[str]:
+        freed = set()
+        for inst in self.fn.instructions():
+            if inst.opcode == "call" and inst.callee in DEALLOCATORS and inst.operands:
+                freed |= pointer_roots(self.fn, inst.operands[0][1])
+        return freed
+
+    # ------------------------------------------------------------------ forward sweep
+    def _forward_block(self, block) -> None:
+        lines: list[str] = []
+        self.fwd[block.label] = lines
+        preds = self.cfg.preds[block.label]
+        inserted_index = False
+        for inst in block.instructions[:-1]:
+            if inst.opcode != "phi" and not inserted_index:
+                self._insert_pred_index(block.label, preds, lines)
+                inserted_index = True
+            self._forward_instruction(inst, lines)
+        if not inserted_index:
+            self._insert_pred_index(block.label, preds, lines)
+        self.fwd_term[block.label] = self._forward_terminator(block)
+
+    def _insert_pred_index(self, label, preds, lines) -> None:
+        if len(preds) < 2:
+            return
+        name = f"%pidx${len(self.pred_index)}"
+        self.pred_index[label] = name
+        self.home[name] = label
+        entries = []
+        for i, p in enumerate(preds):
+            entries += [f"[ {i}, {make_name('%', p)} ]"] * self.cfg.edge_count[(p, label)]
+        lines.append(f"  {name} = phi i32 " + ", ".join(entries))
+        self.types[name] = "i32"
+
+    def _forward_terminator(self, block) -> list[str]:
+        term = block.terminator
+        if term.opcode == "ret":
+            if self.split:
+                out = []
+                if len(self.cfg.returns) > 1:
+                    out += self._push_lines([(str(self.cfg.returns.index(block.label)), "i32")])
+                return out + [_DBG_RE.sub("", term.text)]
+            return [f"  br label {self.rev_label(block.label)}"]
+        if term.opcode in ("invoke", "callbr", "indirectbr", "resume"):
+            raise EnzymeBuildError(f"cannot differentiate through '{term.opcode}' in @{self.fn.name}",
+                                   location=self.engine.location(term),
+                                   hint="build C++ code with -fno-exceptions, or mark the function inactive")
+        return [_DBG_RE.sub("", term.text)]
+
+    def _forward_instruction(self, inst: Instruction, lines: list[str]) -> None:
+        op, res = inst.opcode, inst.result
+        text = _DBG_RE.sub("", inst.text)
+        if op == "call" and self._call_kind(inst) in ("derived", "custom"):
+            self._forward_active_call(inst, lines)
+            return
+        if op == "call":
+            self._check_call(inst)
+        if op in ("load", "store"):
+            check_memory_access(self, inst)
+        lines.append(text)
+        if res and res in self.act.shadowed:
+            self._forward_shadow(inst, lines)
+        if op == "store":
+            (vty, v), (_, p) = inst.operands
+            if vty == "ptr" and p in self.act.shadowed or (vty == "ptr" and self._ptr_shadowed(p)):
+                lines.append(f"  store ptr {self.shadow(v)}, ptr {self.shadow(p)}, align 8")
+        if op == "call" and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
+            d, s = inst.operands[0][1], inst.operands[1][1]
+            if self._ptr_shadowed(d) and memcpy_element_kind(self, inst) == "pointer":
+                n = inst.operands[2]
+                lines.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {self.shadow(d)}, ptr {self.shadow(s)}, "
+                             f"{n[0]} {n[1]}, i1 false)")
+                self.engine.declare("@llvm.memcpy.p0.p0.i64")
+
+    def _ptr_shadowed(self, p: str) -> bool:
+        return p in self.act.shadowed
+
+    def _forward_shadow(self, inst: Instruction, lines: list[str]) -> None:
+        op, res = inst.opcode, inst.result
+        sh = self.shadow(res)
+        if op == "alloca":
+            size = f"ptrtoint (ptr getelementptr ({inst.source_type}, ptr null, i32 1) to i64)"
+            if inst.operands:
+                cty, cnt = inst.operands[0]
+                n = self.fresh("n")
+                lines.append(f"  {n} = zext {cty} {cnt} to i64" if cty != "i64" else f"  {n} = add i64 {cnt}, 0")
+                size2 = self.fresh("n")
+                lines.append(f"  {size2} = mul i64 {n}, {size}")
+                size = size2
+            if self.split:
+                lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
+                self.engine.declare("@calloc")
+            else:
+                body = inst.text.split("=", 1)[1]
+                lines.append(f"  {sh} ={_DBG_RE.sub('', body)}")
+                lines.append(f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)")
+                self.engine.declare("@llvm.memset.p0.i64")
+        elif op == "call" and inst.callee in ALLOCATORS:
+            name = callee_name(inst)
+            args = [v for _, v in inst.operands]
+            if name == "calloc":
+                lines.append(f"  {sh} = call ptr @calloc(i64 {args[0]}, i64 {args[1]})")
+            elif name == "realloc":
+                raise EnzymeBuildError(f"realloc of memory holding active values is not supported (in @{self.fn.name})",
+                                       location=self.engine.location(inst),
+                                       hint="allocate a new buffer with malloc and copy instead")
+            else:
+                lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {args[-1] if name != 'aligned_alloc' else args[1]})")
+            self.engine.declare("@calloc")
+        elif op in ("getelementptr", "bitcast", "addrspacecast", "freeze"):
+            base = inst.operands[0][1]
+            body = _DBG_RE.sub("", inst.text.split("=", 1)[1])
+            body = re.sub(r'(ptr\s+)' + re.escape(base) + r'(?![-\w$.])', lambda m: m.group(1) + self.shadow(base),
+                          body, count=1)
+            lines.append(f"  {sh} ={body}")
+        elif op == "phi":
+            entries = ", ".join(f"[ {self.shadow(v) if is_local(v) else v}, {make_name('%', b)} ]"
+                                for v, b in inst.incoming)
+            lines.append(f"  {sh} = phi ptr {entries}")
+        elif op == "select":
+            c = inst.operands[0][1]
+            a, b = inst.operands[1][1], inst.operands[2][1]
+            lines.append(f"  {sh} = select i1 {c}, ptr {self.shadow(a)}, ptr {self.shadow(b)}")
+        elif op == "load":
+            lines.append(f"  {sh} = load ptr, ptr {self.shadow(inst.operands[0][1])}, align 8")
+        else:
+            raise EnzymeBuildError(
+                f"cannot create a shadow for pointer {res} produced by '{op}' in @{self.fn.name}",
+                location=self.engine.location(inst),
+                hint="functions returning pointers to active memory are not supported; pass the buffer as an argument")
+
+    # ------------------------------------------------------------------ calls
+    def _call_kind(self, inst: Instruction) -> str:
+        """'inactive' | 'math' | 'derived' | 'custom' | 'memory' | 'unknown'."""
+        name = callee_name(inst)
+        if inst.callee is None:
+            return "unknown" if self._call_active(inst) else "inactive"
+        if name in self.engine.custom and self._call_active(inst):
+            return "custom"
+        if name in self.engine.inactive or is_inactive_call(inst):
+            return "inactive"
+        if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")) or inst.callee in ALLOCATORS:
+            return "memory"
+        if not self._call_active(inst):
+            return "inactive"
+        like = self.engine.function_like.get(name)
+        if math_rule(inst.callee) or (like and math_rule("@" + like)):
+            return "math"
+        if name in self.engine.differentiable:
+            return "derived"
+        return "unknown"
+
+    def _call_active(self, inst: Instruction) -> bool:
+        if inst.result and inst.result in self.act.varied:
+            return True
+        return any(is_local(v) and (v in self.act.varied or (t == "ptr" and v in self.act.shadowed))
+                   for t, v in inst.operands)
+
+    def _check_call(self, inst: Instruction) -> None:
+        if self._call_kind(inst) == "unknown":
+            self.engine.missing_derivative(inst, self.fn)
+
+    def _callee_signature(self, inst: Instruction) -> Signature:
+        args = []
+        for t, v in inst.operands:
+            if is_local(v) and v in self.act.varied and is_float_type(t):
+                args.append("out")
+            elif t == "ptr" and is_local(v) and v in self.act.shadowed:
+                args.append("dup")
+            else:
+                args.append("const")
+        ret_active = bool(inst.result) and inst.result in self.act.varied
+        return Signature(callee_name(inst), tuple(args), ret_active)
+
+    def _interleaved(self, inst: Instruction, sig: Signature, get) -> list[str]:
+        out = []
+        for (t, v), a in zip(inst.operands, sig.args):
+            out.append(f"{t} {get(v)}")
+            if a in ("dup", "dupnoneed"):
+                out.append(f"ptr {get(self.shadow(v))}")
+        return out
+
+    def _forward_active_call(self, inst: Instruction, lines: list[str]) -> None:
+        sig = self._callee_signature(inst)
+        lhs = f"{inst.result} = " if inst.result else ""
+        args = self._interleaved(inst, sig, lambda v: v)
+        if self._call_kind(inst) == "custom":
+            rule = self.engine.custom[sig.function]
+            if not rule.augment or not rule.gradient:
+                self.engine.missing_derivative(inst, self.fn, partial_rule=True)
+            aug_ret = self.engine.function_return_type(rule.augment)
+            tape = self.fresh("ctape")
+            if inst.result and aug_ret != "ptr":
+                whole = self.fresh("caug")
+                lines.append(f"  {whole} = call {aug_ret} @{rule.augment}({', '.join(args)})")
+                lines.append(f"  {tape} = extractvalue {aug_ret} {whole}, 0")
+                lines.append(f"  {inst.result} = extractvalue {aug_ret} {whole}, 1")
+            else:
+                lines.append(f"  {tape} = call {aug_ret} @{rule.augment}({', '.join(args)})")
+                if inst.result:
+                    raise EnzymeBuildError(f"custom augment @{rule.augment} must return {{ptr, T}} when "
+                                           f"@{sig.function} returns a value", location=self.engine.location(inst))
+            self.types[tape] = "ptr"
+            self.home[tape] = inst.block
+            self.custom_tapes = getattr(self, "custom_tapes", {})
+            self.custom_tapes[id(inst)] = tape
+            return
+        callee_fn = self.engine.module.functions[sig.function]
+        aug, _ = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
+        self.uses_tape = True
+        lines.append(f"  {lhs}call {callee_fn.return_type} @{aug}({', '.join(args + [f'ptr {TAPE}'])})")
+
+    # ------------------------------------------------------------------ reverse sweep
+    def _reverse_block(self, block) -> None:
+        label = block.label
+        lines: list[str] = []
+        self.rev[label] = lines
+        term = block.terminator
+        if term.opcode == "unreachable":
+            self.rev_term[label] = ["  unreachable"]
+            return
+        if term.opcode == "ret" and term.operands and self.sig.ret_active:
+            v = term.operands[0][1]
+            seed = DRET if self.split else float_constant(1.0, term.type)
+            self.accumulate(v, seed, lines)
+        body = [i for i in block.instructions[:-1] if i.opcode != "phi"]
+        for inst in reversed(body):
+            self._reverse_instruction(inst, label, lines)
+        phi_adjoints = {}
+        for phi in block.phis():
+            if phi.result in self.act.varied:
+                phi_adjoints[phi.result] = self.take_adjoint(phi.result, lines)
+        self.rev_term[label] = self._reverse_terminator(block, phi_adjoints)
+
+    def _reverse_terminator(self, block, phi_adjoints) -> list[str]:
+        label = block.label
+        preds = self.cfg.preds[label]
+        if label == self.fn.blocks[0].label:
+            return ["  br label %rev$exit"]
+        if not preds:
+            return ["  unreachable"]
+
+        def edge_lines(pred) -> list[str]:
+            out = []
+            for phi in block.phis():
+                if phi.result not in phi_adjoints:
+                    continue
+                for v, b in phi.incoming:
+                    if b == pred:
+                        self.accumulate(v, phi_adjoints[phi.result], out)
+                        break
+            return out
+
+        if len(preds) == 1:
+            return edge_lines(preds[0]) + [f"  br label {self.rev_label(preds[0])}"]
+        index = self._fetch(self.pred_index[label], label)
+        targets = []
+        for i, p in enumerate(preds):
+            extra = edge_lines(p)
+            if extra:
+                edge = make_name("%", "rev", label, "from", p)
+                self.edge_blocks.append((edge, extra + [f"  br label {self.rev_label(p)}"]))
+                targets.append(edge)
+            else:
+                targets.append(self.rev_label(p))
+        cases = " ".join(f"i32 {i}, label {t}" for i, t in enumerate(targets) if i > 0)
+        return [f"  switch i32 {index}, label {targets[0]} [ {cases} ]"]
+
+    def _reverse_instruction(self, inst: Instruction, label: str, lines: list[str]) -> None:
+        op, res = inst.opcode, inst.result
+        varied = res is not None and res in self.act.varied
+        if op in INSTRUCTION_RULES and varied:
+            self._apply_rule(INSTRUCTION_RULES[op], inst.type, inst.operands, res, label, lines)
+        elif op in ("fpext", "fptrunc") and varied:
+            dr = self.take_adjoint(res, lines)
+            src_ty, src = inst.operands[0]
+            conv = self.fresh("cv")
+            lines.append(f"  {conv} = {'fptrunc' if op == 'fpext' else 'fpext'} {inst.type} {dr} to {src_ty}")
+            self.accumulate(src, conv, lines)
+        elif op == "freeze" and varied:
+            dr = self.take_adjoint(res, lines)
+            self.accumulate(inst.operands[0][1], dr, lines)
+        elif op == "select" and varied:
+            dr = self.take_adjoint(res, lines)
+            cond = self._fetch(inst.operands[0][1], label)
+            zero = float_constant(0.0, inst.type)
+            for pos, (a, b) in ((1, (dr, zero)), (2, (zero, dr))):
+                v = inst.operands[pos][1]
+                if is_local(v) and v in self.act.varied:
+                    s = self.fresh("sel")
+                    lines.append(f"  {s} = select i1 {cond}, {inst.type} {a}, {inst.type} {b}")
+                    self.accumulate(v, s, lines)
+        elif op == "load":
+            if varied:
+                dr = self.take_adjoint(res, lines)
+                ptr = self._fetch(self.shadow(inst.operands[0][1]), label)
+                self.accumulate_memory(ptr, inst.type, dr, lines)
+        elif op == "store":
+            (vty, v), (_, p) = inst.operands
+            if is_float_type(vty) and self._ptr_shadowed(p):
+                ptr = self._fetch(self.shadow(p), label)
+                old = self.fresh("ds")
+                lines.append(f"  {old} = load {vty}, ptr {ptr}")
+                lines.append(f"  store {vty} {float_constant(0.0, vty)}, ptr {ptr}")
+                self.accumulate(v, old, lines)
+        elif op == "call":
+            self._reverse_call(inst, label, lines)
+        elif op == "alloca" and res in self.act.shadowed and self.split:
+            lines.append(f"  call void @free(ptr {self._fetch(self.shadow(res), label)})")
+            self.engine.declare("@free")
+        elif varied:
+            raise EnzymeBuildError(f"cannot differentiate '{op}' producing {res} in @{self.fn.name}",
+                                   location=self.engine.location(inst),
+                                   hint="vector and aggregate floating-point values are not supported by the engine")
+
+    def _apply_rule(self, rule, fty, operands, res, label, lines) -> None:
+        dr = self.take_adjoint(res, lines)
+        b = Builder(fty, self.fresh)
+        b.lines = lines
+        args = _LazyOperands(self, label, [v for _, v in operands], res, b)
+        for i, (ty, v) in enumerate(operands):
+            if not (is_local(v) and v in self.act.varied):
+                continue
+            if i >= len(rule.partials):
+                raise EnzymeBuildError(f"no derivative rule for operand {i} of {rule.names[0]}")
+            partial = rule.partials[i](b, args)
+            if partial is None:
+                continue
+            if b.is_const(partial, 1.0):
+                contrib = dr
+            elif b.is_const(partial, -1.0):
+                contrib = b.fneg(dr)
+            else:
+                contrib = b.fmul(dr, partial)
+            self.accumulate(v, contrib, lines)
+        for callee, decl in b.declarations.items():
+            self.engine.declare(callee, decl)
+        for helper in b.helpers:
+            self.engine.support.add(f"__enzyme_build_{helper}")
+
+    def _reverse_call(self, inst: Instruction, label: str, lines: list[str]) -> None:
+        kind = self._call_kind(inst)
+        name = callee_name(inst)
+        res = inst.result
+        if kind == "math":
+            if res and res in self.act.varied:
+                found = math_rule(inst.callee) or math_rule("@" + self.engine.function_like[name])
+                rule, fty = found
+                self._apply_rule(rule, inst.type, inst.operands, res, label, lines)
+        elif kind == "derived":
+            sig = self._callee_signature(inst)
+            callee_fn = self.engine.module.functions[sig.function]
+            _, rev = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
+            args = self._interleaved(inst, sig, lambda v: self._fetch(v, label))
+            if sig.ret_active:
+                args.append(f"{inst.type} {self.take_adjoint(res, lines)}")
+            args.append(f"ptr {TAPE}")
+            self._call_with_adjoints(f"@{rev}", adjoint_type(callee_fn, sig), args, inst, sig, lines)
+        elif kind == "custom":
+            sig = self._callee_signature(inst)
+            rule = self.engine.custom[sig.function]
+            args = self._interleaved(inst, sig, lambda v: self._fetch(v, label))
+            if sig.ret_active:
+                args.append(f"{inst.type} {self.take_adjoint(res, lines)}")
+            args.append(f"ptr {self._fetch(self.custom_tapes[id(inst)], label)}")
+            self._call_with_adjoints(f"@{rule.gradient}", self.engine.function_return_type(rule.gradient),
+                                     args, inst, sig, lines)
+        elif kind == "memory":
+            self._reverse_memory_call(inst, name, label, lines)
+
+    def _call_with_adjoints(self, callee, ret_ty, args, inst, sig, lines) -> None:
+        outs = [v for (t, v), a in zip(inst.operands, sig.args) if a == "out"]
+        if ret_ty == "void" or not outs:
+            lines.append(f"  call {ret_ty} {callee}({', '.join(args)})")
+            return
+        adj = self.fresh("adj")
+        lines.append(f"  {adj} = call {ret_ty} {callee}({', '.join(args)})")
+        if len(outs) == 1:
+            self.accumulate(outs[0], adj, lines)
+            return
+        for k, v in enumerate(outs):
+            part = self.fresh("adj")
+            lines.append(f"  {part} = extractvalue {ret_ty} {adj}, {k}")
+            self.accumulate(v, part, lines)
+
+    def _reverse_memory_call(self, inst, name, label, lines) -> None:
+        if name.startswith(("llvm.memcpy", "llvm.memmove")):
+            d, s = inst.operands[0][1], inst.operands[1][1]
+            if not self._ptr_shadowed(d):
+                return
+            nty, n = inst.operands[2]
+            kind = memcpy_element_kind(self, inst)
+            if kind in ("double", "float"):
+                dsh = self._fetch(self.shadow(d), label)
+                nn = self._fetch(n, label)
+                if self._ptr_shadowed(s):
+                    ssh = self._fetch(self.shadow(s), label)
+                    helper = "__enzyme_build_memcpy_adjoint_" + ("f64" if kind == "double" else "f32")
+                    self.engine.support.add(helper)
+                    lines.append(f"  call void @{helper}(ptr {dsh}, ptr {ssh}, i64 {nn})")
+                else:
+                    lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {nn}, i1 false)")
+                    self.engine.declare("@llvm.memset.p0.i64")
+        elif name.startswith("llvm.memset"):
+            d = inst.operands[0][1]
+            if self._ptr_shadowed(d):
+                dsh = self._fetch(self.shadow(d), label)
+                nty, n = inst.operands[2]
+                lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {self._fetch(n, label)}, i1 false)")
+                self.engine.declare("@llvm.memset.p0.i64")
+        elif inst.callee in ALLOCATORS and inst.result in self.act.shadowed:
+            if inst.result in self.freed_roots:
+                lines.append(f"  call void @free(ptr {self._fetch(self.shadow(inst.result), label)})")
+                self.engine.declare("@free")
+
+    # ------------------------------------------------------------------ caches and the tape
+    def _push_lines(self, values: list[tuple[str, str]]) -> list[str]:
+        """Push (value, type) pairs as one tape record."""
+        self.uses_tape = True
+        self.engine.support.add("__enzyme_build_tape_push")
+        rec = self.fresh("push")
+        out = [f"  {rec} = call ptr @__enzyme_build_tape_push(ptr {TAPE}, i64 {CELL_BYTES * len(values)})"]
+        for j, (v, ty) in enumerate(values):
+            at = rec
+            if j:
+                at = self.fresh("cell")
+                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * j}")
+            out.append(f"  store {ty} {v}, ptr {at}, align 8")
+        return out
+
+    def _pop_lines(self, targets: list[tuple[str, str]]) -> list[str]:
+        """Pop one record into (name, type) pairs (same order as pushed)."""
+        self.engine.support.add("__enzyme_build_tape_pop")
+        rec = self.fresh("pop")
+        out = [f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * len(targets)})"]
+        for j, (name, ty) in enumerate(targets):
+            at = rec
+            if j:
+                at = self.fresh("cell")
+                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * j}")
+            out.append(f"  {name} = load {ty}, ptr {at}, align 8")
+        return out
+
+    def cache_slot(self, value: str) -> str:
+        if value not in self.cache_slots:
+            self.cache_slots[value] = make_name("%", value, "cache")
+        return self.cache_slots[value]
+
+    def _place_caches(self) -> None:
+        self.fwd_pushes: dict[str, list[str]] = {}
+        self.rev_prologue: dict[str, list[str]] = {}
+        stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
+        for block in self.fn.blocks:
+            label = block.label
+            pushed, prologue = [], []
+            for v in self.needs[label]:
+                ty = self.types.get(v, "ptr")
+                name = self.rev_names[(label, v)]
+                home = self._home[v]
+                if not self.split and (not self.cfg.in_loop(home) or not self.cfg.in_loop(label)):
+                    slot = self.cache_slot(v)
+                    where = home if not self.cfg.in_loop(home) else label
+                    if v not in stores[where]:
+                        stores[where].append(v)
+                    prologue.append(f"  {name} = load {ty}, ptr {slot}, align 8")
+                else:
+                    pushed.append((v, ty))
+            if pushed:
+                self.fwd_pushes[label] = self._push_lines(pushed)
+                prologue = self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
+                                           [::-1]) + prologue
+            self.rev_prologue[label] = prologue
+        self.slot_store_lines = {
+            label: [f"  store {self.types.get(v, 'ptr')} {v}, ptr {self.cache_slot(v)}, align 8" for v in vs]
+            for label, vs in stores.items()}
+        self._reserve_for_loops()
+
+    def _reserve_for_loops(self) -> None:
+        """Reserve tape capacity once in the preheader of loops with a known trip count."""
+        self.preheader_lines: dict[str, list[str]] = {}
+        for loop in self.cfg.loops:
+            if loop.trip_count is None or loop.preheader is None or loop.depth != 1:
+                continue
+            cells = sum(len([1 for _ in self.fwd_pushes.get(b, []) if "store" in _]) for b in [loop.header])
+            if not cells:
+                continue
+            self.engine.support.add("__enzyme_build_tape_reserve")
+            n = self.fresh("tc")
+            bytes_ = self.fresh("tb")
+            bound = loop.trip_count
+            bty = self.types.get(bound, "i64")
+            conv = f"  {n} = zext {bty} {bound} to i64" if bty not in ("i64",) else f"  {n} = add i64 {bound}, 0"
+            self.preheader_lines.setdefault(loop.preheader, []).extend([
+                conv,
+                f"  {bytes_} = mul i64 {n}, {CELL_BYTES * cells}",
+                f"  call void @__enzyme_build_tape_reserve(ptr {TAPE}, i64 {bytes_})"])
+
+    # ------------------------------------------------------------------ text
+    def _entry_prologue(self) -> list[str]:
+        out = []
+        if self.uses_tape and not self.split:
+            out.append(f"  {TAPE} = alloca {TAPE_TYPE}, align 8")
+            out.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {TAPE}, align 8")
+        for v, slot in self.cache_slots.items():
+            out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
+        return out
+
+    def _diffe_prologue(self) -> list[str]:
+        out = []
+        for v, slot in self.diffe_slots.items():
+            ty = self.types[v]
+            out.append(f"  {slot} = alloca {ty}, align 8")
+            out.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {slot}, align 8")
+        return out
+
+    def _exit_block(self) -> list[str]:
+        out = ["rev$exit:"]
+        if self.uses_tape and not self.split:
+            self.engine.support.add("__enzyme_build_tape_free_data")
+            out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
+        rty = adjoint_type(self.fn, self.sig)
+        outs = [p for p, a in zip(self.fn.params, self.sig.args) if a == "out" and is_float_type(p.type)]
+        if rty == "void":
+            out.append("  ret void")
+            return out
+        vals = []
+        for p in outs:
+            v = self.fresh("ret")
+            if p.name in self.act.varied:
+                out.append(f"  {v} = load {p.type}, ptr {self.diffe_slot(p.name)}, align 8")
+            else:
+                out.append(f"  {v} = fadd {p.type} {float_constant(0.0, p.type)}, {float_constant(0.0, p.type)}")
+            vals.append((p.type, v))
+        if len(vals) == 1:
+            out.append(f"  ret {vals[0][0]} {vals[0][1]}")
+            return out
+        agg = "poison"
+        for k, (t, v) in enumerate(vals):
+            nxt = self.fresh("agg")
+            out.append(f"  {nxt} = insertvalue {rty} {agg}, {t} {v}, {k}")
+            agg = nxt
+        out.append(f"  ret {rty} {agg}")
+        return out
+
+    def _forward_blocks_text(self, diffe_prologue: list[str]) -> list[str]:
+        out = []
+        for i, block in enumerate(self.fn.blocks):
+            out.append(f"{make_name('%', block.label)[1:]}:")
+            if i == 0:
+                out += self._entry_prologue() + diffe_prologue
+            out += self.fwd[block.label]
+            out += self.slot_store_lines.get(block.label, [])
+            out += self.fwd_pushes.get(block.label, [])
+            out += self.preheader_lines.get(block.label, [])
+            out += self.fwd_term[block.label]
+        return out
+
+    def _reverse_blocks_text(self) -> list[str]:
+        out = []
+        for block in reversed(self.fn.blocks):
+            out.append(f"{self.rev_label(block.label)[1:]}:")
+            out += self.rev_prologue.get(block.label, [])
+            out += self.rev[block.label]
+            out += self.rev_term[block.label]
+        for edge, lines in self.edge_blocks:
+            out.append(f"{edge[1:]}:")
+            out += lines
+        return out
+
+    def _assemble(self) -> list[str]:
+        names = self.engine.names_for(self.fn, self.sig, self.split)
+        params = derived_params(self.fn, self.sig)
+        rty = adjoint_type(self.fn, self.sig)
+        if not self.split:
+            head = ", ".join(f"{t} {n}" for t, n in params)
+            text = [f"define internal {rty} @{names['combined']}({head}) {{"]
+            text += self._forward_blocks_text(self._diffe_prologue())
+            text += self._reverse_blocks_text() + self._exit_block() + ["}"]
+            return ["\n".join(text)]
+        aug_head = ", ".join([f"{t} {n}" for t, n in params] + [f"ptr {TAPE}"])
+        aug = [f"define internal {self.fn.return_type} @{names['augmented']}({aug_head}) {{"]
+        aug += self._forward_blocks_text([]) + ["}"]
+        rev_params = [f"{t} {n}" for t, n in params]
+        if self.sig.ret_active:
+            rev_params.append(f"{self.fn.return_type} {DRET}")
+        rev_params.append(f"ptr {TAPE}")
+        rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}) {{", "entry$:"]
+        rev += self._diffe_prologue()
+        if len(self.cfg.returns) > 1:
+            idx = self.fresh("ret")
+            rev += self._pop_lines([(idx, "i32")])
+            cases = " ".join(f"i32 {i}, label {self.rev_label(r)}" for i, r in enumerate(self.cfg.returns) if i)
+            rev.append(f"  switch i32 {idx}, label {self.rev_label(self.cfg.returns[0])} [ {cases} ]")
+        elif self.cfg.returns:
+            rev.append(f"  br label {self.rev_label(self.cfg.returns[0])}")
+        else:
+            rev.append("  br label %rev$exit")
+        rev += self._reverse_blocks_text() + self._exit_block() + ["}"]
+        return ["\n".join(aug), "\n".join(rev)]

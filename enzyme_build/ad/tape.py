@@ -1,0 +1,209 @@
+"""The tape and the engine's IR support functions (emitted once per module as text).
+
+A tape is a stack object `{ptr data, i64 size, i64 capacity}` (24 bytes). Each block of
+a derived function that must remember values pushes them together in one reserved
+record of 8-byte cells (`__enzyme_build_tape_push` returns the record's address); the
+reverse sweep pops records in exactly the opposite order. `reserve` grows capacity
+once before a loop whose trip count is known. Combined mode keeps the tape object in
+an alloca; split mode mallocs it (or uses the caller's buffer) and frees it after the
+reverse pass. All helpers are internal and alwaysinline, so O3 sees plain loads/stores.
+"""
+from __future__ import annotations
+
+TAPE_TYPE = "{ ptr, i64, i64 }"
+TAPE_OBJECT_BYTES = 24
+CELL_BYTES = 8
+
+_SUPPORT = {
+    "__enzyme_build_tape_push": """\
+define internal ptr @__enzyme_build_tape_push(ptr %tape, i64 %bytes) alwaysinline {
+entry:
+  %sizep = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 1
+  %capp = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 2
+  %size = load i64, ptr %sizep, align 8
+  %cap = load i64, ptr %capp, align 8
+  %new = add i64 %size, %bytes
+  %full = icmp ugt i64 %new, %cap
+  br i1 %full, label %grow, label %done, !prof !{!"branch_weights", i32 1, i32 2000}
+grow:
+  call void @__enzyme_build_tape_grow(ptr %tape, i64 %new)
+  br label %done
+done:
+  %data = load ptr, ptr %tape, align 8
+  store i64 %new, ptr %sizep, align 8
+  %at = getelementptr inbounds i8, ptr %data, i64 %size
+  ret ptr %at
+}""",
+    "__enzyme_build_tape_grow": """\
+define internal void @__enzyme_build_tape_grow(ptr %tape, i64 %need) noinline {
+entry:
+  %capp = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 2
+  %cap = load i64, ptr %capp, align 8
+  %twice = shl i64 %cap, 1
+  %a = call i64 @llvm.umax.i64(i64 %twice, i64 %need)
+  %newcap = call i64 @llvm.umax.i64(i64 %a, i64 1024)
+  %data = load ptr, ptr %tape, align 8
+  %nd = call ptr @realloc(ptr %data, i64 %newcap)
+  %bad = icmp eq ptr %nd, null
+  br i1 %bad, label %oom, label %ok
+oom:
+  call void @abort()
+  unreachable
+ok:
+  store ptr %nd, ptr %tape, align 8
+  store i64 %newcap, ptr %capp, align 8
+  ret void
+}""",
+    "__enzyme_build_tape_reserve": """\
+define internal void @__enzyme_build_tape_reserve(ptr %tape, i64 %bytes) alwaysinline {
+entry:
+  %sizep = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 1
+  %capp = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 2
+  %size = load i64, ptr %sizep, align 8
+  %cap = load i64, ptr %capp, align 8
+  %new = add i64 %size, %bytes
+  %full = icmp ugt i64 %new, %cap
+  br i1 %full, label %grow, label %done
+grow:
+  call void @__enzyme_build_tape_grow(ptr %tape, i64 %new)
+  br label %done
+done:
+  ret void
+}""",
+    "__enzyme_build_tape_pop": """\
+define internal ptr @__enzyme_build_tape_pop(ptr %tape, i64 %bytes) alwaysinline {
+entry:
+  %sizep = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 1
+  %size = load i64, ptr %sizep, align 8
+  %new = sub i64 %size, %bytes
+  store i64 %new, ptr %sizep, align 8
+  %data = load ptr, ptr %tape, align 8
+  %at = getelementptr inbounds i8, ptr %data, i64 %new
+  ret ptr %at
+}""",
+    "__enzyme_build_tape_free_data": """\
+define internal void @__enzyme_build_tape_free_data(ptr %tape) alwaysinline {
+entry:
+  %data = load ptr, ptr %tape, align 8
+  call void @free(ptr %data)
+  ret void
+}""",
+    "__enzyme_build_tape_new": """\
+define internal ptr @__enzyme_build_tape_new() alwaysinline {
+entry:
+  %t = call ptr @calloc(i64 1, i64 24)
+  ret ptr %t
+}""",
+    "__enzyme_build_memcpy_adjoint_f64": """\
+define internal void @__enzyme_build_memcpy_adjoint_f64(ptr %dst, ptr %src, i64 %bytes) {
+entry:
+  %n = lshr i64 %bytes, 3
+  %any = icmp ne i64 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %dp = getelementptr inbounds double, ptr %dst, i64 %i
+  %sp = getelementptr inbounds double, ptr %src, i64 %i
+  %d = load double, ptr %dp, align 8
+  %s = load double, ptr %sp, align 8
+  %sum = fadd double %s, %d
+  store double %sum, ptr %sp, align 8
+  store double 0.0, ptr %dp, align 8
+  %next = add nuw i64 %i, 1
+  %more = icmp ult i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}""",
+    "__enzyme_build_memcpy_adjoint_f32": """\
+define internal void @__enzyme_build_memcpy_adjoint_f32(ptr %dst, ptr %src, i64 %bytes) {
+entry:
+  %n = lshr i64 %bytes, 2
+  %any = icmp ne i64 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %dp = getelementptr inbounds float, ptr %dst, i64 %i
+  %sp = getelementptr inbounds float, ptr %src, i64 %i
+  %d = load float, ptr %dp, align 4
+  %s = load float, ptr %sp, align 4
+  %sum = fadd float %s, %d
+  store float %sum, ptr %sp, align 4
+  store float 0.0, ptr %dp, align 4
+  %next = add nuw i64 %i, 1
+  %more = icmp ult i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}""",
+    # psi(x): shift x up with psi(x) = psi(x+1) - 1/x, then the asymptotic series
+    "__enzyme_build_digamma": """\
+define internal double @__enzyme_build_digamma(double %x) {
+entry:
+  br label %shift
+shift:
+  %v = phi double [ %x, %entry ], [ %v1, %step ]
+  %acc = phi double [ 0.0, %entry ], [ %acc1, %step ]
+  %small = fcmp olt double %v, 1.000000e+01
+  br i1 %small, label %step, label %series
+step:
+  %inv = fdiv double 1.000000e+00, %v
+  %acc1 = fsub double %acc, %inv
+  %v1 = fadd double %v, 1.000000e+00
+  br label %shift
+series:
+  %l = call double @llvm.log.f64(double %v)
+  %iv = fdiv double 1.000000e+00, %v
+  %iv2 = fmul double %iv, %iv
+  %c8 = fmul double %iv2, 0x3F71111111111111
+  %c6 = fsub double 0x3F70410410410410, %c8
+  %c6b = fmul double %iv2, %c6
+  %c4 = fsub double 0x3F81111111111111, %c6b
+  %c4b = fmul double %iv2, %c4
+  %c2 = fsub double 0x3FB5555555555555, %c4b
+  %c2b = fmul double %iv2, %c2
+  %half = fmul double %iv, 5.000000e-01
+  %r0 = fsub double %l, %half
+  %r1 = fsub double %r0, %c2b
+  %r = fadd double %r1, %acc
+  ret double %r
+}""",
+}
+
+# what each support function needs declared
+_NEEDS = {
+    "__enzyme_build_tape_push": ["__enzyme_build_tape_grow"],
+    "__enzyme_build_tape_reserve": ["__enzyme_build_tape_grow"],
+    "__enzyme_build_tape_grow": ["@llvm.umax.i64", "@realloc", "@abort"],
+    "__enzyme_build_tape_free_data": ["@free"],
+    "__enzyme_build_tape_new": ["@calloc"],
+    "__enzyme_build_digamma": ["@llvm.log.f64"],
+}
+
+DECLARATIONS = {
+    "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
+    "@realloc": "declare ptr @realloc(ptr, i64)",
+    "@abort": "declare void @abort()",
+    "@free": "declare void @free(ptr)",
+    "@calloc": "declare ptr @calloc(i64, i64)",
+    "@malloc": "declare ptr @malloc(i64)",
+    "@llvm.log.f64": "declare double @llvm.log.f64(double)",
+    "@llvm.memset.p0.i64": "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1 immarg)",
+    "@llvm.memcpy.p0.p0.i64": "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1 immarg)",
+}
+
+
+def support_closure(names: set[str]) -> tuple[list[str], set[str]]:
+    """(function texts, declarations needed) for the given support functions and their deps."""
+    todo, done, decls = list(names), set(), set()
+    while todo:
+        n = todo.pop()
+        if n in done:
+            continue
+        done.add(n)
+        for dep in _NEEDS.get(n, []):
+            if dep.startswith("@"):
+                decls.add(dep)
+            else:
+                todo.append(dep)
+    return [_SUPPORT[n] for n in sorted(done)], decls

@@ -1,0 +1,220 @@
+"""Activity analysis: which float values carry derivatives and which pointers need shadows.
+
+Forward data flow from the active arguments (floats marked `out`, pointers marked `dup`):
+a float is *varied* if it is computed from a varied value or loaded from shadowed memory;
+a pointer is *shadowed* if one of its roots (argument, alloca, allocation call, loaded
+pointer) has a shadow. Memory makes it a fixpoint: storing a varied value (or a shadowed
+pointer) through a pointer gives that pointer's allocations shadows, which makes loads
+from them varied. Integers, comparisons and int<->float conversions are never varied.
+`print_activity(fn, args)` renders the result for tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.model import Function, Instruction, is_float_type, is_local
+
+ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@aligned_alloc", "@_ZnwmSt11align_val_t",
+              "@_ZnamSt11align_val_t", "@realloc"}
+DEALLOCATORS = {"@free", "@_ZdlPv", "@_ZdaPv", "@_ZdlPvm", "@_ZdaPvm", "@_ZdlPvSt11align_val_t",
+                "@_ZdlPvmSt11align_val_t"}
+# library functions that never carry derivatives (I/O, allocation sizes, string helpers)
+INACTIVE_FUNCTIONS = {
+    "printf", "fprintf", "sprintf", "snprintf", "puts", "fputs", "putchar", "fputc", "fflush",
+    "fwrite", "fread", "fopen", "fclose", "perror", "exit", "abort", "__assert_fail", "assert",
+    "strlen", "strcmp", "strncmp", "strcpy", "memcmp", "time", "clock", "rand", "srand", "getenv",
+    "atoi", "atof", "strtod", "strtol", "__cxa_guard_acquire", "__cxa_guard_release",
+    "free", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm", "malloc_usable_size", "__errno_location",
+    "isnan", "isinf", "__isnan", "__isinf", "__fpclassify", "__stack_chk_fail",
+    "__enzyme_build_tape_push", "__enzyme_build_tape_pop",
+}
+INACTIVE_INTRINSIC_PREFIXES = ("llvm.lifetime", "llvm.dbg", "llvm.assume", "llvm.experimental.noalias",
+                               "llvm.stacksave", "llvm.stackrestore", "llvm.invariant",
+                               "llvm.prefetch", "llvm.umax", "llvm.umin", "llvm.smax", "llvm.smin",
+                               "llvm.abs", "llvm.ctlz", "llvm.cttz", "llvm.ctpop", "llvm.bswap",
+                               "llvm.is.fpclass", "llvm.objectsize", "llvm.trap", "llvm.expect",
+                               "llvm.sadd", "llvm.uadd", "llvm.ssub", "llvm.usub", "llvm.smul", "llvm.umul",
+                               "llvm.fshl", "llvm.fshr", "llvm.lround", "llvm.llround", "llvm.lrint",
+                               "llvm.llrint", "llvm.fptosi.sat", "llvm.fptoui.sat")
+_POINTER_FORWARDERS = {"getelementptr", "bitcast", "addrspacecast", "phi", "select", "freeze"}
+
+
+@dataclass
+class Activity:
+    varied: set[str] = field(default_factory=set)     # float values with derivatives
+    shadowed: set[str] = field(default_factory=set)   # pointers with a shadow
+    unshadowable: set[str] = field(default_factory=set)  # roots that cannot get a shadow
+
+    def is_varied(self, value: str) -> bool:
+        return value in self.varied
+
+    def has_shadow(self, value: str) -> bool:
+        return value in self.shadowed
+
+
+def callee_name(inst: Instruction) -> str:
+    return (inst.callee or "").lstrip("@").strip('"')
+
+
+def is_inactive_call(inst: Instruction, inactive_extra=frozenset()) -> bool:
+    name = callee_name(inst)
+    return (name in INACTIVE_FUNCTIONS or name in inactive_extra
+            or name.startswith(INACTIVE_INTRINSIC_PREFIXES))
+
+
+def pointer_roots(fn: Function, value: str, cache: dict | None = None) -> set[str]:
+    """The values a pointer may be derived from, looking through GEPs, casts, phis, selects."""
+    out, seen, work = set(), set(), [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        inst = fn.defs.get(v)
+        if inst is None or inst.opcode not in _POINTER_FORWARDERS:
+            out.add(v)
+        elif inst.opcode == "phi":
+            work.extend(x for x, _ in inst.incoming)
+        elif inst.opcode == "select":
+            work.extend([inst.operands[1][1], inst.operands[2][1]])
+        else:
+            work.append(inst.operands[0][1])
+    return out
+
+
+def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str] = frozenset(),
+                     inactive: set[str] = frozenset(), custom: set[str] = frozenset()) -> Activity:
+    """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
+
+    `defined` are functions with bodies (differentiated interprocedurally), `custom` those
+    with user rules; `inactive` user-declared inactive functions."""
+    act = Activity()
+    params = [p for p in fn.params if p.type != "..."]
+    for p, a in zip(params, arg_activity):
+        if a == "out" and is_float_type(p.type):
+            act.varied.add(p.name)
+        elif a in ("dup", "dupnoneed"):
+            act.shadowed.add(p.name)
+        elif p.type == "ptr":
+            act.unshadowable.add(p.name)
+    roots: dict[str, set[str]] = {}
+
+    def roots_of(v: str) -> set[str]:
+        if v not in roots:
+            roots[v] = pointer_roots(fn, v)
+        return roots[v]
+
+    def shadowable(root: str) -> bool:
+        if root in act.unshadowable or not is_local(root):
+            return False
+        inst = fn.defs.get(root)
+        if inst is None:           # an argument: only dup args have shadows
+            return root in act.shadowed
+        if inst.opcode == "alloca":
+            return True
+        if inst.opcode == "call" and inst.callee in ALLOCATORS:
+            return True
+        if inst.opcode == "load":   # a pointer read from memory: shadowed if the memory is
+            return True
+        return False
+
+    def give_shadow(ptr: str) -> bool:
+        changed = False
+        for r in roots_of(ptr):
+            if r not in act.shadowed and shadowable(r):
+                act.shadowed.add(r)
+                inst = fn.defs.get(r)
+                if inst is not None and inst.opcode == "load":
+                    give_shadow(inst.operands[0][1])
+                changed = True
+        return changed
+
+    def any_shadowed(ptr: str) -> bool:
+        return ptr in act.shadowed or any(r in act.shadowed for r in roots_of(ptr))
+
+    insts = list(fn.instructions())
+    changed = True
+    while changed:
+        changed = False
+        for inst in insts:
+            op, res = inst.opcode, inst.result
+            if res and res not in act.varied and is_float_type(inst.type):
+                if _float_result_varied(inst, act, any_shadowed, defined, inactive, custom):
+                    act.varied.add(res)
+                    changed = True
+            if res and inst.type == "ptr" and res not in act.shadowed:
+                if op in _POINTER_FORWARDERS and any(any_shadowed(v) for v in _ptr_inputs(inst)):
+                    act.shadowed.add(res)
+                    changed = True
+                elif op == "load" and any_shadowed(inst.operands[0][1]) and shadowable(res):
+                    act.shadowed.add(res)
+                    changed = True
+            if op == "store":
+                (vty, v), (_, p) = inst.operands
+                if v in act.varied or (vty == "ptr" and any_shadowed(v)):
+                    changed |= give_shadow(p)
+                if vty == "ptr" and is_local(v) and any_shadowed(p) and not any_shadowed(v):
+                    changed |= give_shadow(v)
+            elif op == "call" and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
+                d, s = inst.operands[0][1], inst.operands[1][1]
+                if any_shadowed(s) and not any_shadowed(d):
+                    changed |= give_shadow(d)
+                if any_shadowed(d) and not any_shadowed(s):
+                    changed |= give_shadow(s)
+            elif op == "call" and (callee_name(inst) in defined or callee_name(inst) in custom):
+                args = [v for _, v in inst.operands]
+                if any(a in act.varied or any_shadowed(a) for a in args if is_local(a)):
+                    for ty, a in inst.operands:
+                        if ty == "ptr" and is_local(a) and not any_shadowed(a):
+                            changed |= give_shadow(a)
+            if op in ("phi", "select") and res and inst.type == "ptr" and res in act.shadowed:
+                for v in _ptr_inputs(inst):
+                    if is_local(v) and not any_shadowed(v):
+                        changed |= give_shadow(v)
+    # every pointer derived from a shadowed root is shadowed
+    for inst in insts:
+        if inst.result and inst.type == "ptr" and inst.opcode in _POINTER_FORWARDERS:
+            if any_shadowed(inst.result):
+                act.shadowed.add(inst.result)
+    return act
+
+
+def _ptr_inputs(inst: Instruction) -> list[str]:
+    if inst.opcode == "phi":
+        return [v for v, _ in inst.incoming]
+    if inst.opcode == "select":
+        return [inst.operands[1][1], inst.operands[2][1]]
+    return [inst.operands[0][1]] if inst.operands else []
+
+
+def _float_result_varied(inst, act, any_shadowed, defined, inactive, custom) -> bool:
+    op = inst.opcode
+    if op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "freeze"):
+        return any(v in act.varied for _, v in inst.operands)
+    if op == "phi":
+        return any(v in act.varied for v, _ in inst.incoming)
+    if op == "select":
+        return inst.operands[1][1] in act.varied or inst.operands[2][1] in act.varied
+    if op == "load":
+        return any_shadowed(inst.operands[0][1])
+    if op == "extractvalue":
+        return inst.operands[0][1] in act.varied
+    if op == "call":
+        if is_inactive_call(inst, inactive) and callee_name(inst) not in custom:
+            return False
+        return any(v in act.varied or (t == "ptr" and any_shadowed(v)) for t, v in inst.operands
+                   if is_local(v))
+    return False
+
+
+def print_activity(fn: Function, arg_activity: list[str], **kw) -> str:
+    act = analyze_activity(fn, arg_activity, **kw)
+    out = [f"activity of @{fn.name} ({', '.join(arg_activity)})"]
+    for p in fn.params:
+        out.append(f"  {p.name}: " + ("varied" if p.name in act.varied else
+                                      "shadowed" if p.name in act.shadowed else "inactive"))
+    for inst in fn.instructions():
+        if inst.result:
+            tag = "varied" if inst.result in act.varied else "shadowed" if inst.result in act.shadowed else "inactive"
+            out.append(f"  {inst.result}: {tag}")
+    return "\n".join(out)

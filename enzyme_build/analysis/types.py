@@ -1,0 +1,91 @@
+"""Type analysis of memory: does a load/store/memcpy move floats, integers or pointers?
+
+Sources, in order: the IR type of the access, the `!tbaa` / `!tbaa.struct` tags clang
+emits at -O1+ ("double", "float", "int", "any pointer", ...), then the other accesses
+through pointers with the same roots. Adjoints differ by element type (the "memcpy
+problem": 8 bytes of doubles vs 2 floats vs a pointer), so an access to active memory
+whose element type cannot be decided is an error naming the instruction.
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import EnzymeBuildError
+from ..ir.model import is_float_type, tbaa_type
+from .activity import pointer_roots
+
+_FLOATISH = {"double": "double", "float": "float"}
+
+
+def _kind_of_tbaa(name: str | None) -> str | None:
+    if name is None:
+        return None
+    if name in _FLOATISH:
+        return _FLOATISH[name]
+    if name == "any pointer":
+        return "pointer"
+    if name in ("int", "long", "long long", "short", "char", "omnipotent char", "bool", "_Bool"):
+        return "int" if name != "omnipotent char" else None
+    return None
+
+
+def check_memory_access(gen, inst) -> None:
+    """Reject loads/stores of active memory the engine cannot differentiate correctly."""
+    ptr = inst.operands[0][1] if inst.opcode == "load" else inst.operands[1][1]
+    if ptr not in gen.act.shadowed:
+        return
+    ty = inst.type
+    if is_float_type(ty) or ty == "ptr":
+        return
+    if "double" in ty or "float" in ty:
+        raise EnzymeBuildError(
+            f"vector/aggregate access '{ty}' to active memory in @{gen.fn.name} is not supported",
+            location=gen.engine.location(inst),
+            hint="the pre-AD pipeline disables vectorization; avoid whole-struct copies of float data")
+    kind = _kind_of_tbaa(tbaa_type(gen.engine.module, inst.metadata.get("!tbaa")))
+    if kind in ("double", "float"):
+        raise EnzymeBuildError(
+            f"integer-typed {inst.opcode} of {kind} data in @{gen.fn.name} is not supported "
+            f"({inst.text.strip()})", location=gen.engine.location(inst),
+            hint="copy floating-point fields one by one instead of through integers")
+
+
+def _tbaa_struct_kinds(module, tag: str | None) -> list[str | None]:
+    node = module.metadata.get(tag or "", "")
+    return [_kind_of_tbaa(tbaa_type(module, m)) for m in re.findall(r'(![0-9]+)', node)]
+
+
+def memcpy_element_kind(gen, inst) -> str:
+    """'double' | 'float' | 'pointer' | 'int' for what a memcpy/memmove of active memory copies."""
+    module = gen.engine.module
+    kinds = set(_tbaa_struct_kinds(module, inst.metadata.get("!tbaa.struct")))
+    kinds.discard(None)
+    if not kinds:
+        kinds = _kinds_through_roots(gen, [inst.operands[0][1], inst.operands[1][1]])
+    kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
+    if len(kinds) == 1:
+        return kinds.pop()
+    what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
+    raise EnzymeBuildError(
+        f"cannot differentiate a memcpy of {what} in @{gen.fn.name} ({inst.text.strip()})",
+        location=gen.engine.location(inst),
+        hint="copy the fields explicitly, or build with -O1 or higher so clang emits type tags")
+
+
+def _kinds_through_roots(gen, pointers) -> set[str]:
+    roots = set()
+    for p in pointers:
+        roots |= pointer_roots(gen.fn, p)
+    kinds = set()
+    for inst in gen.fn.instructions():
+        if inst.opcode in ("load", "store"):
+            ptr = inst.operands[0][1] if inst.opcode == "load" else inst.operands[1][1]
+            if pointer_roots(gen.fn, ptr) & roots:
+                if is_float_type(inst.type):
+                    kinds.add(inst.type)
+                elif inst.type == "ptr":
+                    kinds.add("pointer")
+        elif inst.opcode == "getelementptr" and pointer_roots(gen.fn, inst.operands[0][1]) & roots:
+            if inst.source_type in ("double", "float"):
+                kinds.add(inst.source_type)
+    return kinds

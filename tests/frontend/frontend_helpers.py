@@ -1,4 +1,7 @@
-"""Helpers for the front-end tests: run the wrapper, write sources, inspect fat objects."""
+"""Helpers for the front-end tests: run the wrapper, write sources, inspect fat objects.
+
+(Not conftest.py: several test areas have one, and `import conftest` would be ambiguous.)
+"""
 from __future__ import annotations
 
 import os
@@ -53,11 +56,6 @@ class Workspace:
 
     def exe(self, name: str, *args) -> subprocess.CompletedProcess:
         return self.run([self.file(name), *args], check=True)
-
-
-@pytest.fixture
-def ws(tmp_path):
-    return Workspace(tmp_path)
 
 
 def has_bitcode(path: str) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import subprocess
 
-from conftest import has_bitcode
+from frontend_helpers import has_bitcode
 
 LIB_G = "int g(int x) { return 3 * x + 1; }\n"
 LIB_H = "int h_unreferenced(int x) { return x - 7; }\n"

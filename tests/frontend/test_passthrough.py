@@ -5,7 +5,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import has_bitcode
+from frontend_helpers import has_bitcode
 
 from enzyme_build import toolchain
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import ENZYME_BUILD
+from frontend_helpers import ENZYME_BUILD
 
 
 def test_compile_imports_no_heavy_modules(ws):

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from conftest import ENZYME_BUILD
+from frontend_helpers import ENZYME_BUILD
 
 from enzyme_build import LLVM_MAJOR, toolchain
 

@@ -1,0 +1,136 @@
+"""The whole-program link: input selection, bitcode merge + internalize, codegen, native link."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+from enzyme_build import toolchain
+from enzyme_build.link import objfile, wholeprogram
+
+# a global named __enzyme_* routes a link through the whole-program path without needing AD
+PROBE = "int __enzyme_probe;\n"
+
+MAIN = PROBE + """#include <stdio.h>
+double scale(double);
+extern int counter;
+int main(void) { double s = scale(2.5); printf("%.1f %d\\n", s, counter); return 0; }
+"""
+SCALE = "int counter = 7;\nstatic double half(double x) { return x / 2; }\n" \
+        "double scale(double x) { counter++; return 4 * half(x); }\n"
+
+
+def test_parse_trace_lines():
+    text = "/lib/crt1.o\nmain.o\n./libx.a(g.o)\n/usr/lib/libc.so.6\nld.lld: warning: w\n"
+    assert wholeprogram.parse_trace(text) == [
+        ("/lib/crt1.o", None), ("main.o", None), ("./libx.a", "g.o"),
+        ("/usr/lib/libc.so.6", None)]
+
+
+def test_post_ad_levels():
+    assert wholeprogram.post_ad_levels(None) == (3, 0)
+    assert wholeprogram.post_ad_levels("0") == (2, 0)
+    assert wholeprogram.post_ad_levels("3") == (3, 0)
+    assert wholeprogram.post_ad_levels("s") == (2, 1)
+    assert wholeprogram.plain_levels(None) == (0, 0)
+    assert wholeprogram.plain_levels("2") == (2, 0)
+
+
+def test_link_pipeline_functions_directly(ws):
+    """Trial link -> selection -> merged, internalized module -> object -> native link."""
+    ws.write("main.c", MAIN)
+    ws.write("scale.c", SCALE)
+    ws.write("unused.c", "double never_called(double x) { return x; }\n")
+    ws.eb("-O2", "-c", "main.c", "scale.c", "unused.c", check=True)
+    ws.run(["ar", "rcs", "libs.a", "scale.o", "unused.o"], check=True)
+    plan = wholeprogram.LinkPlan(driver=toolchain.clang_command(), output=ws.file("prog"),
+                                 link_args=[ws.file("main.o"), ws.file("libs.a")],
+                                 tmpdir=ws.path, opt_level="2")
+    trace = wholeprogram.trial_link(plan)
+    sel = wholeprogram.select_inputs(trace)
+    assert [label.rsplit("/", 1)[-1] for label, _ in sel.bitcode] == ["main.o", "libs.a(scale.o)"]
+    module = wholeprogram.build_module(sel, shared=False, export_dynamic=False, name="prog")
+    from enzyme_build import llvm
+    linkage = {name: link for name, _kind, link in llvm.defined_symbols(module)}
+    assert linkage["main"] == "external" and linkage["__enzyme_probe"] == "external"
+    assert linkage["scale"] == "internal" and linkage["counter"] == "internal"
+    assert "never_called" not in linkage
+    obj = wholeprogram.compile_whole_program(sel, plan)
+    assert objfile.undefined_symbols(objfile.read_file(obj)) >= {"printf"}
+    args = wholeprogram.final_link_args(plan, sel, obj)
+    assert args == [obj]  # main.o and the archive are both absorbed
+    assert wholeprogram.native_link(plan, args) == 0
+    assert ws.exe("prog").stdout == "5.0 8\n"
+
+
+def test_link_whole_program_entry_point(ws):
+    ws.write("main.c", MAIN)
+    ws.write("scale.c", SCALE)
+    ws.eb("-c", "main.c", "scale.c", check=True)
+    plan = wholeprogram.LinkPlan(driver=toolchain.clang_command(), output=ws.file("p2"),
+                                 link_args=[ws.file("main.o"), ws.file("scale.o")],
+                                 tmpdir=ws.path, keep_dir=ws.file("keep"))
+    assert wholeprogram.link_whole_program(plan) == 0
+    assert ws.exe("p2").stdout == "5.0 8\n"
+    assert sorted(os.listdir(ws.file("keep"))) == ["p2.post-ad.bc", "p2.post-ad.ll",
+                                                   "p2.pre-ad.bc", "p2.pre-ad.ll"]
+
+
+def test_native_objects_keep_what_they_reference_visible(ws):
+    """A gcc-compiled object (no bitcode) calls into the bitcode: that symbol stays global."""
+    ws.write("native.c", "double scale(double);\ndouble via_native(double x) { return scale(x); }\n")
+    ws.run(["cc", "-O2", "-c", "native.c", "-o", "native.o"], check=True)
+    ws.write("main.c", PROBE + '#include <stdio.h>\ndouble via_native(double);\n'
+             'int main(void) { printf("%.1f\\n", via_native(1.0)); return 0; }\n')
+    ws.write("scale.c", SCALE)
+    ws.eb("-O2", "main.c", "scale.c", "native.o", "-o", "prog", check=True,
+          env={"ENZYME_BUILD_KEEP": "keep"})
+    assert ws.exe("prog").stdout == "2.0\n"
+    assert "define dso_local double @scale(" in ws.read("keep/prog.pre-ad.ll")
+
+
+def test_shared_library_exports_only_default_visibility(ws):
+    ws.write("lib.c", PROBE + SCALE + '__attribute__((visibility("hidden"))) int secret(void)'
+             ' { return 3; }\nint api(void) { return secret() + counter; }\n')
+    ws.eb("-O2", "-shared", "-fPIC", "lib.c", "-o", "libscale.so", check=True,
+          env={"ENZYME_BUILD_KEEP": "keep"})
+    assert os.path.exists(ws.file("keep/libscale.so.pre-ad.ll"))
+    exported = ws.run(["nm", "-D", "--defined-only", "libscale.so"], check=True).stdout
+    assert " T scale" in exported and " T api" in exported and "secret" not in exported
+    ws.write("use.c", '#include <stdio.h>\ndouble scale(double); int api(void);\n'
+             'int main(void) { double s = scale(3); printf("%.1f %d\\n", s, api()); return 0; }\n')
+    ws.run(["cc", "use.c", "-L.", "-lscale", f"-Wl,-rpath,{ws.path}", "-o", "use"], check=True)
+    assert ws.exe("use").stdout == "6.0 11\n"
+
+
+def test_cxx_templates_and_inline_functions(ws):
+    ws.write("t.cc", PROBE.replace("int __enzyme_probe;", 'extern "C" { int __enzyme_probe; }') + """
+#include <vector>
+#include <numeric>
+#include <cstdio>
+template <class T> T total(const std::vector<T>& v) { return std::accumulate(v.begin(), v.end(), T()); }
+int main() { std::vector<double> v{1.5, 2.5, 3.0}; std::printf("%g\\n", total(v)); return 0; }
+""")
+    ws.eb("-O0", "-g", "t.cc", "-o", "prog", cxx=True, check=True,
+          env={"ENZYME_BUILD_KEEP": "keep"})
+    assert ws.exe("prog").stdout == "7\n"
+    assert "optnone" not in ws.read("keep/prog.pre-ad.ll")  # -O0 bitcode stays optimizable
+
+
+def test_export_dynamic_keeps_definitions(ws):
+    ws.write("main.c", MAIN)
+    ws.write("scale.c", SCALE)
+    ws.eb("-O2", "-rdynamic", "main.c", "scale.c", "-o", "prog", check=True)
+    assert ws.exe("prog").stdout == "5.0 8\n"
+    dynamic = ws.run(["nm", "-D", "--defined-only", "prog"], check=True).stdout
+    assert " scale\n" in dynamic
+
+
+def test_verbose_prints_each_subcommand(ws):
+    ws.write("main.c", MAIN)
+    ws.write("scale.c", SCALE)
+    proc = ws.eb("main.c", "scale.c", "-o", "prog", env={"ENZYME_BUILD_VERBOSE": "1"},
+                 check=True)
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("enzyme-build: ")]
+    assert len(lines) == 4  # two compiles, the trial link, the final link
+    assert "--trace" in lines[2] and "whole-program.o" in lines[3]
+    assert subprocess.run([ws.file("prog")], capture_output=True).returncode == 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build-time benchmark: `enzyme-build build -j2` vs `make -j2 CC="enzyme-build cc"` vs plain clang.
 
-    .venv/bin/python benchmarks/build_time.py [--sources auto|lua|generated] [--jobs 2] [--repeat 1]
+    .venv/bin/python benchmarks/build_time.py [--sources auto|lua|generated] [--jobs 2] [--repeat 3]
 
 Times a clean build and a no-op rebuild of the same sources with each configuration,
 prints a table and writes benchmarks/results/build_time.svg. Sources: the Lua 5.4
@@ -115,23 +115,33 @@ def timed(command: list[str], cwd: Path) -> float:
     return elapsed
 
 
-def measure(config: str, command: list[str], sources: SourceSet, workdir: Path,
-            repeat: int) -> Timing:
-    """Median clean-build and no-op-rebuild times, each clean build in a fresh tree."""
-    clean, noop = [], []
-    for attempt in range(repeat):
-        tree = workdir / f"{len(os.listdir(workdir))}"
-        write_tree(tree, sources)
-        clean.append(timed(command, tree))
-        noop.append(timed(command, tree))
-        if not (tree / "prog").is_file():
-            sys.exit(f"{config}: no program was built")
-        shutil.rmtree(tree)
-    return Timing(config, statistics.median(clean), statistics.median(noop))
+def measure_once(command: list[str], sources: SourceSet, tree: Path) -> tuple[float, float]:
+    """(clean build, no-op rebuild) seconds in a fresh tree."""
+    write_tree(tree, sources)
+    clean = timed(command, tree)
+    noop = timed(command, tree)
+    if not (tree / "prog").is_file():
+        sys.exit(f"{' '.join(command)}: no program was built")
+    shutil.rmtree(tree)
+    return clean, noop
+
+
+def measure_all(configs: dict[str, list[str]], sources: SourceSet, workdir: Path,
+                repeat: int) -> list[Timing]:
+    """Median times per configuration; rounds interleave configurations so background load
+    and warm caches do not favor whichever runs last."""
+    samples: dict[str, list[tuple[float, float]]] = {config: [] for config in configs}
+    for round_index in range(repeat):
+        for config, command in configs.items():
+            clean, noop = measure_once(command, sources, workdir / f"{round_index}-{len(samples[config])}-{abs(hash(config))}")
+            samples[config].append((clean, noop))
+            print(f"  round {round_index + 1}: {config}: clean {clean:.2f}s, no-op {noop:.2f}s", flush=True)
+    return [Timing(config, statistics.median(c for c, _ in runs), statistics.median(n for _, n in runs))
+            for config, runs in samples.items()]
 
 
 def table(timings: list[Timing]) -> str:
-    base = timings[-1]  # plain clang is measured last
+    base = timings[-1]  # plain clang is the last configuration
     rows = [f"{'configuration':<36} {'clean (s)':>10} {'x clang':>8} {'no-op (s)':>10}"]
     for t in timings:
         rows.append(f"{t.config:<36} {t.clean_s:>10.2f} {t.clean_s / base.clean_s:>8.2f} "
@@ -177,7 +187,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", choices=("auto", "lua", "generated"), default="auto")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=1, help="clean builds per configuration (median)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; each configuration reports its median")
     parser.add_argument("--svg", default=str(RESULTS / "build_time.svg"))
     args = parser.parse_args()
 
@@ -192,12 +202,12 @@ def main() -> int:
 
     print(f"sources: {sources.name} ({len(sources.sources)} .c files), flags {' '.join(CFLAGS)}, "
           f"-j{args.jobs}, {os.cpu_count()} CPUs")
-    timings = []
     with tempfile.TemporaryDirectory(prefix="enzyme-build-bench-") as work:
-        for config, command in commands(sources, args.jobs, clang).items():
-            timing = measure(config, command, sources, Path(work), args.repeat)
-            print(f"  {config}: clean {timing.clean_s:.2f}s, no-op {timing.noop_s:.2f}s", flush=True)
-            timings.append(timing)
+        # One untimed warm-up build so the first timed configuration does not pay for cold
+        # page caches and Python bytecode compilation.
+        configs = commands(sources, args.jobs, clang)
+        measure_once(next(iter(configs.values())), sources, Path(work) / "warm-up")
+        timings = measure_all(configs, sources, Path(work), args.repeat)
     print()
     print(table(timings))
     svg_path = Path(args.svg)

@@ -19,9 +19,10 @@ INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 
 # Added to every C-family compile: embed the unoptimized frontend bitcode next to the
 # native code; keep it free of `optnone` at -O0 so the whole-program pipeline may optimize
-# it; make clang report attributes it drops (the custom-derivative hook looks for them).
+# it; make clang report attributes it drops (the custom-derivative hook looks for them),
+# without -Werror turning that report into a failed build (= attributes.detection_flags()).
 FAT_OBJECT_FLAGS = ["-Xclang", "-fembed-bitcode=all", "-Xclang", "-disable-O0-optnone",
-                    "-Wunknown-attributes"]
+                    "-Wunknown-attributes", "-Wno-error=unknown-attributes"]
 
 
 def verbose_enabled() -> bool:
@@ -92,7 +93,7 @@ def run_compile(command: list[str], source: Input, output: str) -> int:
     stderr_text = proc.stderr.decode("utf-8", errors="replace")
     returncode = proc.returncode
     hooked = None
-    if source.kind == "source" and stderr_text:
+    if source.kind == "source" and returncode == 0:
         hooked = _attribute_hook(command, source.path, output, stderr_text)
     if hooked is not None:
         if hooked.stdout:
@@ -110,14 +111,25 @@ def run_compile(command: list[str], source: Input, output: str) -> int:
 
 
 def _attribute_hook(command, source, output, stderr_text):
-    """Recompile through frontend.attributes when clang dropped an `enzyme` attribute."""
+    """Recompile through frontend.attributes when clang dropped an `enzyme` attribute.
+
+    The cheap test is clang's warning; `-w` silences it, and then only a scan of the
+    files the TU reads can tell (one `clang -M`, paid only by `-w` builds).
+    """
+    silenced = "-w" in command
+    if not silenced and "enzyme" not in stderr_text:
+        return None
     try:
         from . import attributes
     except ImportError:
         return None
-    if not attributes.mentions_enzyme_attribute(stderr_text):
+    env = dict(os.environ)
+    if silenced:
+        if not attributes.source_mentions_enzyme_attribute(command, source, env):
+            return None
+    elif not attributes.mentions_enzyme_attribute(stderr_text):
         return None
-    return attributes.compile_with_enzyme_attributes(command, source, output, dict(os.environ))
+    return attributes.compile_with_enzyme_attributes(command, source, output, env)
 
 
 def compile_objects(driver: list[str], inv: Invocation) -> int:

@@ -189,6 +189,9 @@ class ReverseGenerator:
     # ------------------------------------------------------------------ driver
     def generate(self) -> list[str]:
         self._home: dict[str, str] = {}
+        for p, a in zip(self.fn.params, self.sig.args):
+            if a == "out" and p.name in self.act.varied:
+                self.diffe_slot(p.name)
         for block in self.fn.blocks:
             self._forward_block(block)
         for block in self.fn.blocks:

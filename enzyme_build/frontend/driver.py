@@ -6,10 +6,8 @@ whole-program link imports those lazily.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 from .. import toolchain
 from . import args as argmodel
@@ -225,6 +223,8 @@ def link_arguments(inv: Invocation, objects: dict[int, str]) -> list[str]:
 
 def compile_and_link(driver: list[str], inv: Invocation) -> int:
     """Compile sources to temporary fat objects, then link (fast path or whole program)."""
+    import shutil
+    import tempfile
     tmpdir = tempfile.mkdtemp(prefix="enzyme-build-")
     try:
         objects: dict[int, str] = {}

@@ -285,10 +285,11 @@ def _parse_call(inst: Instruction, body: str) -> None:
     words = [w for w in words if w not in _FLAG_WORDS and not w.startswith("#")]
     # remaining: [cc/attrs...] type [fnty]
     rest = " ".join(words)
-    fm = re.search(r'(\S+)\s*(\([^()]*\))$', rest)
-    if fm and "(" in rest:
-        inst.call_type = fm.group(1) + " " + fm.group(2)
-        inst.type = fm.group(1)
+    fm = re.search(r'\s*(\([^()]*\))$', rest)
+    if fm:
+        ret_words = split_top(rest[:fm.start()], " ")
+        inst.type = ret_words[-1] if ret_words else "void"
+        inst.call_type = inst.type + " " + fm.group(1)
     else:
         inst.type = words[-1] if words else "void"
     inst.operands = [split_type_value(a) for a in split_top(args_text)] if args_text.strip() else []

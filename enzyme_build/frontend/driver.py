@@ -292,7 +292,7 @@ def needs_whole_program(link_args: list[str]) -> bool:
             data = objfile.read_file(path)
         except OSError:
             continue  # the linker will say what is wrong with it
-        if objfile.mentions_enzyme(data):
+        if objfile.mentions_enzyme(data, path):
             return True
     return False
 

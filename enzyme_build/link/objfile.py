@@ -126,13 +126,18 @@ def undefined_symbols(data: bytes) -> set[str]:
 
 
 def is_archive(data: bytes) -> bool:
-    return data[:8] == b"!<arch>\n"
+    return data[:8] in (b"!<arch>\n", b"!<thin>\n")
 
 
-def archive_members(data: bytes) -> list[Member]:
-    """Members of a GNU/BSD `ar` archive, in order (symbol tables left out)."""
+def archive_members(data: bytes, archive_path: str = ".") -> list[Member]:
+    """Members of a GNU/BSD `ar` archive, in order (symbol tables left out).
+
+    Members of a thin archive (`ar rcsT`) are read from their files, which the archive
+    names relative to its own directory.
+    """
     if not is_archive(data):
         return []
+    thin = data[:8] == b"!<thin>\n"
     members: list[Member] = []
     long_names = b""
     pos = 8
@@ -143,12 +148,14 @@ def archive_members(data: bytes) -> list[Member]:
             size = int(header[48:58].decode("latin-1").strip() or "0")
         except ValueError:
             break
-        body = data[pos + 60:pos + 60 + size]
-        pos += 60 + size + (size & 1)
-        if raw_name in ("/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"):
-            continue
+        special = raw_name in ("/", "//", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED")
+        stored = size if (special or not thin) else 0  # thin members live in their own files
+        body = data[pos + 60:pos + 60 + stored]
+        pos += 60 + stored + (stored & 1)
         if raw_name == "//":
             long_names = body
+            continue
+        if special:
             continue
         if raw_name.startswith("#1/"):  # BSD: name stored at the start of the body
             length = int(raw_name[3:])
@@ -160,6 +167,11 @@ def archive_members(data: bytes) -> list[Member]:
             name = long_names[start:end if end >= 0 else None].decode("latin-1").rstrip("/")
         else:
             name = raw_name.rstrip("/")
+        if thin:
+            try:
+                body = read_file(os.path.join(os.path.dirname(archive_path), name))
+            except OSError:
+                body = b""
         members.append(Member(name, body))
     return members
 
@@ -174,12 +186,14 @@ def read_file(path: str) -> bytes:
         return fh.read()
 
 
-def mentions_enzyme(data: bytes) -> bool:
+def mentions_enzyme(data: bytes, path: str = ".") -> bool:
     """Does any bitcode in this object or archive mention an __enzyme_ symbol?
 
     A whole-file byte search first (cheap, usually decides), then the real check inside
     the embedded bitcode sections.
     """
+    if data[:8] == b"!<thin>\n":
+        return any(mentions_enzyme(m.data) for m in archive_members(data, path))
     if ENZYME_MARKER not in data:
         return False
     if is_archive(data):

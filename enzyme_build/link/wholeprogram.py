@@ -131,7 +131,7 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
             continue
         if real not in archives:
             data = _read(real)
-            archives[real] = objfile.archive_members(data) if data else []
+            archives[real] = objfile.archive_members(data, real) if data else []
         # the same member name may occur several times in one archive: take them in order
         nth = seen_members.get((real, member), 0)
         seen_members[(real, member)] = nth + 1

@@ -20,6 +20,9 @@ def test_shared_examples(build, run_ok, name):
     ("math", ()),
     ("math", ("-fno-math-errno",)),     # intrinsics (llvm.sin.f64, frem…) instead of libm calls
     ("control", ()),
+    ("memory", ()),
+    ("calls", ()),
+    ("split", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0

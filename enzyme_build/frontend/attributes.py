@@ -720,13 +720,14 @@ def _compile_with_attributes(clang_cmd, source, output, env) -> subprocess.Compl
                 main_text += "\n"
             cleaned[main_path] = main_text + registration_code(
                 uses_by_number, targets, _is_cxx(clang_cmd, source))
-        if not cleaned:
-            return _run(clang_cmd, env)
-        overlay = _write_overlay(tmp, "compile", cleaned)
-        final = _run(clang_cmd + ["-ivfsoverlay", overlay], env)
+        if cleaned:
+            overlay = _write_overlay(tmp, "compile", cleaned)
+            final = _run(clang_cmd + ["-ivfsoverlay", overlay], env)
+        else:
+            final = _run(clang_cmd, env)
         if final.returncode == 0 and mentions_enzyme_attribute(final.stderr):
             raise EnzymeBuildError(
-                "an enzyme attribute could not be resolved (is it built by token pasting?)",
+                "an enzyme attribute could not be resolved (is its name produced by a macro?)",
                 location=source, hint='spell it out: __attribute__((enzyme("gradient", f_grad)))')
         return subprocess.CompletedProcess(clang_cmd, final.returncode, final.stdout, final.stderr)
 

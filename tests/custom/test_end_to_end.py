@@ -263,3 +263,49 @@ int main(void) { printf("%.12g\\n", __enzyme_autodiff((void *)model, 2.0)); retu
 """)
     (value,) = build_and_run(work, ["s.c"], "-Wall", "-Werror")
     assert float(value) == pytest.approx(-10.0)
+
+
+def test_augment_and_gradient_attributes_in_separate_tus(work):
+    write(work, "a.c", """\
+typedef struct { void *tape; double primal; } aug_t;
+aug_t t_aug(double x) { aug_t r = {0, x * x * x * x}; return r; }
+double t(double x) __attribute__((enzyme("augment", t_aug)));
+double use_a(double x) { return t(x); }
+""")
+    write(work, "b.c", """\
+double t_grad(double x, double dret, void *tape) { return 1000.0 * dret; }
+double t(double x) __attribute__((enzyme("gradient", t_grad)));
+double t(double x) { return x * x * x * x; }
+""")
+    write(work, "main.c", """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+double use_a(double x);
+int main(void) { printf("%.12g\\n", __enzyme_autodiff((void *)use_a, 1.25)); return 0; }
+""")
+    (value,) = build_and_run(work, ["main.c", "a.c", "b.c"])
+    assert float(value) == pytest.approx(1000.0)
+
+
+def test_cxx_rule_on_namespaced_function(work):
+    write(work, "n.cc", """\
+#include <cstdio>
+namespace phys {
+double pot(double r);
+}
+struct aug_t { void *tape; double primal; };
+aug_t pot_aug(double r) { return {nullptr, 1.0 / r}; }
+double pot_grad(double r, double dret, void *) { return 3.5 * dret; }
+namespace phys {
+double pot(double r) __attribute__((enzyme("augment", pot_aug), enzyme("gradient", pot_grad)));
+double pot(double r) { return 1.0 / r; }
+}
+extern "C" double __enzyme_autodiff(void *, ...);
+double energy(double r) { return 2.0 * phys::pot(r); }
+int main() { std::printf("%.12g\\n", __enzyme_autodiff((void *)energy, 2.0)); return 0; }
+""")
+    proc = run([ENZYME_BUILD, "c++", "-O2", "n.cc", "-o", "prog"], work)
+    assert proc.returncode == 0, proc.stderr
+    result = run(["./prog"], work)
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout) == pytest.approx(7.0)

@@ -23,6 +23,23 @@ def test_shared_examples(build, run_ok, name):
     ("memory", ()),
     ("calls", ()),
     ("split", ()),
+    ("custom", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0
+
+
+def test_cxx_new_delete(build, run_ok):
+    assert run_ok(build(os.path.join(PROGRAMS, "cxx.cc"), cxx=True)) > 0
+
+
+def test_ad_before_opt(build, run_ok):
+    """The ablation path (only SROA before AD) gives the same derivatives."""
+    assert run_ok(build(os.path.join(EXAMPLES, "norm.c"), ad_before_opt=True)) > 0
+    assert run_ok(build(os.path.join(PROGRAMS, "control.c"), ad_before_opt=True)) > 0
+
+
+def test_frontend_at_O0(build, run_ok):
+    """-O0 frontends mark functions optnone/noinline; the stage still optimizes before AD."""
+    assert run_ok(build(os.path.join(EXAMPLES, "relu3.c"), opt="-O0")) > 0
+    assert run_ok(build(os.path.join(PROGRAMS, "calls.c"), opt="-O0")) > 0

@@ -1,0 +1,48 @@
+"""Build-time errors of the AD stage: one clear message, exit 1, no output file."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import HERE, build_with_stage, enzyme_build_cli
+from enzyme_build.errors import EnzymeBuildError
+
+PROGRAMS = os.path.join(HERE, "programs")
+
+
+def test_missing_body_names_function_and_chain(tmp_path):
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(os.path.join(PROGRAMS, "err_nobody.c"), str(tmp_path), extra=("-g",))
+    err = info.value
+    assert "mystery" in err.message
+    assert "top -> helper -> mystery" in err.message
+    assert err.location and err.location.endswith("err_nobody.c:4")
+    assert "__enzyme_inactivefn" in err.hint and "gradient" in err.hint
+
+
+def test_missing_body_via_cli_exits_1_without_output(tmp_path):
+    out = tmp_path / "prog"
+    if not os.path.exists(enzyme_build_cli()):
+        pytest.skip("enzyme-build CLI not installed")
+    proc = subprocess.run([enzyme_build_cli(), "cc", "-O2", os.path.join(PROGRAMS, "err_nobody.c"),
+                           "-o", str(out), "-lm"], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "mystery" in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_small_caller_owned_tape_is_an_error(tmp_path):
+    src = tmp_path / "small.c"
+    src.write_text("""
+extern int enzyme_dup, enzyme_const, enzyme_allocated, enzyme_tape;
+void *__enzyme_augmentfwd(void *, ...);
+void f(double *x, int n) { for (int i = 0; i < n; i++) x[i] *= x[i]; }
+int main(void) { double x[2] = {1, 2}, d[2] = {1, 1}; char buf[8];
+  __enzyme_augmentfwd((void *)f, enzyme_allocated, 8, enzyme_tape, buf, enzyme_dup, x, d, enzyme_const, 2);
+  return 0; }
+""")
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path))
+    assert "enzyme_allocated" in info.value.message

@@ -68,13 +68,17 @@ def split_type_value(text: str) -> tuple[str, str]:
     tokens = split_top(rest, " ")
     if not tokens:
         return ty, ""
-    # constant expressions like 'getelementptr inbounds (i8, ptr @g, i64 8)'
+    # constant expressions like 'getelementptr inbounds (i8, ptr @g, i64 8)' stay whole
     for i, tok in enumerate(tokens):
-        if tok.startswith("(") and i > 0:
-            return ty, " ".join(tokens[i - 1:]) if tokens[i - 1] not in _ATTR_WORDS else " ".join(tokens[i:])
+        if tok in _CONSTEXPR_WORDS:
+            return ty, " ".join(tokens[i:])
     return ty, tokens[-1]
 
 
+_CONSTEXPR_WORDS = {"getelementptr", "bitcast", "ptrtoint", "inttoptr", "addrspacecast", "trunc",
+                    "sub", "add", "mul", "xor", "shl", "icmp", "fcmp", "select", "extractelement",
+                    "insertelement", "shufflevector", "blockaddress", "dso_local_equivalent",
+                    "no_cfi", "ptrauth"}
 _ATTR_WORDS = {"noundef", "nonnull", "noalias", "nocapture", "readonly", "writeonly", "zeroext",
                "signext", "inreg", "returned", "immarg", "nofree", "noesc"}
 

@@ -1,0 +1,65 @@
+"""The IR model: parsing real clang IR (after O2 + instnamer) and the pieces the engine relies on."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from enzyme_build import llvm
+from enzyme_build.ir import make_name, parse_instruction, parse_module, split_top, tbaa_type
+
+EXAMPLES = "/work/shared/examples"
+
+
+def optimized_text(source: str, tmp_path, extra=()) -> str:
+    out = tmp_path / "x.ll"
+    subprocess.run(["clang-22", "-O2", "-Xclang", "-disable-llvm-passes", "-S", "-emit-llvm", "-g",
+                    "-I", EXAMPLES, *extra, source, "-o", str(out)], check=True)
+    m = llvm.parse_assembly(out.read_text())
+    llvm.optimize(m, 2, unroll=False, vectorize=False)
+    llvm.run_named_passes(m, ["instnamer"])
+    return m.text()
+
+
+@pytest.mark.parametrize("name", ["norm", "split_mode", "relu3"])
+def test_every_instruction_is_parsed_and_printed_back(tmp_path, name):
+    text = optimized_text(os.path.join(EXAMPLES, name + ".c"), tmp_path)
+    mod = parse_module(text)
+    assert mod.text() == text if text.endswith("\n") else text + "\n"
+    count = 0
+    for fn in mod.functions.values():
+        for inst in fn.instructions():
+            count += 1
+            assert inst.opcode
+            # every local this instruction reads is defined in the function or is a parameter
+            params = {p.name for p in fn.params}
+            for v in inst.values():
+                assert v in fn.defs or v in params, (fn.name, inst.text, v)
+    assert count > 20
+
+
+def test_instruction_details():
+    i = parse_instruction('  %i17 = tail call fast double @llvm.fmuladd.f64(double %i16, double %i16, double %.089.i), !dbg !12')
+    assert (i.result, i.opcode, i.type, i.callee) == ("%i17", "call", "double", "@llvm.fmuladd.f64")
+    assert [v for _, v in i.operands] == ["%i16", "%i16", "%.089.i"] and i.metadata["!dbg"] == "!12"
+    p = parse_instruction('  %x = phi double [ 0.000000e+00, %bb ], [ %"a b", %.lr.ph ]')
+    assert p.incoming == [("0.000000e+00", "bb"), ('%"a b"', ".lr.ph")]
+    s = parse_instruction('  switch i32 %k, label %d [\n    i32 0, label %a\n    i32 1, label %b\n  ]')
+    assert s.targets == ["d", "a", "b"] and s.cases == [("0", "a"), ("1", "b")]
+    g = parse_instruction('  %g = getelementptr inbounds nuw [4 x double], ptr %a, i64 0, i64 %i')
+    assert g.source_type == "[4 x double]" and [v for _, v in g.operands] == ["%a", "0", "%i"]
+    c = parse_instruction('  %r = call { double, double } (ptr, ...) @__enzyme_autodiff(ptr @f, double 0x3FF0000000000000)')
+    assert c.type == "{ double, double }" and c.callee == "@__enzyme_autodiff"
+    k = parse_instruction('  store double %v, ptr getelementptr inbounds (i8, ptr @g, i64 8), align 8, !tbaa !5')
+    assert k.operands[1][1].startswith("getelementptr inbounds (") and k.metadata["!tbaa"] == "!5"
+    assert split_top("i32 1, { i32, i32 } { i32 2, i32 3 }, ptr @x") == ["i32 1", "{ i32, i32 } { i32 2, i32 3 }", "ptr @x"]
+    assert make_name("%", "%x", "sh") == "%x$sh" and make_name("%", '%"a b"', "d") == '%"a b$d"'
+
+
+def test_tbaa_names(tmp_path):
+    text = optimized_text(os.path.join(EXAMPLES, "norm.c"), tmp_path)
+    mod = parse_module(text)
+    kinds = {tbaa_type(mod, i.metadata.get("!tbaa")) for f in mod.functions.values()
+             for i in f.instructions() if "!tbaa" in i.metadata}
+    assert {"double", "int"} <= kinds

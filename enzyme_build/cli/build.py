@@ -49,6 +49,7 @@ class BuildRequest:
     compile_flags: tuple[str, ...] = ()
     link_flags: tuple[str, ...] = ()
     debug: bool = False
+    standard: str | None = None  # "c11", "c++17": applies to the sources of that language
 
 
 @dataclass
@@ -111,6 +112,8 @@ def render_sconstruct(request: BuildRequest, build_dir: str, top: str) -> str:
         "",
         "env = eb.Environment(",
         f"    CCFLAGS={ccflags!r},",
+        f"    CFLAGS={std_flags(request.standard, cxx=False)!r},",
+        f"    CXXFLAGS={std_flags(request.standard, cxx=True)!r},",
         f"    LINKFLAGS={linkflags!r},",
         f"    CPPPATH={[scons_path(d, top) for d in request.include_dirs]!r},",
         f"    CPPDEFINES={list(request.defines)!r},",
@@ -135,6 +138,13 @@ def render_sconstruct(request: BuildRequest, build_dir: str, top: str) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def std_flags(standard: str | None, cxx: bool) -> list[str]:
+    """-std=… for the sources of its own language only (C++ standards name "++")."""
+    if not standard or ("++" in standard) != cxx:
+        return []
+    return [f"-std={standard}"]
 
 
 def write_if_changed(path: str, text: str) -> None:
@@ -162,10 +172,12 @@ def scons_command(sconstruct: str, directory: str | None, jobs: int) -> list[str
     return command
 
 
-def scons_environment(cache_dir: str | None) -> dict:
+def scons_environment(cache_dir: str | None, verbose: bool = False) -> dict:
     """The environment for the SCons subprocess: ours plus the progress/cache switches."""
     env = dict(os.environ)
     env[PROGRESS_VAR] = "1"
+    if verbose:
+        env["ENZYME_BUILD_VERBOSE"] = "1"  # the wrapper then prints each sub-command
     if cache_dir:
         env[CACHE_DIR_VAR] = os.path.abspath(cache_dir)
     else:
@@ -203,6 +215,9 @@ class Progress:
         else:
             self.console.print(f"{action} {path}", markup=False)
 
+    def show_diagnostic(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
     def note(self, text: str) -> None:
         if self.verbose:
             self.console.print(text, markup=False)
@@ -222,8 +237,7 @@ def run_scons(command: list[str], env: dict, cwd: str, progress: Progress) -> Bu
         raise EnzymeBuildError(f"cannot run SCons: {err}",
                                hint="reinstall enzyme-build (it depends on scons)") from err
 
-    stderr_lines: list[str] = []
-    reader = threading.Thread(target=lambda: stderr_lines.extend(proc.stderr), daemon=True)
+    reader = threading.Thread(target=relay_stderr, args=(proc.stderr, report, progress), daemon=True)
     reader.start()
     for raw in proc.stdout:
         line = raw.rstrip("\n")
@@ -244,13 +258,22 @@ def run_scons(command: list[str], env: dict, cwd: str, progress: Progress) -> Bu
             progress.console.print(line, markup=False)
     report.returncode = proc.wait()
     reader.join()
-    for line in stderr_lines:
-        match = FAILED_TARGET.match(line.rstrip("\n"))
+    return report
+
+
+def relay_stderr(stream, report: BuildReport, progress: Progress) -> None:
+    """Show compiler diagnostics as they arrive; keep SCons' own error lines for the summary."""
+    for raw in stream:
+        line = raw.rstrip("\n")
+        match = FAILED_TARGET.match(line)
         if match:
             report.failed.append((match["target"], match["why"]))
-        elif not line.startswith("scons: building terminated"):
-            report.diagnostics.append(line.rstrip("\n"))
-    return report
+        elif line.startswith("scons: "):
+            if not line.startswith("scons: building terminated"):
+                report.diagnostics.append(line)
+        else:
+            report.diagnostics.append(line)
+            progress.show_diagnostic(line)
 
 
 def failure_error(report: BuildReport, objects_to_sources: dict[str, str],
@@ -258,7 +281,8 @@ def failure_error(report: BuildReport, objects_to_sources: dict[str, str],
     """One error naming what failed (a source's compile, or the link)."""
     shown_as = shown_as or {}
     if not report.failed:
-        detail = "\n".join(report.diagnostics[-5:]) or f"exit status {report.returncode}"
+        scons_errors = [line for line in report.diagnostics if line.startswith("scons: ")]
+        detail = "\n".join(scons_errors[-3:]) or f"exit status {report.returncode}"
         return EnzymeBuildError(f"SCons failed: {detail}")
     target, why = report.failed[0]
     status = EXIT_STATUS.match(why)
@@ -335,12 +359,10 @@ def build_sources(request: BuildRequest, jobs: int, build_dir: str | None, cache
     shown_as = {os.path.normpath(built): request.output, **objects_to_sources}
     progress = Progress(len(request.sources), verbose, shown_as)
     try:
-        report = run_scons(scons_command(sconstruct, None, jobs), scons_environment(cache_dir),
-                           top, progress)
+        report = run_scons(scons_command(sconstruct, None, jobs),
+                           scons_environment(cache_dir, verbose), top, progress)
     finally:
         progress.stop()
-    for line in report.diagnostics:
-        print(line, file=sys.stderr)
     if report.returncode != 0:
         remove_stale_output(request.output)
         raise failure_error(report, objects_to_sources, shown_as)
@@ -367,11 +389,9 @@ def build_project(project: str, jobs: int, cache_dir: str | None, verbose: bool,
     command = scons_command(os.path.basename(project), directory, jobs) + list(targets)
     progress = Progress(0, verbose)
     try:
-        report = run_scons(command, scons_environment(cache_dir), os.getcwd(), progress)
+        report = run_scons(command, scons_environment(cache_dir, verbose), os.getcwd(), progress)
     finally:
         progress.stop()
-    for line in report.diagnostics:
-        print(line, file=sys.stderr)
     if report.returncode != 0:
         raise failure_error(report, {})
     if not report.compiled and not report.linked:
@@ -395,6 +415,10 @@ def build_project(project: str, jobs: int, cache_dir: str | None, verbose: bool,
 @click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Preprocessor define.")
 @click.option("-L", "lib_dirs", multiple=True, metavar="DIR", help="Library search directory.")
 @click.option("-l", "libs", multiple=True, metavar="LIB", help="Library to link.")
+@click.option("-W", "warnings", multiple=True, metavar="WARNING", help="Warning flag: -Wall, -Wextra, -Werror …")
+@click.option("-f", "f_flags", multiple=True, metavar="FEATURE", help="Code generation flag: -ffast-math …")
+@click.option("-m", "m_flags", multiple=True, metavar="MACHINE", help="Target flag: -march=native …")
+@click.option("-std", "standard", metavar="STD", help="Language standard: -std=c11, -std=c++17 …")
 @click.option("--cflag", "compile_flags", multiple=True, metavar="FLAG",
               help="Extra compiler flag (repeatable).")
 @click.option("--ldflag", "link_flags", multiple=True, metavar="FLAG",
@@ -406,7 +430,8 @@ def build_project(project: str, jobs: int, cache_dir: str | None, verbose: bool,
 @click.option("--project", metavar="FILE", help="Build an SConstruct that uses enzyme_build.scons.")
 @click.option("-v", "--verbose", is_flag=True, help="Show SCons' own messages.")
 def build(sources, output, kind, jobs, optimization, debug, include_dirs, defines, lib_dirs, libs,
-          compile_flags, link_flags, language, build_dir, cache_dir, project, verbose):
+          warnings, f_flags, m_flags, standard, compile_flags, link_flags, language, build_dir,
+          cache_dir, project, verbose):
     """Compile SOURCES in parallel (SCons) and link them with derivatives applied."""
     jobs = jobs or os.cpu_count() or 1
     verbose = verbose or bool(os.environ.get("ENZYME_BUILD_VERBOSE"))
@@ -419,11 +444,20 @@ def build(sources, output, kind, jobs, optimization, debug, include_dirs, define
         request = BuildRequest(
             sources=tuple(sources), output=output, kind=kind or "program", language=language,
             optimization=optimization, include_dirs=include_dirs, defines=defines,
-            lib_dirs=lib_dirs, libs=libs, compile_flags=compile_flags, link_flags=link_flags,
-            debug=debug)
+            lib_dirs=lib_dirs, libs=libs, debug=debug,
+            standard=standard.lstrip("=") if standard else None,
+            compile_flags=clang_flags(warnings, f_flags, m_flags) + compile_flags,
+            # -f and -m flags change code generation, so the link (which generates code) gets them too
+            link_flags=clang_flags((), f_flags, m_flags) + link_flags)
         code = run_guarded(build_sources, request, jobs, build_dir, cache_dir, verbose)
     if code:
         sys.exit(code)
+
+
+def clang_flags(warnings, f_flags, m_flags) -> tuple[str, ...]:
+    """Rebuild clang spellings from the options click split off (-Wall -> ("all",))."""
+    flags = [f"-W{w}" for w in warnings] + [f"-f{f}" for f in f_flags] + [f"-m{m}" for m in m_flags]
+    return tuple(flags)
 
 
 def _missing_output() -> int:

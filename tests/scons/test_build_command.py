@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from scons_helpers import (PROJECT_FILES, PROJECT_OUTPUT, PROJECT_SOURCES, clang, enzyme_build, run,
                            bitcode_section_count, write_files)
 
@@ -165,7 +163,6 @@ int main(void) {
 """
 
 
-@pytest.mark.xfail(strict=False, reason="needs the AD engine (link-step rewrite of __enzyme_autodiff)")
 def test_autodiff_program_through_build(tmp_path):
     write_files(tmp_path, {"cube.c": AUTODIFF_CUBE})
     run(enzyme_build("cube.c", "-o", "cube", "-O2"), cwd=tmp_path)
@@ -180,3 +177,19 @@ def test_output_changing_wrapper_settings_relink(project):
     assert compiled(ablation.stderr) == [] and "link prog" in ablation.stderr, ablation.stderr
     again = run(enzyme_build(*PROJECT_SOURCES, "-o", "prog", *BUILD), cwd=project, env=env)
     assert "prog is up to date" in again.stderr
+
+
+def test_mixed_c_and_cxx_with_flags_per_language(tmp_path):
+    write_files(tmp_path, {
+        "src/main.cc": """\
+            #include <cstdio>
+            #include <vector>
+            extern "C" double half(double);
+            int main() { std::vector<double> v{SEED}; std::printf("%g\\n", half(v[0])); }
+        """,
+        "src/half.c": "double half(double x) { return x / 2; }\n",
+    })
+    # -std=c++17 applies to the C++ source only; the C++ driver links (libstdc++).
+    run(enzyme_build("src/main.cc", "src/half.c", "-o", "bin/app", "-O1", "-std=c++17", "-Wall",
+                     "-DSEED=9"), cwd=tmp_path)
+    assert program_value(tmp_path / "bin" / "app") == 4.5

@@ -78,3 +78,10 @@ def test_link_error_on_the_whole_program_path_leaves_no_output(ws):
     assert "Traceback" not in proc.stderr
     assert not ws.exists("prog")
     assert [f for f in os.listdir(ws.path) if "enzyme-tmp" in f] == []
+
+
+def test_response_file_cycle_is_one_message(ws):
+    ws.write("loop.rsp", "-c @loop.rsp\n")
+    proc = ws.eb("@loop.rsp")
+    assert proc.returncode == 1
+    assert "response files nest too deeply" in proc.stderr and "Traceback" not in proc.stderr

@@ -27,6 +27,10 @@ from .tape import CELL_BYTES, TAPE_TYPE
 TAPE = "%tape$"
 DRET = "%dret$"
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
+_METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
+# pure instructions the reverse sweep recomputes instead of caching
+_RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
+                 "ashr", "and", "or", "xor", "icmp", "bitcast", "inttoptr", "ptrtoint"}
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,8 @@ class ReverseGenerator:
         self.pred_index: dict[str, str] = {}
         self.uses_tape = split
         self.freed_roots = self._freed_allocations()
+        self.recompute_lines: dict[str, list[str]] = {}
+        self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
         self.home: dict[str, str] = {}           # generated forward values -> block
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
 
@@ -144,22 +150,76 @@ class ReverseGenerator:
         return inst.block if inst else None
 
     # ------------------------------------------------------------------ caching
-    def _fetch(self, value: str, block: str) -> str:
-        """The name under which the reverse block of `block` can read a forward value."""
+    def _is_free(self, value: str) -> bool:
+        """True when the reverse sweep can use a forward value without caching it."""
         if not is_local(value) or value in self.params or value == TAPE:
-            return value
+            return True
         home = self.def_block(value)
         if home is None:
-            return value
-        if not self.split and not self.cfg.in_loop(home) and \
-                all(self.cfg.dominates(home, r) for r in self.cfg.returns):
+            return True
+        return not self.split and not self.cfg.in_loop(home) and \
+            all(self.cfg.dominates(home, r) for r in self.cfg.returns)
+
+    def _fetch(self, value: str, block: str, depth: int = 0) -> str:
+        """The name under which the reverse block of `block` can read a forward value.
+
+        Free values are used directly; cheap pure values (GEPs, casts, integer arithmetic
+        with at most one non-free operand, loop-header predecessor indices) are recomputed
+        from their fetched operands; everything else is cached (slot or tape)."""
+        if self._is_free(value):
             return value
         key = (block, value)
-        if key not in self.rev_names:
-            self.rev_names[key] = self.fresh("r")
-            self.needs[block].append(value)
-            self._home[value] = home
+        if key in self.rev_names:
+            return self.rev_names[key]
+        recomputed = self._recompute(value, block, depth)
+        if recomputed is not None:
+            self.rev_names[key] = recomputed
+            return recomputed
+        self.rev_names[key] = self.fresh("r")
+        self.needs[block].append(value)
+        self._home[value] = self.def_block(value)
         return self.rev_names[key]
+
+    def _recompute(self, value: str, block: str, depth: int) -> str | None:
+        if depth > 6:
+            return None
+        lines = self.recompute_lines.setdefault(block, [])
+        if value in self.header_index:
+            iv, first, pre_index, latch_index = self.header_index[value]
+            ivr = self._fetch(iv, block, depth + 1)
+            c, name = self.fresh("rc"), self.fresh("rc")
+            lines.append(f"  {c} = icmp eq {self.types[iv]} {ivr}, {first}")
+            lines.append(f"  {name} = select i1 {c}, i32 {pre_index}, i32 {latch_index}")
+            return name
+        primal = self.shadow_primal.get(value)
+        inst = self.fn.defs.get(primal or value)
+        if inst is None or inst.opcode not in _RECOMPUTABLE:
+            return None
+        if inst.opcode != "getelementptr" and primal is not None:
+            return None
+        operands = list(dict.fromkeys(inst.values()))
+        if primal is not None:
+            base = inst.operands[0][1]
+            sources = {v: (self.shadow(base) if v == base else v) for v in operands}
+        else:
+            sources = {v: v for v in operands}
+        costly = [v for v in sources.values() if not self._is_free(v)
+                  and (block, v) not in self.rev_names and not self._cheap(v)]
+        if len(costly) > 1:
+            return None
+        fetched = {v: self._fetch(src, block, depth + 1) for v, src in sources.items()}
+        body = _METADATA_RE.sub("", inst.text.split("=", 1)[1])
+        if fetched:
+            pattern = re.compile("(" + "|".join(re.escape(v) for v in sorted(fetched, key=len, reverse=True))
+                                 + r")(?![-\w$.])")
+            body = pattern.sub(lambda m: fetched[m.group(1)], body)
+        name = self.fresh("rc")
+        lines.append(f"  {name} ={body}")
+        return name
+
+    def _cheap(self, value: str) -> bool:
+        inst = self.fn.defs.get(self.shadow_primal.get(value, value))
+        return inst is not None and inst.opcode in _RECOMPUTABLE and inst.opcode in ("sext", "zext", "trunc")
 
     # ------------------------------------------------------------------ adjoints
     def take_adjoint(self, value: str, lines: list[str]) -> str:
@@ -227,11 +287,35 @@ class ReverseGenerator:
         name = f"%pidx${len(self.pred_index)}"
         self.pred_index[label] = name
         self.home[name] = label
+        iv = self._canonical_iv(label, preds)
+        if iv is not None:
+            self.header_index[name] = iv
         entries = []
         for i, p in enumerate(preds):
             entries += [f"[ {i}, {make_name('%', p)} ]"] * self.cfg.edge_count[(p, label)]
         lines.append(f"  {name} = phi i32 " + ", ".join(entries))
         self.types[name] = "i32"
+
+    def _canonical_iv(self, label, preds):
+        """(iv, start, index of entry pred, index of latch) when a two-predecessor loop
+        header has an IV `phi [start, outside], [iv + step, latch]`: the predecessor is then
+        known from the IV, so it needs no tape cell of its own."""
+        loop = self.cfg.loop_of.get(label)
+        if loop is None or loop.header != label or len(preds) != 2:
+            return None
+        for phi in self.fn.block(label).phis():
+            if not phi.type.startswith("i") or len(phi.incoming) != 2:
+                continue
+            start = [(v, b) for v, b in phi.incoming if b not in loop.blocks]
+            back = [(v, b) for v, b in phi.incoming if b in loop.blocks]
+            if len(start) != 1 or len(back) != 1 or not re.fullmatch(r'-?\d+', start[0][0]):
+                continue
+            step = self.fn.defs.get(back[0][0])
+            if step is None or step.opcode != "add" or step.operands[0][1] != phi.result \
+                    or step.operands[1][1] not in ("1", "-1") or "nuw" not in step.flags and "nsw" not in step.flags:
+                continue
+            return (phi.result, start[0][0], preds.index(start[0][1]), preds.index(back[0][1]))
+        return None
 
     def _forward_terminator(self, block) -> list[str]:
         term = block.terminator
@@ -761,6 +845,7 @@ class ReverseGenerator:
         for block in reversed(self.fn.blocks):
             out.append(f"{self.rev_label(block.label)[1:]}:")
             out += self.rev_prologue.get(block.label, [])
+            out += self.recompute_lines.get(block.label, [])
             out += self.rev[block.label]
             out += self.rev_term[block.label]
         for edge, lines in self.edge_blocks:

@@ -360,21 +360,44 @@ class RuleTarget:
     internal: bool = False   # f is static: each TU has its own copy
 
 
-def _top_level_decls(stream):
+_DECL_OPEN = b"\n    {\n"     # clang's JSON: top-level declarations sit at indent 4
+_DECL_CLOSE = b"\n    }"
+
+
+def _top_level_decls(stream, chunk_size: int = 1 << 20):
     """Yield the JSON text of each top-level declaration of clang's -ast-dump=json output
-    that mentions our marker (C++ dumps reach hundreds of MB; most is skipped unparsed)."""
-    chunk, inside = [], False
-    for line in stream:
-        if line == "    {\n":
-            chunk, inside = [line], True
-        elif inside:
-            chunk.append(line)
-            if line in ("    }\n", "    },\n"):
-                inside = False
-                text = "".join(chunk).rstrip().rstrip(",")
-                if MARKER in text:
-                    yield text
-                chunk = []
+    (a binary stream) that mentions our marker. C++ dumps reach hundreds of MB, so this
+    scans bytes once and parses only the few declarations that matter."""
+    marker = MARKER.encode()
+    buffer = bytearray()
+    scan = 0              # bytes before this offset have been searched
+    open_at = None        # offset of the current top-level declaration, if inside one
+    while True:
+        chunk = stream.read(chunk_size)
+        if chunk:
+            buffer += chunk
+        while True:
+            if open_at is None:
+                found = buffer.find(_DECL_OPEN, scan)
+                if found < 0:
+                    scan = max(scan, len(buffer) - len(_DECL_OPEN))
+                    break
+                open_at, scan = found, found + len(_DECL_OPEN) - 1
+            close = buffer.find(_DECL_CLOSE, scan)
+            if close < 0:
+                scan = max(scan, len(buffer) - len(_DECL_CLOSE))
+                break
+            end = close + len(_DECL_CLOSE)
+            if buffer.find(marker, open_at, end) >= 0:
+                yield bytes(buffer[open_at + 1:end]).decode("utf-8", errors="replace")
+            scan, open_at = end, None
+        if not chunk:
+            return
+        keep_from = open_at if open_at is not None else scan
+        del buffer[:keep_from]   # once per chunk: what is scanned and closed is done
+        scan -= keep_from
+        if open_at is not None:
+            open_at = 0
 
 
 def _marker(attr: dict) -> tuple[int, str] | None:
@@ -441,12 +464,12 @@ def _type_of(node: dict) -> str:
     return type_.get("desugaredQualType") or type_.get("qualType", "")
 
 
-def find_rule_targets(ast_lines) -> tuple[dict[int, list[RuleTarget]], dict[int, str]]:
+def find_rule_targets(ast_stream) -> tuple[dict[int, list[RuleTarget]], dict[int, str]]:
     """Marker number -> the functions it decorates (several when written in a macro),
     and markers found on something other than a function."""
     found: dict[int, list[RuleTarget]] = {}
     misplaced: dict[int, str] = {}
-    for text in _top_level_decls(ast_lines):
+    for text in _top_level_decls(ast_stream):
         decl = json.loads(text)
         wrapper = {"inner": [decl]}
         _collect_targets(wrapper, [], found, misplaced)
@@ -746,8 +769,7 @@ def _run_ast(cmd, env):
         print("enzyme-build: " + shlex.join(cmd), file=sys.stderr)
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errors:
         try:
-            process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=errors,
-                                       text=True, encoding="utf-8", errors="replace")
+            process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=errors)
         except OSError as err:
             raise EnzymeBuildError(f"cannot run {cmd[0]}: {err}")
         with process:

@@ -281,3 +281,25 @@ def test_source_mentions_enzyme_attribute_sees_headers_under_w(work):
     finally:
         os.chdir(cwd)
     assert found == [True, False]
+
+
+@pytest.mark.parametrize("chunk_size", [5, 64, 1 << 20])
+def test_ast_scan_finds_marked_declarations_across_chunks(work, chunk_size):
+    import io
+    import json as jsonlib
+    write(work, "ast.c", """\
+#include <math.h>
+double h_grad(double, double, void *);
+double before(double x);
+double h(double x) __attribute__((annotate("enzyme_build", "enzyme_build_marker:3", "gradient", h_grad)));
+double after(double x) { return sin(x); }
+""")
+    proc = run([CLANG, "-fsyntax-only", "-Xclang", "-ast-dump=json", "ast.c"], work)
+    assert proc.returncode == 0, proc.stderr
+    decls = list(attributes._top_level_decls(io.BytesIO(proc.stdout.encode()), chunk_size))
+    assert [jsonlib.loads(d)["name"] for d in decls] == ["h"]
+    targets, misplaced = attributes.find_rule_targets(io.BytesIO(proc.stdout.encode()))
+    assert misplaced == {}
+    (target,) = targets[3]
+    assert (target.kind, target.function, target.rule_name) == ("gradient", "h", "h_grad")
+    assert target.rule_type == "double (double, double, void *)"

@@ -21,6 +21,7 @@ CLANG_BITCODE_SECTION = ".llvmbc"
 ENZYME_MARKER = b"__enzyme_"
 
 _SHT_SYMTAB = 2
+_SHT_DYNSYM = 11
 _SHN_UNDEF = 0
 _STB_GLOBAL, _STB_WEAK = 1, 2
 
@@ -120,6 +121,26 @@ def undefined_symbols(data: bytes) -> set[str]:
         for pos in range(off, off + size - 23, 24):
             st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", data, pos)
             if st_shndx == _SHN_UNDEF and st_name and (st_info >> 4) in (_STB_GLOBAL, _STB_WEAK):
+                end = data.find(b"\0", str_off + st_name)
+                out.add(data[str_off + st_name:end].decode("latin-1"))
+    return out
+
+
+def dynamic_symbols(data: bytes) -> set[str]:
+    """Names in a shared library's dynamic symbol table, defined or not.
+
+    An executable exports its definitions of these names (the library calls back into
+    them, or they interpose on the library's own), so they must survive internalization.
+    """
+    sections = _elf_sections(data) or []
+    out: set[str] = set()
+    for _name, stype, off, size, link in sections:
+        if stype != _SHT_DYNSYM or link >= len(sections):
+            continue
+        str_off = sections[link][2]
+        for pos in range(off, off + size - 23, 24):
+            st_name, st_info = struct.unpack_from("<IB", data, pos)
+            if st_name and (st_info >> 4) in (_STB_GLOBAL, _STB_WEAK):
                 end = data.find(b"\0", str_off + st_name)
                 out.add(data[str_off + st_name:end].decode("latin-1"))
     return out

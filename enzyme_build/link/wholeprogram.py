@@ -51,6 +51,7 @@ class Selection:
 
     bitcode: list[tuple[str, bytes]] = field(default_factory=list)  # (name, bitcode)
     native_undefined: set[str] = field(default_factory=set)        # refs from native inputs
+    shared_symbols: set[str] = field(default_factory=set)          # dynsym of shared libs
     absorbed_files: set[str] = field(default_factory=set)          # real paths fully absorbed
     native_members: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
     # archive real path -> native (non-bitcode) members the link pulled from it
@@ -117,10 +118,11 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
     for path, member in trace:
         real = os.path.realpath(path)
         if member is None:
-            if objfile.is_shared_object_path(real):
-                continue
             data = _read(real)
             if data is None or objfile.is_archive(data):
+                continue
+            if objfile.is_shared_object_path(real):
+                sel.shared_symbols |= objfile.dynamic_symbols(data)
                 continue
             bitcode = objfile.embedded_bitcode(data)
             if bitcode is not None:
@@ -187,7 +189,7 @@ def plain_levels(opt_level: str | None) -> tuple[int, int]:
 def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool) -> set[str]:
     """Definitions that must stay visible after internalization."""
     from .. import llvm
-    keep = {"main"} | sel.native_undefined
+    keep = {"main"} | sel.native_undefined | sel.shared_symbols
     if shared or export_dynamic:
         keep |= set(llvm.exported_definitions(module))
     keep |= {name for name, _kind, _linkage in llvm.defined_symbols(module)
@@ -334,6 +336,10 @@ def link_whole_program(plan: LinkPlan) -> int:
 
 def native_link(plan: LinkPlan, args: list[str]) -> int:
     """Link natively into a temporary name next to the output, renamed on success."""
+    if os.path.exists(plan.output) and not os.path.isfile(plan.output):
+        argv = plan.driver + args + ["-Qunused-arguments", "-o", plan.output]  # /dev/null
+        log(plan.verbose, argv)
+        return subprocess.run(argv).returncode
     out_dir = os.path.dirname(os.path.abspath(plan.output))
     tmp_out = os.path.join(out_dir, f".{os.path.basename(plan.output)}.enzyme-tmp{os.getpid()}")
     argv = plan.driver + args + ["-Qunused-arguments", "-o", tmp_out]

@@ -134,3 +134,14 @@ def test_verbose_prints_each_subcommand(ws):
     assert len(lines) == 4  # two compiles, the trial link, the final link
     assert "--trace" in lines[2] and "whole-program.o" in lines[3]
     assert subprocess.run([ws.file("prog")], capture_output=True).returncode == 0
+
+
+def test_shared_library_calls_back_into_the_executable(ws):
+    """Plain linking exports what a linked .so references; internalizing must not hide it."""
+    ws.write("cb.c", "int callback(int);\nint run_callback(int x) { return callback(x) + 1; }\n")
+    ws.run(["cc", "-shared", "-fPIC", "cb.c", "-o", "libcb.so"], check=True)
+    ws.write("main.c", PROBE + "#include <stdio.h>\nint run_callback(int);\n"
+             "int callback(int x) { return 10 * x; }\n"
+             'int main(void) { printf("%d\\n", run_callback(4)); return 0; }\n')
+    ws.eb("-O2", "main.c", "-L.", "-lcb", f"-Wl,-rpath,{ws.path}", "-o", "prog", check=True)
+    assert ws.exe("prog").stdout == "41\n"

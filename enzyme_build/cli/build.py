@@ -207,12 +207,17 @@ class Progress:
 
     def step(self, action: str, path: str) -> None:
         path = self.shown_as.get(os.path.normpath(path), path)
+        if action == "index":  # ranlib after archiving: part of "archive"
+            return
         if action == "compile":
             self.compiled += 1
             if self.bar is not None:
                 self.bar.update(self.task, advance=1, description=f"compile {path}")
-            self.console.print(f"compile {self.compiled}/{self.total} {path}", markup=False)
+            count = f"{self.compiled}/{self.total}" if self.total else f"{self.compiled}"
+            self.console.print(f"compile {count} {path}", markup=False)
         else:
+            if self.bar is not None:
+                self.bar.update(self.task, description=f"{action} {path}")
             self.console.print(f"{action} {path}", markup=False)
 
     def show_diagnostic(self, text: str) -> None:

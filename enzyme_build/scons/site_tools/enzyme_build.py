@@ -37,7 +37,7 @@ PROGRESS_LINES = (
     ("LINKCOMSTR", f"{PROGRESS_MARK} link $TARGET"),
     ("SHLINKCOMSTR", f"{PROGRESS_MARK} link $TARGET"),
     ("ARCOMSTR", f"{PROGRESS_MARK} archive $TARGET"),
-    ("RANLIBCOMSTR", ""),
+    ("RANLIBCOMSTR", f"{PROGRESS_MARK} index $TARGET"),
 )
 
 

@@ -186,10 +186,38 @@ def plain_levels(opt_level: str | None) -> tuple[int, int]:
         return 2, 0
 
 
-def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool) -> set[str]:
+# Entry points the C runtime or the linker name (a -nostartfiles program defines _start).
+ALWAYS_KEPT = frozenset({"main", "_start", "_init", "_fini"})
+
+
+def linker_named_symbols(link_args: list[str]) -> set[str]:
+    """Symbols the command line itself names: -e/--entry and -u/--undefined."""
+    words: list[str] = []
+    for i, arg in enumerate(link_args):
+        if arg.startswith("-Wl,"):
+            words += arg[4:].split(",")
+        elif arg == "-Xlinker" and i + 1 < len(link_args):
+            words.append(link_args[i + 1])
+        elif arg in ("-u", "-e") and i + 1 < len(link_args):
+            words += [arg, link_args[i + 1]]
+        elif arg.startswith(("-u", "-e")) and len(arg) > 2 and not arg.startswith("-emit"):
+            words.append(arg)
+    out = set()
+    for k, word in enumerate(words):
+        if word in ("-u", "-e", "--entry", "--undefined", "-undefined") and k + 1 < len(words):
+            out.add(words[k + 1])
+        elif word.startswith(("--entry=", "--undefined=", "-undefined=")):
+            out.add(word.split("=", 1)[1])
+        elif word.startswith(("-u", "-e")) and len(word) > 2 and word[1:] not in ("export-dynamic",):
+            out.add(word[2:])
+    return out
+
+
+def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool,
+             named: set[str] = frozenset()) -> set[str]:
     """Definitions that must stay visible after internalization."""
     from .. import llvm
-    keep = {"main"} | sel.native_undefined | sel.shared_symbols
+    keep = set(ALWAYS_KEPT) | sel.native_undefined | sel.shared_symbols | set(named)
     if shared or export_dynamic:
         keep |= set(llvm.exported_definitions(module))
     keep |= {name for name, _kind, _linkage in llvm.defined_symbols(module)
@@ -197,7 +225,8 @@ def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool) -> s
     return keep
 
 
-def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: str):
+def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: str,
+                 named: set[str] = frozenset()):
     """Parse and link the selected bitcode into one module, then internalize it."""
     from .. import llvm
     if not sel.bitcode:
@@ -206,7 +235,8 @@ def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: st
     modules = [llvm.parse_bitcode(data, label) for label, data in sel.bitcode]
     module = llvm.link_modules(modules)
     module.name = name
-    llvm.internalize(module, keep_set(module, sel, shared=shared, export_dynamic=export_dynamic))
+    llvm.internalize(module, keep_set(module, sel, shared=shared, export_dynamic=export_dynamic,
+                                      named=named))
     llvm.verify(module)
     return module
 
@@ -240,7 +270,7 @@ def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
     from .. import llvm
     stem = os.path.basename(plan.output)
     module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
-                          name=stem)
+                          name=stem, named=linker_named_symbols(plan.link_args))
     keep_module(module, plan.keep_dir, stem, "pre-ad")
     from ..ad import stage
     if stage.module_needs_ad(module.function_names()):

@@ -145,3 +145,18 @@ def test_shared_library_calls_back_into_the_executable(ws):
              'int main(void) { printf("%d\\n", run_callback(4)); return 0; }\n')
     ws.eb("-O2", "main.c", "-L.", "-lcb", f"-Wl,-rpath,{ws.path}", "-o", "prog", check=True)
     assert ws.exe("prog").stdout == "41\n"
+
+
+def test_symbols_named_on_the_command_line_stay_visible():
+    assert wholeprogram.linker_named_symbols(
+        ["-Wl,-e,start_here", "-u", "keep_a", "-Wl,--undefined=keep_b", "-Xlinker", "-ukeep_c",
+         "-Wl,--export-dynamic", "-emit-llvm"]) == {"start_here", "keep_a", "keep_b", "keep_c"}
+
+
+def test_custom_entry_point_without_startfiles(ws):
+    ws.write("start.c", PROBE + """#include <unistd.h>
+#include <sys/syscall.h>
+void my_entry(void) { syscall(SYS_exit, 7); }
+""")
+    ws.eb("-O2", "-nostartfiles", "-Wl,-e,my_entry", "start.c", "-o", "prog", check=True)
+    assert subprocess.run([ws.file("prog")]).returncode == 7

@@ -19,7 +19,7 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  is_inactive_call, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.types import check_memory_access, memcpy_element_kind
-from ..errors import EnzymeBuildError
+from ..errors import EnzymeBuildError, InternalError
 from ..ir.model import Function, Instruction, is_float_type, is_local, make_name, strip_name
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .tape import CELL_BYTES, TAPE_TYPE
@@ -115,6 +115,7 @@ class ReverseGenerator:
         self.uses_tape = split
         self.freed_roots = self._freed_allocations()
         self.recompute_lines: dict[str, list[str]] = {}
+        self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
         self.home: dict[str, str] = {}           # generated forward values -> block
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
@@ -154,6 +155,9 @@ class ReverseGenerator:
         """True when the reverse sweep can use a forward value without caching it."""
         if not is_local(value) or value in self.params or value == TAPE:
             return True
+        if self.shadow_primal.get(value) in self.reverse_local and \
+                self.reverse_local[self.shadow_primal[value]] == self.shadow_primal[value]:
+            return True
         home = self.def_block(value)
         if home is None:
             return True
@@ -175,13 +179,15 @@ class ReverseGenerator:
         if recomputed is not None:
             self.rev_names[key] = recomputed
             return recomputed
+        if self.shadow_primal.get(value) in self.reverse_local:
+            raise InternalError(f"cannot recompute shadow {value} in @{self.fn.name}")
         self.rev_names[key] = self.fresh("r")
         self.needs[block].append(value)
         self._home[value] = self.def_block(value)
         return self.rev_names[key]
 
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
-        if depth > 6:
+        if depth > 6 and self.shadow_primal.get(value) not in self.reverse_local:
             return None
         lines = self.recompute_lines.setdefault(block, [])
         if value in self.header_index:
@@ -205,7 +211,7 @@ class ReverseGenerator:
             sources = {v: v for v in operands}
         costly = [v for v in sources.values() if not self._is_free(v)
                   and (block, v) not in self.rev_names and not self._cheap(v)]
-        if len(costly) > 1:
+        if len(costly) > 1 and primal not in self.reverse_local:
             return None
         fetched = {v: self._fetch(src, block, depth + 1) for v, src in sources.items()}
         body = _METADATA_RE.sub("", inst.text.split("=", 1)[1])
@@ -296,6 +302,49 @@ class ReverseGenerator:
         lines.append(f"  {name} = phi i32 " + ", ".join(entries))
         self.types[name] = "i32"
 
+    def _reverse_local_allocas(self) -> dict[str, str]:
+        """Split mode: local arrays that only ever hold floats get their shadow in the
+        reverse piece (a fresh zeroed alloca) instead of a heap block made in the augmented
+        piece: the forward sweep never writes shadow memory of float data, and the adjoint of
+        memory that dies at return is zero. Every pointer derived from such an alloca must be
+        a GEP/bitcast chain used only by loads, stores of floats and memory intrinsics, so the
+        reverse sweep can recompute its shadow from the new base."""
+        if not self.split:
+            return {}
+        derived: dict[str, str] = {}
+        bad: set[str] = set()
+        for inst in self.fn.instructions():
+            if inst.opcode == "alloca" and inst.result in self.act.shadowed and not inst.operands:
+                derived[inst.result] = inst.result
+        changed = True
+        while changed:
+            changed = False
+            for inst in self.fn.instructions():
+                if inst.result and inst.result not in derived and inst.opcode in ("getelementptr", "bitcast") \
+                        and inst.operands[0][1] in derived:
+                    derived[inst.result] = derived[inst.operands[0][1]]
+                    changed = True
+        for inst in self.fn.instructions():
+            for v in inst.values():
+                if v not in derived:
+                    continue
+                root = derived[v]
+                op = inst.opcode
+                if op in ("getelementptr", "bitcast") and inst.operands[0][1] == v:
+                    continue
+                if op == "load" and (is_float_type(inst.type) or not inst.type == "ptr") and inst.type != "ptr":
+                    continue
+                if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v \
+                        and inst.operands[0][0] != "ptr":
+                    continue
+                if op == "call" and callee_name(inst).startswith(("llvm.lifetime", "llvm.memset")):
+                    continue
+                if op == "call" and callee_name(inst).startswith(("llvm.memcpy", "llvm.memmove")) \
+                        and memcpy_element_kind(self, inst) in ("double", "float", "int"):
+                    continue
+                bad.add(root)
+        return {v: root for v, root in derived.items() if root not in bad}
+
     def _canonical_iv(self, label, preds):
         """(iv, start, index of entry pred, index of latch) when a two-predecessor loop
         header has an IV `phi [start, outside], [iv + step, latch]`: the predecessor is then
@@ -343,7 +392,7 @@ class ReverseGenerator:
         if op in ("load", "store"):
             check_memory_access(self, inst)
         lines.append(text)
-        if res and res in self.act.shadowed:
+        if res and res in self.act.shadowed and res not in self.reverse_local:
             self._forward_shadow(inst, lines)
         if op == "store":
             (vty, v), (_, p) = inst.operands
@@ -590,7 +639,7 @@ class ReverseGenerator:
                 self.accumulate(v, old, lines)
         elif op == "call":
             self._reverse_call(inst, label, lines)
-        elif op == "alloca" and res in self.act.shadowed and self.split:
+        elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.reverse_local:
             lines.append(f"  call void @free(ptr {self._fetch(self.shadow(res), label)})")
             self.engine.declare("@free")
         elif varied:
@@ -872,6 +921,14 @@ class ReverseGenerator:
         rev_params.append(f"ptr {TAPE}")
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}) {{", "entry$:"]
         rev += self._diffe_prologue()
+        for v, root in self.reverse_local.items():
+            if v == root:
+                inst = self.fn.defs[v]
+                sh = make_name("%", v, "sh")
+                size = f"ptrtoint (ptr getelementptr ({inst.source_type}, ptr null, i32 1) to i64)"
+                rev.append(f"  {sh} = alloca {inst.source_type}, align 16")
+                rev.append(f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)")
+                self.engine.declare("@llvm.memset.p0.i64")
         if len(self.cfg.returns) > 1:
             idx = self.fresh("ret")
             rev += self._pop_lines([(idx, "i32")])

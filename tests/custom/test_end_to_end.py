@@ -243,9 +243,28 @@ double q(double x) __attribute__((enzyme("augment", q_aug), enzyme("gradient", q
 double q(double x) { return x * x; }
 aug_t q_aug(double x) { aug_t r = {0, x * x}; return r; }
 double q_grad(double x, double dret, void *tape) { return 100.0 * dret; }
-int main(void) { printf("%.12g\\n", __enzyme_autodiff((void *)q, 2.0)); return 0; }
+double model(double x) { return 3.0 * q(x); }
+int main(void) { printf("%.12g\\n", __enzyme_autodiff((void *)model, 2.0)); return 0; }
 """)
     (value,) = build_and_run(work, ["w.c"], "-w")
+    assert float(value) == pytest.approx(300.0)
+
+
+def test_rule_applies_when_differentiating_the_function_itself(work):
+    """As in Enzyme, __enzyme_autodiff(f) for an f with rules uses the rules."""
+    write(work, "top.c", """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+typedef struct { void *tape; double primal; } aug_t;
+aug_t q_aug(double x);
+double q_grad(double x, double dret, void *tape);
+double q(double x) __attribute__((enzyme("augment", q_aug), enzyme("gradient", q_grad)));
+double q(double x) { return x * x; }
+aug_t q_aug(double x) { aug_t r = {0, x * x}; return r; }
+double q_grad(double x, double dret, void *tape) { return 100.0 * dret; }
+int main(void) { printf("%.12g\\n", __enzyme_autodiff((void *)q, 2.0)); return 0; }
+""")
+    (value,) = build_and_run(work, ["top.c"])
     assert float(value) == pytest.approx(100.0)
 
 

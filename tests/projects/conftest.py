@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
-from project_helpers import BIN_DIR, REPO, in_ci
+# the tests import project_helpers by name; make that work under any --import-mode
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from project_helpers import BIN_DIR, REPO, in_ci  # noqa: E402
 
 
 @pytest.fixture(scope="session")

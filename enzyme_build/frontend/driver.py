@@ -29,7 +29,8 @@ def verbose_enabled() -> bool:
 
 def log_command(argv: list[str]) -> None:
     if verbose_enabled():
-        print("enzyme-build: " + subprocess.list2cmdline(argv), file=sys.stderr, flush=True)
+        import shlex
+        print("enzyme-build: " + shlex.join(argv), file=sys.stderr, flush=True)
 
 
 def run(argv: list[str], *, cxx: bool = False) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -57,13 +58,9 @@ class Selection:
     # archive real path -> native (non-bitcode) members the link pulled from it
 
 
-def log(plan_verbose: bool, argv: list[str]) -> None:
-    if plan_verbose:
-        print("enzyme-build: " + " ".join(_quote(a) for a in argv), file=sys.stderr)
-
-
-def _quote(arg: str) -> str:
-    return arg if arg and re.fullmatch(r"[\w@%+=:,./-]+", arg) else repr(arg)
+def log(verbose: bool, argv: list[str]) -> None:
+    if verbose:
+        print("enzyme-build: " + shlex.join(argv), file=sys.stderr, flush=True)
 
 
 def parse_trace(text: str) -> list[tuple[str, str | None]]:

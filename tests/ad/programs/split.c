@@ -20,7 +20,20 @@ __attribute__((noinline)) double scaled(double a, const double *x, int n) {
   return s * a;
 }
 
+/* local float arrays: their shadows live in the reverse piece */
+__attribute__((noinline)) double local_arrays(const double *x, int n) {
+  double a[4], b[4];
+  for (int i = 0; i < 4; i++) a[i] = x[i % n] * (i + 1);
+  for (int i = 0; i < 4; i++) b[i] = sin(a[i]) * a[(i + 1) % 4];
+  return b[0] + b[1] * b[2] + b[3];
+}
+__attribute__((noinline)) double calls_local(const double *x, int n) {
+  return local_arrays(x, n) * local_arrays(x, n - 1);
+}
+
 enum { N = 4 };
+static double local_f(const double *x, int n) { return local_arrays(x, n); }
+static double calls_local_f(const double *x, int n) { return calls_local(x, n); }
 static double loss_f(const double *x, int n) { double w[N]; return loss(x, w, n); }
 static double A = 0.7;
 static double scaled_f(const double *x, int n) { return scaled(A, x, n); }
@@ -61,5 +74,15 @@ int main(void) {
   ac_fd_grad(loss_f, x, N, fd);
   for (int i = 0; i < N; i++) ac_near("caller-owned tape", dx4[i], fd[i], 1e-6);
   free(buf);
+
+  double dx5[N] = {0};
+  void *t5 = __enzyme_augmentfwd((void *)local_arrays, enzyme_dup, x, dx5, enzyme_const, N);
+  __enzyme_reverse((void *)local_arrays, enzyme_dup, x, dx5, enzyme_const, N, 1.0, t5);
+  ac_fd_grad(local_f, x, N, fd);
+  for (int i = 0; i < N; i++) ac_near("split local arrays", dx5[i], fd[i], 1e-6);
+  double dx6[N] = {0};
+  __enzyme_autodiff((void *)calls_local, enzyme_dup, x, dx6, enzyme_const, N);
+  ac_fd_grad(calls_local_f, x, N, fd);
+  for (int i = 0; i < N; i++) ac_near("callee local arrays", dx6[i], fd[i], 1e-6);
   return ac_done();
 }

@@ -40,7 +40,7 @@ ASM_LANGS = {"assembler", "assembler-with-cpp"}
 # Flags that only matter when linking: dropped from the per-source compiles of a link.
 LINK_ONLY_FLAGS = frozenset("""
 -shared -static -rdynamic -pie -no-pie -static-pie -nostdlib -nostartfiles -nodefaultlibs
--static-libgcc -static-libstdc++ -shared-libgcc -nolibc -s -Wl,--as-needed -r
+-static-libgcc -static-libstdc++ -shared-libgcc -nolibc -s -Wl,--as-needed
 """.split())
 LINK_ONLY_SEPARATE = frozenset({"-L", "-l", "-Xlinker", "-u", "-z", "-T", "-e", "-rpath"})
 LINK_ONLY_PREFIXES = ("-Wl,", "-L", "-l", "-fuse-ld=", "--ld-path=", "-Xlinker", "--rtlib=",
@@ -53,6 +53,7 @@ PASSTHROUGH_EXACT = frozenset("""
 -dumpspecs --help -help --help-hidden -emit-llvm -emit-ast --precompile -print-search-dirs
 -print-multi-directory -print-multi-lib -print-libgcc-file-name -fembed-bitcode
 -fembed-bitcode=all -fembed-bitcode=bitcode -fembed-bitcode=marker -cc1 -cc1as
+-r -Wl,-r -Wl,--relocatable -Wl,-i
 """.split())
 PASSTHROUGH_PREFIXES = ("-print-", "--print-", "-flto", "-fembed-bitcode=")
 

@@ -74,6 +74,33 @@ def embedded_bitcode(data: bytes) -> bytes | None:
     return None
 
 
+BITCODE_MAGIC = b"BC\xc0\xde"
+
+
+def split_bitcode_modules(data: bytes) -> list[bytes]:
+    """The bitcode modules in a section: one, or several after a relocatable link (`ld -r`
+    concatenates the sections of its inputs).
+
+    Walks the top-level blocks: each starts with a 32-bit header word (abbrev id 1 =
+    ENTER_SUBBLOCK, block id, abbrev width, aligned) and a 32-bit length in words.
+    """
+    modules = []
+    start, pos = 0, len(BITCODE_MAGIC)
+    if not data.startswith(BITCODE_MAGIC):
+        return [data]
+    while pos + 8 <= len(data):
+        if data[pos:pos + 4] == BITCODE_MAGIC:
+            modules.append(data[start:pos])
+            start, pos = pos, pos + 4
+            continue
+        header = struct.unpack_from("<I", data, pos)[0]
+        if header & 3 != 1:
+            break  # not a block: stop splitting, hand the rest to LLVM as one piece
+        pos += 8 + 4 * struct.unpack_from("<I", data, pos + 4)[0]
+    modules.append(data[start:])
+    return [m for m in modules if m]
+
+
 def rename_bitcode_section(path: str) -> bool:
     """Rename a fresh object's `.llvmbc` section to `.enzbc` in place (see module doc)."""
     try:

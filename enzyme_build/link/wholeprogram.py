@@ -57,6 +57,11 @@ class Selection:
     native_members: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
     # archive real path -> native (non-bitcode) members the link pulled from it
 
+    def add_bitcode(self, label: str, section: bytes) -> None:
+        modules = objfile.split_bitcode_modules(section)
+        for k, module in enumerate(modules):
+            self.bitcode.append((label if len(modules) == 1 else f"{label}#{k}", module))
+
 
 def log(verbose: bool, argv: list[str]) -> None:
     if verbose:
@@ -123,7 +128,7 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
                 continue
             bitcode = objfile.embedded_bitcode(data)
             if bitcode is not None:
-                sel.bitcode.append((path, bitcode))
+                sel.add_bitcode(path, bitcode)
                 sel.absorbed_files.add(real)
             else:
                 sel.native_undefined |= objfile.undefined_symbols(data)
@@ -140,7 +145,7 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
         found = matches[nth]
         bitcode = objfile.embedded_bitcode(found.data)
         if bitcode is not None:
-            sel.bitcode.append((f"{path}({member})", bitcode))
+            sel.add_bitcode(f"{path}({member})", bitcode)
             sel.absorbed_files.add(real)
         else:
             sel.native_undefined |= objfile.undefined_symbols(found.data)

@@ -160,3 +160,19 @@ void my_entry(void) { syscall(SYS_exit, 7); }
 """)
     ws.eb("-O2", "-nostartfiles", "-Wl,-e,my_entry", "start.c", "-o", "prog", check=True)
     assert subprocess.run([ws.file("prog")]).returncode == 7
+
+
+def test_relocatable_link_then_whole_program(ws):
+    """`-r` merges fat objects natively (their bitcode sections concatenate); the final link
+    still finds every module in the merged section."""
+    ws.write("main.c", MAIN)
+    ws.write("scale.c", SCALE)
+    ws.write("extra.c", "int extra_unused(void) { return 1; }\n")
+    ws.eb("-O2", "-c", "main.c", "scale.c", "extra.c", check=True)
+    ws.eb("-r", "main.o", "scale.o", "extra.o", "-o", "merged.o", check=True)
+    with open(ws.file("merged.o"), "rb") as fh:
+        section = objfile.embedded_bitcode(fh.read())
+    assert len(objfile.split_bitcode_modules(section)) == 3
+    ws.eb("merged.o", "-o", "prog", env={"ENZYME_BUILD_KEEP": "keep"}, check=True)
+    assert ws.exe("prog").stdout == "5.0 8\n"
+    assert "define internal double @scale(" in ws.read("keep/prog.pre-ad.ll")

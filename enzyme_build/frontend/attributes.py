@@ -287,7 +287,7 @@ def _parse_make_deps(text: str) -> list[str]:
     _, _, deps = body.partition(": ")
     if not deps:
         _, _, deps = body.partition(":")
-    files, current = [], ""
+    files = []
     for piece in re.split(r"(?<!\\) ", deps.strip()):
         piece = piece.strip()
         if piece:

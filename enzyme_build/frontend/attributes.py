@@ -3,28 +3,28 @@
 clang drops the unknown `enzyme` attribute, so a TU that uses it is compiled a second
 time with the attribute rewritten into registration globals that survive into bitcode.
 
-How (the slow path, only for TUs whose first compile warned about the attribute):
+How (the slow path, only for TUs whose first compile reported the attribute):
 
 1. `clang -M` lists every file the TU reads; files mentioning `enzyme` are lexed and
-   each `enzyme("kind", expr)` inside `__attribute__((...))` is found (also inside
-   macro bodies: the raw files are rewritten, not the preprocessed text).
+   each `enzyme(kind, expr)` inside `__attribute__((...))` is found, also inside macro
+   bodies: the raw files are rewritten, not the preprocessed text.
 2. A syntax-only pass (`-ast-dump=json`) runs on copies where every such attribute is
-   `annotate("enzyme_build", "enzyme_build_marker:N", expr)`; the copies replace the
-   originals through a VFS overlay (`-ivfsoverlay`), so paths, macros and line numbers
-   stay the user's. The AST tells which function carries marker N, its signature and
-   the rule function's signature (checked against Enzyme's convention here).
+   `annotate("enzyme_build", "enzyme_build_marker:N", kind, expr)`; the copies replace
+   the originals through a VFS overlay (`-ivfsoverlay`), so paths, macros, dependency
+   files, debug info and line numbers stay the user's. The AST tells which functions
+   carry marker N (several when it was written in a macro), their signatures and the
+   rule function's; the rule is checked against Enzyme's convention here, and an
+   undeclared rule function is clang's own error at the user's line.
 3. The real compile runs the user's command on copies with the attribute removed and,
-   at the end of the main file, one `static` registration global per attribute:
-   `void *__enzyme_build_rule_<kind>_<f>_<N>[2] = {(void *)f, (void *)(expr)}`
-   (`used`, internal, so a header included by many TUs yields identical pairs that the
-   link step deduplicates; see enzyme_build.custom.collect).
+   appended to the main file, one registration pair per (kind, f, rule):
+   `void *__enzyme_build_rule_<kind>_<f>__<rule>[2] = {(void *)f, (void *)rule};`
+   defined weak and hidden, so the copies from a header included by many TUs merge at
+   link time (static when f itself is static). enzyme_build.custom.collect reads them.
 
-Detection: the wrapper compiles every C/C++ TU with `-Wunknown-attributes` appended and
-calls `mentions_enzyme_attribute` on its diagnostics. `-w` silences even that warning, so
-with `-w` the wrapper should instead call `source_mentions_enzyme_attribute` (one cheap
-`clang -M` plus a substring scan); `-Werror` turns the warning into an error, which
-`mentions_enzyme_attribute` recognizes as well, and `detection_flags()` gives the flags
-that keep the first compile succeeding in that case.
+Detection (enzyme_build.frontend.driver): the first compile gets `detection_flags()`;
+`mentions_enzyme_attribute` recognizes clang's warning (or the error form under
+-Werror). `-w` silences even that warning, so with `-w` the wrapper asks
+`source_mentions_enzyme_attribute` instead (one `clang -M` and a lexical scan).
 """
 from __future__ import annotations
 

@@ -230,13 +230,21 @@ def _registration_kind(name: str) -> str | None:
     return None
 
 
+def describe_origin(global_name: str, kind: str, rule: str) -> str:
+    """How an error names where a rule came from."""
+    if global_name.startswith(ATTRIBUTE_PREFIX):
+        return f'__attribute__((enzyme("{kind}", {rule})))'
+    return global_name
+
+
 def _set_rule(registry: Registry, function: str, kind: str, rule: str, origin: str) -> None:
     entry = registry.rules.setdefault(function, CustomRule(function))
     existing = getattr(entry, kind)
     if existing is not None and existing != rule:
+        first = describe_origin(entry.origins.get(kind, "?"), kind, existing)
         raise EnzymeBuildError(
-            f"conflicting {kind} rules for {function}: {existing} (from "
-            f"{entry.origins.get(kind, '?')}) and {rule} (from {origin})",
+            f"conflicting {kind} rules for {function}: {existing} (from {first}) and "
+            f"{rule} (from {describe_origin(origin, kind, rule)})",
             location=function, hint=f"keep one {kind} rule for {function}")
     setattr(entry, kind, rule)
     entry.origins.setdefault(kind, origin)

@@ -324,3 +324,25 @@ int main() { std::printf("%.12g\\n", __enzyme_autodiff((void *)energy, 2.0)); re
     result = run(["./prog"], work)
     assert result.returncode == 0, result.stderr
     assert float(result.stdout) == pytest.approx(7.0)
+
+
+def test_conflicting_attribute_rules_in_two_tus_fail_the_link(work):
+    write(work, "one.c", """\
+typedef struct { void *tape; double primal; } aug_t;
+aug_t c_aug(double x) { aug_t r = {0, x}; return r; }
+double c_grad1(double x, double dret, void *tape) { return dret; }
+double c(double x) __attribute__((enzyme("augment", c_aug), enzyme("gradient", c_grad1)));
+double c(double x) { return x; }
+""")
+    write(work, "two.c", """\
+double c_grad2(double x, double dret, void *tape) { return 2 * dret; }
+double c(double x) __attribute__((enzyme("gradient", c_grad2)));
+double __enzyme_autodiff(void *, ...);
+int main(void) { return (int)__enzyme_autodiff((void *)c, 1.0); }
+""")
+    proc = build(work, ["one.c", "two.c"])
+    assert proc.returncode == 1, proc.stderr
+    assert "conflicting gradient rules for c: " in proc.stderr
+    assert 'enzyme("gradient", c_grad1)' in proc.stderr and 'enzyme("gradient", c_grad2)' in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (work / "prog").exists()

@@ -176,3 +176,25 @@ def test_relocatable_link_then_whole_program(ws):
     ws.eb("merged.o", "-o", "prog", env={"ENZYME_BUILD_KEEP": "keep"}, check=True)
     assert ws.exe("prog").stdout == "5.0 8\n"
     assert "define internal double @scale(" in ws.read("keep/prog.pre-ad.ll")
+
+
+def test_cxx_inline_statics_constructors_and_exceptions_across_tus(ws):
+    """linkonce_odr functions (one shared static), global constructors and exceptions survive
+    the bitcode merge and internalization."""
+    inline = "inline int shared_inline(int x) { static int calls = 0; return x + (++calls); }\n"
+    ws.write("c1.cc", inline + """#include <stdexcept>
+#include <cstdio>
+struct Init { Init() { std::puts("ctor"); } } init_obj;
+int from_c2(int x);
+extern "C" { int __enzyme_probe; }
+int main() {
+  try { if (from_c2(1) > 0) throw std::runtime_error("boom"); }
+  catch (const std::exception& e) { std::printf("caught %s %d\\n", e.what(), shared_inline(10)); }
+  return 0;
+}
+""")
+    ws.write("c2.cc", inline + "int from_c2(int x) { return shared_inline(x); }\n")
+    ws.eb("-O2", "c1.cc", "c2.cc", "-o", "prog", cxx=True, check=True,
+          env={"ENZYME_BUILD_KEEP": "keep"})
+    assert ws.exe("prog").stdout == "ctor\ncaught boom 12\n"
+    assert "llvm.global_ctors" in ws.read("keep/prog.pre-ad.ll")

@@ -85,3 +85,14 @@ def test_response_file_cycle_is_one_message(ws):
     proc = ws.eb("@loop.rsp")
     assert proc.returncode == 1
     assert "response files nest too deeply" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_unreadable_inputs_are_reported_by_the_tools(ws):
+    os.mkdir(ws.file("dir.c"))
+    os.mkdir(ws.file("dir.o"))
+    proc = ws.eb("-c", "dir.c")
+    assert proc.returncode != 0 and "dir.c" in proc.stderr and "Traceback" not in proc.stderr
+    ws.write("main.c", "int __enzyme_probe;\nint main(void) { return 0; }\n")
+    proc = ws.eb("main.c", "dir.o", "-o", "prog")
+    assert proc.returncode != 0 and "dir.o" in proc.stderr and "Traceback" not in proc.stderr
+    assert not ws.exists("prog")

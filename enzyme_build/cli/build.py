@@ -20,8 +20,8 @@ import click
 from ..errors import EnzymeBuildError, run_guarded
 from ..scons import CACHE_DIR_VAR, PROGRESS_MARK, PROGRESS_VAR
 
-C_SUFFIXES = (".c", ".i")
-CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP", ".ii")
+C_SUFFIXES = (".c",)
+CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP")
 SOURCE_SUFFIXES = C_SUFFIXES + CXX_SUFFIXES
 
 DEFAULT_BUILD_ROOT = ".enzyme-build"
@@ -76,16 +76,20 @@ def scons_path(path: str, top: str) -> str:
     relative = os.path.relpath(absolute, top)
     if relative == ".":
         return "#."
-    if relative.startswith(".."):
+    if _outside(relative):
         return absolute
     return "#" + relative
+
+
+def _outside(relative: str) -> bool:
+    return relative == ".." or relative.startswith(".." + os.sep)
 
 
 def object_name(source: str, top: str) -> str:
     """The object's path under the build directory's obj/, mirroring the source's path."""
     absolute = os.path.abspath(source)
     relative = os.path.relpath(absolute, top)
-    if relative.startswith(".."):
+    if _outside(relative):
         relative = os.path.join("_abs", absolute.lstrip(os.sep))
     stem, _ = os.path.splitext(relative)
     return stem

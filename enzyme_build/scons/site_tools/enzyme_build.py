@@ -15,7 +15,7 @@ import SCons.Errors
 from enzyme_build.scons import CACHE_DIR_VAR, PROGRESS_MARK, PROGRESS_VAR
 
 # Suffixes whose presence among a link's (transitive) sources means the C++ driver links.
-CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP", ".mm", ".ii")
+CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP", ".mm")
 
 # Environment variables the wrapper reads besides ENZYME_BUILD_*; SCons starts commands
 # with a near-empty environment, so each one must be forwarded by name.
@@ -146,7 +146,7 @@ LINK_ONLY_VARS = frozenset((
     "PROGPREFIX", "PROGSUFFIX", "LIBPREFIX", "LIBSUFFIX", "SHLIBPREFIX", "SHLIBSUFFIX",
     "SHLIBVERSION", "SONAME",
 ))
-SOURCE_SUFFIXES = (".c", ".i") + CXX_SUFFIXES
+SOURCE_SUFFIXES = (".c",) + CXX_SUFFIXES
 
 
 def _objects(env, source, object_builder, kw: dict) -> list:

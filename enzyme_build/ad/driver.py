@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..analysis.activity import written_float_globals
 from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, is_float_type, is_local, make_name, parse_module, strip_name
@@ -49,6 +50,8 @@ class Engine:
         self.declarations: dict[str, str] = {}
         self.support: set[str] = set()
         self.chain: list[tuple[str, str | None]] = []   # (function, call location) being derived
+        self.active_globals = written_float_globals(module)   # global -> value type
+        self.shadow_globals_used: set[str] = set()
 
     # ---------------------------------------------------------------- naming and memo
     def _unique(self, base: str, sig: Signature) -> str:
@@ -385,6 +388,8 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
     for callee, decl in sorted(engine.declarations.items()):
         if strip_name(callee) not in known:
             out.append(decl)
+    for g in sorted(engine.shadow_globals_used):
+        out.append(f"{make_name('@', g, 'sh')} = internal global {engine.active_globals[g]} zeroinitializer, align 16")
     out.extend(engine.texts)
     out.extend(support_texts)
     return "\n".join(out) + "\n"

@@ -16,11 +16,12 @@ import re
 from dataclasses import dataclass
 
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
-                                 is_inactive_call, pointer_roots)
+                                 global_base, is_inactive_call, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.types import check_memory_access, memcpy_element_kind
 from ..errors import EnzymeBuildError, InternalError
-from ..ir.model import Function, Instruction, is_float_type, is_local, make_name, strip_name
+from ..ir.model import (Function, Instruction, aggregate_elements, is_float_type, is_local, make_name,
+                        strip_name)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .tape import CELL_BYTES, TAPE_TYPE
 
@@ -43,6 +44,10 @@ class Signature:
     def code(self) -> str:
         return "".join({"out": "o", "dup": "d", "dupnoneed": "n", "const": "c"}[a] for a in self.args) \
             + ("r" if self.ret_active else "")
+
+
+def zero_of(ty: str) -> str:
+    return float_constant(0.0, ty) if is_float_type(ty) else "zeroinitializer"
 
 
 def shadow_param(name: str) -> str:
@@ -94,7 +99,8 @@ class ReverseGenerator:
         self.engine, self.fn, self.sig, self.split = engine, fn, sig, split
         self.cfg = analyze_cfg(fn)
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,
-                                    inactive=engine.inactive, custom=engine.custom)
+                                    inactive=engine.inactive, custom=engine.custom,
+                                    active_globals=set(engine.active_globals))
         self.counter = 0
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
@@ -129,6 +135,12 @@ class ReverseGenerator:
         """The shadow of a pointer operand in the forward sweep."""
         if value in self.params and value in self.act.shadowed:
             return shadow_param(value)
+        if not is_local(value):
+            g = global_base(value)
+            if g is not None and g in self.act.shadowed:
+                self.engine.shadow_globals_used.add(g)
+                return re.sub(re.escape(g) + r'(?![-\w$.])', make_name("@", g, "sh"), value)
+            return value
         if value in self.act.shadowed:
             name = make_name("%", value, "sh")
             self.shadow_primal[name] = value
@@ -215,6 +227,9 @@ class ReverseGenerator:
             return None
         fetched = {v: self._fetch(src, block, depth + 1) for v, src in sources.items()}
         body = _METADATA_RE.sub("", inst.text.split("=", 1)[1])
+        if primal is not None and not is_local(inst.operands[0][1]):
+            base = inst.operands[0][1]
+            body = body.replace(f"ptr {base}", f"ptr {self.shadow(base)}", 1)
         if fetched:
             pattern = re.compile("(" + "|".join(re.escape(v) for v in sorted(fetched, key=len, reverse=True))
                                  + r")(?![-\w$.])")
@@ -233,7 +248,7 @@ class ReverseGenerator:
         slot = self.diffe_slot(value)
         name = self.fresh("dr")
         lines.append(f"  {name} = load {ty}, ptr {slot}, align 8")
-        lines.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {slot}, align 8")
+        lines.append(f"  store {ty} {zero_of(ty)}, ptr {slot}, align 8")
         return name
 
     def accumulate(self, value: str, contrib: str, lines: list[str]) -> None:
@@ -241,10 +256,27 @@ class ReverseGenerator:
             return
         ty = self.types[value]
         slot = self.diffe_slot(value)
-        old, new = self.fresh("da"), self.fresh("da")
+        old = self.fresh("da")
         lines.append(f"  {old} = load {ty}, ptr {slot}, align 8")
-        lines.append(f"  {new} = fadd {ty} {old}, {contrib}")
+        new = self._add(ty, old, contrib, lines)
         lines.append(f"  store {ty} {new}, ptr {slot}, align 8")
+
+    def _add(self, ty: str, a: str, b: str, lines: list[str]) -> str:
+        """a + b for floats, elementwise for aggregates of floats."""
+        if is_float_type(ty):
+            out = self.fresh("da")
+            lines.append(f"  {out} = fadd {ty} {a}, {b}")
+            return out
+        agg = a
+        for i, ety in enumerate(aggregate_elements(ty)):
+            x, y = self.fresh("ea"), self.fresh("eb")
+            lines.append(f"  {x} = extractvalue {ty} {a}, {i}")
+            lines.append(f"  {y} = extractvalue {ty} {b}, {i}")
+            s = self._add(ety, x, y, lines)
+            nxt = self.fresh("ei")
+            lines.append(f"  {nxt} = insertvalue {ty} {agg}, {ety} {s}, {i}")
+            agg = nxt
+        return agg
 
     def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str]) -> None:
         old, new = self.fresh("dm"), self.fresh("dm")
@@ -396,7 +428,7 @@ class ReverseGenerator:
             self._forward_shadow(inst, lines)
         if op == "store":
             (vty, v), (_, p) = inst.operands
-            if vty == "ptr" and p in self.act.shadowed or (vty == "ptr" and self._ptr_shadowed(p)):
+            if vty == "ptr" and self._ptr_shadowed(p):
                 lines.append(f"  store ptr {self.shadow(v)}, ptr {self.shadow(p)}, align 8")
         if op == "call" and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
             d, s = inst.operands[0][1], inst.operands[1][1]
@@ -407,7 +439,7 @@ class ReverseGenerator:
                 self.engine.declare("@llvm.memcpy.p0.p0.i64")
 
     def _ptr_shadowed(self, p: str) -> bool:
-        return p in self.act.shadowed
+        return self.act.has_shadow(p)
 
     def _forward_shadow(self, inst: Instruction, lines: list[str]) -> None:
         op, res = inst.opcode, inst.result
@@ -487,7 +519,7 @@ class ReverseGenerator:
     def _call_active(self, inst: Instruction) -> bool:
         if inst.result and inst.result in self.act.varied:
             return True
-        return any(is_local(v) and (v in self.act.varied or (t == "ptr" and v in self.act.shadowed))
+        return any((is_local(v) and v in self.act.varied) or (t == "ptr" and self.act.has_shadow(v))
                    for t, v in inst.operands)
 
     def _check_call(self, inst: Instruction) -> None:
@@ -499,7 +531,11 @@ class ReverseGenerator:
         for t, v in inst.operands:
             if is_local(v) and v in self.act.varied and is_float_type(t):
                 args.append("out")
-            elif t == "ptr" and is_local(v) and v in self.act.shadowed:
+            elif is_local(v) and v in self.act.varied:
+                raise EnzymeBuildError(
+                    f"passing an active aggregate ({t}) to @{callee_name(inst)} is not supported",
+                    location=self.engine.location(inst), hint="pass the fields as separate arguments")
+            elif t == "ptr" and self.act.has_shadow(v):
                 args.append("dup")
             else:
                 args.append("const")
@@ -611,13 +647,33 @@ class ReverseGenerator:
             conv = self.fresh("cv")
             lines.append(f"  {conv} = {'fptrunc' if op == 'fpext' else 'fpext'} {inst.type} {dr} to {src_ty}")
             self.accumulate(src, conv, lines)
+        elif op == "extractvalue" and varied:
+            dr = self.take_adjoint(res, lines)
+            aty, agg = inst.operands[0]
+            if is_local(agg) and agg in self.act.varied:
+                idx = ", ".join(str(i) for i in inst.indices)
+                part = self.fresh("ev")
+                lines.append(f"  {part} = insertvalue {aty} zeroinitializer, {inst.type if inst.type else self.types[res]} {dr}, {idx}")
+                self.accumulate(agg, part, lines)
+        elif op == "insertvalue" and varied:
+            dr = self.take_adjoint(res, lines)
+            (aty, agg), (ety, elem) = inst.operands[0], inst.operands[1]
+            idx = ", ".join(str(i) for i in inst.indices)
+            if is_local(elem) and elem in self.act.varied:
+                part = self.fresh("iv")
+                lines.append(f"  {part} = extractvalue {aty} {dr}, {idx}")
+                self.accumulate(elem, part, lines)
+            if is_local(agg) and agg in self.act.varied:
+                rest = self.fresh("iv")
+                lines.append(f"  {rest} = insertvalue {aty} {dr}, {ety} {zero_of(ety)}, {idx}")
+                self.accumulate(agg, rest, lines)
         elif op == "freeze" and varied:
             dr = self.take_adjoint(res, lines)
             self.accumulate(inst.operands[0][1], dr, lines)
         elif op == "select" and varied:
             dr = self.take_adjoint(res, lines)
             cond = self._fetch(inst.operands[0][1], label)
-            zero = float_constant(0.0, inst.type)
+            zero = zero_of(inst.type)
             for pos, (a, b) in ((1, (dr, zero)), (2, (zero, dr))):
                 v = inst.operands[pos][1]
                 if is_local(v) and v in self.act.varied:
@@ -844,7 +900,7 @@ class ReverseGenerator:
         for v, slot in self.diffe_slots.items():
             ty = self.types[v]
             out.append(f"  {slot} = alloca {ty}, align 8")
-            out.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {slot}, align 8")
+            out.append(f"  store {ty} {zero_of(ty)}, ptr {slot}, align 8")
         return out
 
     def _exit_block(self) -> list[str]:

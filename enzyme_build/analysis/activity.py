@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir.model import Function, Instruction, is_float_type, is_local
+import re
+
+from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local
 
 ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@aligned_alloc", "@_ZnwmSt11align_val_t",
               "@_ZnamSt11align_val_t", "@realloc"}
@@ -49,7 +51,20 @@ class Activity:
         return value in self.varied
 
     def has_shadow(self, value: str) -> bool:
-        return value in self.shadowed
+        """Locals in the shadowed set; globals (and constant expressions on them) whose
+        global has a shadow global."""
+        if value in self.shadowed:
+            return True
+        g = global_base(value)
+        return g is not None and g in self.shadowed
+
+
+def global_base(value: str) -> str | None:
+    """'@g' for '@g' or a constant expression on @g; None for locals and plain constants."""
+    if value.startswith("%"):
+        return None
+    m = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', value)
+    return "@" + m.group(1) if m else None
 
 
 def callee_name(inst: Instruction) -> str:
@@ -83,12 +98,14 @@ def pointer_roots(fn: Function, value: str, cache: dict | None = None) -> set[st
 
 
 def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str] = frozenset(),
-                     inactive: set[str] = frozenset(), custom: set[str] = frozenset()) -> Activity:
+                     inactive: set[str] = frozenset(), custom: set[str] = frozenset(),
+                     active_globals: set[str] = frozenset()) -> Activity:
     """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
 
     `defined` are functions with bodies (differentiated interprocedurally), `custom` those
     with user rules; `inactive` user-declared inactive functions."""
     act = Activity()
+    act.shadowed |= set(active_globals)
     params = [p for p in fn.params if p.type != "..."]
     for p, a in zip(params, arg_activity):
         if a == "out" and is_float_type(p.type):
@@ -101,7 +118,7 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
 
     def roots_of(v: str) -> set[str]:
         if v not in roots:
-            roots[v] = pointer_roots(fn, v)
+            roots[v] = {global_base(r) or r for r in pointer_roots(fn, v)}
         return roots[v]
 
     def shadowable(root: str) -> bool:
@@ -138,7 +155,7 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
         changed = False
         for inst in insts:
             op, res = inst.opcode, inst.result
-            if res and res not in act.varied and is_float_type(inst.type):
+            if res and res not in act.varied and is_active_type(inst.type):
                 if _float_result_varied(inst, act, any_shadowed, defined, inactive, custom):
                     act.varied.add(res)
                     changed = True
@@ -199,6 +216,8 @@ def _float_result_varied(inst, act, any_shadowed, defined, inactive, custom) -> 
         return any_shadowed(inst.operands[0][1])
     if op == "extractvalue":
         return inst.operands[0][1] in act.varied
+    if op == "insertvalue":
+        return any(v in act.varied for _, v in inst.operands)
     if op == "call":
         if is_inactive_call(inst, inactive) and callee_name(inst) not in custom:
             return False
@@ -218,3 +237,39 @@ def print_activity(fn: Function, arg_activity: list[str], **kw) -> str:
             tag = "varied" if inst.result in act.varied else "shadowed" if inst.result in act.shadowed else "inactive"
             out.append(f"  {inst.result}: {tag}")
     return "\n".join(out)
+
+
+def written_float_globals(module) -> dict[str, str]:
+    """Mutable globals holding floats that some function writes: they get shadow globals.
+
+    Globals that are only read stay inactive (constants in all but name); globals holding
+    pointers are never shadowed (nobody could have put shadow pointers in them)."""
+    from ..ir.model import make_name, take_type
+    candidates: dict[str, str] = {}
+    for name, line in module.globals.items():
+        m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$', line)
+        if not m or " constant " in f" {m.group(1)} ":
+            continue
+        ty, _ = take_type(m.group(2))
+        if is_active_type(ty):
+            candidates[make_name("@", name)] = ty
+    if not candidates:
+        return {}
+    written: set[str] = set()
+    for fn in module.functions.values():
+        for inst in fn.instructions():
+            targets = []
+            if inst.opcode == "store":
+                targets = [inst.operands[1][1]]
+            elif inst.opcode == "call":
+                name = callee_name(inst)
+                if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
+                    targets = [inst.operands[0][1]]
+                elif not name.startswith("llvm."):
+                    targets = [v for t, v in inst.operands if t == "ptr"]
+            for t in targets:
+                for r in pointer_roots(fn, t):
+                    g = global_base(r)
+                    if g in candidates:
+                        written.add(g)
+    return {g: ty for g, ty in candidates.items() if g in written}

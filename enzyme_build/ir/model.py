@@ -30,6 +30,28 @@ def is_float_type(ty: str) -> bool:
     return ty.strip() in _FLOAT_TYPES
 
 
+def aggregate_elements(ty: str) -> list[str] | None:
+    """Element types of a literal struct or array type, or None."""
+    ty = ty.strip()
+    if ty.startswith("{") and ty.endswith("}"):
+        return split_top(ty[1:-1])
+    m = re.fullmatch(r'\[(\d+) x (.+)\]', ty)
+    if m:
+        return [m.group(2)] * int(m.group(1))
+    return None
+
+
+def is_float_aggregate(ty: str) -> bool:
+    """A literal struct/array whose elements are all floats (e.g. `{ double, double }`)."""
+    elems = aggregate_elements(ty)
+    return bool(elems) and all(is_float_type(e) or is_float_aggregate(e) for e in elems)
+
+
+def is_active_type(ty: str) -> bool:
+    """Types whose values can carry adjoints: floats and aggregates of floats."""
+    return is_float_type(ty) or is_float_aggregate(ty)
+
+
 def is_local(value: str) -> bool:
     return value.startswith("%")
 
@@ -406,10 +428,20 @@ def parse_instruction(text: str) -> Instruction:
         parts = split_top(rest)
         inst.operands = [split_type_value(p) for p in parts if not re.fullmatch(r'\d+', p.strip())]
         inst.indices = [int(p) for p in parts if re.fullmatch(r'\d+', p.strip())]
-        inst.type = inst.operands[0][0] if opcode == "insertvalue" else ""
+        inst.type = inst.operands[0][0] if opcode == "insertvalue" else _element_type(
+            inst.operands[0][0], inst.indices)
     elif opcode in ("indirectbr", "invoke", "callbr"):
         inst.targets = [strip_name(n) for n in re.findall(r'label\s+(' + NAME + ')', body)]
     return inst
+
+
+def _element_type(ty: str, indices: list[int]) -> str:
+    for i in indices:
+        elems = aggregate_elements(ty)
+        if not elems or i >= len(elems):
+            return ""
+        ty = elems[i]
+    return ty
 
 
 _DEFINE_RE = re.compile(r'^define\s+(.*?)(' + NAME + r')\((.*)\)(.*)\{\s*$')

@@ -153,7 +153,7 @@ def svg_chart(timings: list[Timing], title: str) -> str:
     """A grouped horizontal bar chart (clean build and no-op rebuild per configuration)."""
     width, left, bar, gap = 760, 260, 16, 14
     top = 50
-    height = top + len(timings) * (2 * bar + gap) + 40
+    height = top + len(timings) * (2 * bar + gap) + 16
     longest = max(max(t.clean_s, t.noop_s) for t in timings) or 1.0
     scale = (width - left - 80) / longest
     colors = {"clean": "#4c72b0", "no-op": "#dd8452"}

@@ -123,6 +123,8 @@ class ReverseGenerator:
         self.recompute_lines: dict[str, list[str]] = {}
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
+        # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
+        self.iv_loops: dict[str, tuple] = {}
         self.home: dict[str, str] = {}           # generated forward values -> block
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
 
@@ -187,6 +189,12 @@ class ReverseGenerator:
         key = (block, value)
         if key in self.rev_names:
             return self.rev_names[key]
+        if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
+            name = self.fresh("iv")
+            self.recompute_lines.setdefault(block, []).append(
+                f"  {name} = load {self.types[value]}, ptr {self.iv_loops[value][2]}, align 8")
+            self.rev_names[key] = name
+            return name
         recomputed = self._recompute(value, block, depth)
         if recomputed is not None:
             self.rev_names[key] = recomputed
@@ -328,6 +336,12 @@ class ReverseGenerator:
         iv = self._canonical_iv(label, preds)
         if iv is not None:
             self.header_index[name] = iv
+            loop = self.cfg.loop_of[label]
+            latch = preds[iv[3]]
+            nxt = next(v for v, b in self.fn.defs[iv[0]].incoming if b == latch)
+            step = self.fn.defs[nxt]
+            slot = make_name("%", iv[0], "ivslot")
+            self.iv_loops[iv[0]] = (loop, step.operands[1][1], slot, preds[iv[3]])
         entries = []
         for i, p in enumerate(preds):
             entries += [f"[ {i}, {make_name('%', p)} ]"] * self.cfg.edge_count[(p, label)]
@@ -602,6 +616,20 @@ class ReverseGenerator:
                 phi_adjoints[phi.result] = self.take_adjoint(phi.result, lines)
         self.rev_term[label] = self._reverse_terminator(block, phi_adjoints)
 
+    def _exit_value(self, iv: str, pred: str, exit_block: str) -> str:
+        """A forward phi at the top of `exit_block` holding the IV's value when the loop
+        was left from `pred` (poison on the other incoming edges)."""
+        name = self.fresh("ivexit")
+        ty = self.types[iv]
+        entries = []
+        for p in self.cfg.preds[exit_block]:
+            entries += [f"[ {iv if p == pred else 'poison'}, {make_name('%', p)} ]"] * \
+                self.cfg.edge_count[(p, exit_block)]
+        self.fwd[exit_block].insert(0, f"  {name} = phi {ty} " + ", ".join(entries))
+        self.types[name] = ty
+        self.home[name] = exit_block
+        return name
+
     def _reverse_terminator(self, block, phi_adjoints) -> list[str]:
         label = block.label
         preds = self.cfg.preds[label]
@@ -612,6 +640,17 @@ class ReverseGenerator:
 
         def edge_lines(pred) -> list[str]:
             out = []
+            # entering a loop's reverse through one of its exits: start its IV at the last value
+            for iv, (loop, step, slot, latch) in self.iv_loops.items():
+                if pred in loop.blocks and label not in loop.blocks:
+                    last = self._fetch(self._exit_value(iv, pred, label), label)
+                    out.append(f"  store {self.types[iv]} {last}, ptr {slot}, align 8")
+                if label == loop.header and pred == latch:
+                    cur, prev = self.fresh("iv"), self.fresh("iv")
+                    out.append(f"  {cur} = load {self.types[iv]}, ptr {slot}, align 8")
+                    op = "sub" if step == "1" else "add"
+                    out.append(f"  {prev} = {op} {self.types[iv]} {cur}, 1")
+                    out.append(f"  store {self.types[iv]} {prev}, ptr {slot}, align 8")
             for phi in block.phis():
                 if phi.result not in phi_adjoints:
                     continue
@@ -893,7 +932,12 @@ class ReverseGenerator:
             out.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {TAPE}, align 8")
         for v, slot in self.cache_slots.items():
             out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
+        if not self.split:
+            out += self._iv_slot_allocas()
         return out
+
+    def _iv_slot_allocas(self) -> list[str]:
+        return [f"  {slot} = alloca {self.types[iv]}, align 8" for iv, (_, _, slot, _) in self.iv_loops.items()]
 
     def _diffe_prologue(self) -> list[str]:
         out = []
@@ -976,7 +1020,7 @@ class ReverseGenerator:
             rev_params.append(f"{self.fn.return_type} {DRET}")
         rev_params.append(f"ptr {TAPE}")
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}) {{", "entry$:"]
-        rev += self._diffe_prologue()
+        rev += self._diffe_prologue() + self._iv_slot_allocas()
         for v, root in self.reverse_local.items():
             if v == root:
                 inst = self.fn.defs[v]

@@ -3,6 +3,7 @@
 # links and programs); prints one line per check and exits non-zero if any check failed.
 #
 # Usage: CC="enzyme-build cc" configure_probe.sh   (runs in the current directory)
+# shellcheck disable=SC2086  # $CC is a command line ("enzyme-build cc"), split as configure does
 set -u
 
 : "${CC:?set CC to the compiler command under test}"

@@ -167,3 +167,21 @@ def test_external_declarations_of_registration_globals_are_skipped():
     text = "@__enzyme_register_gradient_f = external global [3 x ptr]\n"
     registry = collect_registry(text)
     assert registry.rules == {} and registry.registration_globals == set()
+
+
+def test_registrations_from_the_enzyme_h_macros(work):
+    import os
+    include = os.path.join(os.path.dirname(collect.__file__), os.pardir, "include")
+    text = clang_ir(work, "h.c", '#include <enzyme/enzyme.h>\n' + SQUARE + """\
+ENZYME_REGISTER_GRADIENT(sq, sq_aug, sq_grad);
+ENZYME_REGISTER_DERIVATIVE(sq, sq_fwd);
+double noise(double x) { return x; }
+ENZYME_INACTIVE(noise);
+double my_exp(double x) { return 1 + x; }
+ENZYME_FUNCTION_LIKE(my_exp, "exp");
+""", f"-I{os.path.normpath(include)}")
+    registry = collect_registry(text)
+    rule = registry.rules["sq"]
+    assert (rule.augment, rule.gradient, rule.forward) == ("sq_aug", "sq_grad", "sq_fwd")
+    assert registry.inactive == {"noise"}
+    assert registry.function_like == {"my_exp": "exp"}

@@ -14,8 +14,9 @@ def main(argv: list[str] | None = None) -> None:
     if argv and argv[0] in ("cc", "c++"):
         from .cc import run_cc
         sys.exit(run_cc(argv[1:], cxx=argv[0] == "c++"))
-    group = build_group()
-    group.main(args=argv, prog_name="enzyme-build")
+    from ..errors import run_guarded
+    # click exits by itself (SystemExit passes through); our errors become one message
+    sys.exit(run_guarded(lambda: build_group().main(args=argv, prog_name="enzyme-build")))
 
 
 def build_group():

@@ -329,7 +329,9 @@ def _write_overlay(tmp: str, name: str, contents: dict[str, str]) -> str:
 
 
 def _is_cxx(clang_cmd: list[str], source: str) -> bool:
-    if "++" in os.path.basename(clang_cmd[0]) or source.endswith(_CXX_EXTENSIONS):
+    cxx_driver = "++" in os.path.basename(clang_cmd[0]) or any(
+        arg in ("--driver-mode=g++", "--driver-mode=cpp") for arg in clang_cmd)
+    if cxx_driver or source.endswith(_CXX_EXTENSIONS):
         language = "c++"
     else:
         language = "c"

@@ -363,7 +363,10 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
         counter[0] += 1
         return f"%enzyme$call{counter[0]}"
 
-    for fn in module.functions.values():
+    for name in module.functions:
+        if not any("__enzyme_" in line for line in module.functions.body_lines(name)[1:]):
+            continue
+        fn = module.functions[name]
         entry_allocas: list[str] = []
         for inst in fn.instructions():
             if inst.opcode == "call" and marker_kind(inst.callee):

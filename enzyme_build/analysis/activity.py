@@ -255,21 +255,15 @@ def written_float_globals(module) -> dict[str, str]:
             candidates[make_name("@", name)] = ty
     if not candidates:
         return {}
+    # a text scan (no parsing): a candidate is written when a function line that names it is
+    # anything but a load from it (stores, calls, GEPs whose result may be stored through)
+    pattern = re.compile("(" + "|".join(re.escape(g) for g in candidates) + r")(?![-\w$.])")
     written: set[str] = set()
-    for fn in module.functions.values():
-        for inst in fn.instructions():
-            targets = []
-            if inst.opcode == "store":
-                targets = [inst.operands[1][1]]
-            elif inst.opcode == "call":
-                name = callee_name(inst)
-                if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
-                    targets = [inst.operands[0][1]]
-                elif not name.startswith("llvm."):
-                    targets = [v for t, v in inst.operands if t == "ptr"]
-            for t in targets:
-                for r in pointer_roots(fn, t):
-                    g = global_base(r)
-                    if g in candidates:
-                        written.add(g)
+    for name in module.functions:
+        for line in module.functions.body_lines(name)[1:]:
+            if "@" not in line:
+                continue
+            found = pattern.findall(line)
+            if found and not re.match(r'\s*%\S+\s*=\s*load\s', line):
+                written.update(found)
     return {g: ty for g, ty in candidates.items() if g in written}

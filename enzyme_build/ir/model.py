@@ -7,6 +7,7 @@ phi incoming, predicates, metadata) are attached for the analyses and the AD eng
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import InternalError
@@ -58,6 +59,8 @@ def is_local(value: str) -> bool:
 
 def split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` outside (), [], {}, <> and quotes."""
+    if not any(c in text for c in '([{<"'):
+        return [p.strip() for p in text.split(sep) if p.strip()]
     parts, depth, cur, quote = [], 0, [], False
     for ch in text:
         if ch == '"':
@@ -231,7 +234,7 @@ class Function:
 @dataclass
 class Module:
     lines: list[str]
-    functions: dict[str, Function]        # defined functions by name (no '@')
+    functions: Mapping[str, Function]     # defined functions by name (no '@'), parsed lazily
     declarations: dict[str, str]          # declared function name -> 'declare' line
     globals: dict[str, str]               # global variable name -> line
     metadata: dict[str, str]              # '!12' -> text after '='
@@ -261,6 +264,8 @@ def make_name(sigil: str, *parts: str) -> str:
 
 def _strip_comment(line: str) -> str:
     # comments start with ';' outside quotes
+    if ";" not in line:
+        return line.rstrip()
     quote = False
     for i, ch in enumerate(line):
         if ch == '"':
@@ -523,18 +528,52 @@ def _return_type(prefix: str) -> str:
     return cands[-1] if cands else "void"
 
 
+class LazyFunctions(Mapping):
+    """Defined functions by name, each parsed on first access (most of a whole-program
+    module is never differentiated, so most bodies are never parsed)."""
+
+    def __init__(self, lines: list[str], starts: dict[str, int]):
+        self._lines, self._starts, self._parsed = lines, starts, {}
+
+    def __getitem__(self, name: str) -> Function:
+        if name not in self._parsed:
+            self._parsed[name] = parse_function(self._lines, self._starts[name])[0]
+        return self._parsed[name]
+
+    def __iter__(self):
+        return iter(self._starts)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __contains__(self, name) -> bool:
+        return name in self._starts
+
+    def body_lines(self, name: str) -> list[str]:
+        """The raw text lines of a function (header to closing brace), without parsing."""
+        start = self._starts[name]
+        end = start
+        while end < len(self._lines) and self._lines[end] != "}":
+            end += 1
+        return self._lines[start:end + 1]
+
+
 def parse_module(text: str) -> Module:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    functions, decls, globs, md = {}, {}, {}, {}
+    starts, decls, globs, md = {}, {}, {}, {}
     i = 0
     while i < len(lines):
         line = lines[i]
         if line.startswith("define "):
-            fn, end = parse_function(lines, i)
-            functions[fn.name] = fn
-            i = end + 1
+            m = _DEFINE_RE.match(line)
+            if not m:
+                raise InternalError(f"cannot parse function header: {line}")
+            starts[strip_name(m.group(2))] = i
+            while i < len(lines) and lines[i] != "}":
+                i += 1
+            i += 1
             continue
         if line.startswith("declare "):
             m = re.search(r'(' + NAME + r')\(', line)
@@ -549,6 +588,7 @@ def parse_module(text: str) -> Module:
             if m:
                 md[m.group(1)] = m.group(2)
         i += 1
+    functions = LazyFunctions(lines, starts)
     return Module(lines, functions, decls, globs, md)
 
 

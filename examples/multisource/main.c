@@ -80,7 +80,7 @@ int main(void) {
     memcpy(v0, trial, sizeof v0);
     loss = trial_loss;
     rate *= 1.5;
-    if (iter % 10 == 0) printf("iter %3d  loss %.6e  v0 = (%.5f, %.5f, %.5f)\n", iter, loss, v0[0], v0[1], v0[2]);
+    if (iter % 2 == 0) printf("iter %3d  loss %.6e  v0 = (%.5f, %.5f, %.5f)\n", iter, loss, v0[0], v0[1], v0[2]);
   }
   printf("hand-written kernel gradient calls: %ld\n", phys_kernel_grad_calls);
   int ok = worst < 1e-4 && loss < 1e-6 * first && phys_kernel_grad_calls > 0;

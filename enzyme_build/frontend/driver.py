@@ -264,8 +264,7 @@ def compile_and_link(driver: list[str], inv: Invocation) -> int:
 def needs_whole_program(link_args: list[str]) -> bool:
     """Does any object or archive of the link (incl. -l from -L dirs) mention __enzyme_?"""
     from ..link import objfile
-    search_dirs = [a[2:] for a in link_args if a.startswith("-L") and len(a) > 2]
-    search_dirs += [link_args[i + 1] for i, a in enumerate(link_args[:-1]) if a == "-L"]
+    search_dirs = objfile.library_search_dirs(link_args)
     static_only = "-static" in link_args
     candidates: list[str] = []
     i = 0

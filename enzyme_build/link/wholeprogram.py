@@ -306,7 +306,7 @@ def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list
     from ..frontend.args import takes_separate_value
     out: list[str] = []
     placed = False
-    search_dirs = _search_dirs(plan.link_args)
+    search_dirs = objfile.library_search_dirs(plan.link_args)
     static_only = any(a in ("-static", "-Wl,-Bstatic") for a in plan.link_args)
     i = 0
     args = plan.link_args
@@ -341,16 +341,6 @@ def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list
     if not placed:
         out.insert(0, program_object)
     return out
-
-
-def _search_dirs(args: list[str]) -> list[str]:
-    dirs = []
-    for i, arg in enumerate(args):
-        if arg == "-L" and i + 1 < len(args):
-            dirs.append(args[i + 1])
-        elif arg.startswith("-L") and len(arg) > 2:
-            dirs.append(arg[2:])
-    return dirs
 
 
 def link_whole_program(plan: LinkPlan) -> int:

@@ -63,3 +63,21 @@ def test_gradient_with_cxx_driver_and_separate_objects(ws):
     ws.eb("-O1", "-c", "energy.cc", cxx=True, check=True)
     ws.eb("-O1", "main.cc", "energy.o", "-o", "grad", cxx=True, check=True)
     assert ws.exe("grad").stdout == "3 12 27\n"
+
+
+def test_fat_archive_found_through_library_path(ws):
+    """Only the archive calls __enzyme_autodiff, and -l finds it via LIBRARY_PATH, not -L."""
+    ws.write("lib/grad.c", ENERGY + """#include <enzyme/enzyme.h>
+void energy_gradient(const double *x, double *dx, int n) {
+  __enzyme_autodiff((void *)energy, enzyme_dup, x, dx, enzyme_const, n);
+}
+""")
+    ws.write("main.c", """#include <stdio.h>
+void energy_gradient(const double *x, double *dx, int n);
+int main(void) { double x[1] = {2}, dx[1] = {0}; energy_gradient(x, dx, 1);
+                 printf("%g\\n", dx[0]); return 0; }
+""")
+    ws.eb("-O2", "-c", "lib/grad.c", "-o", "lib/grad.o", check=True)
+    ws.run(["ar", "rcs", "lib/libgrad.a", "lib/grad.o"], check=True)
+    ws.eb("main.c", "-lgrad", "-o", "prog", env={"LIBRARY_PATH": ws.file("lib")}, check=True)
+    assert ws.exe("prog").stdout == "12\n"

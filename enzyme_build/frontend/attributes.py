@@ -34,7 +34,7 @@ import re
 import shlex
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import EnzymeBuildError
 
@@ -119,6 +119,7 @@ class AttributeUse:
     start: int   # span of `enzyme(...)` in the file's text
     end: int
     in_macro: bool = False   # written in a #define: expr is only meaningful there
+    standard_syntax: bool = False   # [[enzyme(...)]] rather than __attribute__((...))
 
     @property
     def location(self) -> str:
@@ -155,7 +156,8 @@ def _split_top_level(tokens: list[Token], first: int, last: int) -> list[tuple[i
 
 
 def _find_attributes(path: str, text: str) -> list[AttributeUse]:
-    """Every `enzyme(...)` entry of a GNU attribute list in one file's raw text."""
+    """Every `enzyme(...)` entry of a GNU (`__attribute__((...))`) or standard
+    (`[[...]]`) attribute list in one file's raw text."""
     tokens = tokenize(text)
     uses = []
     index = 0
@@ -172,6 +174,16 @@ def _find_attributes(path: str, text: str) -> list[AttributeUse]:
                 if use is not None:
                     uses.append(use)
             index = outer_close + 1
+            continue
+        if token.text == "[" and index + 1 < len(tokens) and tokens[index + 1].text == "[":
+            inner_close = _matching_paren(tokens, index + 1)
+            if inner_close < 0:
+                break
+            for first, last in _split_top_level(tokens, index + 2, inner_close):
+                use = _parse_enzyme_entry(path, text, tokens, first, last)
+                if use is not None:
+                    uses.append(replace(use, standard_syntax=True))
+            index = inner_close + 1
             continue
         index += 1
     return uses
@@ -231,7 +243,8 @@ def rewrite(text: str, uses: list[AttributeUse], numbering: dict[AttributeUse, i
         span = text[use.start:use.end]
         if keep_marker:
             expr_lines = _keep_newlines(span[:span.find(use.expr)]) if use.expr in span else ""
-            out.append(f'annotate("enzyme_build", "{MARKER}{numbering[use]}", {use.kind_text}, '
+            name = "clang::annotate" if use.standard_syntax else "annotate"
+            out.append(f'{name}("enzyme_build", "{MARKER}{numbering[use]}", {use.kind_text}, '
                        f'{expr_lines}{use.expr})')
         else:
             out.append(_keep_newlines(span))

@@ -303,3 +303,20 @@ double after(double x) { return sin(x); }
     (target,) = targets[3]
     assert (target.kind, target.function, target.rule_name) == ("gradient", "h", "h_grad")
     assert target.rule_type == "double (double, double, void *)"
+
+
+def test_standard_attribute_syntax(work):
+    write(work, "std.cc", """\
+struct aug_t { void *tape; double primal; };
+aug_t s_aug(double x);
+double s_grad(double x, double dret, void *tape);
+[[enzyme("augment", s_aug), gnu::cold]] double s(double x);
+double s [ [enzyme("gradient", s_grad)] ] (double x);
+double use(double x) { return s(x); }
+""")
+    proc = run([attributes_driver_cxx(), "-O2", "-std=c++17", "-c", "std.cc", "-o", "std.o"], work)
+    assert proc.returncode == 0, proc.stderr
+    assert "enzyme" not in proc.stderr
+    assert _pairs(linked_ir(work, "std.o")) == [
+        "[2 x ptr] [ptr @_Z1sd, ptr @_Z5s_augd], align 16",
+        "[2 x ptr] [ptr @_Z1sd, ptr @_Z6s_gradddPv], align 16"]

@@ -121,6 +121,7 @@ class ReverseGenerator:
         self.uses_tape = split
         self.freed_roots = self._freed_allocations()
         self.recompute_lines: dict[str, list[str]] = {}
+        self._stable: set[str] | None = None
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
@@ -195,6 +196,10 @@ class ReverseGenerator:
                 f"  {name} = load {self.types[value]}, ptr {self.iv_loops[value][2]}, align 8")
             self.rev_names[key] = name
             return name
+        reread = self._reread(value, block, depth)
+        if reread is not None:
+            self.rev_names[key] = reread
+            return reread
         recomputed = self._recompute(value, block, depth)
         if recomputed is not None:
             self.rev_names[key] = recomputed
@@ -205,6 +210,71 @@ class ReverseGenerator:
         self.needs[block].append(value)
         self._home[value] = self.def_block(value)
         return self.rev_names[key]
+
+    def _reread(self, value: str, block: str, depth: int) -> str | None:
+        """Combined mode: a load from memory nothing in the function may write is read again
+        in the reverse sweep instead of being cached (nothing runs between the sweeps)."""
+        if self.split or depth > 6:
+            return None
+        inst = self.fn.defs.get(value)
+        if inst is None or inst.opcode != "load" or "volatile" in inst.flags:
+            return None
+        if self._stable is None:
+            self._stable = self._stable_roots()
+        addr = inst.operands[0][1]
+        if not pointer_roots(self.fn, addr) <= self._stable:
+            return None
+        raddr = self._fetch(addr, block, depth + 1)
+        name = self.fresh("rl")
+        align = re.search(r'align\s+(\d+)', inst.text)
+        self.recompute_lines.setdefault(block, []).append(
+            f"  {name} = load {inst.type}, ptr {raddr}, align {align.group(1) if align else 1}")
+        return name
+
+    def _stable_roots(self) -> set[str]:
+        """Arguments (and constant globals) whose memory no instruction of this function may
+        write: noalias arguments unless written through themselves; other arguments only when
+        every write goes to the function's own allocations."""
+        local_allocs = {i.result for i in self.fn.instructions()
+                        if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
+        written: set[str] = set()
+        unknown_writes = False
+        for inst in self.fn.instructions():
+            targets = []
+            if inst.opcode == "store":
+                targets = [inst.operands[1][1]]
+            elif inst.opcode == "call":
+                name = callee_name(inst)
+                if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
+                    targets = [inst.operands[0][1]]
+                elif name.startswith("llvm.") or math_rule(inst.callee or "") or is_inactive_call(inst):
+                    continue
+                elif name in self.engine.module.functions:
+                    callee = self.engine.module.functions[name]
+                    for (t, v), p in zip(inst.operands, callee.params):
+                        if t == "ptr" and "readonly" not in p.attrs.split() and "readnone" not in p.attrs.split():
+                            targets.append(v)
+                    if "memory(" not in callee.header or "argmem" not in callee.header:
+                        unknown_writes = True
+                else:
+                    targets = [v for t, v in inst.operands if t == "ptr"]
+                    unknown_writes = True
+            elif inst.opcode in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
+                unknown_writes = True
+            for t in targets:
+                written |= pointer_roots(self.fn, t)
+        stable = set()
+        foreign = {w for w in written if w not in local_allocs}
+        for p in self.fn.params:
+            if p.type != "ptr" or p.name in written:
+                continue
+            noalias = "noalias" in p.attrs.split()
+            if noalias or (not foreign and not unknown_writes):
+                stable.add(p.name)
+        for g, line in self.engine.module.globals.items():
+            if " constant " in line.split("=", 1)[1][:80]:
+                stable.add(make_name("@", g))
+        return stable
 
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
         if depth > 6 and self.shadow_primal.get(value) not in self.reverse_local:

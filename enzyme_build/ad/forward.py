@@ -1,0 +1,566 @@
+"""Forward-mode (and vector forward-mode) derivative synthesis: `fwddiffe_<f>`.
+
+One sweep: every primal instruction is copied, followed by the tangents of its result
+(N per value in vector mode, scalarized) and the shadows of its pointer result. Tangents
+flow with the primal, so there is no tape: phis get tangent phis, shadow memory holds
+tangents (a store stores the tangent into the shadow address, a load reads it back).
+Partial derivatives come from the rules table shared with reverse mode.
+"""
+from __future__ import annotations
+
+import re
+
+from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, global_base,
+                                 is_inactive_call)
+from ..analysis.types import check_memory_access
+from ..errors import EnzymeBuildError
+from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local, make_name, strip_name
+from .forward_abi import (ACTIVE, CONST, DUP, DUPNONEED, ForwardSignature, bind_tangents, layout, named_types,
+                          parse_forward_call, value_leaves)
+from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
+
+_DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
+_ALIGN_RE = re.compile(r',\s*align\s+(\d+)')
+# how the activity analysis names a parameter's activity
+_ANALYSIS_ACTIVITY = {ACTIVE: "out", DUP: "dup", DUPNONEED: "dupnoneed", CONST: "const"}
+
+
+def zero_of(ty: str) -> str:
+    return float_constant(0.0, ty) if is_float_type(ty) else "zeroinitializer"
+
+
+def lane_names(value: str, tag: str, width: int) -> list[str]:
+    """Deterministic names of a value's tangents ('t') or shadows ('sh'), one per lane."""
+    if width == 1:
+        return [make_name(value[0], value, tag)]
+    return [make_name(value[0], value, f"{tag}{k}") for k in range(width)]
+
+
+def derived_return_type(fn: Function, width: int) -> str:
+    """void, the primal type, or `{ T, T x width }` (primal then tangents) for active returns."""
+    rt = fn.return_type
+    if rt == "void" or not is_active_type(rt):
+        return rt
+    return "{ " + ", ".join([rt] * (width + 1)) + " }"
+
+
+def derived_params(fn: Function, sig: ForwardSignature) -> list[tuple[str, str]]:
+    out = []
+    for p, a in zip(fn.params, sig.args):
+        out.append((p.type, p.name))
+        if a == ACTIVE:
+            out += [(p.type, t) for t in lane_names(p.name, "t", sig.width)]
+        elif a in (DUP, DUPNONEED):
+            out += [("ptr", s) for s in lane_names(p.name, "sh", sig.width)]
+    return out
+
+
+def request_forward(engine, fn: Function, sig: ForwardSignature) -> str:
+    """The name of fwddiffe_<f> for this signature, generated on first request (memoized in
+    the engine, before the body is generated, so recursion and shared call sites work)."""
+    key = ("forward", sig)
+    if key not in engine.memo:
+        engine.memo[key] = {"forward": engine._unique(f"fwddiffe_{fn.name}", sig)}
+        engine.chain.append((fn.name, None))
+        try:
+            engine.texts.append(ForwardGenerator(engine, fn, sig, engine.memo[key]["forward"]).generate())
+        finally:
+            engine.chain.pop()
+    return engine.memo[key]["forward"]
+
+
+def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
+    """Replacement lines for one __enzyme_fwddiff / __enzyme_batch call."""
+    counter = [0]
+
+    def fresh() -> str:
+        counter[0] += 1
+        return f"%fwd$L{inst.line}${counter[0]}"
+
+    where = engine.location(inst) or f"call to {strip_name(inst.callee)} in @{fn.name}"
+    call = parse_forward_call(engine, fn, inst, fresh)
+    name = request_forward(engine, call.primal, call.sig)
+    rty = derived_return_type(call.primal, call.sig.width)
+    lines = list(call.lines)
+    tangents: list[str] = []
+    tangent_type = None
+    if rty == "void":
+        lines.append(f"  call void @{name}({', '.join(call.passed)})")
+    else:
+        out = fresh()
+        lines.append(f"  {out} = call {rty} @{name}({', '.join(call.passed)})")
+        if rty != call.primal.return_type:
+            tangent_type = call.primal.return_type
+            for k in range(call.sig.width):
+                t = fresh()
+                lines.append(f"  {t} = extractvalue {rty} {out}, {k + 1}")
+                tangents.append(t)
+    bind_tangents(engine, call, inst, tangents, tangent_type, fresh, lines, where)
+    return lines
+
+
+class _Operands:
+    """Operands for a rule: in forward mode the primal values are simply at hand."""
+
+    def __init__(self, operands: list[str], result: str, builder: Builder):
+        self._ops, self.result, self._b = operands, result, builder
+
+    def __getitem__(self, i):
+        return self._ops[i]
+
+    def int_operand(self, i):
+        return self._ops[i]
+
+    def int_minus_one(self, i):
+        return self._b.emit(f"sub i32 {self._ops[i]}, 1", "n")
+
+
+class ForwardGenerator:
+    """Builds the text of one fwddiffe_<f>."""
+
+    def __init__(self, engine, fn: Function, sig: ForwardSignature, name: str):
+        self.engine, self.fn, self.sig, self.name = engine, fn, sig, name
+        self.width = sig.width
+        self.act = analyze_activity(fn, [_ANALYSIS_ACTIVITY[a] for a in sig.args],
+                                    defined=engine.differentiable, inactive=engine.inactive,
+                                    custom=set(engine.custom), active_globals=set(engine.active_globals))
+        self.types: dict[str, str] = {p.name: p.type for p in fn.params}
+        for inst in fn.instructions():
+            if inst.result:
+                self.types[inst.result] = inst.type
+        self.counter = 0
+        self.named = None
+
+    # ------------------------------------------------------------------ names
+    def fresh(self, hint: str = "f") -> str:
+        self.counter += 1
+        return f"%{hint}${self.counter}"
+
+    def lanes(self):
+        return range(self.width)
+
+    def tangents(self, value: str, ty: str) -> list[str]:
+        """The tangent of an operand per lane: names for varied values, zero otherwise."""
+        if is_local(value) and value in self.act.varied:
+            return lane_names(value, "t", self.width)
+        return [zero_of(ty)] * self.width
+
+    def has_shadow(self, value: str) -> bool:
+        return self.act.has_shadow(value)
+
+    def shadows(self, value: str) -> list[str]:
+        """The shadow of a pointer operand per lane (the primal itself when it has none)."""
+        if is_local(value):
+            if value in self.act.shadowed:
+                return lane_names(value, "sh", self.width)
+            return [value] * self.width
+        g = global_base(value)
+        if g is not None and g in self.act.shadowed:
+            return [re.sub(re.escape(g) + r'(?![-\w$.])', self._shadow_global(g, k), value) for k in self.lanes()]
+        return [value] * self.width
+
+    def _shadow_global(self, g: str, lane: int) -> str:
+        """Forward-mode shadow of a written float global (its tangent; zero initially)."""
+        tag = "fsh" if self.width == 1 or lane == 0 else f"fsh{lane}"
+        name = make_name("@", g, tag)
+        key = ("forward-global", name)
+        if key not in self.engine.memo:
+            self.engine.memo[key] = {"global": name}
+            self.engine.texts.append(
+                f"{name} = internal global {self.engine.active_globals[g]} zeroinitializer, align 16")
+        return name
+
+    def where(self, inst: Instruction) -> str:
+        return self.engine.location(inst) or f"@{self.fn.name}"
+
+    # ------------------------------------------------------------------ driver
+    def generate(self) -> str:
+        head = ", ".join(f"{t} {n}" for t, n in derived_params(self.fn, self.sig))
+        out = [f"define internal {derived_return_type(self.fn, self.width)} @{self.name}({head}) {{"]
+        for block in self.fn.blocks:
+            out.append(f"{make_name('%', block.label)[1:]}:")
+            phis = block.phis()
+            after_phis: list[str] = []
+            for phi in phis:
+                out.append(_DBG_RE.sub("", phi.text))
+                self._phi(phi, after_phis)
+            out += after_phis
+            for inst in block.instructions[len(phis):-1]:
+                self._instruction(inst, out)
+            self._terminator(block.terminator, out)
+        out.append("}")
+        return "\n".join(out)
+
+    def _phi(self, phi: Instruction, lines: list[str]) -> None:
+        res = phi.result
+        if res in self.act.varied:
+            per_lane = [self.tangents(v, phi.type) for v, _ in phi.incoming]
+            for k, name in enumerate(lane_names(res, "t", self.width)):
+                entries = ", ".join(f"[ {per_lane[i][k]}, {make_name('%', b)} ]" for i, (_, b) in enumerate(phi.incoming))
+                lines.append(f"  {name} = phi {phi.type} {entries}")
+        if res in self.act.shadowed:
+            per_lane = [self.shadows(v) for v, _ in phi.incoming]
+            for k, name in enumerate(lane_names(res, "sh", self.width)):
+                entries = ", ".join(f"[ {per_lane[i][k]}, {make_name('%', b)} ]" for i, (_, b) in enumerate(phi.incoming))
+                lines.append(f"  {name} = phi ptr {entries}")
+
+    def _terminator(self, term: Instruction, lines: list[str]) -> None:
+        if term.opcode in ("invoke", "callbr", "indirectbr", "resume"):
+            raise EnzymeBuildError(f"cannot differentiate through '{term.opcode}' in @{self.fn.name}",
+                                   location=self.where(term),
+                                   hint="build C++ code with -fno-exceptions, or mark the function inactive")
+        rty = derived_return_type(self.fn, self.width)
+        if term.opcode != "ret" or rty == self.fn.return_type:
+            lines.append(_DBG_RE.sub("", term.text))
+            return
+        ty, v = term.operands[0]
+        agg = self.fresh("ret")
+        lines.append(f"  {agg} = insertvalue {rty} poison, {ty} {v}, 0")
+        for k, t in enumerate(self.tangents(v, ty)):
+            nxt = self.fresh("ret")
+            lines.append(f"  {nxt} = insertvalue {rty} {agg}, {ty} {t}, {k + 1}")
+            agg = nxt
+        lines.append(f"  ret {rty} {agg}")
+
+    # ------------------------------------------------------------------ instructions
+    def _instruction(self, inst: Instruction, lines: list[str]) -> None:
+        op, res = inst.opcode, inst.result
+        if op == "call":
+            self._call(inst, lines)
+            return
+        if op in ("load", "store"):
+            check_memory_access(self, inst)
+        lines.append(_DBG_RE.sub("", inst.text))
+        if res and res in self.act.shadowed:
+            self._shadow(inst, lines)
+        if res and res in self.act.varied:
+            self._tangent(inst, lines)
+        if op == "store":
+            (vty, v), (_, p) = inst.operands
+            if self.has_shadow(p) and (is_float_type(vty) or vty == "ptr"):
+                values = self.tangents(v, vty) if vty != "ptr" else self.shadows(v)
+                align = _ALIGN_RE.search(inst.text)
+                tail = f", align {align.group(1)}" if align else ""
+                for value, at in zip(values, self.shadows(p)):
+                    lines.append(f"  store {vty} {value}, ptr {at}{tail}")
+
+    def _define(self, name: str, ty: str, value: str, lines: list[str], start: int) -> None:
+        """Bind a fixed tangent name (phis may refer to it before its definition) to a value."""
+        if len(lines) > start and lines[-1].startswith(f"  {value} = "):
+            lines[-1] = f"  {name} = " + lines[-1][len(f"  {value} = "):]
+        else:
+            lines.append(f"  {name} = select i1 true, {ty} {value}, {ty} {value}")
+
+    def _tangent(self, inst: Instruction, lines: list[str]) -> None:
+        op, res, ty = inst.opcode, inst.result, inst.type
+        names = lane_names(res, "t", self.width)
+        if op in INSTRUCTION_RULES:
+            self._apply_rule(INSTRUCTION_RULES[op], ty, inst.operands, res, names, lines)
+        elif op in ("fpext", "fptrunc"):
+            src_ty, src = inst.operands[0]
+            for name, t in zip(names, self.tangents(src, src_ty)):
+                lines.append(f"  {name} = {op} {src_ty} {t} to {ty}")
+        elif op == "freeze":
+            for name, t in zip(names, self.tangents(inst.operands[0][1], ty)):
+                self._define(name, ty, t, lines, len(lines))
+        elif op == "select":
+            cond = inst.operands[0][1]
+            a, b = self.tangents(inst.operands[1][1], ty), self.tangents(inst.operands[2][1], ty)
+            for k, name in enumerate(names):
+                lines.append(f"  {name} = select i1 {cond}, {ty} {a[k]}, {ty} {b[k]}")
+        elif op == "load":
+            align = _ALIGN_RE.search(inst.text)
+            tail = f", align {align.group(1)}" if align else ""
+            for name, at in zip(names, self.shadows(inst.operands[0][1])):
+                lines.append(f"  {name} = load {ty}, ptr {at}{tail}")
+        elif op == "extractvalue":
+            aty, agg = inst.operands[0]
+            idx = ", ".join(str(i) for i in inst.indices)
+            for name, t in zip(names, self.tangents(agg, aty)):
+                lines.append(f"  {name} = extractvalue {aty} {t}, {idx}")
+        elif op == "insertvalue":
+            (aty, agg), (ety, elem) = inst.operands[0], inst.operands[1]
+            idx = ", ".join(str(i) for i in inst.indices)
+            for name, ta, te in zip(names, self.tangents(agg, aty), self.tangents(elem, ety)):
+                lines.append(f"  {name} = insertvalue {aty} {ta}, {ety} {te}, {idx}")
+        else:
+            raise EnzymeBuildError(f"cannot differentiate '{op}' producing {res} in @{self.fn.name}",
+                                   location=self.where(inst),
+                                   hint="vector floating-point values are not supported by the engine")
+
+    def _apply_rule(self, rule, fty: str, operands, res: str, names: list[str], lines: list[str]) -> None:
+        """tangent = sum over varied operands of partial_i * tangent_i, per lane."""
+        if not is_float_type(fty):
+            raise EnzymeBuildError(f"cannot differentiate {rule.names[0]} on '{fty}' values in @{self.fn.name}",
+                                   hint="vector floating-point values are not supported by the engine")
+        b = Builder(fty, self.fresh)
+        b.lines = lines
+        x = _Operands([v for _, v in operands], res, b)
+        partials = []
+        for i, (ty, v) in enumerate(operands):
+            if not (is_local(v) and v in self.act.varied):
+                continue
+            if i >= len(rule.partials):
+                raise EnzymeBuildError(f"no derivative rule for operand {i} of {rule.names[0]}")
+            partial = rule.partials[i](b, x)
+            if partial is not None:
+                partials.append((partial, lane_names(v, "t", self.width)))
+        for k, name in enumerate(names):
+            start = len(lines)
+            total = None
+            for partial, tangent in partials:
+                t = tangent[k]
+                term = t if b.is_const(partial, 1.0) else b.fneg(t) if b.is_const(partial, -1.0) \
+                    else b.fmul(partial, t)
+                total = term if total is None else b.fadd(total, term)
+            self._define(name, fty, total if total is not None else b.const(0.0), lines, start)
+        for callee, decl in b.declarations.items():
+            self.engine.declare(callee, decl)
+        for helper in b.helpers:
+            self.engine.support.add(f"__enzyme_build_{helper}")
+
+    # ------------------------------------------------------------------ shadows
+    def _shadow(self, inst: Instruction, lines: list[str]) -> None:
+        op, res = inst.opcode, inst.result
+        names = lane_names(res, "sh", self.width)
+        if op == "alloca":
+            size = f"ptrtoint (ptr getelementptr ({inst.source_type}, ptr null, i32 1) to i64)"
+            if inst.operands:
+                cty, cnt = inst.operands[0]
+                n, total = self.fresh("n"), self.fresh("n")
+                lines.append(f"  {n} = zext {cty} {cnt} to i64" if cty != "i64" else f"  {n} = add i64 {cnt}, 0")
+                lines.append(f"  {total} = mul i64 {n}, {size}")
+                size = total
+            body = _DBG_RE.sub("", inst.text.split("=", 1)[1])
+            for sh in names:
+                lines.append(f"  {sh} ={body}")
+                lines.append(f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)")
+            self.engine.declare("@llvm.memset.p0.i64")
+        elif op in ("getelementptr", "bitcast", "addrspacecast", "freeze"):
+            base = inst.operands[0][1]
+            body = _DBG_RE.sub("", inst.text.split("=", 1)[1])
+            for sh, base_sh in zip(names, self.shadows(base)):
+                new = re.sub(r'(ptr\s+)' + re.escape(base) + r'(?![-\w$.])',
+                             lambda m: m.group(1) + base_sh, body, count=1)
+                lines.append(f"  {sh} ={new}")
+        elif op == "select":
+            c = inst.operands[0][1]
+            a, b = self.shadows(inst.operands[1][1]), self.shadows(inst.operands[2][1])
+            for k, sh in enumerate(names):
+                lines.append(f"  {sh} = select i1 {c}, ptr {a[k]}, ptr {b[k]}")
+        elif op == "load":
+            for sh, at in zip(names, self.shadows(inst.operands[0][1])):
+                lines.append(f"  {sh} = load ptr, ptr {at}, align 8")
+        else:
+            raise EnzymeBuildError(
+                f"cannot create a shadow for pointer {res} produced by '{op}' in @{self.fn.name}",
+                location=self.where(inst),
+                hint="functions returning pointers to active memory are not supported; pass the buffer as an argument")
+
+    # ------------------------------------------------------------------ calls
+    def _call_active(self, inst: Instruction) -> bool:
+        if inst.result and inst.result in self.act.varied:
+            return True
+        return any((is_local(v) and v in self.act.varied) or (t == "ptr" and self.has_shadow(v))
+                   for t, v in inst.operands)
+
+    def _call_kind(self, inst: Instruction) -> str:
+        """'inactive' | 'free' | 'memory' | 'custom' | 'math' | 'derived' | 'unknown'."""
+        name = callee_name(inst)
+        if inst.callee is None:
+            return "unknown" if self._call_active(inst) else "inactive"
+        if name.startswith("llvm.dbg."):
+            return "drop"
+        if inst.callee in DEALLOCATORS:
+            return "free"
+        if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")) or inst.callee in ALLOCATORS:
+            return "memory"
+        rule = self.engine.custom.get(name)
+        if rule is not None and rule.forward and self._call_active(inst):
+            return "custom"
+        if name in self.engine.inactive or is_inactive_call(inst) or not self._call_active(inst):
+            return "inactive"
+        like = self.engine.function_like.get(name)
+        if math_rule(inst.callee) or (like and math_rule("@" + like)):
+            return "math"
+        callee = self.engine.module.functions.get(name)
+        if callee is not None and all(p.type != "..." for p in callee.params):
+            return "derived"
+        return "unknown"
+
+    def _call(self, inst: Instruction, lines: list[str]) -> None:
+        kind = self._call_kind(inst)
+        text = _DBG_RE.sub("", inst.text)
+        if kind == "drop":
+            return
+        if kind == "unknown":
+            rule = self.engine.custom.get(callee_name(inst))
+            if rule is not None and inst.callee and callee_name(inst) not in self.engine.module.functions:
+                raise EnzymeBuildError(
+                    f"cannot differentiate through '{callee_name(inst)}' in forward mode: it has reverse-mode "
+                    f"rules but no forward rule and no body (call chain: "
+                    f"{' -> '.join([c for c, _ in self.engine.chain] + [callee_name(inst)])})",
+                    location=self.where(inst),
+                    hint=f"add __attribute__((enzyme(\"forward\", {callee_name(inst)}_fwd))) or "
+                         f"`void* __enzyme_register_derivative_{callee_name(inst)}[] = "
+                         f"{{{callee_name(inst)}, {callee_name(inst)}_fwd}};`")
+            self.engine.missing_derivative(inst, self.fn)
+        if kind == "derived":
+            self._derived_call(inst, lines)
+            return
+        if kind == "custom":
+            self._custom_call(inst, lines)
+            return
+        lines.append(text)
+        if kind == "math" and inst.result in self.act.varied:
+            name = callee_name(inst)
+            like = self.engine.function_like.get(name)
+            rule, fty = math_rule(inst.callee) or math_rule("@" + like)
+            self._apply_rule(rule, inst.type, inst.operands, inst.result,
+                             lane_names(inst.result, "t", self.width), lines)
+        elif kind == "memory":
+            self._memory_call(inst, lines)
+        elif kind == "free":
+            ptr = inst.operands[0][1] if inst.operands else None
+            if ptr is not None and is_local(ptr) and ptr in self.act.shadowed:
+                for sh in self.shadows(ptr):
+                    lines.append(f"  call void @free(ptr {sh})")
+                self.engine.declare("@free")
+
+    def _memory_call(self, inst: Instruction, lines: list[str]) -> None:
+        name = callee_name(inst)
+        res = inst.result
+        if inst.callee in ALLOCATORS:
+            if not (res and res in self.act.shadowed):
+                return
+            args = [v for _, v in inst.operands]
+            self.engine.declare("@calloc")
+            for sh in lane_names(res, "sh", self.width):
+                if name == "calloc":
+                    lines.append(f"  {sh} = call ptr @calloc(i64 {args[0]}, i64 {args[1]})")
+                elif name == "realloc":
+                    self._realloc_shadow(inst, sh, lines)
+                else:
+                    size = args[1] if name == "aligned_alloc" else args[0] if len(args) == 1 else args[-1]
+                    if name.startswith("_Zn") and "align_val" in name:
+                        size = args[0]
+                    lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
+            return
+        d = inst.operands[0][1]
+        if not self.has_shadow(d):
+            return
+        nty, n = inst.operands[2]
+        if name.startswith(("llvm.memcpy", "llvm.memmove")):
+            s = inst.operands[1][1]
+            if self.has_shadow(s):
+                for dk, sk in zip(self.shadows(d), self.shadows(s)):
+                    lines.append(f"  call void {inst.callee}(ptr {dk}, ptr {sk}, {nty} {n}, i1 false)")
+                return
+        for dk in self.shadows(d):
+            lines.append(f"  call void @llvm.memset.p0.i64(ptr {dk}, i8 0, i64 {n}, i1 false)"
+                         if nty == "i64" else f"  call void {_memset_for(nty)}(ptr {dk}, i8 0, {nty} {n}, i1 false)")
+        self.engine.declare("@llvm.memset.p0.i64")
+        if nty != "i64":
+            self.engine.declare(_memset_for(nty), f"declare void {_memset_for(nty)}(ptr, i8, {nty}, i1 immarg)")
+
+    def _realloc_shadow(self, inst: Instruction, sh: str, lines: list[str]) -> None:
+        """realloc's shadow: the old shadow grown the same way (new bytes zeroed), or a zeroed
+        block when the old pointer has no shadow (e.g. NULL)."""
+        (_, old), (_, size) = inst.operands[0], inst.operands[1]
+        k = lane_names(inst.result, "sh", self.width).index(sh)
+        if self.has_shadow(old) and is_local(old):
+            old_sh = self.shadows(old)[k]
+            self.engine.declare("@realloc")
+            self.engine.declare("@malloc")
+            lines.append(f"  {sh} = call ptr @realloc(ptr {old_sh}, i64 {size})")
+        else:
+            lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
+
+    def _callee_signature(self, inst: Instruction) -> ForwardSignature:
+        args = []
+        for t, v in inst.operands:
+            if is_local(v) and v in self.act.varied and is_float_type(t):
+                args.append(ACTIVE)
+            elif is_local(v) and v in self.act.varied:
+                raise EnzymeBuildError(f"passing an active aggregate ({t}) to @{callee_name(inst)} is not supported",
+                                       location=self.where(inst), hint="pass the fields as separate arguments")
+            elif t == "ptr" and self.has_shadow(v):
+                args.append(DUP)
+            else:
+                args.append(CONST)
+        return ForwardSignature(callee_name(inst), tuple(args), self.width)
+
+    def _derived_call(self, inst: Instruction, lines: list[str]) -> None:
+        sig = self._callee_signature(inst)
+        callee = self.engine.module.functions[sig.function]
+        name = request_forward(self.engine, callee, sig)
+        args = []
+        for (t, v), a in zip(inst.operands, sig.args):
+            args.append(f"{t} {v}")
+            if a == ACTIVE:
+                args += [f"{t} {x}" for x in self.tangents(v, t)]
+            elif a == DUP:
+                args += [f"ptr {x}" for x in self.shadows(v)]
+        rty = derived_return_type(callee, self.width)
+        res = inst.result
+        if rty == "void" or rty == callee.return_type:
+            lhs = f"{res} = " if res else ""
+            lines.append(f"  {lhs}call {rty} @{name}({', '.join(args)})")
+            return
+        whole = self.fresh("call")
+        lines.append(f"  {whole} = call {rty} @{name}({', '.join(args)})")
+        if res:
+            lines.append(f"  {res} = extractvalue {rty} {whole}, 0")
+            if res in self.act.varied:
+                for k, t in enumerate(lane_names(res, "t", self.width)):
+                    lines.append(f"  {t} = extractvalue {rty} {whole}, {k + 1}")
+
+    def _custom_call(self, inst: Instruction, lines: list[str]) -> None:
+        """A user's forward rule: (x, dx) interleaved for floats and pointers, returning
+        {primal, tangent}; called once per lane in vector mode."""
+        name = callee_name(inst)
+        rule = self.engine.custom[name]
+        res, ty = inst.result, inst.type
+        if ty != "void" and not is_float_type(ty):
+            raise EnzymeBuildError(f"custom forward rule @{rule.forward} of @{name}: only functions returning "
+                                   f"void or a float are supported (this one returns {ty})",
+                                   location=self.where(inst))
+        rty = self.engine.function_return_type(rule.forward)
+        if self.named is None:
+            self.named = named_types(self.engine.module)
+        primal = None
+        for k in self.lanes():
+            args = []
+            for j, (t, v) in enumerate(inst.operands):
+                args.append(f"{t} {v}")
+                if is_float_type(t):
+                    args.append(f"{t} {self.tangents(v, t)[k]}")
+                elif t == "ptr":
+                    if not self.has_shadow(v):
+                        raise EnzymeBuildError(
+                            f"the custom forward rule @{rule.forward} of @{name} needs a shadow for pointer "
+                            f"argument {j + 1}, but that pointer carries no derivative here",
+                            location=self.where(inst),
+                            hint="pass the memory as enzyme_dup (pointer, shadow) to the differentiated function")
+                    args.append(f"ptr {self.shadows(v)[k]}")
+            if ty == "void":
+                lines.append(f"  call {rty} @{rule.forward}({', '.join(args)})")
+                continue
+            out = self.fresh("cfwd")
+            lines.append(f"  {out} = call {rty} @{rule.forward}({', '.join(args)})")
+            size = layout(ty, self.named)[0]
+            leaves = {o: (t, v) for o, t, v in value_leaves(rty, out, self.named, self.fresh, lines)}
+            if leaves.get(0, (None,))[0] != ty or leaves.get(size, (None,))[0] != ty or len(leaves) != 2:
+                raise EnzymeBuildError(f"custom forward rule @{rule.forward} of @{name} returns {rty}; "
+                                       f"expected struct {{{ty} primal; {ty} tangent;}}",
+                                       location=self.where(inst))
+            if primal is None:
+                primal = leaves[0][1]
+            if res in self.act.varied:
+                self._define(lane_names(res, "t", self.width)[k], ty, leaves[size][1], lines, len(lines))
+        if res and primal is not None:
+            lines.append(f"  {res} = select i1 true, {ty} {primal}, {ty} {primal}")
+
+
+def _memset_for(nty: str) -> str:
+    return f"@llvm.memset.p0.{nty}"

@@ -38,7 +38,8 @@ unsigned long __enzyme_augmentsize(void *, ...);
 }
 #endif
 
-/* Registration helpers (ARCHITECTURE §5). Each defines a global the link step reads.
+/* Registration helpers (ARCHITECTURE §5). Each defines a global the link step reads, so
+ * write each one once, in one source file (not in a header included by several).
  *
  *   ENZYME_REGISTER_GRADIENT(f, f_aug, f_grad)   custom reverse-mode derivative of f
  *   ENZYME_REGISTER_DERIVATIVE(f, f_fwd)         custom forward-mode derivative of f

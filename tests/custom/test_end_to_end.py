@@ -346,3 +346,24 @@ int main(void) { return (int)__enzyme_autodiff((void *)c, 1.0); }
     assert 'enzyme("gradient", c_grad1)' in proc.stderr and 'enzyme("gradient", c_grad2)' in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (work / "prog").exists()
+
+
+@pytest.mark.parametrize("flags", [["-O2", "-g"], ["-O0", "-g"]], ids=["O2-g", "O0-g"])
+def test_rule_in_debug_builds(work, flags):
+    write(work, "dbg.c", """\
+#include <stdio.h>
+double __enzyme_autodiff(void *, ...);
+typedef struct { void *tape; double primal; } aug_t;
+aug_t q_aug(double x);
+double q_grad(double x, double dret, void *tape);
+double q(double x) __attribute__((enzyme("augment", q_aug), enzyme("gradient", q_grad)));
+double q(double x) { return x * x; }
+aug_t q_aug(double x) { aug_t r = {0, x * x}; return r; }
+double q_grad(double x, double dret, void *tape) { (void)x; (void)tape; return 100.0 * dret; }
+static double model(double x) { return 3.0 * q(x); }
+int main(void) { printf("%.12g\\n", __enzyme_autodiff((void *)model, 2.0)); return 0; }
+""")
+    proc = run([ENZYME_BUILD, "cc", *flags, "dbg.c", "-o", "prog", "-lm"], work)
+    assert proc.returncode == 0, proc.stderr
+    result = run(["./prog"], work)
+    assert float(result.stdout) == pytest.approx(300.0)

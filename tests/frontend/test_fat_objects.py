@@ -91,3 +91,17 @@ def test_default_output_is_a_out(ws):
     ws.write("main.c", "int main(void) { return 3; }\n")
     ws.eb("main.c", check=True)
     assert subprocess.run([ws.file("a.out")]).returncode == 3
+
+
+def test_single_name_entry_points(ws):
+    """enzyme-cc / enzyme-c++ behave like `enzyme-build cc` / `c++` (for CC=, CXX=)."""
+    import os
+    import sys
+    bin_dir = os.path.dirname(sys.executable)
+    ws.write("g.c", LIB_G)
+    ws.run([os.path.join(bin_dir, "enzyme-cc"), "-c", "g.c"], check=True)
+    assert has_bitcode(ws.file("g.o"))
+    ws.write("m.cc", '#include <cstdio>\nextern "C" int g(int);\n'
+             'int main() { std::printf("%d\\n", g(1)); }\n')
+    ws.run([os.path.join(bin_dir, "enzyme-c++"), "m.cc", "g.o", "-o", "prog"], check=True)
+    assert ws.exe("prog").stdout == "4\n"

@@ -87,7 +87,7 @@ class Token:
 
 
 _TOKEN = re.compile(r"""
-    (?P<ws>(?:\s|\\\n)+)
+    (?P<ws>(?:\s|\\\r?\n)+)
   | (?P<comment>//(?:[^\n\\]|\\.|\\\n)*|/\*.*?\*/)
   | (?P<string>(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\n)*"|(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*')
   | (?P<ident>[A-Za-z_$][A-Za-z0-9_$]*)
@@ -217,7 +217,7 @@ def _in_directive(text: str, offset: int) -> bool:
     start = offset
     while True:
         start = text.rfind("\n", 0, start)
-        if start <= 0 or text[start - 1] != "\\":
+        if start <= 0 or not text[:start].rstrip("\r").endswith("\\"):
             break
     line_start = start + 1
     return text[line_start:offset].lstrip().startswith("#")
@@ -228,9 +228,9 @@ _KIND_HINT = ('write __attribute__((enzyme("augment", f_aug))), enzyme("gradient
 
 
 def _keep_newlines(span: str) -> str:
-    """What replaces a removed span: its line breaks, so every later line keeps its number."""
-    continued = span.count("\\\n")
-    return "\\\n" * continued + "\n" * (span.count("\n") - continued)
+    """What replaces a removed span: its line breaks (with their continuation backslash,
+    inside a macro), so every later line keeps its number."""
+    return "".join(match.group() for match in re.finditer(r"\\?\r?\n", span))
 
 
 def rewrite(text: str, uses: list[AttributeUse], numbering: dict[AttributeUse, int],

@@ -53,6 +53,17 @@ double f(double) __attribute__((noinline, enzyme("gradient", f_grad), cold));
         ("gradient", "f_grad", 6, False), (None, "g", 7, True), ("forward", "g", 8, True)]
 
 
+def test_find_attributes_with_crlf_line_endings_and_continuations():
+    text = ('#define G(g) \\\r\n  __attribute__((enzyme("forward", \\\r\n g)))\r\n'
+            'double h(double) __attribute__((enzyme("gradient", hg)));\r\n')
+    uses = attributes._find_attributes("x.c", text)
+    assert [(u.kind, u.expr, u.line, u.in_macro) for u in uses] == [
+        ("forward", "g", 2, True), ("gradient", "hg", 4, False)]
+    cleaned = attributes.rewrite(text, uses, {u: i for i, u in enumerate(uses)}, keep_marker=False)
+    assert cleaned == ('#define G(g) \\\r\n  __attribute__((\\\r\n))\r\n'
+                       'double h(double) __attribute__(());\r\n')
+
+
 def test_attribute_with_unknown_kind_is_an_error():
     with pytest.raises(EnzymeBuildError, match='unknown enzyme attribute kind "gradinet"'):
         attributes._find_attributes("x.c", 'double f(double) __attribute__((enzyme("gradinet", g)));')

@@ -25,6 +25,9 @@ from . import objfile
 # identity is what the AD engine reads); defined weakly afterwards if still referenced.
 MARKER_PREFIX = "enzyme_"
 ENZYME_PREFIX = "__enzyme_"
+ABI_MARKERS = frozenset(MARKER_PREFIX + name for name in (
+    "dup", "dupnoneed", "out", "const", "width", "allocated", "tape", "vector", "buffer",
+    "nofree", "primal_return", "noret", "scalar", "dupv", "dupnoneedv", "shadow"))
 
 _TRACE_MEMBER = re.compile(r"^(.*)\(([^()]+)\)$")
 
@@ -244,11 +247,13 @@ def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: st
 
 
 def define_leftover_markers(module):
-    """Give weak definitions to marker globals (enzyme_dup, …) still only declared."""
+    """Give weak definitions to marker globals (enzyme_dup, …) still only declared.
+
+    Only the ABI's names: another `extern int enzyme_x;` may be meant for a shared library.
+    """
     from .. import llvm
     defined = {name for name, _k, _l in llvm.defined_symbols(module)}
-    leftover = [g for g in module.global_names()
-                if g.startswith(MARKER_PREFIX) and g not in defined]
+    leftover = [g for g in module.global_names() if g in ABI_MARKERS and g not in defined]
     if not leftover:
         return module
     text = "\n".join(f"@{g} = weak global i32 0" for g in leftover) + "\n"

@@ -198,3 +198,14 @@ int main() {
           env={"ENZYME_BUILD_KEEP": "keep"})
     assert ws.exe("prog").stdout == "ctor\ncaught boom 12\n"
     assert "llvm.global_ctors" in ws.read("keep/prog.pre-ad.ll")
+
+
+def test_marker_globals_get_definitions_only_for_the_abi_names(ws):
+    """Markers referenced outside any AD call still link; other enzyme_* names are not faked."""
+    ws.write("m.c", PROBE + "#include <stdio.h>\n#include <enzyme/enzyme.h>\n"
+             'int main(void) { printf("%d\\n", enzyme_dup + enzyme_const); return 0; }\n')
+    ws.eb("-O1", "m.c", "-o", "prog", check=True)
+    assert ws.exe("prog").stdout == "0\n"
+    ws.write("n.c", PROBE + "extern int enzyme_config;\nint main(void) { return enzyme_config; }\n")
+    proc = ws.eb("n.c", "-o", "prog2")
+    assert proc.returncode != 0 and "enzyme_config" in proc.stderr

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
                                  global_base, is_inactive_call, pointer_roots)
 from ..analysis.cfg import analyze_cfg
-from ..analysis.types import check_memory_access, memcpy_element_kind
+from ..analysis.types import check_memory_access, float_views, memcpy_element_kind
 from ..errors import EnzymeBuildError, InternalError
 from ..ir.model import (Function, Instruction, aggregate_elements, is_float_type, is_local, make_name,
                         strip_name)
@@ -98,14 +98,17 @@ class ReverseGenerator:
     def __init__(self, engine, fn: Function, sig: Signature, split: bool):
         self.engine, self.fn, self.sig, self.split = engine, fn, sig, split
         self.cfg = analyze_cfg(fn)
+        self.views = float_views(fn, engine.module)
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,
                                     inactive=engine.inactive, custom=engine.custom,
-                                    active_globals=set(engine.active_globals))
+                                    active_globals=set(engine.active_globals), views=self.views)
         self.counter = 0
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
             if inst.result:
                 self.types[inst.result] = inst.type
+        # integers carrying float data take their float type for adjoints
+        self.types.update(self.views)
         self.params = {p.name for p in fn.params} | {shadow_param(p.name) for p in fn.params}
         self.diffe_slots: dict[str, str] = {}
         self.cache_slots: dict[str, str] = {}
@@ -776,7 +779,7 @@ class ReverseGenerator:
                 rest = self.fresh("iv")
                 lines.append(f"  {rest} = insertvalue {aty} {dr}, {ety} {zero_of(ety)}, {idx}")
                 self.accumulate(agg, rest, lines)
-        elif op == "freeze" and varied:
+        elif op in ("freeze", "bitcast") and varied:
             dr = self.take_adjoint(res, lines)
             self.accumulate(inst.operands[0][1], dr, lines)
         elif op == "select" and varied:
@@ -793,9 +796,10 @@ class ReverseGenerator:
             if varied:
                 dr = self.take_adjoint(res, lines)
                 ptr = self._fetch(self.shadow(inst.operands[0][1]), label)
-                self.accumulate_memory(ptr, inst.type, dr, lines)
+                self.accumulate_memory(ptr, self.types[res], dr, lines)
         elif op == "store":
             (vty, v), (_, p) = inst.operands
+            vty = self.views.get(v, vty)
             if is_float_type(vty) and self._ptr_shadowed(p):
                 ptr = self._fetch(self.shadow(p), label)
                 old = self.fresh("ds")

@@ -99,12 +99,14 @@ def pointer_roots(fn: Function, value: str, cache: dict | None = None) -> set[st
 
 def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str] = frozenset(),
                      inactive: set[str] = frozenset(), custom: set[str] = frozenset(),
-                     active_globals: set[str] = frozenset()) -> Activity:
+                     active_globals: set[str] = frozenset(),
+                     views: dict[str, str] | None = None) -> Activity:
     """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
 
     `defined` are functions with bodies (differentiated interprocedurally), `custom` those
     with user rules; `inactive` user-declared inactive functions."""
     act = Activity()
+    views = views or {}
     act.shadowed |= set(active_globals)
     params = [p for p in fn.params if p.type != "..."]
     for p, a in zip(params, arg_activity):
@@ -155,7 +157,7 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
         changed = False
         for inst in insts:
             op, res = inst.opcode, inst.result
-            if res and res not in act.varied and is_active_type(inst.type):
+            if res and res not in act.varied and (is_active_type(inst.type) or res in views):
                 if _float_result_varied(inst, act, any_shadowed, defined, inactive, custom):
                     act.varied.add(res)
                     changed = True
@@ -206,7 +208,7 @@ def _ptr_inputs(inst: Instruction) -> list[str]:
 
 def _float_result_varied(inst, act, any_shadowed, defined, inactive, custom) -> bool:
     op = inst.opcode
-    if op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "freeze"):
+    if op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "freeze", "bitcast"):
         return any(v in act.varied for _, v in inst.operands)
     if op == "phi":
         return any(v in act.varied for v, _ in inst.incoming)

@@ -32,8 +32,12 @@ def _kind_of_tbaa(name: str | None) -> str | None:
 def check_memory_access(gen, inst) -> None:
     """Reject loads/stores of active memory the engine cannot differentiate correctly."""
     ptr = inst.operands[0][1] if inst.opcode == "load" else inst.operands[1][1]
-    if ptr not in gen.act.shadowed:
+    if not gen.act.has_shadow(ptr):
         return
+    value = inst.result if inst.opcode == "load" else inst.operands[0][1]
+    if value in gen.views:
+        return
+    check_integer_copy(gen, inst)
     ty = inst.type
     if is_float_type(ty) or ty == "ptr":
         return
@@ -89,3 +93,44 @@ def _kinds_through_roots(gen, pointers) -> set[str]:
             if inst.source_type in ("double", "float"):
                 kinds.add(inst.source_type)
     return kinds
+
+
+def float_views(fn, module) -> dict[str, str]:
+    """Integer values that carry float data: `load i64` later bitcast to double, integer
+    loads tagged "double"/"float", and `bitcast double to i64` results (what SROA/instcombine
+    leave of a memcpy of one double). value -> the float type it stands for."""
+    views: dict[str, str] = {}
+    widths = {"i64": "double", "i32": "float"}
+    for inst in fn.instructions():
+        if inst.opcode == "bitcast" and inst.result:
+            src_ty, src = inst.operands[0]
+            if is_float_type(inst.type) and widths.get(src_ty) == inst.type:
+                d = fn.defs.get(src)
+                if d is not None and d.opcode == "load":
+                    views[src] = inst.type
+            elif inst.type in widths and is_float_type(src_ty) and widths[inst.type] == src_ty:
+                views[inst.result] = src_ty
+        elif inst.opcode == "load" and inst.type in widths:
+            kind = _kind_of_tbaa(tbaa_type(module, inst.metadata.get("!tbaa")))
+            if kind == widths[inst.type]:
+                views[inst.result] = kind
+    return views
+
+
+def check_integer_copy(gen, inst) -> None:
+    """An integer load whose value is only stored (a copy) from/to active memory, with no
+    type tag: decide from the other accesses to the same memory, or refuse."""
+    if inst.opcode != "load" or inst.result in gen.views or inst.type not in ("i64", "i32"):
+        return
+    users = [u for u in gen.fn.instructions() if inst.result in u.values()]
+    if not users or any(u.opcode != "store" or u.operands[0][1] != inst.result for u in users):
+        return
+    if tbaa_type(gen.engine.module, inst.metadata.get("!tbaa")) is not None:
+        return
+    kinds = _kinds_through_roots(gen, [inst.operands[0][1]] + [u.operands[1][1] for u in users])
+    if not kinds:
+        return
+    raise EnzymeBuildError(
+        f"cannot tell whether the integer copy {inst.text.strip()} in @{gen.fn.name} moves "
+        f"{'/'.join(sorted(kinds))} data", location=gen.engine.location(inst),
+        hint="copy the fields explicitly (or build with -O1+ so clang emits type tags)")

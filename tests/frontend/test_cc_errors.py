@@ -96,3 +96,32 @@ def test_unreadable_inputs_are_reported_by_the_tools(ws):
     proc = ws.eb("main.c", "dir.o", "-o", "prog")
     assert proc.returncode != 0 and "dir.o" in proc.stderr and "Traceback" not in proc.stderr
     assert not ws.exists("prog")
+
+
+def test_diagnostics_keep_colour_on_a_terminal(ws):
+    """stderr is captured for the attribute hook, so colour is asked for when it is a TTY."""
+    import pty
+    import subprocess
+    from frontend_helpers import ENZYME_BUILD
+    ws.write("warn.c", "int f(int x) { return x = 1; }\nint g(void) { int unused; return 0; }\n")
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run([ENZYME_BUILD, "cc", "-Wall", "-c", "warn.c"], cwd=ws.path,
+                              stderr=slave, stdout=subprocess.DEVNULL, timeout=60)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(master)
+    text = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0
+    assert "unused" in text and "\x1b[" in text
+    piped = ws.eb("-Wall", "-c", "warn.c")
+    assert "unused" in piped.stderr and "\x1b[" not in piped.stderr

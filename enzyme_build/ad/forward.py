@@ -12,7 +12,6 @@ import re
 
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, global_base,
                                  is_inactive_call)
-from ..analysis.types import check_memory_access
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local, make_name, strip_name
 from .forward_abi import (ACTIVE, CONST, DUP, DUPNONEED, ForwardSignature, bind_tangents, layout, named_types,
@@ -121,15 +120,30 @@ class ForwardGenerator:
     def __init__(self, engine, fn: Function, sig: ForwardSignature, name: str):
         self.engine, self.fn, self.sig, self.name = engine, fn, sig, name
         self.width = sig.width
-        self.act = analyze_activity(fn, [_ANALYSIS_ACTIVITY[a] for a in sig.args],
-                                    defined=engine.differentiable, inactive=engine.inactive,
-                                    custom=set(engine.custom), active_globals=set(engine.active_globals))
+        self.act = self._activity()
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
             if inst.result:
                 self.types[inst.result] = inst.type
         self.counter = 0
         self.named = None
+        self.bits: dict[str, list[str]] = {}   # non-float loads of shadowed memory -> shadow bytes
+        self.users: dict[str, list[Instruction]] | None = None
+
+    def _activity(self):
+        """Activity of the function; the result of realloc of shadowed memory is shadowed too
+        (its shadow is the old shadow, grown), so the analysis is re-seeded until stable."""
+        seeds = set(self.engine.active_globals)
+        while True:
+            act = analyze_activity(self.fn, [_ANALYSIS_ACTIVITY[a] for a in self.sig.args],
+                                   defined=self.engine.differentiable, inactive=self.engine.inactive,
+                                   custom=set(self.engine.custom), active_globals=seeds)
+            grown = {inst.result for inst in self.fn.instructions()
+                     if inst.opcode == "call" and callee_name(inst) == "realloc" and inst.result
+                     and inst.result not in act.shadowed and act.has_shadow(inst.operands[0][1])}
+            if not grown:
+                return act
+            seeds |= grown
 
     # ------------------------------------------------------------------ names
     def fresh(self, hint: str = "f") -> str:
@@ -228,21 +242,65 @@ class ForwardGenerator:
         if op == "call":
             self._call(inst, lines)
             return
-        if op in ("load", "store"):
-            check_memory_access(self, inst)
         lines.append(_DBG_RE.sub("", inst.text))
         if res and res in self.act.shadowed:
             self._shadow(inst, lines)
         if res and res in self.act.varied:
             self._tangent(inst, lines)
+        elif op == "load" and self.has_shadow(inst.operands[0][1]) and inst.type != "ptr":
+            self._load_bits(inst, lines)
         if op == "store":
             (vty, v), (_, p) = inst.operands
-            if self.has_shadow(p) and (is_float_type(vty) or vty == "ptr"):
-                values = self.tangents(v, vty) if vty != "ptr" else self.shadows(v)
+            if self.has_shadow(p):
+                if is_active_type(vty):
+                    values = self.tangents(v, vty)
+                elif vty == "ptr":
+                    values = self.shadows(v)
+                else:
+                    values = self._stored_bits(inst, vty, v)
                 align = _ALIGN_RE.search(inst.text)
                 tail = f", align {align.group(1)}" if align else ""
                 for value, at in zip(values, self.shadows(p)):
                     lines.append(f"  store {vty} {value}, ptr {at}{tail}")
+
+    def _load_bits(self, inst: Instruction, lines: list[str]) -> None:
+        """A non-float load from shadowed memory (an integer or vector copy of the data, e.g. a
+        struct copied through i64): load the shadow's bytes the same way, so a store of the
+        value elsewhere carries the tangents along. Arithmetic on such values would lose
+        tangents, so a vector of floats may only be stored again."""
+        res = inst.result
+        if ("double" in inst.type or "float" in inst.type) and any(
+                u.opcode != "store" or u.operands[0][1] != res for u in self._users(res)):
+            raise EnzymeBuildError(f"vector/aggregate access '{inst.type}' to active memory in @{self.fn.name} "
+                                   f"is not supported", location=self.where(inst),
+                                   hint="the pre-AD pipeline disables vectorization; avoid whole-struct "
+                                        "arithmetic on float data")
+        align = _ALIGN_RE.search(inst.text)
+        tail = f", align {align.group(1)}" if align else ""
+        names = lane_names(res, "bits", self.width)
+        for name, at in zip(names, self.shadows(inst.operands[0][1])):
+            lines.append(f"  {name} = load {inst.type}, ptr {at}{tail}")
+        self.bits[res] = names
+
+    def _stored_bits(self, inst: Instruction, vty: str, v: str) -> list[str]:
+        """What a non-float store writes into shadow memory: the bytes loaded along with the
+        value, or zero (constants, integers that never were float data)."""
+        if v in self.bits:
+            return self.bits[v]
+        d = self.fn.defs.get(v)
+        if d is not None and d.opcode == "bitcast" and d.operands[0][1] in self.act.varied:
+            raise EnzymeBuildError(f"storing the bits of an active float as '{vty}' in @{self.fn.name} is not "
+                                   f"supported ({inst.text.strip()})", location=self.where(inst),
+                                   hint="store the floating-point value itself")
+        return ["zeroinitializer"] * self.width
+
+    def _users(self, value: str) -> list[Instruction]:
+        if self.users is None:
+            self.users = {}
+            for i in self.fn.instructions():
+                for v in set(i.values()):
+                    self.users.setdefault(v, []).append(i)
+        return self.users.get(value, [])
 
     def _define(self, name: str, ty: str, value: str, lines: list[str], start: int) -> None:
         """Bind a fixed tangent name (phis may refer to it before its definition) to a value."""

@@ -1,6 +1,7 @@
 """Compile-time overhead of `enzyme-build cc -c` (a fat object) against plain `clang -c`.
 
-Usage: python benchmarks/wrapper_overhead.py [--repeats N] [--sources DIR] [--cflags "..."]
+Usage: python benchmarks/wrapper_overhead.py [--repeats N] [--sources DIR | --generated]
+                                             [--cflags "..."] [--limit N]
 
 Compiles the same C files both ways, one process at a time, interleaving the compilers
 so that machine noise hits all alike; prints per-file medians, the total and the ratio
@@ -183,6 +184,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sources", help="directory of .c files (default: Lua 5.4 src/)")
+    parser.add_argument("--generated", action="store_true",
+                        help="use generated sources even when Lua's are present")
     parser.add_argument("--cflags", default="-O2", help="flags for both compilers (default -O2)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
     args = parser.parse_args(argv)
@@ -190,7 +193,9 @@ def main(argv=None) -> int:
     clang, wrapper = find_clang(), find_wrapper()
     cflags = shlex.split(args.cflags)
     with tempfile.TemporaryDirectory(prefix="wrapper-overhead-") as workdir:
-        source_dir = args.sources or (LUA_SRC if os.path.isdir(LUA_SRC) else None)
+        source_dir = args.sources or (LUA_SRC if os.path.isdir(LUA_SRC) and not args.generated else None)
+        if source_dir and not os.path.isdir(source_dir):
+            sys.exit(f"wrapper_overhead: {source_dir} is not a directory")
         if source_dir:
             sources = sorted(os.path.join(source_dir, f) for f in os.listdir(source_dir)
                              if f.endswith(".c"))

@@ -70,12 +70,15 @@ static int bench_cmp_double(const void *a, const void *b) {
 }
 
 /* Times every case: calibrate each so one batch lasts min_time/repeats, then run the
- * batches interleaved (primal, gradient, primal, ...) so drift hits all cases alike. */
+ * batches interleaved (primal, gradient, primal, ...) so drift hits all cases alike.
+ * A case whose single call already takes over a second gets at most 3 batches. */
 static void bench_measure(struct bench_case *cases, int ncases, struct bench_opts o) {
   double per_batch = o.min_time / o.repeats;
+  int *repeats = malloc(sizeof(int) * (size_t)ncases);
   for (int c = 0; c < ncases; c++) {
     long iters = 1;
     double t = bench_batch(cases[c].fn, iters); /* also warms caches and page-faults */
+    repeats[c] = t > 1.0 && o.repeats > 3 ? 3 : o.repeats;
     while (t < per_batch && iters < (1L << 40)) {
       long next = t > 0 ? (long)(iters * (1.2 * per_batch / t)) + 1 : iters * 10;
       iters = next > iters * 100 ? iters * 100 : next;
@@ -86,14 +89,17 @@ static void bench_measure(struct bench_case *cases, int ncases, struct bench_opt
   double *samples = malloc(sizeof(double) * (size_t)ncases * (size_t)o.repeats);
   for (int r = 0; r < o.repeats; r++)
     for (int c = 0; c < ncases; c++)
-      samples[c * o.repeats + r] = bench_batch(cases[c].fn, cases[c].iters) / cases[c].iters;
+      if (r < repeats[c])
+        samples[c * o.repeats + r] = bench_batch(cases[c].fn, cases[c].iters) / cases[c].iters;
   for (int c = 0; c < ncases; c++) {
     double *s = samples + c * o.repeats;
-    qsort(s, (size_t)o.repeats, sizeof(double), bench_cmp_double);
-    cases[c].seconds = o.repeats % 2 ? s[o.repeats / 2] : 0.5 * (s[o.repeats / 2 - 1] + s[o.repeats / 2]);
+    int n = repeats[c];
+    qsort(s, (size_t)n, sizeof(double), bench_cmp_double);
+    cases[c].seconds = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
     cases[c].best = s[0];
   }
   free(samples);
+  free(repeats);
 }
 
 /* ---- deterministic data ---- */

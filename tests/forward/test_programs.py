@@ -9,6 +9,7 @@ import pytest
     ("math", ("-fno-math-errno",)),     # intrinsics (llvm.sin.f64, frem…) instead of libm calls
     ("control", ()),
     ("memory", ()),
+    ("vector", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(name + ".c", extra=extra)) > 0

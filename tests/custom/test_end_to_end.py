@@ -113,17 +113,6 @@ int main(void) { printf("%.12g\\n", __enzyme_autodiff((void *)f_like, 0.5)); ret
     assert float(like) == pytest.approx(2.0 / (1 + 0.5))
 
 
-def _forward_mode_available() -> bool:
-    import importlib.util
-    return importlib.util.find_spec("enzyme_build.ad.forward") is not None
-
-
-FORWARD_PENDING = pytest.mark.xfail(
-    not _forward_mode_available(), strict=False,
-    reason="the AD engine does not implement __enzyme_fwddiff yet (no enzyme_build.ad.forward)")
-
-
-@FORWARD_PENDING
 def test_forward_rule_from_registration_global(work):
     write(work, "regf.c", """\
 #include <stdio.h>
@@ -139,7 +128,6 @@ int main(void) { printf("%.12g\\n", __enzyme_fwddiff((void *)f_sq, 0.5, 1.0)); r
     assert float(value) == pytest.approx(5 * 7.0)
 
 
-@FORWARD_PENDING
 def test_forward_rule_attribute_on_definition(work):
     write(work, "fw.c", """\
 #include <stdio.h>

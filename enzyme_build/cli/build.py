@@ -248,26 +248,39 @@ def run_scons(command: list[str], env: dict, cwd: str, progress: Progress) -> Bu
 
     reader = threading.Thread(target=relay_stderr, args=(proc.stderr, report, progress), daemon=True)
     reader.start()
-    for raw in proc.stdout:
-        line = raw.rstrip("\n")
-        if line.startswith(PROGRESS_MARK + " "):
-            action, _, path = line[len(PROGRESS_MARK) + 1:].partition(" ")
-            if action == "compile":
-                report.compiled.append(path)
-            elif action in ("link", "archive"):
-                report.linked.append(path)
-            progress.step(action, path)
-        elif RETRIEVED.match(line):
-            target = RETRIEVED.match(line)["target"]
-            report.retrieved.append(target)
-            progress.step("from cache", target)
-        elif line.startswith("scons: "):
-            progress.note(line)
-        else:
-            progress.console.print(line, markup=False)
+    try:
+        for raw in proc.stdout:
+            relay_stdout_line(raw.rstrip("\n"), report, progress)
+    except KeyboardInterrupt:
+        # SCons got the same SIGINT; give it a moment to stop its compilers, then make sure.
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
     report.returncode = proc.wait()
     reader.join()
     return report
+
+
+def relay_stdout_line(line: str, report: BuildReport, progress: Progress) -> None:
+    """Turn one line of SCons' output into a progress step (or show it as it is)."""
+    retrieved = RETRIEVED.match(line)
+    if line.startswith(PROGRESS_MARK + " "):
+        action, _, path = line[len(PROGRESS_MARK) + 1:].partition(" ")
+        if action == "compile":
+            report.compiled.append(path)
+        elif action in ("link", "archive"):
+            report.linked.append(path)
+        progress.step(action, path)
+    elif retrieved:
+        report.retrieved.append(retrieved["target"])
+        progress.step("from cache", retrieved["target"])
+    elif line.startswith("scons: "):
+        progress.note(line)
+    else:
+        progress.console.print(line, markup=False)
 
 
 def relay_stderr(stream, report: BuildReport, progress: Progress) -> None:
@@ -294,6 +307,8 @@ def failure_error(report: BuildReport, objects_to_sources: dict[str, str],
         detail = "\n".join(scons_errors[-3:]) or f"exit status {report.returncode}"
         return EnzymeBuildError(f"SCons failed: {detail}")
     target, why = report.failed[0]
+    if why.startswith("Build interrupted"):
+        return EnzymeBuildError("build interrupted; nothing was installed")
     status = EXIT_STATUS.match(why)
     why = f"exit status {status['status']}" if status else why
     source = objects_to_sources.get(os.path.normpath(target))

@@ -52,6 +52,7 @@ class Engine:
         self.chain: list[tuple[str, str | None]] = []   # (function, call location) being derived
         self.active_globals = written_float_globals(module)   # global -> value type
         self.shadow_globals_used: set[str] = set()
+        self._returns_shadow: dict[tuple, bool] = {}
 
     # ---------------------------------------------------------------- naming and memo
     def _unique(self, base: str, sig: Signature) -> str:
@@ -83,6 +84,28 @@ class Engine:
             self._generate(fn, sig, split=True)
         names = self.memo[key]
         return names["augmented"], names["reverse"]
+
+    def returns_shadow(self, name: str, args: tuple[str, ...]) -> bool:
+        """Whether `name` called with this activity returns a pointer that has a shadow.
+        Recursive questions in flight are answered optimistically (True); a function whose
+        returned pointer then turns out to have no shadow is refused when generated."""
+        key = (name, args)
+        if key in self._returns_shadow:
+            return self._returns_shadow[key]
+        fn = self.module.functions.get(name)
+        if fn is None or fn.return_type != "ptr":
+            return False
+        self._returns_shadow[key] = True
+        from ..analysis.activity import analyze_activity
+        from ..analysis.types import float_views
+        act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
+                               custom=self.custom, active_globals=set(self.active_globals),
+                               views=float_views(fn, self.module), returns_shadow=self.returns_shadow)
+        rets = [b.terminator.operands[0][1] for b in fn.blocks
+                if b.terminator.opcode == "ret" and b.terminator.operands]
+        answer = any(act.has_shadow(v) for v in rets)
+        self._returns_shadow[key] = answer
+        return answer
 
     def _generate(self, fn: Function, sig: Signature, split: bool) -> None:
         self.chain.append((fn.name, None))

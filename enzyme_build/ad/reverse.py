@@ -40,10 +40,11 @@ class Signature:
     function: str
     args: tuple[str, ...]      # per parameter: 'out' | 'dup' | 'dupnoneed' | 'const'
     ret_active: bool
+    ret_shadow: bool = False   # a pointer return whose shadow the augmented piece returns too
 
     def code(self) -> str:
         return "".join({"out": "o", "dup": "d", "dupnoneed": "n", "const": "c"}[a] for a in self.args) \
-            + ("r" if self.ret_active else "")
+            + ("r" if self.ret_active else "") + ("s" if self.ret_shadow else "")
 
 
 def zero_of(ty: str) -> str:
@@ -101,7 +102,8 @@ class ReverseGenerator:
         self.views = float_views(fn, engine.module)
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,
                                     inactive=engine.inactive, custom=engine.custom,
-                                    active_globals=set(engine.active_globals), views=self.views)
+                                    active_globals=set(engine.active_globals), views=self.views,
+                                    returns_shadow=engine.returns_shadow)
         self.counter = 0
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
@@ -492,6 +494,12 @@ class ReverseGenerator:
                 out = []
                 if len(self.cfg.returns) > 1:
                     out += self._push_lines([(str(self.cfg.returns.index(block.label)), "i32")])
+                if self.sig.ret_shadow:
+                    v = term.operands[0][1]
+                    a, b = self.fresh("ret"), self.fresh("ret")
+                    return out + [f"  {a} = insertvalue {{ ptr, ptr }} poison, ptr {v}, 0",
+                                  f"  {b} = insertvalue {{ ptr, ptr }} {a}, ptr {self._shadow_or_fail(v, term)}, 1",
+                                  f"  ret {{ ptr, ptr }} {b}"]
                 return out + [_DBG_RE.sub("", term.text)]
             return [f"  br label {self.rev_label(block.label)}"]
         if term.opcode in ("invoke", "callbr", "indirectbr", "resume"):
@@ -511,12 +519,13 @@ class ReverseGenerator:
         if op in ("load", "store"):
             check_memory_access(self, inst)
         lines.append(text)
-        if res and res in self.act.shadowed and res not in self.reverse_local:
+        if res and res in self.act.shadowed and res not in self.reverse_local and \
+                not (op == "call" and self._call_kind(inst) in ("derived", "custom")):
             self._forward_shadow(inst, lines)
         if op == "store":
             (vty, v), (_, p) = inst.operands
             if vty == "ptr" and self._ptr_shadowed(p):
-                lines.append(f"  store ptr {self.shadow(v)}, ptr {self.shadow(p)}, align 8")
+                lines.append(f"  store ptr {self._shadow_or_fail(v, inst)}, ptr {self.shadow(p)}, align 8")
         if op == "call" and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
             d, s = inst.operands[0][1], inst.operands[1][1]
             if self._ptr_shadowed(d) and memcpy_element_kind(self, inst) == "pointer":
@@ -524,6 +533,15 @@ class ReverseGenerator:
                 lines.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {self.shadow(d)}, ptr {self.shadow(s)}, "
                              f"{n[0]} {n[1]}, i1 false)")
                 self.engine.declare("@llvm.memcpy.p0.p0.i64")
+
+    def _shadow_or_fail(self, v: str, inst: Instruction) -> str:
+        """The shadow of a pointer that is stored into active memory or returned."""
+        if v in ("null", "poison", "undef") or self.act.has_shadow(v):
+            return self.shadow(v) if v not in ("null", "poison", "undef") else "null"
+        raise EnzymeBuildError(
+            f"a pointer to memory without a shadow ({v}) is stored into active memory or returned "
+            f"in @{self.fn.name}", location=self.engine.location(inst),
+            hint="pass that memory as an enzyme_dup argument, or allocate it inside the function")
 
     def _ptr_shadowed(self, p: str) -> bool:
         return self.act.has_shadow(p)
@@ -627,7 +645,8 @@ class ReverseGenerator:
             else:
                 args.append("const")
         ret_active = bool(inst.result) and inst.result in self.act.varied
-        return Signature(callee_name(inst), tuple(args), ret_active)
+        ret_shadow = bool(inst.result) and inst.type == "ptr" and inst.result in self.act.shadowed
+        return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow)
 
     def _interleaved(self, inst: Instruction, sig: Signature, get) -> list[str]:
         out = []
@@ -665,6 +684,12 @@ class ReverseGenerator:
         callee_fn = self.engine.module.functions[sig.function]
         aug, _ = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
         self.uses_tape = True
+        if sig.ret_shadow:
+            pair = self.fresh("pair")
+            lines.append(f"  {pair} = call {{ ptr, ptr }} @{aug}({', '.join(args + [f'ptr {TAPE}'])})")
+            lines.append(f"  {inst.result} = extractvalue {{ ptr, ptr }} {pair}, 0")
+            lines.append(f"  {self.shadow(inst.result)} = extractvalue {{ ptr, ptr }} {pair}, 1")
+            return
         lines.append(f"  {lhs}call {callee_fn.return_type} @{aug}({', '.join(args + [f'ptr {TAPE}'])})")
 
     # ------------------------------------------------------------------ reverse sweep
@@ -1087,7 +1112,8 @@ class ReverseGenerator:
             text += self._reverse_blocks_text() + self._exit_block() + ["}"]
             return ["\n".join(text)]
         aug_head = ", ".join([f"{t} {n}" for t, n in params] + [f"ptr {TAPE}"])
-        aug = [f"define internal {self.fn.return_type} @{names['augmented']}({aug_head}) {{"]
+        aug_ret = "{ ptr, ptr }" if self.sig.ret_shadow else self.fn.return_type
+        aug = [f"define internal {aug_ret} @{names['augmented']}({aug_head}) {{"]
         aug += self._forward_blocks_text([]) + ["}"]
         rev_params = [f"{t} {n}" for t, n in params]
         if self.sig.ret_active:

@@ -100,7 +100,8 @@ def pointer_roots(fn: Function, value: str, cache: dict | None = None) -> set[st
 def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str] = frozenset(),
                      inactive: set[str] = frozenset(), custom: set[str] = frozenset(),
                      active_globals: set[str] = frozenset(),
-                     views: dict[str, str] | None = None) -> Activity:
+                     views: dict[str, str] | None = None,
+                     returns_shadow=None) -> Activity:
     """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
 
     `defined` are functions with bodies (differentiated interprocedurally), `custom` those
@@ -137,6 +138,17 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
             return True
         return False
 
+    def call_args_activity(inst) -> list[str]:
+        out = []
+        for t, v in inst.operands:
+            if is_local(v) and v in act.varied and is_float_type(t):
+                out.append("out")
+            elif t == "ptr" and any_shadowed(v):
+                out.append("dup")
+            else:
+                out.append("const")
+        return out
+
     def give_shadow(ptr: str) -> bool:
         changed = False
         for r in roots_of(ptr):
@@ -168,6 +180,11 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 elif op == "load" and any_shadowed(inst.operands[0][1]) and shadowable(res):
                     act.shadowed.add(res)
                     changed = True
+                elif op == "call" and returns_shadow is not None and callee_name(inst) in defined:
+                    args = call_args_activity(inst)
+                    if any(a != "const" for a in args) and returns_shadow(callee_name(inst), tuple(args)):
+                        act.shadowed.add(res)
+                        changed = True
             if op == "store":
                 (vty, v), (_, p) = inst.operands
                 if v in act.varied or (vty == "ptr" and any_shadowed(v)):

@@ -191,6 +191,9 @@ class ForwardGenerator:
     def generate(self) -> str:
         head = ", ".join(f"{t} {n}" for t, n in derived_params(self.fn, self.sig))
         out = [f"define internal {derived_return_type(self.fn, self.width)} @{self.name}({head}) {{"]
+        rule = self.engine.custom.get(self.fn.name)
+        if rule is not None and rule.forward:
+            return "\n".join(out + self._rule_body() + ["}"])
         for block in self.fn.blocks:
             out.append(f"{make_name('%', block.label)[1:]}:")
             phis = block.phis()
@@ -204,6 +207,21 @@ class ForwardGenerator:
             self._terminator(block.terminator, out)
         out.append("}")
         return "\n".join(out)
+
+    def _rule_body(self) -> list[str]:
+        """f itself has a custom forward rule: the derived function just calls it."""
+        rt = self.fn.return_type
+        result = None if rt == "void" else "%rule$result"
+        call = Instruction(text="", opcode="call", result=result, type=rt, callee=make_name("@", self.fn.name),
+                           operands=[(p.type, p.name) for p in self.fn.params])
+        if result and is_float_type(rt):
+            self.act.varied.add(result)
+        lines = ["entry$:"]
+        self._custom_call(call, lines)
+        ret = Instruction(text="  ret void", opcode="ret", type=rt,
+                          operands=[(rt, result)] if result else [])
+        self._terminator(ret, lines)
+        return lines
 
     def _phi(self, phi: Instruction, lines: list[str]) -> None:
         res = phi.result

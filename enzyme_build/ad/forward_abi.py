@@ -98,15 +98,19 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
                                    location=where, hint="integers are always constant: pass enzyme_const or "
                                                         "just the value")
         value = _take(args, kind, where, f"the value of {what}")
-        passed.append(f"{p.type} {_coerce_arg(p.type, value, fresh, lines)}")
+        passed.append(f"{p.type} {_coerce(p.type, value, fresh, lines, where, f'the value of {what}')}")
         if act != CONST:
             role = "tangent" if act == ACTIVE else "shadow"
             for k in range(width):
                 lane = f" {k + 1} of {width}" if width > 1 else ""
                 have = _take(args, kind, where, f"the {role}{lane} of {what}")
                 want = p.type if act == ACTIVE else "ptr"
-                passed.append(f"{want} {_coerce_arg(want, have, fresh, lines)}")
+                passed.append(f"{want} {_coerce(want, have, fresh, lines, where, f'the {role}{lane} of {what}')}")
         activity.append(act)
+    if args.marker() in _WIDTH_MARKERS:
+        raise EnzymeBuildError(f"{args.marker()} must come right after the function (found after the last "
+                               f"parameter of @{primal.name})", location=where,
+                               hint=f"write {kind}((void*)f, {args.marker()}, N, ...)")
     if args.remaining():
         extra = args.next()
         raise EnzymeBuildError(f"too many arguments in the call to {kind} for @{primal.name}: {extra[1]} is "
@@ -129,6 +133,15 @@ def _parse_width(args: _CallArgs, kind: str, where: str) -> int:
         raise EnzymeBuildError(f"{marker} needs a positive integer constant, got {value}", location=where,
                                hint=f"write {kind}((void*)f, {marker}, 4, ...) with a literal width")
     return int(value)
+
+
+def _coerce(want: str, have: tuple[str, str], fresh, lines, where: str, what: str) -> str:
+    try:
+        return _coerce_arg(want, have, fresh, lines)
+    except EnzymeBuildError:
+        raise EnzymeBuildError(f"{what} must be {want}, got {have[0]} {have[1]}", location=where,
+                               hint="check the number of tangents/shadows: enzyme_width N needs N after each "
+                                    "active float and each enzyme_dup pointer") from None
 
 
 def _take(args: _CallArgs, kind: str, where: str, what: str) -> tuple[str, str]:

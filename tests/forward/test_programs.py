@@ -10,6 +10,7 @@ import pytest
     ("control", ()),
     ("memory", ()),
     ("vector", ()),
+    ("custom", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(name + ".c", extra=extra)) > 0

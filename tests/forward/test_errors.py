@@ -1,0 +1,87 @@
+"""Forward-mode call sites the engine must reject: one clear compile-time error naming the
+call site (file:line with -g) and the parameter, exit 1 through the CLI, no output file."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import enzyme_build_cli, frontend_ir
+
+PRELUDE = """#include <math.h>
+extern int enzyme_dup, enzyme_const, enzyme_out, enzyme_width;
+double __enzyme_fwddiff(void *, ...);
+typedef struct { double d[2]; } vec2;
+vec2 __enzyme_fwddiff2(void *, ...);
+double ext(double);
+__attribute__((noinline)) double f(double x) { return sin(x) * x; }
+__attribute__((noinline)) double g(const double *v, int n) { double s = 0; for (int i = 0; i < n; i++) s += v[i] * v[i]; return s; }
+__attribute__((noinline)) double h(double x) { return ext(x) * 2.0; }
+__attribute__((noinline)) double k(double x) { return h(x) + 1.0; }
+"""
+
+
+def _stage_error(tmp_path, body: str):
+    from enzyme_build import llvm
+    from enzyme_build.ad.stage import run_ad_stage
+    from enzyme_build.errors import EnzymeBuildError
+
+    src = tmp_path / "bad.c"
+    src.write_text(PRELUDE + "int main(int argc, char **argv) {\n  double v[2] = {1, 2}, dv[2] = {0};\n"
+                   + body + "\n  return 0;\n}\n")
+    module = llvm.parse_assembly(frontend_ir(str(src), str(tmp_path), extra=("-g",)), "bad.c")
+    with pytest.raises(EnzymeBuildError) as info:
+        run_ad_stage(module)
+    return info.value
+
+
+BODY_LINE = PRELUDE.count("\n") + 3   # the line of `body` in bad.c
+
+
+@pytest.mark.parametrize("body,words", [
+    # a float parameter needs its tangent
+    ("  return (int)__enzyme_fwddiff((void *)f, 1.0);", ["tangent", "parameter 1", "@f", "missing"]),
+    # a marker where the shadow of v belongs
+    ("  return (int)__enzyme_fwddiff((void *)g, enzyme_dup, v, enzyme_const, 2);",
+     ["enzyme_const", "shadow", "parameter 1", "@g"]),
+    # too few shadows in vector mode
+    ("  vec2 r = __enzyme_fwddiff2((void *)g, enzyme_width, 2, v, dv, 2); return (int)r.d[0];",
+     ["shadow 2 of 2", "parameter 1", "@g", "must be ptr"]),
+    ("  return (int)__enzyme_fwddiff((void *)f, 1.0, 1.0, 3.0);", ["too many arguments", "@f"]),
+    ("  return (int)__enzyme_fwddiff((void *)f, enzyme_out, 1.0);", ["enzyme_out", "reverse-mode", "parameter 1"]),
+    ("  return (int)__enzyme_fwddiff((void *)f, 1.0, enzyme_width, 2, 1.0, 2.0);",
+     ["marker enzyme_width", "tangent of parameter 1"]),
+    ("  return (int)__enzyme_fwddiff((void *)f, enzyme_const, 1.0, enzyme_width, 2);",
+     ["enzyme_width", "right after the function"]),
+    ("  return (int)__enzyme_fwddiff((void *)f, enzyme_width, argc, 1.0, 1.0, 2.0);",
+     ["enzyme_width", "integer constant"]),
+    # the declared result cannot hold the tangents
+    ("  vec2 r = __enzyme_fwddiff2((void *)f, enzyme_width, 3, 1.0, 1.0, 2.0, 3.0); return (int)r.d[0];",
+     ["3 tangents", "double", "@f"]),
+])
+def test_call_site_errors(tmp_path, body, words):
+    err = _stage_error(tmp_path, body)
+    text = err.render()
+    for w in words:
+        assert w in text, text
+    assert f"bad.c:{BODY_LINE}" in text, text
+
+
+def test_missing_derivative_names_the_chain(tmp_path):
+    err = _stage_error(tmp_path, "  return (int)__enzyme_fwddiff((void *)k, 1.0, 1.0);")
+    text = err.render()
+    assert "'ext'" in text and "k -> h -> ext" in text, text
+    assert "inactive" in err.hint
+
+
+def test_cli_error_exit_and_no_output(tmp_path):
+    src = tmp_path / "bad.c"
+    src.write_text(PRELUDE + "int main(void) { double v[2] = {1, 2};\n"
+                   "  return (int)__enzyme_fwddiff((void *)g, enzyme_dup, v, enzyme_const, 2); }\n")
+    out = tmp_path / "bad"
+    proc = subprocess.run([enzyme_build_cli(), "cc", "-O2", str(src), "-o", str(out), "-lm"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "enzyme_const" in proc.stderr and "Traceback" not in proc.stderr
+    assert not os.path.exists(out)

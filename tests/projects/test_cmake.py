@@ -1,4 +1,4 @@
-"""A CMake project (static library + executables) with CMAKE_C_COMPILER=enzyme-cc."""
+"""CMake projects (static library + executables) with CMAKE_C_COMPILER=enzyme-cc and enzyme-c++."""
 from __future__ import annotations
 
 import math
@@ -96,6 +96,54 @@ def test_cmake_library_and_program(cmake_build):
 def test_cmake_gradient_through_static_library(cmake_build):
     _src, build = cmake_build
     run(["cmake", "--build", str(build), "--target", "grad", "-j2"], timeout=300)
+    got = [float(v) for v in run([str(build / "grad")]).stdout.split()]
+    want = [2 * (i + 1) * x + math.cos(x) for i, x in enumerate(X)]
+    assert got == pytest.approx(want, abs=1e-9)
+
+
+CXX_CMAKELISTS = textwrap.dedent("""\
+    cmake_minimum_required(VERSION 3.16)
+    project(model_demo CXX)
+    add_library(model STATIC model.cpp)
+    add_executable(grad grad.cpp)
+    target_link_libraries(grad PRIVATE model)
+    """)
+MODEL_CPP = textwrap.dedent("""\
+    #include <cmath>
+    #include <vector>
+    double energy(const double *x, int n) {
+      std::vector<double> weight(n);
+      for (int i = 0; i < n; i++) weight[i] = i + 1;
+      double s = 0;
+      for (int i = 0; i < n; i++) s += weight[i] * x[i] * x[i] + std::sin(x[i]);
+      return s;
+    }
+    """)
+GRAD_CPP = textwrap.dedent("""\
+    #include <cstdio>
+    #include <enzyme/enzyme.h>
+    double energy(const double *x, int n);
+    int main() {
+      double x[4] = {0.5, -1.0, 2.0, 0.25}, dx[4] = {0, 0, 0, 0};
+      __enzyme_autodiff((void *)energy, enzyme_dup, x, dx, enzyme_const, 4);
+      for (double d : dx) std::printf("%.9f\\n", d);
+      return 0;
+    }
+    """)
+
+
+def test_cmake_cxx_gradient_through_static_library(tmp_path):
+    """The same through enzyme-c++, with std::vector inside the differentiated function."""
+    if not shutil.which("cmake"):
+        pytest.skip("cmake not installed (./bootstrap installs it)")
+    src, build = tmp_path / "src", tmp_path / "build"
+    src.mkdir()
+    for name, text in (("CMakeLists.txt", CXX_CMAKELISTS), ("model.cpp", MODEL_CPP),
+                       ("grad.cpp", GRAD_CPP)):
+        (src / name).write_text(text)
+    run(["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+         f"-DCMAKE_CXX_COMPILER={os.path.join(BIN_DIR, 'enzyme-c++')}"], timeout=300)
+    run(["cmake", "--build", str(build), "-j2"], timeout=300)
     got = [float(v) for v in run([str(build / "grad")]).stdout.split()]
     want = [2 * (i + 1) * x + math.cos(x) for i, x in enumerate(X)]
     assert got == pytest.approx(want, abs=1e-9)

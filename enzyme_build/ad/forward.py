@@ -77,6 +77,9 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
         return f"%fwd$L{inst.line}${counter[0]}"
 
     where = engine.location(inst) or f"call to {strip_name(inst.callee)} in @{fn.name}"
+    if "__enzyme_batch" in strip_name(inst.callee):
+        raise EnzymeBuildError("__enzyme_batch (batched primal evaluation) is not supported", location=where,
+                               hint="for several tangents in one sweep use __enzyme_fwddiff with enzyme_width N")
     call = parse_forward_call(engine, fn, inst, fresh)
     name = request_forward(engine, call.primal, call.sig)
     rty = derived_return_type(call.primal, call.sig.width)

@@ -1,6 +1,8 @@
 """Forward mode on compiled programs, checked against finite differences and closed forms."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 
@@ -14,3 +16,17 @@ import pytest
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(name + ".c", extra=extra)) > 0
+
+
+def test_derived_functions_are_shared_and_named(build, run_ok, tmp_path):
+    """Call sites with the same (function, activity, width) share one fwddiffe_<f>; other
+    widths or activities get their own, deterministically suffixed."""
+    assert run_ok(build("vector.c")) > 0
+    with open(tmp_path / "keep" / "ad-output.ll") as fh:
+        defined = re.findall(r'^define internal \S+(?: \S+)* @(fwddiffe_[^(]+)\(', fh.read(), re.M)
+    assert defined.count("fwddiffe_f2") == 1
+    assert {"fwddiffe_f2", "fwddiffe_f2.aaw2", "fwddiffe_f2.aaw3", "fwddiffe_f2.aaw4"} <= set(defined)
+    # the first signature requested gets the plain name (here width 4), later ones a suffix
+    assert {"fwddiffe_layer", "fwddiffe_layer.ddca", "fwddiffe_layer.cdcaw2"} <= set(defined)
+    assert {"fwddiffe_helper", "fwddiffe_helper.dca", "fwddiffe_helper.ccaw2"} <= set(defined)
+    assert len(defined) == len(set(defined))

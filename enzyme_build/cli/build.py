@@ -23,6 +23,8 @@ from ..scons import CACHE_DIR_VAR, PROGRESS_MARK, PROGRESS_VAR
 C_SUFFIXES = (".c",)
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP")
 SOURCE_SUFFIXES = C_SUFFIXES + CXX_SUFFIXES
+# Inputs passed to the link as they are: objects, fat static libraries, shared libraries.
+LINK_INPUT_SUFFIXES = (".o", ".a", ".so")
 
 DEFAULT_BUILD_ROOT = ".enzyme-build"
 
@@ -103,9 +105,11 @@ def render_sconstruct(request: BuildRequest, build_dir: str, top: str) -> str:
     linkflags = opt + debug + list(request.link_flags)
     bdir = scons_path(build_dir, top)
     objects = []
-    for source in request.sources:
+    for source in compiled_sources(request.sources):
         target = f"{bdir}/obj/{object_name(source, top)}"
         objects.append((target, scons_path(source, top)))
+    link_inputs = [scons_path(path, top) for path in request.sources
+                   if not path.endswith(SOURCE_SUFFIXES)]
     builder = {"program": "EnzymeProgram", "shared": "EnzymeSharedLibrary",
                "static": "EnzymeLibrary"}[request.kind]
     object_builder = "SharedObject" if request.kind == "shared" else "Object"
@@ -135,6 +139,7 @@ def render_sconstruct(request: BuildRequest, build_dir: str, top: str) -> str:
         "objects = [",
     ]
     lines += [f"    env.{object_builder}({t!r}, {s!r})," for t, s in objects]
+    lines += [f"    env.File({path!r})," for path in link_inputs]
     lines += [
         "]",
         f"result = env.{builder}({final!r}, objects)",
@@ -142,6 +147,10 @@ def render_sconstruct(request: BuildRequest, build_dir: str, top: str) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def compiled_sources(inputs) -> list[str]:
+    return [path for path in inputs if path.endswith(SOURCE_SUFFIXES)]
 
 
 def std_flags(standard: str | None, cxx: bool) -> list[str]:
@@ -352,13 +361,17 @@ def check_sources(sources: tuple[str, ...], output: str) -> None:
     missing = [s for s in sources if not os.path.isfile(s)]
     if missing:
         raise EnzymeBuildError(f"source file not found: {', '.join(missing)}")
-    unknown = [s for s in sources if not s.endswith(SOURCE_SUFFIXES)]
+    unknown = [s for s in sources if not s.endswith(SOURCE_SUFFIXES + LINK_INPUT_SUFFIXES)]
     if unknown:
-        raise EnzymeBuildError(f"not a C or C++ source: {', '.join(unknown)}",
-                               hint=f"sources end in one of {' '.join(SOURCE_SUFFIXES)}")
+        raise EnzymeBuildError(
+            f"not a C/C++ source, object or library: {', '.join(unknown)}",
+            hint=f"inputs end in one of {' '.join(SOURCE_SUFFIXES + LINK_INPUT_SUFFIXES)}")
+    if not any(s.endswith(SOURCE_SUFFIXES) for s in sources):
+        raise EnzymeBuildError("no C or C++ source among the inputs",
+                               hint="to link existing objects use `enzyme-build cc *.o -o prog`")
     if os.path.abspath(output) in {os.path.abspath(s) for s in sources}:
         raise EnzymeBuildError(f"output {output} is also a source file", hint="choose another -o")
-    names = [object_name(s, os.getcwd()) for s in sources]
+    names = [object_name(s, os.getcwd()) for s in compiled_sources(sources)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise EnzymeBuildError(f"two sources would share the object {duplicates[0]}.o",
@@ -379,9 +392,9 @@ def build_sources(request: BuildRequest, jobs: int, build_dir: str | None, cache
     built = os.path.join(build_dir, "out", os.path.basename(request.output))
     objects_to_sources = {
         os.path.normpath(os.path.join(build_dir, "obj", object_name(s, top)) + suffix): s
-        for s in request.sources for suffix in (".o", ".os")}
+        for s in compiled_sources(request.sources) for suffix in (".o", ".os")}
     shown_as = {os.path.normpath(built): request.output, **objects_to_sources}
-    progress = Progress(len(request.sources), verbose, shown_as)
+    progress = Progress(len(compiled_sources(request.sources)), verbose, shown_as)
     try:
         report = run_scons(scons_command(sconstruct, None, jobs),
                            scons_environment(cache_dir, verbose), top, progress)
@@ -399,7 +412,8 @@ def build_sources(request: BuildRequest, jobs: int, build_dir: str | None, cache
     else:
         cached = f", {len(report.retrieved)} from cache" if report.retrieved else ""
         progress.console.print(
-            f"built {request.output}: compiled {len(report.compiled)} of {len(request.sources)} "
+            f"built {request.output}: compiled {len(report.compiled)} of "
+            f"{len(compiled_sources(request.sources))} "
             f"sources{cached}" + (", linked" if report.linked else ""), markup=False)
     return 0
 

@@ -193,3 +193,31 @@ def test_mixed_c_and_cxx_with_flags_per_language(tmp_path):
     run(enzyme_build("src/main.cc", "src/half.c", "-o", "bin/app", "-O1", "-std=c++17", "-Wall",
                      "-DSEED=9"), cwd=tmp_path)
     assert program_value(tmp_path / "bin" / "app") == 4.5
+
+
+def test_header_change_recompiles_its_includers(project):
+    run(enzyme_build(*PROJECT_SOURCES, "-o", "prog", *BUILD), cwd=project)
+    write_files(project, {"util.h": PROJECT_FILES["util.h"] + "#define UTIL_VERSION 2\n"})
+    again = run(enzyme_build(*PROJECT_SOURCES, "-o", "prog", *BUILD), cwd=project)
+    assert sorted(compiled(again.stderr)) == sorted(PROJECT_SOURCES), again.stderr
+
+
+def test_fat_static_library_as_an_input_is_differentiated_through(tmp_path):
+    write_files(tmp_path, {
+        "cube.c": "double cube(double x) { return x * x * x; }\n",
+        "main.c": """\
+            #include <stdio.h>
+            double cube(double);
+            double __enzyme_autodiff(void *, ...);
+            int main(void) { printf("%g %g\\n", cube(2.0), __enzyme_autodiff((void *)cube, 2.0)); return 0; }
+        """,
+    })
+    run(enzyme_build("cube.c", "--static", "-o", "libcube.a", "-O2"), cwd=tmp_path)
+    run(enzyme_build("main.c", "libcube.a", "-o", "prog", "-O2"), cwd=tmp_path)
+    assert run([str(tmp_path / "prog")], cwd=tmp_path).stdout.split() == ["8", "12"]
+    # A rebuilt archive relinks the program without recompiling main.c.
+    write_files(tmp_path, {"cube.c": "double cube(double x) { return x * x * x + 1.0; }\n"})
+    run(enzyme_build("cube.c", "--static", "-o", "libcube.a", "-O2"), cwd=tmp_path)
+    relinked = run(enzyme_build("main.c", "libcube.a", "-o", "prog", "-O2"), cwd=tmp_path)
+    assert compiled(relinked.stderr) == [] and "link prog" in relinked.stderr
+    assert run([str(tmp_path / "prog")], cwd=tmp_path).stdout.split() == ["9", "12"]

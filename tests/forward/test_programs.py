@@ -30,3 +30,13 @@ def test_derived_functions_are_shared_and_named(build, run_ok, tmp_path):
     assert {"fwddiffe_layer", "fwddiffe_layer.ddca", "fwddiffe_layer.cdcaw2"} <= set(defined)
     assert {"fwddiffe_helper", "fwddiffe_helper.dca", "fwddiffe_helper.ccaw2"} <= set(defined)
     assert len(defined) == len(set(defined))
+
+
+def test_cxx_vector_and_new(build, run_ok):
+    assert run_ok(build("cxx.cc", extra=("-fno-exceptions",))) > 0
+
+
+def test_ad_before_opt_and_O0(build, run_ok):
+    """The ablation path (only SROA before AD) and -O0 front ends give the same tangents."""
+    assert run_ok(build("control.c", ad_before_opt=True)) > 0
+    assert run_ok(build("memory.c", opt="-O0")) > 0

@@ -97,7 +97,7 @@ def first_error_line(text: str) -> str:
 
 # ---------------------------------------------------------------- build and run
 
-def build(kernel: Kernel, variant: str, out_dir: Path, clang: str) -> Step:
+def build_once(kernel: Kernel, variant: str, out_dir: Path, clang: str, defines: list[str]) -> Step:
     source = KERNEL_DIR / f"{kernel.name}.c"
     binary = out_dir / f"{kernel.name}_{variant}"
     env = dict(os.environ)
@@ -106,7 +106,7 @@ def build(kernel: Kernel, variant: str, out_dir: Path, clang: str) -> Step:
     if variant == "clang":
         cmd = [clang, *CFLAGS, "-DBENCH_NO_AD", str(source), "-o", str(binary), "-lm"]
     else:
-        cmd = [enzyme_build_exe(), "cc", *CFLAGS, str(source), "-o", str(binary), "-lm"]
+        cmd = [enzyme_build_exe(), "cc", *CFLAGS, *defines, str(source), "-o", str(binary), "-lm"]
         keep = out_dir / f"keep_{kernel.name}_{variant}"
         shutil.rmtree(keep, ignore_errors=True)
         keep.mkdir(parents=True)
@@ -122,7 +122,41 @@ def build(kernel: Kernel, variant: str, out_dir: Path, clang: str) -> Step:
     seconds = time.perf_counter() - start
     if proc.returncode != 0 or not binary.exists():
         return Step(False, seconds, first_error_line(proc.stderr + proc.stdout))
-    return Step(True, seconds, fields={"binary": str(binary)})
+    return Step(True, seconds, fields={"binary": str(binary), "defines": defines})
+
+
+# Optional modes, each with the define that leaves it out of a kernel build.
+OPTIONAL_MODES = {"fwd": "-DBENCH_NO_FWD", "split": "-DBENCH_NO_SPLIT"}
+# Builds tried in order until one succeeds: everything, then without one optional mode
+# (which isolates the other), then reverse mode alone.
+DEFINE_ATTEMPTS = ([], ["-DBENCH_NO_SPLIT"], ["-DBENCH_NO_FWD"], ["-DBENCH_NO_FWD", "-DBENCH_NO_SPLIT"])
+
+
+def build(kernel: Kernel, variant: str, out_dir: Path, clang: str) -> Step:
+    """Builds one variant; if the engine rejects forward or split mode, builds without it
+    and records that mode's error in fields["mode_errors"]."""
+    if variant == "clang":
+        return build_once(kernel, variant, out_dir, clang, [])
+    failed: list[tuple[list[str], Step]] = []
+    total = 0.0
+    for defines in DEFINE_ATTEMPTS:
+        step = build_once(kernel, variant, out_dir, clang, defines)
+        total += step.seconds
+        if step.ok:
+            break
+        failed.append((defines, step))
+    if not step.ok:  # reverse mode alone failed: that is the kernel's error
+        return Step(False, total, step.error)
+    mode_errors = {}
+    for mode, define in OPTIONAL_MODES.items():
+        if define in step.fields["defines"]:
+            # the most telling failure is the attempt with this mode and without the other
+            with_mode = [st for d, st in failed if define not in d]
+            isolated = [st for d, st in failed if define not in d and len(d) == 1]
+            mode_errors[mode] = (isolated or with_mode)[0].error
+    step.fields["mode_errors"] = mode_errors
+    step.fields["build_attempts"] = len(failed) + 1
+    return step  # its seconds: the build that produced the binary
 
 
 RESULT_RE = re.compile(r"^RESULT (\S+)((?: \S+=\S+)*)\s*$", re.M)
@@ -144,6 +178,8 @@ def parse_result(stdout: str) -> dict | None:
 
 
 def run(binary: str, quick: bool, timeout: float) -> Step:
+    """Runs a kernel. A wrong gradient fails the run; a wrong forward/split result only
+    marks that mode (its MISMATCH lines are kept in fields["mismatches"])."""
     cmd = [binary] + (["--quick"] if quick else [])
     start = time.perf_counter()
     try:
@@ -157,11 +193,28 @@ def run(binary: str, quick: bool, timeout: float) -> Step:
                     + (f": {first_error_line(proc.stderr)}" if proc.stderr.strip() else ""))
     if fields is None:
         return Step(False, seconds, "no RESULT line: " + first_error_line(proc.stderr + proc.stdout))
+    fields["mismatches"] = [ln[len("MISMATCH "):] for ln in proc.stderr.splitlines()
+                            if ln.startswith("MISMATCH ")]
     if fields.get("check") == "FAIL":
-        mismatch = first_error_line(proc.stderr).replace("MISMATCH ", "")
-        return Step(False, seconds, f"gradient wrong: {mismatch}", fields)
-    return Step(proc.returncode == 0, seconds, "" if proc.returncode == 0 else
-                f"exit {proc.returncode}: {first_error_line(proc.stderr)}", fields)
+        wrong = [m for m in fields["mismatches"] if m.startswith("check ")]
+        return Step(False, seconds, "gradient wrong: " + (wrong or ["?"])[0][len("check "):], fields)
+    mode_failures = any(fields.get(f"{mode}_check") == "FAIL" for mode in OPTIONAL_MODES)
+    ok = proc.returncode == 0 or (proc.returncode == 1 and mode_failures)
+    return Step(ok, seconds, "" if ok else f"exit {proc.returncode}: {first_error_line(proc.stderr)}", fields)
+
+
+def mode_status(rec: dict, variant: str, mode: str) -> str:
+    """'ok', 'AD failed: …' (the build needed -DBENCH_NO_<MODE>), 'wrong: …', or 'n/a'."""
+    info = rec[variant]
+    if not info["ran"]:
+        return "n/a"
+    if mode in info.get("mode_errors", {}):
+        return f"AD failed: {info['mode_errors'][mode]}"
+    check = info["result"].get(f"{mode}_check")
+    if check == "FAIL":
+        wrong = [m for m in info["result"].get("mismatches", []) if m.startswith(f"{mode}_check ")]
+        return "wrong: " + (wrong or ["?"])[0][len(mode) + 7:]
+    return "ok" if check == "ok" else "n/a"
 
 
 # ---------------------------------------------------------------- AD pass cost
@@ -277,6 +330,7 @@ def collect(kernel: Kernel, builds: dict[str, Step], quick: bool, measure_ad: bo
     for v in VARIANTS:
         step = runs[v]
         rec[v] = {"built": builds[v].ok, "build_error": builds[v].error,
+                  "mode_errors": builds[v].fields.get("mode_errors", {}),
                   "ran": bool(step and step.ok), "run_error": step.error if step else "",
                   "result": step.fields if step else {}}
     after, before, clang = (rec[v]["result"] for v in ("after", "before", "clang"))
@@ -292,6 +346,13 @@ def collect(kernel: Kernel, builds: dict[str, Step], quick: bool, measure_ad: bo
     rec["before_grad_s"] = before.get("grad_s") if before_ok else None
     rec["speedup"] = (rec["before_grad_s"] / rec["grad_s"]
                       if rec["before_grad_s"] and rec["grad_s"] else None)
+    # forward mode (tangent/primal) and split mode (augmented forward + reverse vs combined)
+    rec["fwd_status"] = mode_status(rec, "after", "fwd")
+    rec["split_status"] = mode_status(rec, "after", "split")
+    rec["fwd_s"] = after.get("fwd_s") if rec["fwd_status"] == "ok" else None
+    rec["fwd_ratio"] = rec["fwd_s"] / rec["primal_s"] if rec["fwd_s"] and rec["primal_s"] else None
+    rec["split_s"] = after.get("split_s") if rec["split_status"] == "ok" else None
+    rec["split_overhead"] = rec["split_s"] / rec["grad_s"] if rec["split_s"] and rec["grad_s"] else None
     rec["ad_seconds"] = rec["ad_instructions"] = rec["ad_s_per_10k"] = None
     rec["ad_differentiated_instructions"] = rec["ad_s_per_10k_differentiated"] = None
     rec["ad_error"] = ""
@@ -329,7 +390,8 @@ def status_text(rec: dict, variant: str) -> str:
 
 def short_status(full: str) -> str:
     """The table cell for a status; the full text goes into the notes under the table."""
-    for prefix in ("AD failed", "gradient wrong", "primal differs", "crashed", "timed out", "not built"):
+    for prefix in ("AD failed", "gradient wrong", "wrong", "primal differs", "crashed", "timed out",
+                   "not built", "n/a"):
         if full.startswith(prefix):
             return prefix
     return full if full == "ok" else "run failed"
@@ -341,6 +403,10 @@ def failure_notes(records: list[dict]) -> list[str]:
         for variant, label in (("after", "AD after opt"), ("before", "AD before opt")):
             status = rec["status" if variant == "after" else "before_status"]
             if status != "ok" and not status.startswith("not built"):
+                notes.append(f"{rec['kernel']} ({label}): {status}")
+        for mode, label in (("fwd", "forward mode"), ("split", "split mode")):
+            status = rec[f"{mode}_status"]
+            if status not in ("ok", "n/a"):
                 notes.append(f"{rec['kernel']} ({label}): {status}")
         if rec["ad_error"]:
             notes.append(f"{rec['kernel']} (AD stage timing): {rec['ad_error']}")
@@ -412,9 +478,12 @@ COLUMNS = [
     ("gradient (AD before opt)", lambda r: fmt_time(r["before_grad_s"]) if r["before_grad_s"]
      else ("—" if r["before_status"] == "ok" else short_status(r["before_status"]))),
     ("speedup of AD after opt", lambda r: fmt_x(r["speedup"], 1)),
-    ("AD time (module inst)", lambda r: (f"{fmt_time(r['ad_seconds'])} ({r['ad_instructions']})"
-                                         if r["ad_seconds"] is not None else ("—" if not r["ad_error"] else "n/a"))),
-    ("AD s / 10k inst", lambda r: f"{r['ad_s_per_10k']:.2f}" if r["ad_s_per_10k"] is not None else "—"),
+    ("tangent/primal (fwd)", lambda r: fmt_x(r["fwd_ratio"]) if r["fwd_ratio"] else short_status(r["fwd_status"])),
+    ("split/combined", lambda r: fmt_x(r["split_overhead"]) if r["split_overhead"] else short_status(r["split_status"])),
+    ("AD time", lambda r: fmt_time(r["ad_seconds"]) if r["ad_seconds"] is not None
+     else ("—" if not r["ad_error"] else "n/a")),
+    ("AD s / 10k inst (inst)", lambda r: f"{r['ad_s_per_10k']:.2f} ({r['ad_instructions']})"
+     if r["ad_s_per_10k"] is not None else "—"),
     ("status", lambda r: short_status(r["status"])),
 ]
 
@@ -455,7 +524,7 @@ def print_table(records: list[dict], summary: dict, meta: dict) -> None:
         table.add_column(header, overflow="fold", justify="left" if header in ("kernel", "size", "status") else "right")
     for rec in records:
         table.add_row(*[cell(rec) for _, cell in COLUMNS])
-    console = Console(width=max(160, shutil.get_terminal_size().columns))
+    console = Console(width=None if sys.stdout.isatty() else 220)
     console.print(table)
     for line in summary_lines(summary):
         console.print(line, highlight=False, markup=False)

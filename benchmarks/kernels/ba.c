@@ -64,8 +64,10 @@ double ba_objective(int p, const double *cams, const double *pts, const double *
 /* ---- problem instance and timed calls ---- */
 static int NCAM = 49, NPT = 5000, NOBS = 20000;
 static double *cams, *pts, *ws, *feats, *d_cams, *d_pts, *d_ws;
+static double *t_cams, *t_pts, *t_ws; /* forward mode: one direction for everything */
+static double *s_cams, *s_pts, *s_ws; /* split mode shadows */
 static int *obs;
-static double value;
+static double value, tangent;
 
 static void primal_call(void) {
   value = ba_objective(NOBS, cams, pts, ws, obs, feats);
@@ -83,14 +85,39 @@ static void grad_call(void) {
   bench_sink = d_cams[0] + d_pts[0] + d_ws[0];
 }
 
+static void fwd_call(void) {
+#if BENCH_HAVE_FWD
+  tangent = __enzyme_fwddiff((void *)ba_objective, enzyme_const, NOBS, enzyme_dup, cams, t_cams,
+                             enzyme_dup, pts, t_pts, enzyme_dup, ws, t_ws, enzyme_const, obs, enzyme_const, feats);
+#endif
+  bench_sink = tangent;
+}
+
+static void split_call(void) {
+  memset(s_cams, 0, sizeof(double) * CAM_SIZE * NCAM);
+  memset(s_pts, 0, sizeof(double) * 3 * NPT);
+  memset(s_ws, 0, sizeof(double) * NOBS);
+#if BENCH_HAVE_SPLIT
+  void *tape = __enzyme_augmentfwd((void *)ba_objective, enzyme_const, NOBS, enzyme_dup, cams, s_cams,
+                                   enzyme_dup, pts, s_pts, enzyme_dup, ws, s_ws, enzyme_const, obs, enzyme_const, feats);
+  __enzyme_reverse((void *)ba_objective, enzyme_const, NOBS, enzyme_dup, cams, s_cams,
+                   enzyme_dup, pts, s_pts, enzyme_dup, ws, s_ws, enzyme_const, obs, enzyme_const, feats, 1.0, tape);
+#endif
+  bench_sink = s_cams[0] + s_pts[0] + s_ws[0];
+}
+
 static double objective(void) { primal_call(); return value; }
 
 int main(int argc, char **argv) {
   struct bench_opts o = bench_parse(argc, argv);
   if (o.quick) { NCAM = 7; NPT = 200; NOBS = 800; }
-  cams = malloc(sizeof(double) * CAM_SIZE * NCAM); d_cams = malloc(sizeof(double) * CAM_SIZE * NCAM);
-  pts = malloc(sizeof(double) * 3 * NPT); d_pts = malloc(sizeof(double) * 3 * NPT);
+  long ncam = (long)CAM_SIZE * NCAM, npt = 3L * NPT;
+  cams = malloc(sizeof(double) * ncam); d_cams = malloc(sizeof(double) * ncam);
+  pts = malloc(sizeof(double) * npt); d_pts = malloc(sizeof(double) * npt);
   ws = malloc(sizeof(double) * NOBS); d_ws = malloc(sizeof(double) * NOBS);
+  t_cams = malloc(sizeof(double) * ncam); s_cams = malloc(sizeof(double) * ncam);
+  t_pts = malloc(sizeof(double) * npt); s_pts = malloc(sizeof(double) * npt);
+  t_ws = malloc(sizeof(double) * NOBS); s_ws = malloc(sizeof(double) * NOBS);
   feats = malloc(sizeof(double) * 2 * NOBS);
   obs = malloc(sizeof(int) * 2 * NOBS);
   bench_seed(3);
@@ -103,7 +130,7 @@ int main(int argc, char **argv) {
     bench_fill(cam + CAM_PRINCIPAL, 2, -5, 5);
     bench_fill(cam + CAM_RADIAL, 2, -0.1, 0.1);
   }
-  bench_fill(pts, 3 * NPT, -1, 1);
+  bench_fill(pts, npt, -1, 1);
   for (int i = 0; i < NOBS; i++) {
     obs[2 * i] = i % NCAM;                          /* every camera sees many points */
     obs[2 * i + 1] = (int)(bench_uniform() * NPT);
@@ -118,23 +145,43 @@ int main(int argc, char **argv) {
     feats[2 * i] += bench_range(-2, 2);
     feats[2 * i + 1] += bench_range(-2, 2);
   }
+  /* the direction scales each parameter by its own magnitude (focal lengths are ~500) */
+  for (long j = 0; j < ncam; j++) t_cams[j] = bench_range(-1, 1) * (j % CAM_SIZE == CAM_FOCAL ? 100 : 1) * 0.01;
+  bench_fill(t_pts, npt, -0.01, 0.01);
+  bench_fill(t_ws, NOBS, -0.01, 0.01);
 
   if (BENCH_HAVE_AD) {
     grad_call();
-    double *gc = malloc(sizeof(double) * CAM_SIZE * NCAM), *gp = malloc(sizeof(double) * 3 * NPT), *gw = malloc(sizeof(double) * NOBS);
-    memcpy(gc, d_cams, sizeof(double) * CAM_SIZE * NCAM);
-    memcpy(gp, d_pts, sizeof(double) * 3 * NPT);
-    memcpy(gw, d_ws, sizeof(double) * NOBS);
+    double *gc = bench_copy(d_cams, ncam), *gp = bench_copy(d_pts, npt), *gw = bench_copy(d_ws, NOBS);
     /* cameras 0 (unrotated) and 1 entry by entry, then spread samples of points and weights */
     for (int j = 0; j < 2 * CAM_SIZE; j++)
       bench_check("cams", j, gc[j], bench_central_diff(objective, cams, j), 1e-5);
-    bench_check_spread("pts", objective, pts, gp, 3 * NPT, 4, 1e-5);
+    bench_check_spread("pts", objective, pts, gp, npt, 4, 1e-5);
     bench_check_spread("w", objective, ws, gw, NOBS, 3, 1e-5);
+    /* forward mode: the tangent must equal the gradient along the direction */
+    bench_mode = BENCH_FORWARD;
+    if (BENCH_HAVE_FWD) {
+      fwd_call();
+      double want = bench_dot(gc, t_cams, ncam) + bench_dot(gp, t_pts, npt) + bench_dot(gw, t_ws, NOBS);
+      bench_check("tangent", 0, tangent, want, 1e-8);
+    }
+    bench_mode = BENCH_SPLIT;
+    if (BENCH_HAVE_SPLIT) {
+      split_call();
+      bench_check_all("cams", s_cams, gc, ncam, 1e-10);
+      bench_check_all("pts", s_pts, gp, npt, 1e-10);
+      bench_check_all("w", s_ws, gw, NOBS, 1e-10);
+    }
     free(gc); free(gp); free(gw);
   }
-  struct bench_case cases[] = {{.label = "primal", .fn = primal_call}, {.label = "grad", .fn = grad_call}};
-  bench_measure(cases, BENCH_HAVE_AD ? 2 : 1, o);
+  struct bench_case cases[4];
+  int ncases = 0;
+  bench_add(cases, &ncases, 1, "primal", primal_call);
+  bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
+  bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "n%d_m%d_p%d", NCAM, NPT, NOBS);
-  return bench_report("ba", size, objective(), cases, BENCH_HAVE_AD ? 2 : 1);
+  return bench_report("ba", size, objective(), cases, ncases);
 }

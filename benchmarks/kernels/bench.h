@@ -9,15 +9,31 @@
 #include <string.h>
 #include <time.h>
 
-/* -DBENCH_NO_AD builds the primal only (plain clang), to validate kernels without the engine. */
+/* -DBENCH_NO_AD builds the primal only (plain clang), to validate kernels without the engine;
+ * -DBENCH_NO_FWD / -DBENCH_NO_SPLIT leave out forward mode / split mode, so a mode the engine
+ * cannot handle yet does not cost the other measurements. */
 #ifdef BENCH_NO_AD
 #define BENCH_HAVE_AD 0
 #else
 #define BENCH_HAVE_AD 1
 #endif
+#if BENCH_HAVE_AD && !defined(BENCH_NO_FWD)
+#define BENCH_HAVE_FWD 1
+#else
+#define BENCH_HAVE_FWD 0
+#endif
+#if BENCH_HAVE_AD && !defined(BENCH_NO_SPLIT)
+#define BENCH_HAVE_SPLIT 1
+#else
+#define BENCH_HAVE_SPLIT 0
+#endif
 
 extern int enzyme_dup, enzyme_const, enzyme_out, enzyme_dupnoneed;
 void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);      /* for functions returning double */
+void __enzyme_fwddiff_void(void *, ...);   /* for functions returning void */
+void *__enzyme_augmentfwd(void *, ...);
+void __enzyme_reverse(void *, ...);
 
 struct bench_opts {
   int quick;       /* smaller problem sizes, shorter timing (for smoke runs) */
@@ -116,19 +132,23 @@ static void bench_fill(double *x, long n, double lo, double hi) {
   for (long i = 0; i < n; i++) x[i] = bench_range(lo, hi);
 }
 
-/* ---- finite-difference checks ---- */
-static int bench_checks = 0, bench_failures = 0;
-static double bench_max_err = 0;
+/* ---- checks: gradients against finite differences, other modes against the gradient ---- */
+enum bench_mode { BENCH_REVERSE, BENCH_FORWARD, BENCH_SPLIT, BENCH_MODES };
+static const char *const bench_mode_key[BENCH_MODES] = {"check", "fwd_check", "split_check"};
+static int bench_mode = BENCH_REVERSE; /* which mode the following checks belong to */
+static int bench_checks[BENCH_MODES], bench_failures[BENCH_MODES];
+static double bench_max_err[BENCH_MODES];
 
-/* Compares a gradient entry with a central difference; error is relative to max(1, |fd|). */
-static void bench_check(const char *what, long index, double grad, double fd, double rtol) {
-  double err = fabs(grad - fd) / (fabs(fd) > 1.0 ? fabs(fd) : 1.0);
-  bench_checks++;
+/* Compares a derivative with a reference; error is relative to max(1, |reference|). */
+static void bench_check(const char *what, long index, double got, double want, double rtol) {
+  double err = fabs(got - want) / (fabs(want) > 1.0 ? fabs(want) : 1.0);
+  bench_checks[bench_mode]++;
   if (!(err <= rtol)) {
-    bench_failures++;
-    fprintf(stderr, "MISMATCH %s[%ld]: gradient %.12g, finite difference %.12g\n", what, index, grad, fd);
+    bench_failures[bench_mode]++;
+    fprintf(stderr, "MISMATCH %s %s[%ld]: got %.12g, want %.12g\n", bench_mode_key[bench_mode], what,
+            index, got, want);
   }
-  if (err > bench_max_err || err != err) bench_max_err = err;
+  if (err > bench_max_err[bench_mode] || err != err) bench_max_err[bench_mode] = err;
 }
 
 /* Central difference of f() w.r.t. x[i]; f reads x through the kernel's globals. */
@@ -149,16 +169,56 @@ static void bench_check_spread(const char *what, double (*f)(void), double *x, c
   }
 }
 
+/* Checks every entry of got against want (split-mode gradient against the combined one). */
+static void bench_check_all(const char *what, const double *got, const double *want, long n, double rtol) {
+  long worst = 0;
+  double worst_err = -1;
+  for (long i = 0; i < n; i++) {
+    double err = fabs(got[i] - want[i]) / (fabs(want[i]) > 1.0 ? fabs(want[i]) : 1.0);
+    if (err > worst_err || err != err) { worst_err = err; worst = i; }
+  }
+  if (n > 0) bench_check(what, worst, got[worst], want[worst], rtol);
+}
+
+static double bench_dot(const double *a, const double *b, long n) {
+  double s = 0;
+  for (long i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+static double *bench_copy(const double *x, long n) {
+  double *out = malloc(sizeof(double) * (size_t)n);
+  memcpy(out, x, sizeof(double) * (size_t)n);
+  return out;
+}
+
+/* Adds a timed case to the list when its mode is compiled in. */
+static void bench_add(struct bench_case *cases, int *ncases, int enabled, const char *label, void (*fn)(void)) {
+  if (!enabled) return;
+  cases[*ncases].label = label;
+  cases[*ncases].fn = fn;
+  (*ncases)++;
+}
+
 /* Prints the one machine-readable line run.py parses; returns the exit code. `value` is the
  * objective at the unperturbed input, so builds of the same kernel can be compared. */
 static int bench_report(const char *name, const char *size, double value, struct bench_case *cases, int ncases) {
+  static const int enabled[BENCH_MODES] = {BENCH_HAVE_AD, BENCH_HAVE_FWD, BENCH_HAVE_SPLIT};
+  int bad = 0;
   printf("RESULT %s size=%s value=%.17g", name, size, value);
   for (int c = 0; c < ncases; c++)
     printf(" %s_s=%.6e %s_best_s=%.6e %s_iters=%ld", cases[c].label, cases[c].seconds,
            cases[c].label, cases[c].best, cases[c].label, cases[c].iters);
-  const char *status = !BENCH_HAVE_AD ? "skipped" : bench_checks == 0 ? "none" : bench_failures ? "FAIL" : "ok";
-  printf(" check=%s checks=%d max_err=%.3e\n", status, bench_checks, bench_max_err);
+  for (int m = 0; m < BENCH_MODES; m++) {
+    const char *status = !enabled[m] ? "skipped" : bench_checks[m] == 0 ? "none" : bench_failures[m] ? "FAIL" : "ok";
+    if (m == BENCH_REVERSE)
+      printf(" check=%s checks=%d max_err=%.3e", status, bench_checks[m], bench_max_err[m]);
+    else if (enabled[m])
+      printf(" %s=%s %s_max_err=%.3e", bench_mode_key[m], status, bench_mode_key[m], bench_max_err[m]);
+    bad |= enabled[m] && (bench_failures[m] || bench_checks[m] == 0);
+  }
+  printf("\n");
   fflush(stdout);
-  return BENCH_HAVE_AD && (bench_failures || bench_checks == 0) ? 1 : 0;
+  return bad;
 }
 #endif

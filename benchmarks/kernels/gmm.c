@@ -80,7 +80,11 @@ static int D = 10, K = 25, N = 1000;
 static const double GAMMA = 1.0;
 static const int WISHART_M = 0;
 static double *alphas, *means, *icf, *xs, *d_alphas, *d_means, *d_icf;
-static double err, d_err;
+static double *t_alphas, *t_means, *t_icf; /* forward mode: one direction for all parameters */
+static double *s_alphas, *s_means, *s_icf; /* split mode shadows */
+static double err, d_err, t_err, s_err;
+
+static long icf_count(void) { return (long)K * D * (D + 1) / 2; }
 
 static void primal_call(void) {
   gmm_objective(D, K, N, alphas, means, icf, xs, GAMMA, WISHART_M, &err);
@@ -90,7 +94,7 @@ static void primal_call(void) {
 static void grad_call(void) {
   memset(d_alphas, 0, sizeof(double) * K);
   memset(d_means, 0, sizeof(double) * K * D);
-  memset(d_icf, 0, sizeof(double) * K * D * (D + 1) / 2);
+  memset(d_icf, 0, sizeof(double) * icf_count());
   d_err = 1.0;
 #if BENCH_HAVE_AD
   __enzyme_autodiff((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,
@@ -101,36 +105,88 @@ static void grad_call(void) {
   bench_sink = d_alphas[0] + d_means[0] + d_icf[0];
 }
 
+static void fwd_call(void) {
+  t_err = 0;
+#if BENCH_HAVE_FWD
+  __enzyme_fwddiff_void((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,
+                        enzyme_dup, alphas, t_alphas, enzyme_dup, means, t_means, enzyme_dup, icf, t_icf,
+                        enzyme_const, xs, enzyme_const, GAMMA, enzyme_const, WISHART_M,
+                        enzyme_dup, &err, &t_err);
+#endif
+  bench_sink = t_err;
+}
+
+static void split_call(void) {
+  memset(s_alphas, 0, sizeof(double) * K);
+  memset(s_means, 0, sizeof(double) * K * D);
+  memset(s_icf, 0, sizeof(double) * icf_count());
+  s_err = 0;
+#if BENCH_HAVE_SPLIT
+  void *tape = __enzyme_augmentfwd((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,
+                                   enzyme_dup, alphas, s_alphas, enzyme_dup, means, s_means, enzyme_dup, icf, s_icf,
+                                   enzyme_const, xs, enzyme_const, GAMMA, enzyme_const, WISHART_M,
+                                   enzyme_dup, &err, &s_err);
+  s_err = 1.0;
+  __enzyme_reverse((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,
+                   enzyme_dup, alphas, s_alphas, enzyme_dup, means, s_means, enzyme_dup, icf, s_icf,
+                   enzyme_const, xs, enzyme_const, GAMMA, enzyme_const, WISHART_M,
+                   enzyme_dup, &err, &s_err, tape);
+#endif
+  bench_sink = s_alphas[0] + s_means[0] + s_icf[0];
+}
+
 static double objective(void) { primal_call(); return err; }
 
 int main(int argc, char **argv) {
   struct bench_opts o = bench_parse(argc, argv);
   if (o.quick) { K = 5; N = 100; }
-  int icf_size = D * (D + 1) / 2;
+  long nicf = icf_count();
   alphas = malloc(sizeof(double) * K); d_alphas = malloc(sizeof(double) * K);
   means = malloc(sizeof(double) * K * D); d_means = malloc(sizeof(double) * K * D);
-  icf = malloc(sizeof(double) * K * icf_size); d_icf = malloc(sizeof(double) * K * icf_size);
+  icf = malloc(sizeof(double) * nicf); d_icf = malloc(sizeof(double) * nicf);
+  t_alphas = malloc(sizeof(double) * K); s_alphas = malloc(sizeof(double) * K);
+  t_means = malloc(sizeof(double) * K * D); s_means = malloc(sizeof(double) * K * D);
+  t_icf = malloc(sizeof(double) * nicf); s_icf = malloc(sizeof(double) * nicf);
   xs = malloc(sizeof(double) * N * D);
   bench_seed(1);
   bench_fill(alphas, K, -1, 1);
   bench_fill(means, K * D, 0, 1);
-  bench_fill(icf, K * icf_size, -0.5, 0.5);
+  bench_fill(icf, nicf, -0.5, 0.5);
   bench_fill(xs, N * D, 0, 1);
+  bench_fill(t_alphas, K, -1, 1);
+  bench_fill(t_means, K * D, -1, 1);
+  bench_fill(t_icf, nicf, -1, 1);
 
   if (BENCH_HAVE_AD) {
     grad_call();
-    double *ga = malloc(sizeof(double) * K), *gm = malloc(sizeof(double) * K * D), *gi = malloc(sizeof(double) * K * icf_size);
-    memcpy(ga, d_alphas, sizeof(double) * K);
-    memcpy(gm, d_means, sizeof(double) * K * D);
-    memcpy(gi, d_icf, sizeof(double) * K * icf_size);
+    double *ga = bench_copy(d_alphas, K), *gm = bench_copy(d_means, K * D), *gi = bench_copy(d_icf, nicf);
     bench_check_spread("alphas", objective, alphas, ga, K, 3, 1e-5);
     bench_check_spread("means", objective, means, gm, K * D, 4, 1e-5);
-    bench_check_spread("icf", objective, icf, gi, K * icf_size, 6, 1e-5);
+    bench_check_spread("icf", objective, icf, gi, nicf, 6, 1e-5);
+    /* forward mode: the tangent must equal the gradient along the direction */
+    bench_mode = BENCH_FORWARD;
+    if (BENCH_HAVE_FWD) {
+      fwd_call();
+      double want = bench_dot(ga, t_alphas, K) + bench_dot(gm, t_means, K * D) + bench_dot(gi, t_icf, nicf);
+      bench_check("tangent", 0, t_err, want, 1e-8);
+    }
+    bench_mode = BENCH_SPLIT;
+    if (BENCH_HAVE_SPLIT) {
+      split_call();
+      bench_check_all("alphas", s_alphas, ga, K, 1e-10);
+      bench_check_all("means", s_means, gm, K * D, 1e-10);
+      bench_check_all("icf", s_icf, gi, nicf, 1e-10);
+    }
     free(ga); free(gm); free(gi);
   }
-  struct bench_case cases[] = {{.label = "primal", .fn = primal_call}, {.label = "grad", .fn = grad_call}};
-  bench_measure(cases, BENCH_HAVE_AD ? 2 : 1, o);
+  struct bench_case cases[4];
+  int ncases = 0;
+  bench_add(cases, &ncases, 1, "primal", primal_call);
+  bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
+  bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "d%d_K%d_n%d", D, K, N);
-  return bench_report("gmm", size, objective(), cases, BENCH_HAVE_AD ? 2 : 1);
+  return bench_report("gmm", size, objective(), cases, ncases);
 }

@@ -61,20 +61,23 @@ void lstm_objective(int l, int c, int b, const double *main_params, const double
 static int L = 2, C = 1024, B = 14;
 static double *main_params, *extra_params, *state0, *state, *sequence;
 static double *d_main, *d_extra, *d_state;
-static double loss, d_loss;
+static double *t_main, *t_extra, *t_state; /* forward mode: direction (the state's is 0) */
+static double *s_main, *s_extra, *s_state; /* split mode shadows */
+static double loss, d_loss, t_loss, s_loss;
+static long n_main, n_extra, n_state;
 
 /* The objective updates the state in place, so every call starts from the same copy. */
 static void primal_call(void) {
-  memcpy(state, state0, sizeof(double) * 2 * L * B);
+  memcpy(state, state0, sizeof(double) * n_state);
   lstm_objective(L, C, B, main_params, extra_params, state, sequence, &loss);
   bench_sink = loss;
 }
 
 static void grad_call(void) {
-  memcpy(state, state0, sizeof(double) * 2 * L * B);
-  memset(d_main, 0, sizeof(double) * 2 * L * 4 * B);
-  memset(d_extra, 0, sizeof(double) * 3 * B);
-  memset(d_state, 0, sizeof(double) * 2 * L * B);
+  memcpy(state, state0, sizeof(double) * n_state);
+  memset(d_main, 0, sizeof(double) * n_main);
+  memset(d_extra, 0, sizeof(double) * n_extra);
+  memset(d_state, 0, sizeof(double) * n_state);
   d_loss = 1.0;
 #if BENCH_HAVE_AD
   __enzyme_autodiff((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,
@@ -84,16 +87,49 @@ static void grad_call(void) {
   bench_sink = d_main[0] + d_extra[0];
 }
 
+static void fwd_call(void) {
+  memcpy(state, state0, sizeof(double) * n_state);
+  memset(t_state, 0, sizeof(double) * n_state);
+  t_loss = 0;
+#if BENCH_HAVE_FWD
+  __enzyme_fwddiff_void((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,
+                        enzyme_dup, main_params, t_main, enzyme_dup, extra_params, t_extra,
+                        enzyme_dup, state, t_state, enzyme_const, sequence, enzyme_dup, &loss, &t_loss);
+#endif
+  bench_sink = t_loss;
+}
+
+static void split_call(void) {
+  memcpy(state, state0, sizeof(double) * n_state);
+  memset(s_main, 0, sizeof(double) * n_main);
+  memset(s_extra, 0, sizeof(double) * n_extra);
+  memset(s_state, 0, sizeof(double) * n_state);
+  s_loss = 0;
+#if BENCH_HAVE_SPLIT
+  void *tape = __enzyme_augmentfwd((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,
+                                   enzyme_dup, main_params, s_main, enzyme_dup, extra_params, s_extra,
+                                   enzyme_dup, state, s_state, enzyme_const, sequence, enzyme_dup, &loss, &s_loss);
+  s_loss = 1.0;
+  __enzyme_reverse((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,
+                   enzyme_dup, main_params, s_main, enzyme_dup, extra_params, s_extra,
+                   enzyme_dup, state, s_state, enzyme_const, sequence, enzyme_dup, &loss, &s_loss, tape);
+#endif
+  bench_sink = s_main[0] + s_extra[0];
+}
+
 static double objective(void) { primal_call(); return loss; }
 
 int main(int argc, char **argv) {
   struct bench_opts o = bench_parse(argc, argv);
   if (o.quick) C = 64;
-  long n_main = 2L * L * 4 * B, n_extra = 3L * B, n_state = 2L * L * B;
+  n_main = 2L * L * 4 * B; n_extra = 3L * B; n_state = 2L * L * B;
   main_params = malloc(sizeof(double) * n_main); d_main = malloc(sizeof(double) * n_main);
   extra_params = malloc(sizeof(double) * n_extra); d_extra = malloc(sizeof(double) * n_extra);
   state0 = malloc(sizeof(double) * n_state); state = malloc(sizeof(double) * n_state);
   d_state = malloc(sizeof(double) * n_state);
+  t_main = malloc(sizeof(double) * n_main); s_main = malloc(sizeof(double) * n_main);
+  t_extra = malloc(sizeof(double) * n_extra); s_extra = malloc(sizeof(double) * n_extra);
+  t_state = malloc(sizeof(double) * n_state); s_state = malloc(sizeof(double) * n_state);
   sequence = malloc(sizeof(double) * C * B);
   bench_seed(2);
   bench_fill(main_params, n_main, -1, 1);
@@ -102,19 +138,36 @@ int main(int argc, char **argv) {
   /* a one-hot "text": each step is a character out of B */
   for (long i = 0; i < (long)C * B; i++) sequence[i] = 0;
   for (int t = 0; t < C; t++) sequence[t * B + (int)(bench_uniform() * B)] = 1;
+  bench_fill(t_main, n_main, -1, 1);
+  bench_fill(t_extra, n_extra, -1, 1);
 
   if (BENCH_HAVE_AD) {
     grad_call();
-    double *gm = malloc(sizeof(double) * n_main), *ge = malloc(sizeof(double) * n_extra);
-    memcpy(gm, d_main, sizeof(double) * n_main);
-    memcpy(ge, d_extra, sizeof(double) * n_extra);
+    double *gm = bench_copy(d_main, n_main), *ge = bench_copy(d_extra, n_extra);
     bench_check_spread("main_params", objective, main_params, gm, n_main, 6, 1e-5);
     bench_check_spread("extra_params", objective, extra_params, ge, n_extra, 4, 1e-5);
+    /* forward mode: the tangent must equal the gradient along the direction */
+    bench_mode = BENCH_FORWARD;
+    if (BENCH_HAVE_FWD) {
+      fwd_call();
+      bench_check("tangent", 0, t_loss, bench_dot(gm, t_main, n_main) + bench_dot(ge, t_extra, n_extra), 1e-8);
+    }
+    bench_mode = BENCH_SPLIT;
+    if (BENCH_HAVE_SPLIT) {
+      split_call();
+      bench_check_all("main_params", s_main, gm, n_main, 1e-10);
+      bench_check_all("extra_params", s_extra, ge, n_extra, 1e-10);
+    }
     free(gm); free(ge);
   }
-  struct bench_case cases[] = {{.label = "primal", .fn = primal_call}, {.label = "grad", .fn = grad_call}};
-  bench_measure(cases, BENCH_HAVE_AD ? 2 : 1, o);
+  struct bench_case cases[4];
+  int ncases = 0;
+  bench_add(cases, &ncases, 1, "primal", primal_call);
+  bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
+  bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "l%d_c%d_b%d", L, C, B);
-  return bench_report("lstm", size, objective(), cases, BENCH_HAVE_AD ? 2 : 1);
+  return bench_report("lstm", size, objective(), cases, ncases);
 }

@@ -52,7 +52,9 @@ double nbody_final_energy(int n, int steps, double dt, const double *mass, const
 static int NB = 64, STEPS = 50;
 static const double DT = 0.01;
 static double *mass, *pos0, *vel0, *d_pos0, *d_vel0;
-static double value;
+static double *t_pos0, *t_vel0; /* forward mode: direction */
+static double *s_pos0, *s_vel0; /* split mode shadows */
+static double value, tangent;
 
 static void primal_call(void) {
   value = nbody_final_energy(NB, STEPS, DT, mass, pos0, vel0);
@@ -69,31 +71,71 @@ static void grad_call(void) {
   bench_sink = d_pos0[0] + d_vel0[0];
 }
 
+static void fwd_call(void) {
+#if BENCH_HAVE_FWD
+  tangent = __enzyme_fwddiff((void *)nbody_final_energy, enzyme_const, NB, enzyme_const, STEPS, enzyme_const, DT,
+                             enzyme_const, mass, enzyme_dup, pos0, t_pos0, enzyme_dup, vel0, t_vel0);
+#endif
+  bench_sink = tangent;
+}
+
+static void split_call(void) {
+  memset(s_pos0, 0, sizeof(double) * 3 * NB);
+  memset(s_vel0, 0, sizeof(double) * 3 * NB);
+#if BENCH_HAVE_SPLIT
+  void *tape = __enzyme_augmentfwd((void *)nbody_final_energy, enzyme_const, NB, enzyme_const, STEPS, enzyme_const, DT,
+                                   enzyme_const, mass, enzyme_dup, pos0, s_pos0, enzyme_dup, vel0, s_vel0);
+  __enzyme_reverse((void *)nbody_final_energy, enzyme_const, NB, enzyme_const, STEPS, enzyme_const, DT,
+                   enzyme_const, mass, enzyme_dup, pos0, s_pos0, enzyme_dup, vel0, s_vel0, 1.0, tape);
+#endif
+  bench_sink = s_pos0[0] + s_vel0[0];
+}
+
 static double objective(void) { primal_call(); return value; }
 
 int main(int argc, char **argv) {
   struct bench_opts o = bench_parse(argc, argv);
   if (o.quick) { NB = 16; STEPS = 10; }
+  long n3 = 3L * NB;
   mass = malloc(sizeof(double) * NB);
-  pos0 = malloc(sizeof(double) * 3 * NB); d_pos0 = malloc(sizeof(double) * 3 * NB);
-  vel0 = malloc(sizeof(double) * 3 * NB); d_vel0 = malloc(sizeof(double) * 3 * NB);
+  pos0 = malloc(sizeof(double) * n3); d_pos0 = malloc(sizeof(double) * n3);
+  vel0 = malloc(sizeof(double) * n3); d_vel0 = malloc(sizeof(double) * n3);
+  t_pos0 = malloc(sizeof(double) * n3); s_pos0 = malloc(sizeof(double) * n3);
+  t_vel0 = malloc(sizeof(double) * n3); s_vel0 = malloc(sizeof(double) * n3);
   bench_seed(4);
   bench_fill(mass, NB, 0.5 / NB, 1.5 / NB);
-  bench_fill(pos0, 3 * NB, -1, 1);
-  bench_fill(vel0, 3 * NB, -0.1, 0.1);
+  bench_fill(pos0, n3, -1, 1);
+  bench_fill(vel0, n3, -0.1, 0.1);
+  bench_fill(t_pos0, n3, -1, 1);
+  bench_fill(t_vel0, n3, -1, 1);
 
   if (BENCH_HAVE_AD) {
     grad_call();
-    double *gp = malloc(sizeof(double) * 3 * NB), *gv = malloc(sizeof(double) * 3 * NB);
-    memcpy(gp, d_pos0, sizeof(double) * 3 * NB);
-    memcpy(gv, d_vel0, sizeof(double) * 3 * NB);
-    bench_check_spread("pos0", objective, pos0, gp, 3 * NB, 5, 1e-5);
-    bench_check_spread("vel0", objective, vel0, gv, 3 * NB, 5, 1e-5);
+    double *gp = bench_copy(d_pos0, n3), *gv = bench_copy(d_vel0, n3);
+    bench_check_spread("pos0", objective, pos0, gp, n3, 5, 1e-5);
+    bench_check_spread("vel0", objective, vel0, gv, n3, 5, 1e-5);
+    /* forward mode: the tangent must equal the gradient along the direction */
+    bench_mode = BENCH_FORWARD;
+    if (BENCH_HAVE_FWD) {
+      fwd_call();
+      bench_check("tangent", 0, tangent, bench_dot(gp, t_pos0, n3) + bench_dot(gv, t_vel0, n3), 1e-8);
+    }
+    bench_mode = BENCH_SPLIT;
+    if (BENCH_HAVE_SPLIT) {
+      split_call();
+      bench_check_all("pos0", s_pos0, gp, n3, 1e-10);
+      bench_check_all("vel0", s_vel0, gv, n3, 1e-10);
+    }
     free(gp); free(gv);
   }
-  struct bench_case cases[] = {{.label = "primal", .fn = primal_call}, {.label = "grad", .fn = grad_call}};
-  bench_measure(cases, BENCH_HAVE_AD ? 2 : 1, o);
+  struct bench_case cases[4];
+  int ncases = 0;
+  bench_add(cases, &ncases, 1, "primal", primal_call);
+  bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
+  bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "bodies%d_steps%d", NB, STEPS);
-  return bench_report("nbody", size, objective(), cases, BENCH_HAVE_AD ? 2 : 1);
+  return bench_report("nbody", size, objective(), cases, ncases);
 }

@@ -19,6 +19,8 @@ void normalize(double *restrict out, const double *restrict in, int n) {
 /* ---- problem instance and timed calls ---- */
 static int N = 20000;
 static double *in, *out, *d_in, *d_out, *weights;
+static double *t_in, *t_out; /* forward mode: input direction, output tangent */
+static double *s_in, *s_out; /* split mode shadows */
 
 static void primal_call(void) {
   normalize(out, in, N);
@@ -35,6 +37,25 @@ static void grad_call(void) {
   bench_sink = d_in[N - 1];
 }
 
+static void fwd_call(void) {
+#if BENCH_HAVE_FWD
+  __enzyme_fwddiff_void((void *)normalize, enzyme_dup, out, t_out, enzyme_dup, in, t_in, enzyme_const, N);
+#endif
+  bench_sink = t_out[N - 1];
+}
+
+/* The seed arrives between the passes, as in a framework's forward/backward. */
+static void split_call(void) {
+  memset(s_in, 0, sizeof(double) * N);
+  memset(s_out, 0, sizeof(double) * N);
+#if BENCH_HAVE_SPLIT
+  void *tape = __enzyme_augmentfwd((void *)normalize, enzyme_dup, out, s_out, enzyme_dup, in, s_in, enzyme_const, N);
+  memcpy(s_out, weights, sizeof(double) * N);
+  __enzyme_reverse((void *)normalize, enzyme_dup, out, s_out, enzyme_dup, in, s_in, enzyme_const, N, tape);
+#endif
+  bench_sink = s_in[N - 1];
+}
+
 /* the scalar the gradient is of: sum_i w_i out_i */
 static double objective(void) {
   primal_call();
@@ -48,23 +69,35 @@ int main(int argc, char **argv) {
   if (o.quick) N = 1000;
   in = malloc(sizeof(double) * N); out = malloc(sizeof(double) * N);
   d_in = malloc(sizeof(double) * N); d_out = malloc(sizeof(double) * N);
+  t_in = malloc(sizeof(double) * N); t_out = malloc(sizeof(double) * N);
+  s_in = malloc(sizeof(double) * N); s_out = malloc(sizeof(double) * N);
   weights = malloc(sizeof(double) * N);
   bench_seed(5);
   bench_fill(in, N, -1, 1);
   bench_fill(weights, N, -1, 1);
+  bench_fill(t_in, N, -1, 1);
 
   if (BENCH_HAVE_AD) {
     grad_call();
-    double *g = malloc(sizeof(double) * N);
-    memcpy(g, d_in, sizeof(double) * N);
+    double *g = bench_copy(d_in, N);
     bench_check_spread("in", objective, in, g, N, 6, 1e-5);
     for (int i = 0; i < N; i++)
       if (d_out[i] != 0) { bench_check("d_out consumed", i, d_out[i], 0.0, 0.0); break; }
+    /* forward mode: sum_i w_i tangent_out_i must equal the gradient along the direction */
+    bench_mode = BENCH_FORWARD;
+    if (BENCH_HAVE_FWD) { fwd_call(); bench_check("w . tangent", 0, bench_dot(weights, t_out, N), bench_dot(g, t_in, N), 1e-8); }
+    bench_mode = BENCH_SPLIT;
+    if (BENCH_HAVE_SPLIT) { split_call(); bench_check_all("gradient", s_in, g, N, 1e-10); }
     free(g);
   }
-  struct bench_case cases[] = {{.label = "primal", .fn = primal_call}, {.label = "grad", .fn = grad_call}};
-  bench_measure(cases, BENCH_HAVE_AD ? 2 : 1, o);
+  struct bench_case cases[4];
+  int ncases = 0;
+  bench_add(cases, &ncases, 1, "primal", primal_call);
+  bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
+  bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "n%d", N);
-  return bench_report("norm", size, objective(), cases, BENCH_HAVE_AD ? 2 : 1);
+  return bench_report("norm", size, objective(), cases, ncases);
 }

@@ -36,6 +36,17 @@ __attribute__((noinline)) double layer(const double *x, double *out, int n, doub
   return r;
 }
 
+/* a written global (one forward shadow global per lane) */
+double g_state;
+__attribute__((noinline)) double stateful(double x) { g_state = x * x; g_state *= sin(x); return g_state + x; }
+/* pointer table: each lane has its own shadow table of shadow rows */
+__attribute__((noinline)) double table_sum(double **rows, int r, int c) {
+  double s = 0.0;
+  for (int i = 0; i < r; i++)
+    for (int j = 0; j < c; j++) { rows[i][j] = rows[i][j] * rows[i][j]; s += rows[i][j] * (i + j + 1); }
+  return s;
+}
+
 int main(void) {
   double x = 0.7, y = -0.4;
   /* scalar sweeps: the columns of the Jacobian */
@@ -86,5 +97,27 @@ int main(void) {
     fc_near("const x, lane 0", d0[i], tanh(xs[i]) * 2 * 1.3 * pairs, 1e-13);
     fc_near("const x, lane 1", d1[i], 2.0 * d0[i], 1e-13);
   }
+  /* globals in vector mode */
+  vec2 gs = __enzyme_fwddiff2((void *)stateful, enzyme_width, 2, 0.9, 1.0, -3.0);
+  double dstate = 2 * 0.9 * sin(0.9) + 0.81 * cos(0.9) + 1.0;
+  fc_near("global lane 0", gs.d[0], dstate, 1e-13);
+  fc_near("global lane 1", gs.d[1], -3.0 * dstate, 1e-13);
+  /* two rows behind pointers; rows are squared in place, so shadows get the output tangents */
+  double a[2][3] = {{0.5, -1.0, 2.0}, {1.5, 0.25, -0.5}}, orig[2][3];
+  memcpy(orig, a, sizeof a);
+  double s0[2][3] = {{1, 0, 0}, {0, 1, 0}}, s1[2][3] = {{0, 0, 1}, {1, 1, 1}};
+  double *rows[2] = {a[0], a[1]}, *sr0[2] = {s0[0], s0[1]}, *sr1[2] = {s1[0], s1[1]};
+  vec2 ts = __enzyme_fwddiff2((void *)table_sum, enzyme_width, 2, rows, sr0, sr1, 2, 3);
+  double want0 = 0, want1 = 0;
+  double d0in[2][3] = {{1, 0, 0}, {0, 1, 0}}, d1in[2][3] = {{0, 0, 1}, {1, 1, 1}};
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) {
+      want0 += 2 * orig[i][j] * d0in[i][j] * (i + j + 1);
+      want1 += 2 * orig[i][j] * d1in[i][j] * (i + j + 1);
+      fc_near("table row shadow 0", s0[i][j], 2 * orig[i][j] * d0in[i][j], 1e-15);
+      fc_near("table row shadow 1", s1[i][j], 2 * orig[i][j] * d1in[i][j], 1e-15);
+    }
+  fc_near("table lane 0", ts.d[0], want0, 1e-13);
+  fc_near("table lane 1", ts.d[1], want1, 1e-13);
   return fc_done();
 }

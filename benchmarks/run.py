@@ -578,15 +578,19 @@ def plot(records: list[dict], summary: dict, meta: dict) -> str:
     names = [r["kernel"] for r in records]
     geo = summary["ablation_geomean"]
     panels = [
-        svg.Panel("gradient time / primal time", names, {"AD after optimization": [r["grad_ratio"] for r in records]},
-                  target=TARGET_GRAD_RATIO, target_label=f"target {TARGET_GRAD_RATIO:.0f}x"),
-        svg.Panel("speedup: AD after opt over AD before opt", names,
-                  {"before-opt gradient / after-opt gradient": [r["speedup"] for r in records]},
-                  target=TARGET_ABLATION_GEOMEAN, target_label=f"target geomean {TARGET_ABLATION_GEOMEAN}x",
-                  notes=[f"geometric mean: {fmt_x(geo)}" if geo else "geometric mean: n/a"]),
+        svg.Panel("cost of derivatives", names, {
+            "gradient / primal": [r["grad_ratio"] for r in records],
+            "tangent / primal (forward)": [r["fwd_ratio"] for r in records],
+            "split / combined gradient": [r["split_overhead"] for r in records]},
+            target=TARGET_GRAD_RATIO, target_label=f"gradient target {TARGET_GRAD_RATIO:.0f}x"),
+        svg.Panel("speedup: AD after opt over AD before opt", names + ["geomean"],
+                  {"before-opt gradient / after-opt gradient": [r["speedup"] for r in records] + [geo]},
+                  target=TARGET_ABLATION_GEOMEAN, target_label=f"target geomean {TARGET_ABLATION_GEOMEAN}x"),
     ]
     return svg.bar_chart(panels, title="enzyme-build AD benchmarks",
-                         subtitle=f"{meta['mode']} run, {meta['date']}, {meta['machine']}")
+                         subtitle=f"{meta['mode']} run, {meta['date']}, {meta['machine']}, "
+                                  f"load average {meta['load_average'][0]}",
+                         panel_width=520)
 
 
 def machine_description() -> str:

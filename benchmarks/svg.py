@@ -85,11 +85,11 @@ def _panel_svg(panel: Panel, x0: float, y0: float, width: float, height: float) 
         y = ypos(panel.target)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#c00" '
                    f'stroke-dasharray="6,3"/>')
-        out.append(f'<text x="{left + 4}" y="{y - 4:.1f}" font-size="10" fill="#c00">'
+        out.append(f'<text x="{right - 2}" y="{y + 12:.1f}" text-anchor="end" font-size="10" fill="#c00">'
                    f'{escape(panel.target_label)}</text>')
     legend_y = bottom + 30
     for s, name in enumerate(names):
-        lx = left + s * 170
+        lx = left + s * 150
         out.append(f'<rect x="{lx}" y="{legend_y - 9}" width="10" height="10" fill="{PALETTE[s % len(PALETTE)]}"/>')
         out.append(f'<text x="{lx + 14}" y="{legend_y}" font-size="10">{escape(name)}</text>')
     for n, note in enumerate(panel.notes):

@@ -85,3 +85,46 @@ def test_cli_error_exit_and_no_output(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "enzyme_const" in proc.stderr and "Traceback" not in proc.stderr
     assert not os.path.exists(out)
+
+
+RULES = """
+typedef struct { void *tape; double primal; } aug_t;
+double cube(double x);                                  /* no body anywhere */
+aug_t cube_aug(double x) { aug_t r = {0, x * x * x}; return r; }
+double cube_grad(double x, double d, void *t) { return 3 * x * x * d; }
+void *__enzyme_register_gradient_cube[] = {(void *)cube, (void *)cube_aug, (void *)cube_grad};
+__attribute__((noinline)) double use_cube(double x) { return cube(x) + x; }
+
+__attribute__((noinline)) void scale(const double *x, double *y, double k) { y[0] = k * x[0]; }
+void scale_fwd(const double *x, const double *dx, double *y, double *dy, double k, double dk) {
+  y[0] = k * x[0]; dy[0] = k * dx[0] + dk * x[0];
+}
+void *__enzyme_register_derivative_scale[] = {(void *)scale, (void *)scale_fwd};
+__attribute__((noinline)) double use_scale(const double *x, double t) { double y[1]; scale(x, y, t); return y[0]; }
+"""
+
+
+def test_reverse_rules_only_need_a_forward_rule(tmp_path):
+    src = PRELUDE + RULES + "int main(void) { return (int)__enzyme_fwddiff((void *)use_cube, 1.0, 1.0); }\n"
+    text = _module_error(tmp_path, src).render()
+    assert "'cube'" in text and "no forward rule" in text and "__enzyme_register_derivative_cube" in text, text
+
+
+def test_custom_rule_needs_shadowed_pointers(tmp_path):
+    src = PRELUDE + RULES + ("int main(void) { double x[1] = {1};\n"
+                             "  return (int)__enzyme_fwddiff((void *)use_scale, enzyme_const, x, 2.0, 1.0); }\n")
+    text = _module_error(tmp_path, src).render()
+    assert "scale_fwd" in text and "pointer argument 1" in text and "enzyme_dup" in text, text
+
+
+def _module_error(tmp_path, source: str):
+    from enzyme_build import llvm
+    from enzyme_build.ad.stage import run_ad_stage
+    from enzyme_build.errors import EnzymeBuildError
+
+    src = tmp_path / "bad.c"
+    src.write_text(source)
+    module = llvm.parse_assembly(frontend_ir(str(src), str(tmp_path)), "bad.c")
+    with pytest.raises(EnzymeBuildError) as info:
+        run_ad_stage(module)
+    return info.value

@@ -557,10 +557,10 @@ MARK_START, MARK_END = "<!-- results:start -->", "<!-- results:end -->"
 def write_markdown(path: Path, table: str) -> None:
     """Replaces the marked results region of an existing document, or writes the table alone."""
     text = path.read_text() if path.exists() else ""
-    if MARK_START in text and MARK_END in text:
-        head, rest = text.split(MARK_START, 1)
-        _, tail = rest.split(MARK_END, 1)
-        text = f"{head}{MARK_START}\n{table}{MARK_END}{tail}"
+    # markers count only on lines of their own, so prose may mention them
+    region = re.compile(f"^{re.escape(MARK_START)}$.*?^{re.escape(MARK_END)}$", re.M | re.S)
+    if region.search(text):
+        text = region.sub(lambda _: f"{MARK_START}\n{table}{MARK_END}", text, count=1)
     else:
         text = table
     atomic_write(path, text)

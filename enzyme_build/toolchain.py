@@ -23,7 +23,7 @@ TOOLS: dict[str, tuple[str, bool]] = {
     "llvm-link": ("llvm-link", True),
     "llvm-ar": ("llvm-ar", True),
     "llvm-objcopy": ("llvm-objcopy", True),
-    "ld.lld": ("ld.lld", True),
+    "ld.lld": ("ld.lld", False),  # for users' -fuse-ld=lld; our own links use clang's default
     "llvm-nm": ("llvm-nm", False),
 }
 

@@ -1,7 +1,7 @@
 """The whole-program link: select inputs like the linker, merge their bitcode, run AD, emit.
 
-Steps (ARCHITECTURE §1): a trial native link with lld's --trace names the objects and
-archive members the link really pulls in; their embedded bitcode is linked into one
+Steps (ARCHITECTURE §1): a trial native link with the user's own linker and `--trace`
+given twice names the objects and archive members the link really pulls in; their embedded bitcode is linked into one
 module, internalized, handed to the AD stage, optimized, compiled to one object, and
 linked natively with every input that carries no bitcode.
 
@@ -29,7 +29,9 @@ ABI_MARKERS = frozenset(MARKER_PREFIX + name for name in (
     "dup", "dupnoneed", "out", "const", "width", "allocated", "tape", "vector", "buffer",
     "nofree", "primal_return", "noret", "scalar", "dupv", "dupnoneedv", "shadow"))
 
-_TRACE_MEMBER = re.compile(r"^(.*)\(([^()]+)\)$")
+# A loaded archive member in --trace output: lld prints `lib.a(m.o)`, GNU ld `(lib.a)m.o`.
+_TRACE_MEMBER_LLD = re.compile(r"^(.*)\(([^()]+)\)$")
+_TRACE_MEMBER_BFD = re.compile(r"^\(([^()]+)\)(.+)$")
 
 
 @dataclass
@@ -45,7 +47,6 @@ class LinkPlan:
     pic: bool = True
     tmpdir: str = "."
     keep_dir: str | None = None
-    lld: str | None = None       # path of ld.lld for the trial link
     verbose: bool = False
 
 
@@ -72,32 +73,33 @@ def log(verbose: bool, argv: list[str]) -> None:
 
 
 def parse_trace(text: str) -> list[tuple[str, str | None]]:
-    """lld's --trace lines: `path` or `archive(member)`."""
+    """--trace lines (GNU ld or lld): `path`, `archive(member)` or `(archive)member`."""
     out = []
     for line in text.splitlines():
         line = line.strip()
-        if not line or line.startswith(("ld.lld:", "warning:", "error:")):
+        if not line or line.startswith(("ld.lld:", "warning:", "error:", "/usr/bin/ld:")):
             continue
-        match = _TRACE_MEMBER.match(line)
-        if match and not os.path.isfile(line):
-            out.append((match.group(1), match.group(2)))
+        bfd = _TRACE_MEMBER_BFD.match(line)
+        lld = _TRACE_MEMBER_LLD.match(line)
+        if bfd and not os.path.isfile(line):
+            out.append((bfd.group(1), bfd.group(2)))
+        elif lld and not os.path.isfile(line):
+            out.append((lld.group(1), lld.group(2)))
         else:
             out.append((line, None))
     return out
 
 
 def trial_link(plan: LinkPlan) -> list[tuple[str, str | None]]:
-    """Run the link natively once with --trace and report the files/members it loaded.
+    """Run the link natively once, tracing, and report the files/members it loaded.
 
-    Unresolved symbols are ignored: the __enzyme_* calls and marker globals only get
-    definitions from the AD stage.
+    The user's own linker decides (archive order, search paths, --whole-archive, linker
+    scripts); `--trace` twice makes GNU ld name archive members too. Unresolved symbols
+    are ignored: the __enzyme_* calls only get definitions from the AD stage.
     """
-    if plan.lld is None:
-        from .. import toolchain
-        plan.lld = toolchain.find("ld.lld").path
     trial_out = os.path.join(plan.tmpdir, "trial.out")
     argv = plan.driver + plan.link_args + [
-        "-Qunused-arguments", "-fuse-ld=lld", f"--ld-path={plan.lld}", "-Wl,--trace",
+        "-Qunused-arguments", "-Wl,--trace", "-Wl,--trace",
         "-Wl,--unresolved-symbols=ignore-all", "-Wl,--no-fatal-warnings", "-o", trial_out]
     log(plan.verbose, argv)
     proc = subprocess.run(argv, capture_output=True, text=True, errors="replace")

@@ -81,3 +81,15 @@ int main(void) { double x[1] = {2}, dx[1] = {0}; energy_gradient(x, dx, 1);
     ws.run(["ar", "rcs", "lib/libgrad.a", "lib/grad.o"], check=True)
     ws.eb("main.c", "-lgrad", "-o", "prog", env={"LIBRARY_PATH": ws.file("lib")}, check=True)
     assert ws.exe("prog").stdout == "12\n"
+
+
+def test_user_chosen_lld_selects_members_too(ws):
+    ws.write("energy.c", ENERGY)
+    ws.write("other.c", OTHER)
+    ws.write("main.c", MAIN)
+    ws.eb("-O2", "-c", "energy.c", "other.c", check=True)
+    ws.run(["ar", "rcs", "libenergy.a", "energy.o", "other.o"], check=True)
+    ws.eb("-fuse-ld=lld", "main.c", "libenergy.a", "-o", "grad", check=True,
+          env={"ENZYME_BUILD_KEEP": "keep"})
+    assert ws.exe("grad").stdout == "3 12 27\n"
+    assert "unrelated" not in ws.read("keep/grad.pre-ad.ll")

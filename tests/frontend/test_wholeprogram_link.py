@@ -20,9 +20,9 @@ SCALE = "int counter = 7;\nstatic double half(double x) { return x / 2; }\n" \
 
 
 def test_parse_trace_lines():
-    text = "/lib/crt1.o\nmain.o\n./libx.a(g.o)\n/usr/lib/libc.so.6\nld.lld: warning: w\n"
+    text = "/lib/crt1.o\nmain.o\n./libx.a(g.o)\n(./liby.a)h.o\n/usr/lib/libc.so.6\nld.lld: warning: w\n"
     assert wholeprogram.parse_trace(text) == [
-        ("/lib/crt1.o", None), ("main.o", None), ("./libx.a", "g.o"),
+        ("/lib/crt1.o", None), ("main.o", None), ("./libx.a", "g.o"), ("./liby.a", "h.o"),
         ("/usr/lib/libc.so.6", None)]
 
 

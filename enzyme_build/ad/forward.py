@@ -35,12 +35,18 @@ def lane_names(value: str, tag: str, width: int) -> list[str]:
     return [make_name(value[0], value, f"{tag}{k}") for k in range(width)]
 
 
-def derived_return_type(fn: Function, width: int) -> str:
-    """void, the primal type, or `{ T, T x width }` (primal then tangents) for active returns."""
+def returns_shadow(fn: Function, sig: ForwardSignature) -> bool:
+    """A function returning a pointer, given shadowed memory, returns the pointer's shadows too
+    (accessors like `double *row(Mat *m, int i)`)."""
+    return fn.return_type == "ptr" and any(a in (DUP, DUPNONEED) for a in sig.args)
+
+
+def derived_return_type(fn: Function, sig: ForwardSignature) -> str:
+    """void, the primal type, or `{ T, T x width }` (primal then tangents or shadows)."""
     rt = fn.return_type
-    if rt == "void" or not is_active_type(rt):
+    if rt == "void" or not (is_active_type(rt) or returns_shadow(fn, sig)):
         return rt
-    return "{ " + ", ".join([rt] * (width + 1)) + " }"
+    return "{ " + ", ".join([rt] * (sig.width + 1)) + " }"
 
 
 def derived_params(fn: Function, sig: ForwardSignature) -> list[tuple[str, str]]:
@@ -82,7 +88,7 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
                                hint="for several tangents in one sweep use __enzyme_fwddiff with enzyme_width N")
     call = parse_forward_call(engine, fn, inst, fresh)
     name = request_forward(engine, call.primal, call.sig)
-    rty = derived_return_type(call.primal, call.sig.width)
+    rty = derived_return_type(call.primal, call.sig)
     lines = list(call.lines)
     tangents: list[str] = []
     tangent_type = None
@@ -134,19 +140,32 @@ class ForwardGenerator:
         self.users: dict[str, list[Instruction]] | None = None
 
     def _activity(self):
-        """Activity of the function; the result of realloc of shadowed memory is shadowed too
-        (its shadow is the old shadow, grown), so the analysis is re-seeded until stable."""
+        """Activity of the function. The analysis gives call results no shadows; here the result
+        of realloc of shadowed memory (the old shadow, grown) and of a function returning a
+        pointer given shadowed memory (its derived function returns the shadows) get them,
+        re-seeding the analysis until stable."""
         seeds = set(self.engine.active_globals)
         while True:
             act = analyze_activity(self.fn, [_ANALYSIS_ACTIVITY[a] for a in self.sig.args],
                                    defined=self.engine.differentiable, inactive=self.engine.inactive,
                                    custom=set(self.engine.custom), active_globals=seeds)
             grown = {inst.result for inst in self.fn.instructions()
-                     if inst.opcode == "call" and callee_name(inst) == "realloc" and inst.result
-                     and inst.result not in act.shadowed and act.has_shadow(inst.operands[0][1])}
+                     if inst.opcode == "call" and inst.result and inst.result not in act.shadowed
+                     and self._call_returns_shadow(inst, act)}
             if not grown:
                 return act
             seeds |= grown
+
+    def _call_returns_shadow(self, inst: Instruction, act) -> bool:
+        """realloc of shadowed memory, or a pointer-returning function given shadowed memory."""
+        name = callee_name(inst)
+        if name == "realloc":
+            return act.has_shadow(inst.operands[0][1])
+        callee = self.engine.module.functions.get(name)
+        if callee is None or inst.type != "ptr" or name in self.engine.inactive \
+                or (name in self.engine.custom and self.engine.custom[name].forward):
+            return False
+        return any(t == "ptr" and act.has_shadow(v) for t, v in inst.operands)
 
     # ------------------------------------------------------------------ names
     def fresh(self, hint: str = "f") -> str:
@@ -193,7 +212,7 @@ class ForwardGenerator:
     # ------------------------------------------------------------------ driver
     def generate(self) -> str:
         head = ", ".join(f"{t} {n}" for t, n in derived_params(self.fn, self.sig))
-        out = [f"define internal {derived_return_type(self.fn, self.width)} @{self.name}({head}) {{"]
+        out = [f"define internal {derived_return_type(self.fn, self.sig)} @{self.name}({head}) {{"]
         rule = self.engine.custom.get(self.fn.name)
         if rule is not None and rule.forward:
             return "\n".join(out + self._rule_body() + ["}"])
@@ -244,14 +263,14 @@ class ForwardGenerator:
             raise EnzymeBuildError(f"cannot differentiate through '{term.opcode}' in @{self.fn.name}",
                                    location=self.where(term),
                                    hint="build C++ code with -fno-exceptions, or mark the function inactive")
-        rty = derived_return_type(self.fn, self.width)
+        rty = derived_return_type(self.fn, self.sig)
         if term.opcode != "ret" or rty == self.fn.return_type:
             lines.append(_DBG_RE.sub("", term.text))
             return
         ty, v = term.operands[0]
         agg = self.fresh("ret")
         lines.append(f"  {agg} = insertvalue {rty} poison, {ty} {v}, 0")
-        for k, t in enumerate(self.tangents(v, ty)):
+        for k, t in enumerate(self.shadows(v) if ty == "ptr" else self.tangents(v, ty)):
             nxt = self.fresh("ret")
             lines.append(f"  {nxt} = insertvalue {rty} {agg}, {ty} {t}, {k + 1}")
             agg = nxt
@@ -580,7 +599,7 @@ class ForwardGenerator:
                 args += [f"{t} {x}" for x in self.tangents(v, t)]
             elif a == DUP:
                 args += [f"ptr {x}" for x in self.shadows(v)]
-        rty = derived_return_type(callee, self.width)
+        rty = derived_return_type(callee, sig)
         res = inst.result
         if rty == "void" or rty == callee.return_type:
             lhs = f"{res} = " if res else ""
@@ -590,8 +609,9 @@ class ForwardGenerator:
         lines.append(f"  {whole} = call {rty} @{name}({', '.join(args)})")
         if res:
             lines.append(f"  {res} = extractvalue {rty} {whole}, 0")
-            if res in self.act.varied:
-                for k, t in enumerate(lane_names(res, "t", self.width)):
+            if res in self.act.varied or res in self.act.shadowed:
+                tag = "sh" if callee.return_type == "ptr" else "t"
+                for k, t in enumerate(lane_names(res, tag, self.width)):
                     lines.append(f"  {t} = extractvalue {rty} {whole}, {k + 1}")
 
     def _custom_call(self, inst: Instruction, lines: list[str]) -> None:

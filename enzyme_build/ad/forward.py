@@ -246,17 +246,18 @@ class ForwardGenerator:
         return lines
 
     def _phi(self, phi: Instruction, lines: list[str]) -> None:
+        """Tangent phis (floats) or shadow phis (pointers), one per lane, on the same edges."""
         res = phi.result
         if res in self.act.varied:
-            per_lane = [self.tangents(v, phi.type) for v, _ in phi.incoming]
-            for k, name in enumerate(lane_names(res, "t", self.width)):
-                entries = ", ".join(f"[ {per_lane[i][k]}, {make_name('%', b)} ]" for i, (_, b) in enumerate(phi.incoming))
-                lines.append(f"  {name} = phi {phi.type} {entries}")
+            self._lane_phis(phi, "t", [self.tangents(v, phi.type) for v, _ in phi.incoming], lines)
         if res in self.act.shadowed:
-            per_lane = [self.shadows(v) for v, _ in phi.incoming]
-            for k, name in enumerate(lane_names(res, "sh", self.width)):
-                entries = ", ".join(f"[ {per_lane[i][k]}, {make_name('%', b)} ]" for i, (_, b) in enumerate(phi.incoming))
-                lines.append(f"  {name} = phi ptr {entries}")
+            self._lane_phis(phi, "sh", [self.shadows(v) for v, _ in phi.incoming], lines)
+
+    def _lane_phis(self, phi: Instruction, tag: str, per_edge: list[list[str]], lines: list[str]) -> None:
+        blocks = [make_name("%", b) for _, b in phi.incoming]
+        for k, name in enumerate(lane_names(phi.result, tag, self.width)):
+            entries = ", ".join(f"[ {values[k]}, {b} ]" for values, b in zip(per_edge, blocks))
+            lines.append(f"  {name} = phi {phi.type} {entries}")
 
     def _terminator(self, term: Instruction, lines: list[str]) -> None:
         if term.opcode in ("invoke", "callbr", "indirectbr", "resume"):

@@ -16,7 +16,9 @@ typedef struct { double d[2]; } vec2;
 vec2 __enzyme_fwddiff2(void *, ...);
 double ext(double);
 __attribute__((noinline)) double f(double x) { return sin(x) * x; }
-__attribute__((noinline)) double g(const double *v, int n) { double s = 0; for (int i = 0; i < n; i++) s += v[i] * v[i]; return s; }
+__attribute__((noinline)) double g(const double *v, int n) {
+  double s = 0; for (int i = 0; i < n; i++) s += v[i] * v[i]; return s;
+}
 __attribute__((noinline)) double h(double x) { return ext(x) * 2.0; }
 __attribute__((noinline)) double k(double x) { return h(x) + 1.0; }
 """

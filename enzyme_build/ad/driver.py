@@ -15,6 +15,7 @@ from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, is_float_type, is_local, make_name, parse_module, strip_name
 from .reverse import DRET, ReverseGenerator, Signature, adjoint_type
+from .rules import float_constant
 from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
 
 MARKERS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd", "__enzyme_reverse",
@@ -279,6 +280,31 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     def finish(value: str | None, value_ty: str) -> None:
         _bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas)
 
+    rule = engine.custom.get(primal.name)
+    if rule is not None and rule.augment and rule.gradient and kind in ("__enzyme_autodiff",
+                                                                        "__enzyme_augmentfwd"):
+        # the function itself has a custom rule: call the user's augment and gradient
+        aug_ret = engine.function_return_type(rule.augment)
+        whole = fresh()
+        lines.append(f"  {whole} = call {aug_ret} @{rule.augment}({', '.join(passed)})")
+        tape = whole
+        if aug_ret != "ptr":
+            tape = fresh()
+            lines.append(f"  {tape} = extractvalue {aug_ret} {whole}, 0")
+        if kind == "__enzyme_augmentfwd":
+            finish(tape, "ptr")
+            return lines
+        grad_args = passed + ([f"{primal.return_type} {float_constant(1.0, primal.return_type)}"]
+                              if ret_active else []) + [f"ptr {tape}"]
+        grad_ret = engine.function_return_type(rule.gradient)
+        if grad_ret == "void":
+            lines.append(f"  call void @{rule.gradient}({', '.join(grad_args)})")
+            finish(None, "void")
+        else:
+            v = fresh()
+            lines.append(f"  {v} = call {grad_ret} @{rule.gradient}({', '.join(grad_args)})")
+            finish(v, grad_ret)
+        return lines
     if kind == "__enzyme_autodiff":
         name = engine.request_combined(primal, sig)
         rty = adjoint_type(primal, sig)
@@ -393,7 +419,12 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
         entry_allocas: list[str] = []
         for inst in fn.instructions():
             if inst.opcode == "call" and marker_kind(inst.callee):
-                replace[inst.line] = rewrite_call(engine, fn, inst, fresh, entry_allocas)
+                new_lines = rewrite_call(engine, fn, inst, fresh, entry_allocas)
+                dbg = inst.metadata.get("!dbg")
+                if dbg:  # keep the call site's location (the verifier wants it on inlinable calls)
+                    new_lines = [ln + f", !dbg {dbg}" if re.match(r'\s*(%\S+\s*=\s*)?call\b', ln) else ln
+                                 for ln in new_lines]
+                replace[inst.line] = new_lines
         if entry_allocas:
             label_line = next(i for i in range(fn.first_line + 1, fn.last_line)
                               if module.lines[i] and not module.lines[i].startswith(" ")

@@ -64,23 +64,57 @@ def _make_variadic_call(line: str, cm: re.Match) -> str:
     return line[:start] + "(ptr, ...) " + line[start:]
 
 
+OPAQUE_SUFFIX = ".enzyme.opaque"
+
+
 def _protect_registrations(text: str, registry) -> str:
-    """Keep functions named by custom rules alive and visible through the pre-AD pipeline."""
+    """Keep functions with registrations intact through the pre-AD pipeline.
+
+    Rule functions are made non-internal so they survive. Calls to functions that have a
+    custom rule, are inactive or are function_like go through an opaque external
+    declaration (`@f.enzyme.opaque`) while the optimizer runs: it can neither inline them
+    nor use attributes inferred from their bodies (a `returned` argument, `readnone`…) to
+    make the call disappear. `_restore_opaque_calls` undoes it before the engine runs.
+    """
+    from ..ir.model import _DEFINE_RE, _parse_params, _return_type, make_name
     keep_visible = set()
     for rule in registry.rules.values():
         keep_visible.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
-    no_inline = set(registry.rules) | set(registry.inactive)
-    out = []
+    opaque = set(registry.rules) | set(registry.inactive) | set(registry.function_like)
+    keep_visible |= opaque
+    out, decls = [], []
+    names = {make_name("@", n): n for n in opaque}
+    call_re = re.compile(r'(\bcall\b[^@]*?)(' + "|".join(re.escape(k) for k in sorted(names, key=len, reverse=True))
+                         + r')\(') if names else None
     for line in text.split("\n"):
         if line.startswith("define "):
-            m = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)\(', line)
-            name = m.group(1).strip('"') if m else None
-            if name in keep_visible:
+            m = _DEFINE_RE.match(line)
+            raw = m.group(2) if m else None
+            if raw and raw[1:].strip('"') in keep_visible:
                 line = re.sub(r'^define (internal |private )', "define ", line)
-            if name in no_inline and "alwaysinline" not in line:
-                line = re.sub(r'\)([^)]*)\{\s*$', r') noinline\1{', line)
+            if raw in names:
+                params = ", ".join(p.type for p in _parse_params(m.group(3)))
+                decls.append(f"declare {_return_type(m.group(1))} {make_name('@', names[raw] + OPAQUE_SUFFIX)}({params})")
+        elif call_re is not None and " call " in line:
+            line = call_re.sub(lambda mm: mm.group(1) + make_name("@", names[mm.group(2)] + OPAQUE_SUFFIX) + "(", line)
         out.append(line)
-    return "\n".join(out)
+    return "\n".join(out + decls)
+
+
+def _restore_opaque_calls(text: str, registry) -> str:
+    from ..ir.model import make_name
+    opaque = set(registry.rules) | set(registry.inactive) | set(registry.function_like)
+    if not opaque:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith("declare ") and OPAQUE_SUFFIX in line:
+            continue
+        if OPAQUE_SUFFIX in line:
+            for n in opaque:
+                line = line.replace(make_name("@", n + OPAQUE_SUFFIX), make_name("@", n))
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _collect_registry(text: str):
@@ -120,7 +154,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
     llvm.run_named_passes(m, ["instnamer"])
-    pre = m.text()
+    pre = _restore_opaque_calls(m.text(), registry)
     _keep(keep_dir, "ad-input.ll", pre)
     out = differentiate_module(pre, registry)
     _keep(keep_dir, "ad-output.ll", out)

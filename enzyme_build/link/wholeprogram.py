@@ -304,21 +304,41 @@ def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
     return path
 
 
+WHOLE_ARCHIVE_ON = frozenset({"--whole-archive", "-whole-archive"})
+WHOLE_ARCHIVE_OFF = frozenset({"--no-whole-archive", "-no-whole-archive"})
+
+
+def _linker_words(args: list[str], i: int) -> list[str]:
+    """The linker options an argument carries (-Wl,a,b -> [a, b]; -Xlinker a -> [a])."""
+    if args[i].startswith("-Wl,"):
+        return args[i][4:].split(",")
+    if args[i] == "-Xlinker" and i + 1 < len(args):
+        return [args[i + 1]]
+    return []
+
+
 def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list[str]:
     """The link's arguments with absorbed inputs replaced by the whole-program object.
 
-    Native members of archives whose bitcode we absorbed are extracted next to it, since
-    those archives leave the link (a --whole-archive would otherwise load them twice).
+    Absorbed objects leave the link. Absorbed archives stay after the whole-program
+    object: the native code of members nobody selected can still satisfy a reference the
+    unoptimized bitcode makes and the optimized native code did not (`if (debug) dump();`).
+    Inside --whole-archive they would load everything again, so there they leave, and
+    their native (non-bitcode) members are extracted in their place.
     """
     from ..frontend.args import takes_separate_value
     out: list[str] = []
     placed = False
+    whole_archive = False
     search_dirs = objfile.library_search_dirs(plan.link_args)
     static_only = any(a in ("-static", "-Wl,-Bstatic") for a in plan.link_args)
     i = 0
     args = plan.link_args
     while i < len(args):
         arg = args[i]
+        for word in _linker_words(args, i):
+            whole_archive = (whole_archive or word in WHOLE_ARCHIVE_ON) and \
+                word not in WHOLE_ARCHIVE_OFF
         target = None
         consumed = 1
         if arg.startswith("-l") and len(arg) > 2:
@@ -337,17 +357,34 @@ def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list
             if not placed:
                 out.append(program_object)
                 placed = True
-            for k, (member, data) in enumerate(sel.native_members.get(real, [])):
-                extracted = os.path.join(plan.tmpdir, f"native-{len(out)}-{k}-{member}")
-                with open(extracted, "wb") as fh:
-                    fh.write(data)
-                out.append(extracted)
+            if _is_archive_file(real) and not whole_archive:
+                out += args[i:i + consumed]
+            else:
+                out += _extract_native_members(plan, sel, real, len(out))
         else:
             out += args[i:i + consumed]
         i += consumed
     if not placed:
         out.insert(0, program_object)
     return out
+
+
+def _is_archive_file(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return objfile.is_archive(fh.read(8))
+    except OSError:
+        return False
+
+
+def _extract_native_members(plan: LinkPlan, sel: Selection, archive: str, slot: int) -> list[str]:
+    paths = []
+    for k, (member, data) in enumerate(sel.native_members.get(archive, [])):
+        extracted = os.path.join(plan.tmpdir, f"native-{slot}-{k}-{member}")
+        with open(extracted, "wb") as fh:
+            fh.write(data)
+        paths.append(extracted)
+    return paths
 
 
 def link_whole_program(plan: LinkPlan) -> int:

@@ -105,3 +105,22 @@ def test_single_name_entry_points(ws):
              'int main() { std::printf("%d\\n", g(1)); }\n')
     ws.run([os.path.join(bin_dir, "enzyme-c++"), "m.cc", "g.o", "-o", "prog"], check=True)
     assert ws.exe("prog").stdout == "4\n"
+
+
+def test_whole_archive_with_a_native_member(ws):
+    """Under --whole-archive the absorbed archive leaves the link; its native member is
+    extracted in its place (and not loaded twice)."""
+    _archive(ws)
+    ws.write("k.s", ".globl native_k\nnative_k:\n  movl $5, %eax\n  ret\n")
+    ws.eb("-c", "k.s", "-o", "k.o", check=True)
+    ws.run(["ar", "rcs", "libmixed.a", "g.o", "h.o", "k.o"], check=True)
+    ws.write("main.c", PROBE_MAIN)
+    ws.eb("main.c", "-Wl,--whole-archive", "libmixed.a", "-Wl,--no-whole-archive", "-o", "prog",
+          env={"ENZYME_BUILD_VERBOSE": "1"}, check=True)
+    assert ws.exe("prog").stdout == "40 5\n"
+
+
+PROBE_MAIN = """#include <stdio.h>
+int g(int); int native_k(void); int __enzyme_probe;
+int main(void) { printf("%d %d\\n", g(13), native_k()); return 0; }
+"""

@@ -57,7 +57,8 @@ def test_link_pipeline_functions_directly(ws):
     obj = wholeprogram.compile_whole_program(sel, plan)
     assert objfile.undefined_symbols(objfile.read_file(obj)) >= {"printf"}
     args = wholeprogram.final_link_args(plan, sel, obj)
-    assert args == [obj]  # main.o and the archive are both absorbed
+    # main.o is absorbed; the archive stays behind the program object for what is left
+    assert args == [obj, ws.file("libs.a")]
     assert wholeprogram.native_link(plan, args) == 0
     assert ws.exe("prog").stdout == "5.0 8\n"
 
@@ -209,3 +210,17 @@ def test_marker_globals_get_definitions_only_for_the_abi_names(ws):
     ws.write("n.c", PROBE + "extern int enzyme_config;\nint main(void) { return enzyme_config; }\n")
     proc = ws.eb("n.c", "-o", "prog2")
     assert proc.returncode != 0 and "enzyme_config" in proc.stderr
+
+
+def test_reference_only_the_unoptimized_bitcode_makes(ws):
+    """The optimized native code drops `if (debug) dump();`, so the trial link does not load
+    dump.o; the (unoptimized, -O0 link) bitcode still calls dump: the archive must stay."""
+    ws.write("g.c", "int g(int x) { return x + 1; }\n")
+    ws.write("dump.c", "void debug_dump(void) {}\n")
+    ws.write("main.c", PROBE + "#include <stdio.h>\nstatic int debug = 0;\n"
+             "int g(int); void debug_dump(void);\n"
+             'int main(void) { if (debug) debug_dump(); printf("%d\\n", g(1)); return 0; }\n')
+    ws.eb("-O2", "-c", "g.c", "dump.c", "main.c", check=True)
+    ws.run(["ar", "rcs", "libq.a", "g.o", "dump.o"], check=True)
+    ws.eb("main.o", "-L.", "-lq", "-o", "prog", check=True)
+    assert ws.exe("prog").stdout == "2\n"

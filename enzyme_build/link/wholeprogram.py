@@ -180,9 +180,13 @@ def post_ad_levels(opt_level: str | None) -> tuple[int, int]:
 
 
 def plain_levels(opt_level: str | None) -> tuple[int, int]:
-    """(speed, size) for a whole-program module that needed no AD: the user's level."""
+    """(speed, size) for a whole-program module that needed no AD: the user's level.
+
+    A link line without -O says little (objects are usually compiled with -O2 and linked
+    without it), and the embedded bitcode is unoptimized, so the default is O2.
+    """
     if opt_level is None:
-        return 0, 0
+        return 2, 0
     if opt_level in ("s", "z"):
         return 2, 1 if opt_level == "s" else 2
     if opt_level == "fast":

@@ -31,7 +31,8 @@ def test_post_ad_levels():
     assert wholeprogram.post_ad_levels("0") == (2, 0)
     assert wholeprogram.post_ad_levels("3") == (3, 0)
     assert wholeprogram.post_ad_levels("s") == (2, 1)
-    assert wholeprogram.plain_levels(None) == (0, 0)
+    assert wholeprogram.plain_levels(None) == (2, 0)
+    assert wholeprogram.plain_levels("0") == (0, 0)
     assert wholeprogram.plain_levels("2") == (2, 0)
 
 

@@ -49,14 +49,33 @@ def derived_return_type(fn: Function, sig: ForwardSignature) -> str:
     return "{ " + ", ".join([rt] * (sig.width + 1)) + " }"
 
 
+def byval_attributes(param) -> str:
+    """`byval(T) align N` of a parameter passed by value in memory, or ''. The derived function
+    keeps it (on the shadows too): the callee may write its private copy."""
+    start = param.attrs.find("byval(")
+    if start < 0:
+        return ""
+    depth, i = 0, start + len("byval")
+    while i < len(param.attrs):
+        depth += {"(": 1, ")": -1}.get(param.attrs[i], 0)
+        if depth == 0:
+            break
+        i += 1
+    align = re.search(r'\balign\s+\d+', param.attrs)
+    return param.attrs[start:i + 1] + (f" {align.group(0)}" if align else "")
+
+
 def derived_params(fn: Function, sig: ForwardSignature) -> list[tuple[str, str]]:
+    """(type with attributes, name) of fwddiffe_<f>'s parameters."""
     out = []
     for p, a in zip(fn.params, sig.args):
-        out.append((p.type, p.name))
+        byval = byval_attributes(p)
+        ptr = f"ptr {byval}" if byval else "ptr"
+        out.append((ptr if byval else p.type, p.name))
         if a == ACTIVE:
             out += [(p.type, t) for t in lane_names(p.name, "t", sig.width)]
         elif a in (DUP, DUPNONEED):
-            out += [("ptr", s) for s in lane_names(p.name, "sh", sig.width)]
+            out += [(ptr, s) for s in lane_names(p.name, "sh", sig.width)]
     return out
 
 

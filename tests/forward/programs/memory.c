@@ -82,6 +82,16 @@ __attribute__((noinline)) double via_accessor(const Mat *m) {
   return s;
 }
 
+/* structs passed and returned by value in memory (byval / sret): the callee writes its copy */
+typedef struct { double x, y, z, w; } V4;
+__attribute__((noinline)) V4 scale4(V4 a, double s) { a.x *= s; a.y *= s; a.z *= s; a.w = sin(a.w) * s; return a; }
+__attribute__((noinline)) double dot4(V4 a, V4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+__attribute__((noinline)) double by_value(double t) {
+  V4 a = {t, 2 * t, t * t, 1.0 / t};
+  V4 b = scale4(a, t);
+  return dot4(a, b) + a.x;   /* a is unchanged by scale4 */
+}
+
 static double x0[N] = {0.3, -0.7, 1.1, 0.45, -1.3, 0.9};
 static double vdir[N] = {0.2, 1.0, -0.5, 0.3, 0.8, -1.2};
 static void along(double *out, double h) { for (int i = 0; i < N; i++) out[i] = x0[i] + h * vdir[i]; }
@@ -128,6 +138,7 @@ int main(void) {
     fc_near("via_accessor", got, (via_accessor(&map) - via_accessor(&mam)) / (2 * H), 1e-6);
     fc_near("via_accessor shadow", da[0], (ap[0] - am[0]) / (2 * H), 1e-6);
   }
+  fc_near("by_value", __enzyme_fwddiff((void *)by_value, 0.7, 1.0), FC_FD(by_value, 0.7), 1e-6);
   fc_near("via_global", __enzyme_fwddiff((void *)via_global, 0.8, 1.0), 2.0 * (1.6 + cos(0.8)), 1e-12);
   fc_near("via_global primal", g_acc, 0.64 + sin(0.8), 1e-15);
   /* void function: y' = a' x + a x' + y' */

@@ -13,6 +13,7 @@ import pytest
     ("memory", ()),
     ("vector", ()),
     ("custom", ()),
+    ("patterns", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(name + ".c", extra=extra)) > 0

@@ -583,8 +583,9 @@ def plot(records: list[dict], summary: dict, meta: dict) -> str:
             "tangent / primal (forward)": [r["fwd_ratio"] for r in records],
             "split / combined gradient": [r["split_overhead"] for r in records]},
             target=TARGET_GRAD_RATIO, target_label=f"gradient target {TARGET_GRAD_RATIO:.0f}x"),
-        svg.Panel("speedup: AD after opt over AD before opt", names + ["geomean"],
-                  {"before-opt gradient / after-opt gradient": [r["speedup"] for r in records] + [geo]},
+        svg.Panel("speedup: AD after opt over AD before opt", names + ["geomean", "w/o norm"],
+                  {"before-opt gradient / after-opt gradient": [r["speedup"] for r in records]
+                   + [geo, summary["ablation_geomean_same_complexity"]]},
                   target=TARGET_ABLATION_GEOMEAN, target_label=f"target geomean {TARGET_ABLATION_GEOMEAN}x"),
     ]
     return svg.bar_chart(panels, title="enzyme-build AD benchmarks",

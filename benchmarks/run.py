@@ -583,7 +583,8 @@ def plot(records: list[dict], summary: dict, meta: dict) -> str:
             "tangent / primal (forward)": [r["fwd_ratio"] for r in records],
             "split / combined gradient": [r["split_overhead"] for r in records]},
             target=TARGET_GRAD_RATIO, target_label=f"gradient target {TARGET_GRAD_RATIO:.0f}x"),
-        svg.Panel("speedup: AD after opt over AD before opt", names + ["geomean", "w/o norm"],
+        svg.Panel("speedup: AD after opt over AD before opt", names + ["geomean", "w/o " + "+".join(
+                      r["kernel"] for r in records if r["asymptotic"])],
                   {"before-opt gradient / after-opt gradient": [r["speedup"] for r in records]
                    + [geo, summary["ablation_geomean_same_complexity"]]},
                   target=TARGET_ABLATION_GEOMEAN, target_label=f"target geomean {TARGET_ABLATION_GEOMEAN}x"),

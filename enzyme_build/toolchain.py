@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-from dataclasses import dataclass
+from collections import namedtuple as _namedtuple
 
 from . import LLVM_MAJOR
 from .errors import EnzymeBuildError
@@ -31,25 +30,21 @@ _VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 _memo: dict[str, "Tool"] = {}
 
 
-@dataclass(frozen=True)
-class Tool:
+# namedtuples, not dataclasses: importing dataclasses costs a compile several ms
+class Tool(_namedtuple("_Tool", "key path version")):
     """One discovered tool: its absolute path and the version it reported."""
 
-    key: str
-    path: str
-    version: str
+    __slots__ = ()
 
     @property
     def major(self) -> int:
         return int(self.version.split(".")[0])
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(_namedtuple("_Attempt", "candidate outcome")):
     """One candidate we looked at, and what happened (for error messages and doctor)."""
 
-    candidate: str
-    outcome: str
+    __slots__ = ()
 
 
 def candidates(key: str, env: dict[str, str] | None = None) -> list[str]:
@@ -82,6 +77,7 @@ def parse_version(text: str) -> str | None:
 def _resolve(candidate: str) -> str | None:
     if os.sep in candidate:
         return candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None
+    import shutil  # only on a cache miss
     return shutil.which(candidate)
 
 

@@ -7,7 +7,7 @@ and to split a link into per-source compiles plus a link of objects.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 # Options whose value is the NEXT argument when written alone ("-o out", "-I dir").
 SEPARATE_VALUE = frozenset("""
@@ -62,33 +62,34 @@ DEPFILE_SEPARATE = frozenset({"-MF", "-MT", "-MQ"})
 DEPFILE_MODIFIERS = frozenset({"-MP", "-MG", "-MV"})
 
 
-@dataclass
-class Input:
-    """One input file as clang would see it."""
+class Input(namedtuple("_Input", "path kind lang index")):
+    """One input file as clang would see it.
 
-    path: str
-    kind: str          # source | asm | object | archive | shared | stdin | header | other
-    lang: str | None   # the -x language in effect (None = by extension)
-    index: int         # position in the expanded argument list
+    kind: source | asm | object | archive | shared | stdin | header | other;
+    lang: the -x language in effect (None = by extension); index: position in the
+    expanded argument list. (namedtuple, not dataclass: a compile's start-up matters.)
+    """
+
+    __slots__ = ()
 
 
-@dataclass
 class Invocation:
     """A classified command line."""
 
-    args: list[str]                      # after @response expansion
-    inputs: list[Input] = field(default_factory=list)
-    output: str | None = None
-    compile_only: bool = False           # -c
-    passthrough_reason: str | None = None
-    shared: bool = False
-    depfile: bool = False                # -MD / -MMD
-    depfile_path: str | None = None      # -MF
-    dep_targets: list[str] = field(default_factory=list)  # -MT / -MQ values (as flags)
-    opt_level: str | None = None         # the last -O value ("2", "s", "fast", "")
-    verbose: bool = False                # -v
-    export_dynamic: bool = False         # -rdynamic / -Wl,--export-dynamic
-    no_pie: bool = False                 # -no-pie / -static
+    def __init__(self, args: list[str]):
+        self.args = args                         # after @response expansion
+        self.inputs: list[Input] = []
+        self.output: str | None = None
+        self.compile_only = False                # -c
+        self.passthrough_reason: str | None = None
+        self.shared = False
+        self.depfile = False                     # -MD / -MMD
+        self.depfile_path: str | None = None     # -MF
+        self.dep_targets: list[str] = []         # -MT / -MQ values (as flags)
+        self.opt_level: str | None = None        # the last -O value ("2", "s", "fast", "")
+        self.verbose = False                     # -v
+        self.export_dynamic = False              # -rdynamic / -Wl,--export-dynamic
+        self.no_pie = False                      # -no-pie / -static
 
     @property
     def sources(self) -> list[Input]:

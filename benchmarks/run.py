@@ -5,8 +5,9 @@ it (the paper's ablation), runs both, and reports gradient/primal ratios, speedu
     .venv/bin/python benchmarks/run.py [--quick] [--kernels gmm,lstm,ba,nbody,norm]
                                        [--markdown docs/benchmarks.md]
 
-Every kernel program times its primal and its gradient side by side in one process and
-checks the gradient against central finite differences; see docs/benchmarks.md.
+Every kernel program times its primal, gradient, forward-mode tangent and split-mode
+gradient side by side in one process, checks the gradient against central finite
+differences and the other modes against the gradient; see docs/benchmarks.md.
 """
 from __future__ import annotations
 

@@ -82,6 +82,13 @@ def _protect_registrations(text: str, registry) -> str:
         keep_visible.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
     opaque = set(registry.rules) | set(registry.inactive) | set(registry.function_like)
     keep_visible |= opaque
+    defined = set()
+    for line in text.split("\n"):
+        if line.startswith("define "):
+            m = _DEFINE_RE.match(line)
+            if m:
+                defined.add(m.group(2)[1:].strip('"'))
+    opaque &= defined   # declared-only functions are opaque to the optimizer anyway
     out, decls = [], []
     names = {make_name("@", n): n for n in opaque}
     call_re = re.compile(r'(\bcall\b[^@]*?)(' + "|".join(re.escape(k) for k in sorted(names, key=len, reverse=True))
@@ -104,7 +111,7 @@ def _protect_registrations(text: str, registry) -> str:
 def _restore_opaque_calls(text: str, registry) -> str:
     from ..ir.model import make_name
     opaque = set(registry.rules) | set(registry.inactive) | set(registry.function_like)
-    if not opaque:
+    if not opaque or OPAQUE_SUFFIX not in text:
         return text
     lines = []
     for line in text.split("\n"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from conftest import enzyme_build_cli
+from forward_helpers import enzyme_build_cli
 
 LIB = r"""
 #include <math.h>

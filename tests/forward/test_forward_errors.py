@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import enzyme_build_cli, frontend_ir
+from forward_helpers import enzyme_build_cli, frontend_ir
 
 PRELUDE = """#include <math.h>
 extern int enzyme_dup, enzyme_const, enzyme_out, enzyme_width;
@@ -96,6 +96,8 @@ aug_t cube_aug(double x) { aug_t r = {0, x * x * x}; return r; }
 double cube_grad(double x, double d, void *t) { return 3 * x * x * d; }
 void *__enzyme_register_gradient_cube[] = {(void *)cube, (void *)cube_aug, (void *)cube_grad};
 __attribute__((noinline)) double use_cube(double x) { return cube(x) + x; }
+"""
+POINTER_RULE = """
 
 __attribute__((noinline)) void scale(const double *x, double *y, double k) { y[0] = k * x[0]; }
 void scale_fwd(const double *x, const double *dx, double *y, double *dy, double k, double dk) {
@@ -113,7 +115,7 @@ def test_reverse_rules_only_need_a_forward_rule(tmp_path):
 
 
 def test_custom_rule_needs_shadowed_pointers(tmp_path):
-    src = PRELUDE + RULES + ("int main(void) { double x[1] = {1};\n"
+    src = PRELUDE + POINTER_RULE + ("int main(void) { double x[1] = {1};\n"
                              "  return (int)__enzyme_fwddiff((void *)use_scale, enzyme_const, x, 2.0, 1.0); }\n")
     text = _module_error(tmp_path, src).render()
     assert "scale_fwd" in text and "pointer argument 1" in text and "enzyme_dup" in text, text

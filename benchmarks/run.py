@@ -463,6 +463,14 @@ def fmt_x(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else (f"{value:.0f}x" if value >= 100 else f"{value:.{digits}f}x")
 
 
+def fmt_rss(rec: dict) -> str:
+    """Peak memory of the primal-only binary and of the AD binary (its tape shows here)."""
+    clang, after = (rec[v]["result"].get("maxrss_kb") for v in ("clang", "after"))
+    if not clang or not after:
+        return "—"
+    return f"{clang / 1024:.1f} → {after / 1024:.1f} MB"
+
+
 def met(flag: bool | None) -> str:
     return "n/a" if flag is None else ("met" if flag else "not met")
 
@@ -481,6 +489,7 @@ COLUMNS = [
     ("speedup of AD after opt", lambda r: fmt_x(r["speedup"], 1)),
     ("tangent/primal (fwd)", lambda r: fmt_x(r["fwd_ratio"]) if r["fwd_ratio"] else short_status(r["fwd_status"])),
     ("split/combined", lambda r: fmt_x(r["split_overhead"]) if r["split_overhead"] else short_status(r["split_status"])),
+    ("peak RSS clang → AD", lambda r: fmt_rss(r)),
     ("AD time", lambda r: fmt_time(r["ad_seconds"]) if r["ad_seconds"] is not None
      else ("—" if not r["ad_error"] else "n/a")),
     ("AD s / 10k inst (inst)", lambda r: f"{r['ad_s_per_10k']:.2f} ({r['ad_instructions']})"

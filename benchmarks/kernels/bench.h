@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 /* -DBENCH_NO_AD builds the primal only (plain clang), to validate kernels without the engine;
@@ -200,6 +201,19 @@ static void bench_add(struct bench_case *cases, int *ncases, int enabled, const 
   (*ncases)++;
 }
 
+/* Peak resident memory of this program: VmHWM, since ru_maxrss keeps the high-water mark
+ * of the process that exec'd us (a Python harness would dominate it). */
+static long bench_peak_rss_kb(long fallback) {
+  FILE *status = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = fallback;
+  if (!status) return fallback;
+  while (fgets(line, sizeof line, status))
+    if (strncmp(line, "VmHWM:", 6) == 0) { kb = atol(line + 6); break; }
+  fclose(status);
+  return kb;
+}
+
 /* Prints the one machine-readable line run.py parses; returns the exit code. `value` is the
  * objective at the unperturbed input, so builds of the same kernel can be compared. */
 static int bench_report(const char *name, const char *size, double value, struct bench_case *cases, int ncases) {
@@ -217,7 +231,11 @@ static int bench_report(const char *name, const char *size, double value, struct
       printf(" %s=%s %s_max_err=%.3e", bench_mode_key[m], status, bench_mode_key[m], bench_max_err[m]);
     bad |= enabled[m] && (bench_failures[m] || bench_checks[m] == 0);
   }
-  printf("\n");
+  /* peak memory and kernel-mode time show tape traffic (page faults of a growing tape) */
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  printf(" maxrss_kb=%ld user_s=%.3f sys_s=%.3f\n", bench_peak_rss_kb(usage.ru_maxrss),
+         usage.ru_utime.tv_sec + 1e-6 * usage.ru_utime.tv_usec, usage.ru_stime.tv_sec + 1e-6 * usage.ru_stime.tv_usec);
   fflush(stdout);
   return bad;
 }

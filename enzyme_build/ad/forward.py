@@ -511,6 +511,11 @@ class ForwardGenerator:
         text = _DBG_RE.sub("", inst.text)
         if kind == "drop":
             return
+        if kind == "unknown" and "__enzyme_" in callee_name(inst):
+            raise EnzymeBuildError(
+                f"@{self.fn.name} calls {callee_name(inst)}: differentiating a function that itself "
+                f"differentiates (e.g. forward over reverse for Hessians) is not supported",
+                location=self.where(inst), hint="compute the inner derivative by hand or with finite differences")
         if kind == "unknown":
             rule = self.engine.custom.get(callee_name(inst))
             if rule is not None and inst.callee and callee_name(inst) not in self.engine.module.functions:

@@ -21,6 +21,8 @@ __attribute__((noinline)) double g(const double *v, int n) {
 }
 __attribute__((noinline)) double h(double x) { return ext(x) * 2.0; }
 __attribute__((noinline)) double k(double x) { return h(x) + 1.0; }
+double __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) double grad_f(double x) { return __enzyme_autodiff((void *)f, x); }
 """
 
 
@@ -68,6 +70,11 @@ def test_call_site_errors(tmp_path, body, words):
     for w in words:
         assert w in text, text
     assert f"bad.c:{BODY_LINE}" in text, text
+
+
+def test_nested_ad_is_a_clear_error(tmp_path):
+    err = _stage_error(tmp_path, "  return (int)__enzyme_fwddiff((void *)grad_f, 1.0, 1.0);")
+    assert "@grad_f calls __enzyme_autodiff" in err.render() and "not supported" in err.render()
 
 
 def test_missing_derivative_names_the_chain(tmp_path):

@@ -26,6 +26,8 @@ from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .tape import CELL_BYTES, TAPE_TYPE
 
 TAPE = "%tape$"
+FRAME_OFFSET = "%frame.offset$"   # split mode: where this call's frame record starts on the tape
+FRAME_PUSH_MARK = "  ;frame-offset-push"
 DRET = "%dret$"
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
@@ -41,10 +43,14 @@ class Signature:
     args: tuple[str, ...]      # per parameter: 'out' | 'dup' | 'dupnoneed' | 'const'
     ret_active: bool
     ret_shadow: bool = False   # a pointer return whose shadow the augmented piece returns too
+    # per parameter: the caller guarantees the memory it points to does not change between
+    # the augmented and the reverse piece (set only for calls from combined-mode code)
+    stable_args: tuple[bool, ...] = ()
 
     def code(self) -> str:
         return "".join({"out": "o", "dup": "d", "dupnoneed": "n", "const": "c"}[a] for a in self.args) \
-            + ("r" if self.ret_active else "") + ("s" if self.ret_shadow else "")
+            + ("r" if self.ret_active else "") + ("s" if self.ret_shadow else "") \
+            + ("k" + "".join("1" if x else "0" for x in self.stable_args) if any(self.stable_args) else "")
 
 
 def zero_of(ty: str) -> str:
@@ -217,9 +223,10 @@ class ReverseGenerator:
         return self.rev_names[key]
 
     def _reread(self, value: str, block: str, depth: int) -> str | None:
-        """Combined mode: a load from memory nothing in the function may write is read again
-        in the reverse sweep instead of being cached (nothing runs between the sweeps)."""
-        if self.split or depth > 6:
+        """A load from memory nothing may write between the load and the reverse sweep is read
+        again there instead of being cached: in combined mode memory the function never
+        writes; in split pieces only memory the caller vouches for (`stable_args`)."""
+        if depth > 6:
             return None
         inst = self.fn.defs.get(value)
         if inst is None or inst.opcode != "load" or "volatile" in inst.flags:
@@ -270,8 +277,11 @@ class ReverseGenerator:
                 written |= pointer_roots(self.fn, t)
         stable = set()
         foreign = {w for w in written if w not in local_allocs}
+        vouched = dict(zip([p.name for p in self.fn.params], self.sig.stable_args))
         for p in self.fn.params:
             if p.type != "ptr" or p.name in written:
+                continue
+            if self.split and not vouched.get(p.name):
                 continue
             noalias = "noalias" in p.attrs.split()
             if noalias or (not foreign and not unknown_writes):
@@ -494,6 +504,7 @@ class ReverseGenerator:
                 out = []
                 if len(self.cfg.returns) > 1:
                     out += self._push_lines([(str(self.cfg.returns.index(block.label)), "i32")])
+                out += [FRAME_PUSH_MARK]
                 if self.sig.ret_shadow:
                     v = term.operands[0][1]
                     a, b = self.fresh("ret"), self.fresh("ret")
@@ -646,7 +657,11 @@ class ReverseGenerator:
                 args.append("const")
         ret_active = bool(inst.result) and inst.result in self.act.varied
         ret_shadow = bool(inst.result) and inst.type == "ptr" and inst.result in self.act.shadowed
-        return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow)
+        if self._stable is None:
+            self._stable = self._stable_roots()
+        stable = tuple(t == "ptr" and bool(pointer_roots(self.fn, v)) and pointer_roots(self.fn, v) <= self._stable
+                       for t, v in inst.operands)
+        return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow, stable)
 
     def _interleaved(self, inst: Instruction, sig: Signature, get) -> list[str]:
         out = []
@@ -978,14 +993,22 @@ class ReverseGenerator:
         self.fwd_pushes: dict[str, list[str]] = {}
         self.rev_prologue: dict[str, list[str]] = {}
         stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
+        self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
+        frame_stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
         for block in self.fn.blocks:
             label = block.label
             pushed, prologue = [], []
+            frame_reads = []
             for v in self.needs[label]:
                 ty = self.types.get(v, "ptr")
                 name = self.rev_names[(label, v)]
                 home = self._home[v]
-                if not self.split and (not self.cfg.in_loop(home) or not self.cfg.in_loop(label)):
+                if self.split and not self.cfg.in_loop(home):
+                    if v not in self.frame:
+                        self.frame[v] = len(self.frame)
+                        frame_stores[home].append(v)
+                    frame_reads.append((name, ty, self.frame[v]))
+                elif not self.split and (not self.cfg.in_loop(home) or not self.cfg.in_loop(label)):
                     slot = self.cache_slot(v)
                     where = home if not self.cfg.in_loop(home) else label
                     if v not in stores[where]:
@@ -997,10 +1020,28 @@ class ReverseGenerator:
                 self.fwd_pushes[label] = self._push_lines(pushed)
                 prologue = self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
                                            [::-1]) + prologue
+            if frame_reads:
+                base = self.fresh("frame")
+                prologue.append(f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})")
+                for name, ty, cell in frame_reads:
+                    at = self.fresh("fcell")
+                    prologue.append(f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * cell}")
+                    prologue.append(f"  {name} = load {ty}, ptr {at}, align 8")
             self.rev_prologue[label] = prologue
         self.slot_store_lines = {
             label: [f"  store {self.types.get(v, 'ptr')} {v}, ptr {self.cache_slot(v)}, align 8" for v in vs]
             for label, vs in stores.items()}
+        for label, vs in frame_stores.items():
+            if not vs:
+                continue
+            self.engine.support.add("__enzyme_build_tape_at")
+            base = self.fresh("frame")
+            out = [f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})"]
+            for v in vs:
+                at = self.fresh("fcell")
+                out.append(f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * self.frame[v]}")
+                out.append(f"  store {self.types.get(v, 'ptr')} {v}, ptr {at}, align 8")
+            self.slot_store_lines[label] = self.slot_store_lines.get(label, []) + out
         self._reserve_for_loops()
 
     def _reserve_for_loops(self) -> None:
@@ -1114,13 +1155,24 @@ class ReverseGenerator:
         aug_head = ", ".join([f"{t} {n}" for t, n in params] + [f"ptr {TAPE}"])
         aug_ret = "{ ptr, ptr }" if self.sig.ret_shadow else self.fn.return_type
         aug = [f"define internal {aug_ret} @{names['augmented']}({aug_head}) {{"]
-        aug += self._forward_blocks_text([]) + ["}"]
+        body = self._forward_blocks_text([])
+        if self.frame:
+            self.engine.support.add("__enzyme_build_tape_frame")
+            body.insert(1, f"  {FRAME_OFFSET} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, "
+                           f"i64 {CELL_BYTES * len(self.frame)})")
+            push = self._push_lines([(FRAME_OFFSET, "i64")])
+            body = [x for line in body for x in (push if line == FRAME_PUSH_MARK else [line])]
+        else:
+            body = [line for line in body if line != FRAME_PUSH_MARK]
+        aug += body + ["}"]
         rev_params = [f"{t} {n}" for t, n in params]
         if self.sig.ret_active:
             rev_params.append(f"{self.fn.return_type} {DRET}")
         rev_params.append(f"ptr {TAPE}")
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}) {{", "entry$:"]
         rev += self._diffe_prologue() + self._iv_slot_allocas()
+        if self.frame:
+            rev += self._pop_lines([(FRAME_OFFSET, "i64")])
         for v, root in self.reverse_local.items():
             if v == root:
                 inst = self.fn.defs[v]
@@ -1138,5 +1190,8 @@ class ReverseGenerator:
             rev.append(f"  br label {self.rev_label(self.cfg.returns[0])}")
         else:
             rev.append("  br label %rev$exit")
-        rev += self._reverse_blocks_text() + self._exit_block() + ["}"]
+        exit_block = self._exit_block()
+        if self.frame:   # the frame record is the oldest of this call: drop it last
+            exit_block[1:1] = [f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * len(self.frame)})"]
+        rev += self._reverse_blocks_text() + exit_block + ["}"]
         return ["\n".join(aug), "\n".join(rev)]

@@ -70,6 +70,22 @@ grow:
 done:
   ret void
 }""",
+    # a frame record: reserve cells now, fill them later by offset (the data may move)
+    "__enzyme_build_tape_frame": """\
+define internal i64 @__enzyme_build_tape_frame(ptr %tape, i64 %bytes) alwaysinline {
+entry:
+  %sizep = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 1
+  %size = load i64, ptr %sizep, align 8
+  %at = call ptr @__enzyme_build_tape_push(ptr %tape, i64 %bytes)
+  ret i64 %size
+}""",
+    "__enzyme_build_tape_at": """\
+define internal ptr @__enzyme_build_tape_at(ptr %tape, i64 %offset) alwaysinline {
+entry:
+  %data = load ptr, ptr %tape, align 8
+  %at = getelementptr inbounds i8, ptr %data, i64 %offset
+  ret ptr %at
+}""",
     "__enzyme_build_tape_pop": """\
 define internal ptr @__enzyme_build_tape_pop(ptr %tape, i64 %bytes) alwaysinline {
 entry:
@@ -173,6 +189,7 @@ series:
 # what each support function needs declared
 _NEEDS = {
     "__enzyme_build_tape_push": ["__enzyme_build_tape_grow"],
+    "__enzyme_build_tape_frame": ["__enzyme_build_tape_push"],
     "__enzyme_build_tape_reserve": ["__enzyme_build_tape_grow"],
     "__enzyme_build_tape_grow": ["@llvm.umax.i64", "@realloc", "@abort"],
     "__enzyme_build_tape_free_data": ["@free"],

@@ -22,6 +22,7 @@ _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 _ALIGN_RE = re.compile(r',\s*align\s+(\d+)')
 # how the activity analysis names a parameter's activity
 _ANALYSIS_ACTIVITY = {ACTIVE: "out", DUP: "dup", DUPNONEED: "dupnoneed", CONST: "const"}
+_UNSUPPORTED_FLOATS = {"x86_fp80", "fp128", "ppc_fp128"}
 
 
 def zero_of(ty: str) -> str:
@@ -153,6 +154,11 @@ class ForwardGenerator:
         for inst in fn.instructions():
             if inst.result:
                 self.types[inst.result] = inst.type
+        for value in sorted(self.act.varied):
+            if self.types.get(value) in _UNSUPPORTED_FLOATS:
+                raise EnzymeBuildError(f"active {self.types[value]} value {value} in @{fn.name}: long double / "
+                                       f"fp128 arithmetic is not supported", location=f"@{fn.name}",
+                                       hint="compute in double (or float)")
         self.counter = 0
         self.named = None
         self.bits: dict[str, list[str]] = {}   # non-float loads of shadowed memory -> shadow bytes

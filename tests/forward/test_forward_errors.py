@@ -139,3 +139,11 @@ def _module_error(tmp_path, source: str):
     with pytest.raises(EnzymeBuildError) as info:
         run_ad_stage(module)
     return info.value
+
+
+def test_long_double_is_a_clear_error(tmp_path):
+    src = ("long double __enzyme_fwddiffl(void *, ...);\n"
+           "__attribute__((noinline)) long double f(long double x) { return x * x; }\n"
+           "int main(void) { return (int)__enzyme_fwddiffl((void *)f, 2.0L, 1.0L); }\n")
+    text = _module_error(tmp_path, src).render()
+    assert "x86_fp80" in text and "@f" in text and "not supported" in text, text

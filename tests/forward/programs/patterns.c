@@ -70,6 +70,17 @@ __attribute__((noinline)) double smooth_alias(double *x, int n) {
   return s;
 }
 
+/* a struct of two doubles returned in registers ({double, double}) and C99 complex values */
+typedef struct { double re, im; } C2;
+__attribute__((noinline)) C2 cmul(C2 a, C2 b) { C2 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; return r; }
+__attribute__((noinline)) double complexes(double t) {
+  C2 a = {t, 2 * t}, b = {sin(t), 1.0};
+  C2 c = cmul(a, b);
+  double _Complex z = t + 1.0i * t * t;
+  z = z + z * 0.5;
+  return c.re * c.im + __real__ z * __imag__ z;
+}
+
 static const double X0[N] = {0.3, -0.2, 0.9, 0.45, -0.7, 0.15, 1.1, -0.35};
 static const double V[N] = {1.0, 0.5, -0.25, 0.75, -1.0, 0.3, 0.2, -0.6};
 #define H 1e-6
@@ -109,5 +120,6 @@ int main(void) {
   at(x, 0); memcpy(dx, V, sizeof dx); at(xp, H); at(xm, -H);
   got = __enzyme_fwddiff((void *)smooth_alias, x, dx, N);
   fc_near("alias", got, FD(smooth_alias(xp, N), smooth_alias(xm, N)), 1e-6);
+  fc_near("complexes", __enzyme_fwddiff((void *)complexes, 0.7, 1.0), FD(complexes(0.7 + H), complexes(0.7 - H)), 1e-6);
   return fc_done();
 }

@@ -50,22 +50,3 @@ def run_program(exe: str) -> subprocess.CompletedProcess:
 
 def enzyme_build_cli() -> str:
     return os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-
-
-@pytest.fixture
-def build(tmp_path):
-    def _build(source, **kw):
-        return build_with_stage(source, str(tmp_path), **kw)
-    return _build
-
-
-@pytest.fixture
-def run_ok():
-    """Run an executable; assert it printed 'ok N' and exited 0; returns N."""
-    def _run(exe):
-        proc = run_program(exe)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        last = proc.stdout.strip().splitlines()[-1]
-        assert last.startswith("ok "), proc.stdout + proc.stderr
-        return int(last.split()[1])
-    return _run

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import HERE, build_with_stage, enzyme_build_cli
+from ad_helpers import HERE, build_with_stage, enzyme_build_cli
 from enzyme_build.errors import EnzymeBuildError
 
 PROGRAMS = os.path.join(HERE, "programs")

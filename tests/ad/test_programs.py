@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import EXAMPLES, HERE
+from ad_helpers import EXAMPLES, HERE
 
 PROGRAMS = os.path.join(HERE, "programs")
 

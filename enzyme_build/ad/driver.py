@@ -319,6 +319,21 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     if kind == "__enzyme_augmentsize":
         finish(str(TAPE_OBJECT_BYTES), "i64")
         return lines
+    if rule is not None and rule.augment and rule.gradient and kind == "__enzyme_reverse":
+        # the tape came from the user's augment: hand it to the user's gradient, untouched
+        rest = [args.next() for _ in range(args.remaining())]
+        if ret_active and rest:
+            passed.append(f"{primal.return_type} {_coerce_arg(primal.return_type, rest.pop(0), fresh, lines)}")
+        tape = tape_ptr if tape_ptr is not None else (rest[-1][1] if rest else "null")
+        grad_ret = engine.function_return_type(rule.gradient)
+        v = None
+        if grad_ret == "void":
+            lines.append(f"  call void @{rule.gradient}({', '.join(passed + ['ptr ' + tape])})")
+        else:
+            v = fresh()
+            lines.append(f"  {v} = call {grad_ret} @{rule.gradient}({', '.join(passed + ['ptr ' + tape])})")
+        finish(v, grad_ret if v else "void")
+        return lines
     aug, rev = engine.request_split(primal, sig)
     if kind == "__enzyme_augmentfwd":
         tape = _tape_object(engine, tape_ptr, allocated, fresh, lines, where)

@@ -2,6 +2,8 @@
 #include "adcheck.h"
 extern int enzyme_dup, enzyme_const;
 double __enzyme_autodiff(void *, ...);
+void *__enzyme_augmentfwd(void *, ...);
+double __enzyme_reverse(void *, ...);
 
 /* the rule deliberately differs from the true derivative (2x) so the test sees it is used */
 __attribute__((noinline)) double square(double x) { return x * x; }
@@ -36,5 +38,7 @@ int main(void) {
   double x[1] = {2.0}, dx[1] = {0}, out[1], dout[1] = {1.0};
   __enzyme_autodiff((void *)use_triple, enzyme_dup, x, dx, enzyme_dup, out, dout);
   ac_near("custom pointer rule", dx[0], 7.0 * 2 * 6.0, 1e-12);
+  void *tape = __enzyme_augmentfwd((void *)square, 1.5);
+  ac_near("custom rule, split mode", __enzyme_reverse((void *)square, 1.5, 2.0, tape), 10.0 * 1.5 * 2.0, 1e-12);
   return ac_done();
 }

@@ -439,7 +439,12 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
                 if dbg:  # keep the call site's location (the verifier wants it on inlinable calls)
                     new_lines = [ln + f", !dbg {dbg}" if re.match(r'\s*(%\S+\s*=\s*)?call\b', ln) else ln
                                  for ln in new_lines]
-                replace[inst.line] = new_lines
+                normal = getattr(inst, "invoke_normal", None)
+                if normal is not None:   # an invoke: continue to its normal destination
+                    new_lines.append(f"  br label {make_name('%', normal)}")
+                    for extra in range(inst.first_line + 1, inst.line + 1):
+                        replace[extra] = []
+                replace[inst.first_line] = new_lines
         if entry_allocas:
             label_line = next(i for i in range(fn.first_line + 1, fn.last_line)
                               if module.lines[i] and not module.lines[i].startswith(" ")

@@ -328,7 +328,8 @@ def _parse_call(inst: Instruction, body: str) -> None:
 
 
 def parse_instruction(text: str) -> Instruction:
-    body, md = _parse_metadata_attachments(_strip_comment(text) if "\n" not in text else text)
+    source = _strip_comment(text) if "\n" not in text else " ".join(text.split())
+    body, md = _parse_metadata_attachments(source)
     result = None
     m = _RESULT_RE.match(body)
     if m:
@@ -502,18 +503,71 @@ def parse_function(lines: list[str], start: int) -> tuple[Function, int]:
         if block is None:
             raise InternalError(f"function @{fn.name} has an unnamed entry block; run instnamer first")
         text = line
-        if stripped.startswith("switch") or re.match(r'%\S+\s*=\s*(switch|callbr|invoke)', stripped) \
-                or (" switch " in stripped and stripped.endswith("[")):
+        first = i
+        if stripped.startswith("switch") or (" switch " in stripped and stripped.endswith("[")):
             while not lines[i].strip().startswith("]") and not lines[i].rstrip().endswith("]"):
                 i += 1
                 text += "\n" + lines[i]
+        # continuation lines: invoke's 'to label … unwind label …', landingpad clauses
+        while i + 1 < len(lines) and lines[i + 1].strip().startswith(_CONTINUATIONS):
+            i += 1
+            text += "\n" + lines[i]
         inst = parse_instruction(text)
-        inst.line = i
-        block.instructions.append(inst)
+        inst.first_line, inst.line = first, i
+        if inst.opcode == "invoke":
+            block.instructions.extend(_split_invoke(inst, first, i))
+        else:
+            block.instructions.append(inst)
         i += 1
     fn.last_line = i
+    _drop_unreachable_blocks(fn)
     fn.index()
     return fn, i
+
+
+_CONTINUATIONS = ("to label", "cleanup", "catch ", "filter ")
+
+
+def _split_invoke(inst: Instruction, first: int, last: int) -> list[Instruction]:
+    """An invoke becomes its call plus `br label %normal`: derived functions never unwind
+    (an exception thrown during AD ends the program), so unwind paths are dropped."""
+    flat = " ".join(inst.text.split())
+    m = re.match(r'^(.*?)\binvoke\b(.*?)\s+to\s+label\s+(' + NAME + r')\s+unwind\s+label\s+(' + NAME
+                 + r')(.*)$', flat)
+    if not m:
+        raise InternalError(f"cannot parse invoke: {inst.text}")
+    call = parse_instruction("  " + m.group(1) + "call" + m.group(2) + m.group(5))
+    call.invoke_normal, call.invoke_unwind = strip_name(m.group(3)), strip_name(m.group(4))
+    call.first_line, call.line = first, last
+    br = parse_instruction(f"  br label {m.group(3)}")
+    br.first_line = br.line = last
+    br.synthetic = True
+    return [call, br]
+
+
+def _drop_unreachable_blocks(fn: Function) -> None:
+    """Remove blocks unreachable from the entry (landing pads once invokes are calls) and
+    their phi entries."""
+    if not fn.blocks:
+        return
+    by_label = {b.label: b for b in fn.blocks}
+    seen, work = set(), [fn.blocks[0].label]
+    while work:
+        b = work.pop()
+        if b in seen or b not in by_label:
+            continue
+        seen.add(b)
+        work.extend(by_label[b].terminator.targets)
+    if len(seen) == len(fn.blocks):
+        return
+    fn.blocks = [b for b in fn.blocks if b.label in seen]
+    for b in fn.blocks:
+        for inst in b.phis():
+            kept = [(v, blk) for v, blk in inst.incoming if blk in seen]
+            if len(kept) != len(inst.incoming):
+                inst.incoming = kept
+                entries = ", ".join(f"[ {v}, {make_name('%', blk)} ]" for v, blk in kept)
+                inst.text = f"  {inst.result} = phi {inst.type} {entries}"
 
 
 def _return_type(prefix: str) -> str:

@@ -47,3 +47,7 @@ def test_frontend_at_O0(build, run_ok):
     """-O0 frontends mark functions optnone/noinline; the stage still optimizes before AD."""
     assert run_ok(build(os.path.join(EXAMPLES, "relu3.c"), opt="-O0")) > 0
     assert run_ok(build(os.path.join(PROGRAMS, "calls.c"), opt="-O0")) > 0
+
+
+def test_cxx_vectors_and_invokes(build, run_ok):
+    assert run_ok(build(os.path.join(PROGRAMS, "vector.cc"), cxx=True)) == 4

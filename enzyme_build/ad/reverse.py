@@ -32,6 +32,8 @@ DRET = "%dret$"
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 # pure instructions the reverse sweep recomputes instead of caching
+# float arithmetic recomputed in the reverse sweep when all its operands come for free
+_CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
                  "ashr", "and", "or", "xor", "icmp", "bitcast", "inttoptr", "ptrtoint"}
 
@@ -304,7 +306,13 @@ class ReverseGenerator:
             return name
         primal = self.shadow_primal.get(value)
         inst = self.fn.defs.get(primal or value)
-        if inst is None or inst.opcode not in _RECOMPUTABLE:
+        if inst is None:
+            return None
+        if inst.opcode in _CHEAP_FLOAT and primal is None:
+            # float arithmetic is recomputed only when none of its operands needs caching
+            if not all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values())):
+                return None
+        elif inst.opcode not in _RECOMPUTABLE:
             return None
         if inst.opcode != "getelementptr" and primal is not None:
             return None
@@ -330,6 +338,27 @@ class ReverseGenerator:
         name = self.fresh("rc")
         lines.append(f"  {name} ={body}")
         return name
+
+    def _costless(self, value: str, block: str, depth: int) -> bool:
+        """True when the reverse block can obtain `value` without any cache or tape cell."""
+        if self._is_free(value) or (block, value) in self.rev_names:
+            return True
+        if depth > 4:
+            return False
+        if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
+            return True
+        inst = self.fn.defs.get(value)
+        if inst is None:
+            return False
+        if inst.opcode == "load" and not self.split or (inst.opcode == "load" and self.sig.stable_args):
+            if self._stable is None:
+                self._stable = self._stable_roots()
+            addr = inst.operands[0][1]
+            return "volatile" not in inst.flags and pointer_roots(self.fn, addr) <= self._stable \
+                and self._costless(addr, block, depth + 1)
+        if inst.opcode in _RECOMPUTABLE or inst.opcode in _CHEAP_FLOAT:
+            return all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values()))
+        return False
 
     def _cheap(self, value: str) -> bool:
         inst = self.fn.defs.get(self.shadow_primal.get(value, value))

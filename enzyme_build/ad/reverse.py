@@ -133,6 +133,7 @@ class ReverseGenerator:
         self.pred_index: dict[str, str] = {}
         self.uses_tape = split
         self.freed_roots = self._freed_allocations()
+        self.realloc_copied: dict[str, str] = {}   # realloc result -> bytes copied from the old shadow
         self.recompute_lines: dict[str, list[str]] = {}
         self._stable: set[str] | None = None
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
@@ -422,7 +423,8 @@ class ReverseGenerator:
     def _freed_allocations(self) -> set[str]:
         freed = set()
         for inst in self.fn.instructions():
-            if inst.opcode == "call" and inst.callee in DEALLOCATORS and inst.operands:
+            if inst.opcode == "call" and (inst.callee in DEALLOCATORS or inst.callee == "@realloc") \
+                    and inst.operands:
                 freed |= pointer_roots(self.fn, inst.operands[0][1])
         return freed
 
@@ -609,14 +611,25 @@ class ReverseGenerator:
         elif op == "call" and inst.callee in ALLOCATORS:
             name = callee_name(inst)
             args = [v for _, v in inst.operands]
+            self.engine.support.add("__enzyme_build_shadow_alloc")
             if name == "calloc":
-                lines.append(f"  {sh} = call ptr @calloc(i64 {args[0]}, i64 {args[1]})")
+                total = self.fresh("n")
+                lines.append(f"  {total} = mul i64 {args[0]}, {args[1]}")
+                lines.append(f"  {sh} = call ptr @__enzyme_build_shadow_alloc(i64 {total})")
             elif name == "realloc":
-                raise EnzymeBuildError(f"realloc of memory holding active values is not supported (in @{self.fn.name})",
-                                       location=self.engine.location(inst),
-                                       hint="allocate a new buffer with malloc and copy instead")
+                # a fresh zeroed shadow holding a copy of the old one; the old shadow stays
+                # alive for the reverse sweep of the code before the realloc
+                old = self.shadow(args[0])
+                self.engine.support.add("__enzyme_build_shadow_realloc")
+                lines.append(f"  {sh} = call ptr @__enzyme_build_shadow_realloc(ptr {old}, i64 {args[1]})")
+                n_copy = self.fresh("rcopy")
+                lines.append(f"  {n_copy} = call i64 @__enzyme_build_shadow_copied(ptr {old}, i64 {args[1]})")
+                self.types[n_copy] = "i64"
+                self.home[n_copy] = inst.block
+                self.realloc_copied[inst.result] = n_copy
             else:
-                lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {args[-1] if name != 'aligned_alloc' else args[1]})")
+                size = args[-1] if name != "aligned_alloc" else args[1]
+                lines.append(f"  {sh} = call ptr @__enzyme_build_shadow_alloc(i64 {size})")
             self.engine.declare("@calloc")
         elif op in ("getelementptr", "bitcast", "addrspacecast", "freeze"):
             base = inst.operands[0][1]
@@ -981,6 +994,15 @@ class ReverseGenerator:
                 lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {self._fetch(n, label)}, i1 false)")
                 self.engine.declare("@llvm.memset.p0.i64")
         elif inst.callee in ALLOCATORS and inst.result in self.act.shadowed:
+            if name == "realloc" and inst.result in self.realloc_copied:
+                kind = memcpy_element_kind(self, inst, [inst.result, inst.operands[0][1]])
+                if kind in ("double", "float"):
+                    helper = "__enzyme_build_memcpy_adjoint_" + ("f64" if kind == "double" else "f32")
+                    self.engine.support.add(helper)
+                    new = self._fetch(self.shadow(inst.result), label)
+                    old = self._fetch(self.shadow(inst.operands[0][1]), label)
+                    n = self._fetch(self.realloc_copied[inst.result], label)
+                    lines.append(f"  call void @{helper}(ptr {new}, ptr {old}, i64 {n})")
             if inst.result in self.freed_roots:
                 lines.append(f"  call void @free(ptr {self._fetch(self.shadow(inst.result), label)})")
                 self.engine.declare("@free")

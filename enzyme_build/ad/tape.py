@@ -86,6 +86,33 @@ entry:
   %at = getelementptr inbounds i8, ptr %data, i64 %offset
   ret ptr %at
 }""",
+    # shadow of realloc(old, n): zeroed new block (usable size) + copy of the old shadow
+    "__enzyme_build_shadow_realloc": """\
+define internal ptr @__enzyme_build_shadow_realloc(ptr %old, i64 %n) {
+entry:
+  %new = call ptr @__enzyme_build_shadow_alloc(i64 %n)
+  %copied = call i64 @__enzyme_build_shadow_copied(ptr %old, i64 %n)
+  call void @llvm.memcpy.p0.p0.i64(ptr %new, ptr %old, i64 %copied, i1 false)
+  ret ptr %new
+}""",
+    # shadow of an allocation: zeroed over its whole usable size, so a later realloc of it
+    # copies zeros beyond the data
+    "__enzyme_build_shadow_alloc": """\
+define internal ptr @__enzyme_build_shadow_alloc(i64 %n) {
+entry:
+  %new = call ptr @malloc(i64 %n)
+  %usable = call i64 @malloc_usable_size(ptr %new)
+  call void @llvm.memset.p0.i64(ptr %new, i8 0, i64 %usable, i1 false)
+  ret ptr %new
+}""",
+    "__enzyme_build_shadow_copied": """\
+define internal i64 @__enzyme_build_shadow_copied(ptr %old, i64 %n) {
+entry:
+  %oldsize = call i64 @malloc_usable_size(ptr %old)
+  %lt = icmp ult i64 %oldsize, %n
+  %copied = select i1 %lt, i64 %oldsize, i64 %n
+  ret i64 %copied
+}""",
     "__enzyme_build_tape_pop": """\
 define internal ptr @__enzyme_build_tape_pop(ptr %tape, i64 %bytes) alwaysinline {
 entry:
@@ -190,6 +217,10 @@ series:
 _NEEDS = {
     "__enzyme_build_tape_push": ["__enzyme_build_tape_grow"],
     "__enzyme_build_tape_frame": ["__enzyme_build_tape_push"],
+    "__enzyme_build_shadow_realloc": ["__enzyme_build_shadow_copied", "__enzyme_build_shadow_alloc",
+                                      "@llvm.memcpy.p0.p0.i64"],
+    "__enzyme_build_shadow_copied": ["@malloc_usable_size"],
+    "__enzyme_build_shadow_alloc": ["@malloc", "@malloc_usable_size", "@llvm.memset.p0.i64"],
     "__enzyme_build_tape_reserve": ["__enzyme_build_tape_grow"],
     "__enzyme_build_tape_grow": ["@llvm.umax.i64", "@realloc", "@abort"],
     "__enzyme_build_tape_free_data": ["@free"],
@@ -204,6 +235,7 @@ DECLARATIONS = {
     "@free": "declare void @free(ptr)",
     "@calloc": "declare ptr @calloc(i64, i64)",
     "@malloc": "declare ptr @malloc(i64)",
+    "@malloc_usable_size": "declare i64 @malloc_usable_size(ptr)",
     "@llvm.log.f64": "declare double @llvm.log.f64(double)",
     "@llvm.memset.p0.i64": "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1 immarg)",
     "@llvm.memcpy.p0.p0.i64": "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1 immarg)",

@@ -191,6 +191,13 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                     changed |= give_shadow(p)
                 if vty == "ptr" and is_local(v) and any_shadowed(p) and not any_shadowed(v):
                     changed |= give_shadow(v)
+            elif op == "call" and inst.callee == "@realloc" and res:
+                # the new block holds the old one's data: both or neither have shadows
+                if any_shadowed(res) and not any_shadowed(inst.operands[0][1]):
+                    changed |= give_shadow(inst.operands[0][1])
+                if any_shadowed(inst.operands[0][1]) and res not in act.shadowed:
+                    act.shadowed.add(res)
+                    changed = True
             elif op == "call" and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
                 d, s = inst.operands[0][1], inst.operands[1][1]
                 if any_shadowed(s) and not any_shadowed(d):

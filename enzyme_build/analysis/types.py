@@ -59,13 +59,14 @@ def _tbaa_struct_kinds(module, tag: str | None) -> list[str | None]:
     return [_kind_of_tbaa(tbaa_type(module, m)) for m in re.findall(r'(![0-9]+)', node)]
 
 
-def memcpy_element_kind(gen, inst) -> str:
-    """'double' | 'float' | 'pointer' | 'int' for what a memcpy/memmove of active memory copies."""
+def memcpy_element_kind(gen, inst, pointers=None) -> str:
+    """'double' | 'float' | 'pointer' | 'int' for what a memcpy/memmove (or the realloc of
+    `pointers`) of active memory copies."""
     module = gen.engine.module
     kinds = set(_tbaa_struct_kinds(module, inst.metadata.get("!tbaa.struct")))
     kinds.discard(None)
     if not kinds:
-        kinds = _kinds_through_roots(gen, [inst.operands[0][1], inst.operands[1][1]])
+        kinds = _kinds_through_roots(gen, pointers or [inst.operands[0][1], inst.operands[1][1]])
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
     if len(kinds) == 1:
         return kinds.pop()

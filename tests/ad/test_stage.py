@@ -1,0 +1,69 @@
+"""The AD stage's own transformations, IR text in and IR text out, and naming/memoization."""
+from __future__ import annotations
+
+import os
+import re
+
+from ad_helpers import frontend_ir
+from enzyme_build import llvm
+from enzyme_build.ad.driver import _define_marker_global, differentiate_module
+from enzyme_build.ad.stage import canonicalize_markers, run_ad_stage
+
+RAW = """\
+@enzyme_dup = global i32 0, align 4
+@enzyme_const = external global i32, align 4
+declare double @__enzyme_autodiff(ptr, ...)
+define void @main() optnone noinline {
+entry:
+  %0 = load i32, ptr @enzyme_dup, align 4
+  %1 = load i32, ptr @enzyme_const, align 4
+  %c = call double (ptr, ...) @__enzyme_autodiff(ptr @f, i32 noundef %0, ptr null, ptr null, i32 %1, i32 3)
+  ret void
+}
+attributes #0 = { noinline nounwind optnone uwtable }
+"""
+
+
+def test_canonicalize_markers_passes_marker_addresses():
+    out = canonicalize_markers(RAW)
+    assert "@__enzyme_autodiff(ptr @f, ptr @enzyme_dup, ptr null, ptr null, ptr @enzyme_const, i32 3)" in out
+    # the -O0 pair is dropped from attribute groups so -O0 code is optimized before AD
+    assert "attributes #0 = { nounwind uwtable }" in out
+
+
+def test_canonicalize_makes_prototyped_calls_variadic():
+    text = RAW.replace("call double (ptr, ...) @__enzyme_autodiff", "call double @__enzyme_autodiff")
+    assert "call double (ptr, ...) @__enzyme_autodiff(ptr @f, ptr @enzyme_dup" in canonicalize_markers(text)
+
+
+def test_declared_markers_become_weak_definitions():
+    assert _define_marker_global("@enzyme_dup = external global i32, align 4") == \
+        "@enzyme_dup = weak global i32 0, align 4"
+    assert _define_marker_global("@other = external global i32") == "@other = external global i32"
+
+
+def test_derived_functions_are_named_and_shared(tmp_path):
+    src = tmp_path / "two.c"
+    src.write_text("""
+#include <math.h>
+double __enzyme_autodiff(void *, ...);
+void *__enzyme_augmentfwd(void *, ...);
+__attribute__((noinline)) double g(double x) { return sin(x) * x; }
+double f(double x) { return g(x) * g(2 * x); }
+int main(void) { void *t = __enzyme_augmentfwd((void *)f, 1.0);
+  return (int)(__enzyme_autodiff((void *)f, 1.0) + __enzyme_autodiff((void *)f, 2.0)) + (t != 0); }
+""")
+    module = llvm.parse_assembly(frontend_ir(str(src), str(tmp_path)))
+    out = run_ad_stage(module, keep_dir=str(tmp_path / "keep")).text()
+    defined = re.findall(r'^define internal [^@]*@([\w.$"]+)\(', out, re.M)
+    assert defined.count("diffe_f") == 1            # two call sites, one derived function
+    assert "augmented_f" in defined and "reverse_f" in defined
+    assert defined.count("augmented_g") == 1 and defined.count("reverse_g") == 1
+    assert os.path.exists(tmp_path / "keep" / "ad-input.ll")
+    assert os.path.exists(tmp_path / "keep" / "ad-output.ll")
+    assert not re.search(r'call [^\n]*@__enzyme_(autodiff|augmentfwd)\(', out)   # every call rewritten
+
+
+def test_module_without_calls_is_unchanged_text():
+    text = "define i32 @main() {\nbb:\n  ret i32 0\n}\n"
+    assert differentiate_module(text) == text

@@ -135,6 +135,7 @@ class ReverseGenerator:
         self.freed_roots = self._freed_allocations()
         self.realloc_copied: dict[str, str] = {}   # realloc result -> bytes copied from the old shadow
         self.recompute_lines: dict[str, list[str]] = {}
+        self._kinds: dict[int, str] = {}
         self._stable: set[str] | None = None
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
@@ -656,6 +657,12 @@ class ReverseGenerator:
     # ------------------------------------------------------------------ calls
     def _call_kind(self, inst: Instruction) -> str:
         """'inactive' | 'math' | 'derived' | 'custom' | 'memory' | 'unknown'."""
+        kind = self._kinds.get(id(inst))
+        if kind is None:
+            kind = self._kinds[id(inst)] = self._classify_call(inst)
+        return kind
+
+    def _classify_call(self, inst: Instruction) -> str:
         name = callee_name(inst)
         if inst.callee is None:
             return "unknown" if self._call_active(inst) else "inactive"

@@ -68,7 +68,10 @@ def global_base(value: str) -> str | None:
 
 
 def callee_name(inst: Instruction) -> str:
-    return (inst.callee or "").lstrip("@").strip('"')
+    name = inst.__dict__.get("_callee_name")
+    if name is None:
+        name = inst._callee_name = (inst.callee or "").lstrip("@").strip('"')
+    return name
 
 
 def is_inactive_call(inst: Instruction, inactive_extra=frozenset()) -> bool:

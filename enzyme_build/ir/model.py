@@ -60,7 +60,7 @@ def is_local(value: str) -> bool:
 def split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` outside (), [], {}, <> and quotes."""
     if not any(c in text for c in '([{<"'):
-        return [p.strip() for p in text.split(sep) if p.strip()]
+        return [p for p in (q.strip() for q in text.split(sep)) if p]
     parts, depth, cur, quote = [], 0, [], False
     for ch in text:
         if ch == '"':

@@ -5,6 +5,7 @@ Both reverse and forward mode use it, so a rule is written once for both.
 """
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Callable
 
@@ -16,6 +17,7 @@ HELPERS = {"digamma": "__enzyme_build_digamma"}
 _SUFFIX = {"double": "f64", "float": "f32"}
 
 
+@functools.lru_cache(maxsize=4096)
 def float_constant(value: float, fty: str = "double") -> str:
     """LLVM's exact hex spelling of a float constant of type fty."""
     if fty == "float":

@@ -32,6 +32,12 @@ DRET = "%dret$"
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 # pure instructions the reverse sweep recomputes instead of caching
+# instructions that may read an active value without passing a derivative on (or that the
+# reverse sweep handles itself); any other instruction reading one is refused
+_CONSUMES_ACTIVE_SAFELY = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "fptosi",
+                           "fptoui", "fcmp", "select", "phi", "load", "store", "call", "ret", "freeze",
+                           "bitcast", "extractvalue", "insertvalue", "br", "switch", "getelementptr",
+                           "alloca", "icmp", "ptrtoint", "addrspacecast"}
 # float arithmetic recomputed in the reverse sweep when all its operands come for free
 _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
@@ -900,10 +906,13 @@ class ReverseGenerator:
         elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.reverse_local:
             lines.append(f"  call void @free(ptr {self._fetch(self.shadow(res), label)})")
             self.engine.declare("@free")
-        elif varied:
-            raise EnzymeBuildError(f"cannot differentiate '{op}' producing {res} in @{self.fn.name}",
+        elif varied or (op not in _CONSUMES_ACTIVE_SAFELY
+                        and any(v in self.act.varied for v in inst.values())):
+            raise EnzymeBuildError(f"cannot differentiate '{op}' ({inst.text.strip()}) in @{self.fn.name}",
                                    location=self.engine.location(inst),
-                                   hint="vector and aggregate floating-point values are not supported by the engine")
+                                   hint="vector values and this operation are not supported on active data; "
+                                        "the pre-AD pipeline never vectorizes, so this comes from explicit "
+                                        "vector code or intrinsics")
 
     def _apply_rule(self, rule, fty, operands, res, label, lines) -> None:
         dr = self.take_adjoint(res, lines)

@@ -46,3 +46,16 @@ int main(void) { double x[2] = {1, 2}, d[2] = {1, 1}; char buf[8];
     with pytest.raises(EnzymeBuildError) as info:
         build_with_stage(str(src), str(tmp_path))
     assert "enzyme_allocated" in info.value.message
+
+
+def test_active_vector_code_is_refused(tmp_path):
+    src = tmp_path / "vec.c"
+    src.write_text("""
+typedef double v2 __attribute__((vector_size(16)));
+double __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) double f(double x) { v2 a = {x, 2 * x}; v2 b = a * a; return b[0] + b[1]; }
+int main(void) { return __enzyme_autodiff((void *)f, 1.0) > 0; }
+""")
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path))
+    assert "insertelement" in info.value.message and "@f" in info.value.message

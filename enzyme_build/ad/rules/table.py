@@ -109,6 +109,10 @@ _MATH: list[Rule] = [
     Rule(("erf",), (lambda b, x: b.fmul(b.const(_TWO_OVER_SQRT_PI), b.call("exp", b.fneg(b.square(x[0])))),)),
     Rule(("erfc",), (lambda b, x: b.fmul(b.const(-_TWO_OVER_SQRT_PI), b.call("exp", b.fneg(b.square(x[0])))),)),
     Rule(("lgamma",), (lambda b, x: b.call("digamma", x[0]),)),
+    Rule(("tgamma",), (lambda b, x: b.fmul(x.result, b.call("digamma", x[0])),)),
+    Rule(("exp10",), (lambda b, x: b.fmul(x.result, b.const(_LN10)),)),
+    # ldexp(x, n) = x * 2^n
+    Rule(("ldexp",), (lambda b, x: b.call("exp2", b.int_to_float(x.int_operand(1), "i32")), _zero)),
     # fused and piecewise-linear
     Rule(("fma", "fmuladd"), (lambda b, x: x[1], lambda b, x: x[0], _one)),
     Rule(("fmod",), (_one, lambda b, x: b.fneg(b.call("trunc", b.fdiv(x[0], x[1]))))),

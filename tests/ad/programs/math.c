@@ -1,5 +1,6 @@
 /* Every libm function and intrinsic with a rule, double and float, against finite differences.
  * Built twice: with errno (libm calls stay calls) and with -fno-math-errno (intrinsics). */
+#define _GNU_SOURCE /* exp10 */
 #include "adcheck.h"
 double __enzyme_autodiff(void *, ...);
 float __enzyme_autodifff(void *, ...);
@@ -26,6 +27,10 @@ TWO(copysign, copysign, -0.5) TWO(fmin, fmin, 0.6) TWO(fmax, fmax, 0.6)
 __attribute__((noinline)) double d_powi(double x) { return __builtin_powi(x, 3) + __builtin_powi(x, -2); }
 __attribute__((noinline)) double d_fma(double x) { return fma(x, x, 2.0 * x); }
 __attribute__((noinline)) double d_rint(double x) { return rint(x) + nearbyint(x) + x; }
+
+__attribute__((noinline)) double d_ldexp(double x) { return ldexp(x * x, 3); }
+__attribute__((noinline)) double d_tgamma(double x) { return tgamma(x) * 2; }
+__attribute__((noinline)) double d_exp10(double x) { return exp10(x); }
 
 static double closed_powi(double x) { return 3 * x * x - 2 / (x * x * x); }
 
@@ -57,6 +62,12 @@ int main(void) {
     ac_near("rint", __enzyme_autodiff((void *)d_rint, x + 0.1), 1.0, 0.0);
     ac_near("powi", __enzyme_autodiff((void *)d_powi, x), closed_powi(x), 1e-12);
     ac_near("fma", __enzyme_autodiff((void *)d_fma, x), 2 * x + 2, 1e-12);
+  }
+  for (int k = 0; k < 3; k++) {
+    double x = pts[k] + 0.5;
+    ac_near("ldexp", __enzyme_autodiff((void *)d_ldexp, x), AC_FD(d_ldexp, x), 1e-6);
+    ac_near("tgamma", __enzyme_autodiff((void *)d_tgamma, x), AC_FD(d_tgamma, x), 1e-6);
+    ac_near("exp10", __enzyme_autodiff((void *)d_exp10, x), AC_FD(d_exp10, x), 1e-6);
   }
   ac_near("lgamma(5.5)", __enzyme_autodiff((void *)d_lgamma, 5.5), 1.5 * 1.6110931485817511, 1e-8);
   return ac_done();

@@ -5,7 +5,6 @@ must stay cheap to import: the compile path imports it, so no llvmlite, click or
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -136,6 +135,7 @@ def _stamp(path: str) -> list[float] | None:
 def _load_cache() -> dict:
     try:
         with open(_cache_path()) as fh:
+            import json  # lazily: only when the cache exists
             data = json.load(fh)
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
@@ -150,6 +150,7 @@ def _store_cache(entry_key: str, tool: Tool) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as fh:
+            import json
             json.dump(data, fh)
         os.replace(tmp, path)
     except OSError:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
+from collections import namedtuple
 
 BITCODE_SECTION = ".enzbc"
 CLANG_BITCODE_SECTION = ".llvmbc"
@@ -26,12 +26,10 @@ _SHN_UNDEF = 0
 _STB_GLOBAL, _STB_WEAK = 1, 2
 
 
-@dataclass(frozen=True)
-class Member:
-    """One archive member: its name and contents."""
-
-    name: str
-    data: bytes
+# A namedtuple, not a dataclass: `-c` compiles import this module (for the section
+# rename) and importing dataclasses costs several milliseconds of start-up.
+Member = namedtuple("Member", "name data")
+Member.__doc__ = "One archive member: its name and contents."
 
 
 def _elf_sections(data: bytes) -> list[tuple[str, int, int, int, int]] | None:

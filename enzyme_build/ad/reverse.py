@@ -38,6 +38,8 @@ _CONSUMES_ACTIVE_SAFELY = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpex
                            "fptoui", "fcmp", "select", "phi", "load", "store", "call", "ret", "freeze",
                            "bitcast", "extractvalue", "insertvalue", "br", "switch", "getelementptr",
                            "alloca", "icmp", "ptrtoint", "addrspacecast"}
+# math calls whose value the reverse sweep takes from the primal when it computed it anyway
+_REUSABLE_CALLS = {"sin", "cos", "sinh", "cosh", "exp", "log", "sqrt"}
 # float arithmetic recomputed in the reverse sweep when all its operands come for free
 _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
@@ -142,6 +144,8 @@ class ReverseGenerator:
         self.realloc_copied: dict[str, str] = {}   # realloc result -> bytes copied from the old shadow
         self.recompute_lines: dict[str, list[str]] = {}
         self._kinds: dict[int, str] = {}
+        self._primal_calls: dict | None = None
+        self.rev_primal: dict[tuple[str, str], str] = {}   # (block, reverse name) -> forward value
         self._stable: set[str] | None = None
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
@@ -216,18 +220,22 @@ class ReverseGenerator:
             self.recompute_lines.setdefault(block, []).append(
                 f"  {name} = load {self.types[value]}, ptr {self.iv_loops[value][2]}, align 8")
             self.rev_names[key] = name
+            self.rev_primal[(block, name)] = value
             return name
         reread = self._reread(value, block, depth)
         if reread is not None:
             self.rev_names[key] = reread
+            self.rev_primal[(block, reread)] = value
             return reread
         recomputed = self._recompute(value, block, depth)
         if recomputed is not None:
             self.rev_names[key] = recomputed
+            self.rev_primal[(block, recomputed)] = value
             return recomputed
         if self.shadow_primal.get(value) in self.reverse_local:
             raise InternalError(f"cannot recompute shadow {value} in @{self.fn.name}")
         self.rev_names[key] = self.fresh("r")
+        self.rev_primal[(block, self.rev_names[key])] = value
         self.needs[block].append(value)
         self._home[value] = self.def_block(value)
         return self.rev_names[key]
@@ -914,10 +922,35 @@ class ReverseGenerator:
                                         "the pre-AD pipeline never vectorizes, so this comes from explicit "
                                         "vector code or intrinsics")
 
+    def _reuse_primal_call(self, base, fty, call_args, label) -> str | None:
+        """sin'(x) = cos(x): when the primal also computes cos(x), reuse it (fetched like any
+        forward value) instead of calling cos again in the reverse sweep."""
+        if len(call_args) != 1 or base not in _REUSABLE_CALLS:
+            return None
+        if self._primal_calls is None:
+            self._primal_calls = {}
+            for inst in self.fn.instructions():
+                if inst.opcode == "call" and inst.result and len(inst.operands) == 1:
+                    found = math_rule(inst.callee or "")
+                    if found is not None:
+                        for name in found[0].names:
+                            self._primal_calls.setdefault((name, found[1], inst.operands[0][1]), inst)
+        primal_arg = self.rev_primal.get((label, call_args[0]), call_args[0])
+        inst = self._primal_calls.get((base, fty, primal_arg))
+        if inst is None or not self._dominates_use(inst, label):
+            return None
+        return self._fetch(inst.result, label)
+
+    def _dominates_use(self, inst, label) -> bool:
+        """A primal value may be read in the reverse block of `label` only if it was computed
+        whenever `label` ran: its block dominates `label`."""
+        return self.cfg.dominates(inst.block, label)
+
     def _apply_rule(self, rule, fty, operands, res, label, lines) -> None:
         dr = self.take_adjoint(res, lines)
         b = Builder(fty, self.fresh)
         b.lines = lines
+        b.reuse = lambda base, ty, call_args: self._reuse_primal_call(base, ty, call_args, label)
         args = _LazyOperands(self, label, [v for _, v in operands], res, b)
         for i, (ty, v) in enumerate(operands):
             if not (is_local(v) and v in self.act.varied):

@@ -52,6 +52,8 @@ class Builder:
         self.lines: list[str] = []
         self.declarations: dict[str, str] = {}   # callee -> declaration line
         self.helpers: set[str] = set()
+        # optional hook (base, fty, args) -> existing value name, set by an engine
+        self.reuse: Callable | None = None
 
     def emit(self, rhs: str, hint: str = "t") -> str:
         name = self.fresh(hint)
@@ -96,6 +98,10 @@ class Builder:
         return self.emit(f"sitofp {ity} {value} to {self.fty}")
 
     def call(self, base: str, *args: str) -> str:
+        if self.reuse is not None:   # the primal may already have computed this value
+            found = self.reuse(base, self.fty, args)
+            if found is not None:
+                return found
         callee, decl = math_callee(base, self.fty)
         if decl:
             self.declarations[callee] = decl

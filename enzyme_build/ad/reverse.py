@@ -128,6 +128,7 @@ class ReverseGenerator:
         # integers carrying float data take their float type for adjoints
         self.types.update(self.views)
         self.params = {p.name for p in fn.params} | {shadow_param(p.name) for p in fn.params}
+        self._check_precisions()
         self.diffe_slots: dict[str, str] = {}
         self.cache_slots: dict[str, str] = {}
         self.needs: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
@@ -153,6 +154,17 @@ class ReverseGenerator:
         self.iv_loops: dict[str, tuple] = {}
         self.home: dict[str, str] = {}           # generated forward values -> block
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
+
+    def _check_precisions(self) -> None:
+        """Only double and float carry derivatives (long double, half, fp128 do not)."""
+        for v in self.act.varied:
+            ty = self.types.get(v, "double")
+            if "x86_fp80" in ty or "fp128" in ty or "half" in ty or "bfloat" in ty:
+                inst = self.fn.defs.get(v)
+                raise EnzymeBuildError(
+                    f"cannot differentiate {ty} arithmetic ({v} in @{self.fn.name})",
+                    location=self.engine.location(inst) if inst else f"@{self.fn.name}",
+                    hint="use double or float for the values being differentiated")
 
     # ------------------------------------------------------------------ names
     def fresh(self, hint: str = "t") -> str:

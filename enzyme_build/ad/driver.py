@@ -14,7 +14,7 @@ from ..analysis.activity import written_float_globals
 from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, is_float_type, is_local, make_name, parse_module, strip_name
-from .reverse import DRET, ReverseGenerator, Signature, adjoint_type
+from .reverse import ReverseGenerator, Signature, adjoint_type
 from .rules import float_constant
 from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
 

@@ -114,7 +114,6 @@ def take_type(text: str) -> tuple[str, str]:
     if not text:
         return "", ""
     if text[0] in "[{<":
-        close = {"[": "]", "{": "}", "<": ">"}
         depth = 0
         i = 0
         # packed struct <{ ... }>
@@ -138,9 +137,6 @@ def take_type(text: str) -> tuple[str, str]:
     if m:
         ty += m.group(0)
         rest = rest[m.end():]
-    # function types like 'void (ptr, ...)'
-    if rest.lstrip().startswith("(") and ty != "ptr" and not is_float_type(ty) and not ty.startswith("i"):
-        pass
     return ty, rest
 
 
@@ -471,16 +467,13 @@ def parse_function(lines: list[str], start: int) -> tuple[Function, int]:
     if not m:
         raise InternalError(f"cannot parse function header: {header}")
     prefix, name, params_text, tail = m.groups()
-    ret_words = split_top(prefix.strip(), " ")
-    # the return type is the last word that is a type (attributes precede it)
-    ret_type = _return_type(prefix)
+    ret_type = _return_type(prefix)   # the last word that is a type (attributes precede it)
     fn = Function(name=strip_name(name), return_type=ret_type, params=_parse_params(params_text),
                   header=header, first_line=start)
     dm = re.search(r'!dbg\s+(![0-9]+)', tail)
     fn.dbg = dm.group(1) if dm else None
     i = start + 1
     block: Block | None = None
-    pending: list[str] = []
     while i < len(lines):
         line = lines[i]
         stripped = line.strip()

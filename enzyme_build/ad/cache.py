@@ -1,0 +1,435 @@
+"""What the reverse sweep reads and how: free values, IV replay, re-reads, recomputation,
+cache slots, frame records and tape records (the caching half of `ReverseGenerator`).
+
+`_fetch(value, block)` is the one entry point: it returns the name under which the
+reverse block of `block` reads a forward value and records what the forward sweep must
+keep for it; `_place_caches` then emits the stores/pushes and loads/pops.
+"""
+from __future__ import annotations
+
+import re
+
+from ..analysis.activity import ALLOCATORS, callee_name, is_inactive_call, pointer_roots
+from ..errors import InternalError
+from ..analysis.types import memcpy_element_kind
+from ..ir.model import is_float_type, is_local, make_name
+from .rules import math_rule
+from .tape import CELL_BYTES
+
+TAPE = "%tape$"
+FRAME_OFFSET = "%frame.offset$"   # split mode: where this call's frame record starts on the tape
+FRAME_PUSH_MARK = "  ;frame-offset-push"
+_METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
+
+_RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
+                 "ashr", "and", "or", "xor", "icmp", "bitcast", "inttoptr", "ptrtoint"}
+# float arithmetic recomputed in the reverse sweep when all its operands come for free
+_CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
+# math calls whose value the reverse sweep takes from the primal when it computed it anyway
+_REUSABLE_CALLS = {"sin", "cos", "sinh", "cosh", "exp", "log", "sqrt"}
+
+
+class CachePlanner:
+    """Mixin for ReverseGenerator: needs self.fn, self.cfg, self.act, self.engine, self.sig,
+    self.split, self.types, the name maps and the per-block line lists it sets up."""
+
+    def _is_free(self, value: str) -> bool:
+        """True when the reverse sweep can use a forward value without caching it."""
+        if not is_local(value) or value in self.params or value == TAPE:
+            return True
+        if self.shadow_primal.get(value) in self.reverse_local and \
+                self.reverse_local[self.shadow_primal[value]] == self.shadow_primal[value]:
+            return True
+        home = self.def_block(value)
+        if home is None:
+            return True
+        return not self.split and not self.cfg.in_loop(home) and \
+            all(self.cfg.dominates(home, r) for r in self.cfg.returns)
+
+    def _fetch(self, value: str, block: str, depth: int = 0) -> str:
+        """The name under which the reverse block of `block` can read a forward value.
+
+        Free values are used directly; cheap pure values (GEPs, casts, integer arithmetic
+        with at most one non-free operand, loop-header predecessor indices) are recomputed
+        from their fetched operands; everything else is cached (slot or tape)."""
+        if self._is_free(value):
+            return value
+        key = (block, value)
+        if key in self.rev_names:
+            return self.rev_names[key]
+        if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
+            name = self.fresh("iv")
+            self.recompute_lines.setdefault(block, []).append(
+                f"  {name} = load {self.types[value]}, ptr {self.iv_loops[value][2]}, align 8")
+            self.rev_names[key] = name
+            self.rev_primal[(block, name)] = value
+            return name
+        reread = self._reread(value, block, depth)
+        if reread is not None:
+            self.rev_names[key] = reread
+            self.rev_primal[(block, reread)] = value
+            return reread
+        recomputed = self._recompute(value, block, depth)
+        if recomputed is not None:
+            self.rev_names[key] = recomputed
+            self.rev_primal[(block, recomputed)] = value
+            return recomputed
+        if self.shadow_primal.get(value) in self.reverse_local:
+            raise InternalError(f"cannot recompute shadow {value} in @{self.fn.name}")
+        self.rev_names[key] = self.fresh("r")
+        self.rev_primal[(block, self.rev_names[key])] = value
+        self.needs[block].append(value)
+        self._home[value] = self.def_block(value)
+        return self.rev_names[key]
+
+    def _reread(self, value: str, block: str, depth: int) -> str | None:
+        """A load from memory nothing may write between the load and the reverse sweep is read
+        again there instead of being cached: in combined mode memory the function never
+        writes; in split pieces only memory the caller vouches for (`stable_args`)."""
+        if depth > 6:
+            return None
+        inst = self.fn.defs.get(value)
+        if inst is None or inst.opcode != "load" or "volatile" in inst.flags:
+            return None
+        if self._stable is None:
+            self._stable = self._stable_roots()
+        addr = inst.operands[0][1]
+        if not pointer_roots(self.fn, addr) <= self._stable:
+            return None
+        raddr = self._fetch(addr, block, depth + 1)
+        name = self.fresh("rl")
+        align = re.search(r'align\s+(\d+)', inst.text)
+        self.recompute_lines.setdefault(block, []).append(
+            f"  {name} = load {inst.type}, ptr {raddr}, align {align.group(1) if align else 1}")
+        return name
+
+    def _stable_roots(self) -> set[str]:
+        """Arguments (and constant globals) whose memory no instruction of this function may
+        write: noalias arguments unless written through themselves; other arguments only when
+        every write goes to the function's own allocations."""
+        local_allocs = {i.result for i in self.fn.instructions()
+                        if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
+        written: set[str] = set()
+        unknown_writes = False
+        for inst in self.fn.instructions():
+            targets = []
+            if inst.opcode == "store":
+                targets = [inst.operands[1][1]]
+            elif inst.opcode == "call":
+                name = callee_name(inst)
+                if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
+                    targets = [inst.operands[0][1]]
+                elif name.startswith("llvm.") or math_rule(inst.callee or "") or is_inactive_call(inst):
+                    continue
+                elif name in self.engine.module.functions:
+                    callee = self.engine.module.functions[name]
+                    for (t, v), p in zip(inst.operands, callee.params):
+                        if t == "ptr" and "readonly" not in p.attrs.split() and "readnone" not in p.attrs.split():
+                            targets.append(v)
+                    if "memory(" not in callee.header or "argmem" not in callee.header:
+                        unknown_writes = True
+                else:
+                    targets = [v for t, v in inst.operands if t == "ptr"]
+                    unknown_writes = True
+            elif inst.opcode in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
+                unknown_writes = True
+            for t in targets:
+                written |= pointer_roots(self.fn, t)
+        stable = set()
+        foreign = {w for w in written if w not in local_allocs}
+        vouched = dict(zip([p.name for p in self.fn.params], self.sig.stable_args))
+        for p in self.fn.params:
+            if p.type != "ptr" or p.name in written:
+                continue
+            if self.split and not vouched.get(p.name):
+                continue
+            noalias = "noalias" in p.attrs.split()
+            if noalias or (not foreign and not unknown_writes):
+                stable.add(p.name)
+        for g, line in self.engine.module.globals.items():
+            if " constant " in line.split("=", 1)[1][:80]:
+                stable.add(make_name("@", g))
+        return stable
+
+    def _recompute(self, value: str, block: str, depth: int) -> str | None:
+        if depth > 6 and self.shadow_primal.get(value) not in self.reverse_local:
+            return None
+        lines = self.recompute_lines.setdefault(block, [])
+        if value in self.header_index:
+            iv, first, pre_index, latch_index = self.header_index[value]
+            ivr = self._fetch(iv, block, depth + 1)
+            c, name = self.fresh("rc"), self.fresh("rc")
+            lines.append(f"  {c} = icmp eq {self.types[iv]} {ivr}, {first}")
+            lines.append(f"  {name} = select i1 {c}, i32 {pre_index}, i32 {latch_index}")
+            return name
+        primal = self.shadow_primal.get(value)
+        inst = self.fn.defs.get(primal or value)
+        if inst is None:
+            return None
+        if inst.opcode in _CHEAP_FLOAT and primal is None:
+            # float arithmetic is recomputed only when none of its operands needs caching
+            if not all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values())):
+                return None
+        elif inst.opcode not in _RECOMPUTABLE:
+            return None
+        if inst.opcode != "getelementptr" and primal is not None:
+            return None
+        operands = list(dict.fromkeys(inst.values()))
+        if primal is not None:
+            base = inst.operands[0][1]
+            sources = {v: (self.shadow(base) if v == base else v) for v in operands}
+        else:
+            sources = {v: v for v in operands}
+        costly = [v for v in sources.values() if not self._is_free(v)
+                  and (block, v) not in self.rev_names and not self._cheap(v)]
+        if len(costly) > 1 and primal not in self.reverse_local:
+            return None
+        fetched = {v: self._fetch(src, block, depth + 1) for v, src in sources.items()}
+        body = _METADATA_RE.sub("", inst.text.split("=", 1)[1])
+        if primal is not None and not is_local(inst.operands[0][1]):
+            base = inst.operands[0][1]
+            body = body.replace(f"ptr {base}", f"ptr {self.shadow(base)}", 1)
+        if fetched:
+            pattern = re.compile("(" + "|".join(re.escape(v) for v in sorted(fetched, key=len, reverse=True))
+                                 + r")(?![-\w$.])")
+            body = pattern.sub(lambda m: fetched[m.group(1)], body)
+        name = self.fresh("rc")
+        lines.append(f"  {name} ={body}")
+        return name
+
+    def _costless(self, value: str, block: str, depth: int) -> bool:
+        """True when the reverse block can obtain `value` without any cache or tape cell."""
+        if self._is_free(value) or (block, value) in self.rev_names:
+            return True
+        if depth > 4:
+            return False
+        if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
+            return True
+        inst = self.fn.defs.get(value)
+        if inst is None:
+            return False
+        if inst.opcode == "load" and not self.split or (inst.opcode == "load" and self.sig.stable_args):
+            if self._stable is None:
+                self._stable = self._stable_roots()
+            addr = inst.operands[0][1]
+            return "volatile" not in inst.flags and pointer_roots(self.fn, addr) <= self._stable \
+                and self._costless(addr, block, depth + 1)
+        if inst.opcode in _RECOMPUTABLE or inst.opcode in _CHEAP_FLOAT:
+            return all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values()))
+        return False
+
+    def _cheap(self, value: str) -> bool:
+        inst = self.fn.defs.get(self.shadow_primal.get(value, value))
+        return inst is not None and inst.opcode in _RECOMPUTABLE and inst.opcode in ("sext", "zext", "trunc")
+
+    def _reuse_primal_call(self, base, fty, call_args, label) -> str | None:
+        """sin'(x) = cos(x): when the primal also computes cos(x), reuse it (fetched like any
+        forward value) instead of calling cos again in the reverse sweep."""
+        if len(call_args) != 1 or base not in _REUSABLE_CALLS:
+            return None
+        if self._primal_calls is None:
+            self._primal_calls = {}
+            for inst in self.fn.instructions():
+                if inst.opcode == "call" and inst.result and len(inst.operands) == 1:
+                    found = math_rule(inst.callee or "")
+                    if found is not None:
+                        for name in found[0].names:
+                            self._primal_calls.setdefault((name, found[1], inst.operands[0][1]), inst)
+        primal_arg = self.rev_primal.get((label, call_args[0]), call_args[0])
+        inst = self._primal_calls.get((base, fty, primal_arg))
+        if inst is None or not self._dominates_use(inst, label):
+            return None
+        return self._fetch(inst.result, label)
+
+    def _dominates_use(self, inst, label) -> bool:
+        """A primal value may be read in the reverse block of `label` only if it was computed
+        whenever `label` ran: its block dominates `label`."""
+        return self.cfg.dominates(inst.block, label)
+
+    def _exit_value(self, iv: str, pred: str, exit_block: str) -> str:
+        """A forward phi at the top of `exit_block` holding the IV's value when the loop
+        was left from `pred` (poison on the other incoming edges)."""
+        name = self.fresh("ivexit")
+        ty = self.types[iv]
+        entries = []
+        for p in self.cfg.preds[exit_block]:
+            entries += [f"[ {iv if p == pred else 'poison'}, {make_name('%', p)} ]"] * \
+                self.cfg.edge_count[(p, exit_block)]
+        self.fwd[exit_block].insert(0, f"  {name} = phi {ty} " + ", ".join(entries))
+        self.types[name] = ty
+        self.home[name] = exit_block
+        return name
+
+    def _canonical_iv(self, label, preds):
+        """(iv, start, index of entry pred, index of latch) when a two-predecessor loop
+        header has an IV `phi [start, outside], [iv + step, latch]`: the predecessor is then
+        known from the IV, so it needs no tape cell of its own."""
+        loop = self.cfg.loop_of.get(label)
+        if loop is None or loop.header != label or len(preds) != 2:
+            return None
+        for phi in self.fn.block(label).phis():
+            if not phi.type.startswith("i") or len(phi.incoming) != 2:
+                continue
+            start = [(v, b) for v, b in phi.incoming if b not in loop.blocks]
+            back = [(v, b) for v, b in phi.incoming if b in loop.blocks]
+            if len(start) != 1 or len(back) != 1 or not re.fullmatch(r'-?\d+', start[0][0]):
+                continue
+            step = self.fn.defs.get(back[0][0])
+            if step is None or step.opcode != "add" or step.operands[0][1] != phi.result \
+                    or step.operands[1][1] not in ("1", "-1") or "nuw" not in step.flags and "nsw" not in step.flags:
+                continue
+            return (phi.result, start[0][0], preds.index(start[0][1]), preds.index(back[0][1]))
+        return None
+
+    def _reverse_local_allocas(self) -> dict[str, str]:
+        """Split mode: local arrays that only ever hold floats get their shadow in the
+        reverse piece (a fresh zeroed alloca) instead of a heap block made in the augmented
+        piece: the forward sweep never writes shadow memory of float data, and the adjoint of
+        memory that dies at return is zero. Every pointer derived from such an alloca must be
+        a GEP/bitcast chain used only by loads, stores of floats and memory intrinsics, so the
+        reverse sweep can recompute its shadow from the new base."""
+        if not self.split:
+            return {}
+        derived: dict[str, str] = {}
+        bad: set[str] = set()
+        for inst in self.fn.instructions():
+            if inst.opcode == "alloca" and inst.result in self.act.shadowed and not inst.operands:
+                derived[inst.result] = inst.result
+        changed = True
+        while changed:
+            changed = False
+            for inst in self.fn.instructions():
+                if inst.result and inst.result not in derived and inst.opcode in ("getelementptr", "bitcast") \
+                        and inst.operands[0][1] in derived:
+                    derived[inst.result] = derived[inst.operands[0][1]]
+                    changed = True
+        for inst in self.fn.instructions():
+            for v in inst.values():
+                if v not in derived:
+                    continue
+                root = derived[v]
+                op = inst.opcode
+                if op in ("getelementptr", "bitcast") and inst.operands[0][1] == v:
+                    continue
+                if op == "load" and (is_float_type(inst.type) or not inst.type == "ptr") and inst.type != "ptr":
+                    continue
+                if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v \
+                        and inst.operands[0][0] != "ptr":
+                    continue
+                if op == "call" and callee_name(inst).startswith(("llvm.lifetime", "llvm.memset")):
+                    continue
+                if op == "call" and callee_name(inst).startswith(("llvm.memcpy", "llvm.memmove")) \
+                        and memcpy_element_kind(self, inst) in ("double", "float", "int"):
+                    continue
+                bad.add(root)
+        return {v: root for v, root in derived.items() if root not in bad}
+
+    def _push_lines(self, values: list[tuple[str, str]]) -> list[str]:
+        """Push (value, type) pairs as one tape record."""
+        self.uses_tape = True
+        self.engine.support.add("__enzyme_build_tape_push")
+        rec = self.fresh("push")
+        out = [f"  {rec} = call ptr @__enzyme_build_tape_push(ptr {TAPE}, i64 {CELL_BYTES * len(values)})"]
+        for j, (v, ty) in enumerate(values):
+            at = rec
+            if j:
+                at = self.fresh("cell")
+                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * j}")
+            out.append(f"  store {ty} {v}, ptr {at}, align 8")
+        return out
+
+    def _pop_lines(self, targets: list[tuple[str, str]]) -> list[str]:
+        """Pop one record into (name, type) pairs (same order as pushed)."""
+        self.engine.support.add("__enzyme_build_tape_pop")
+        rec = self.fresh("pop")
+        out = [f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * len(targets)})"]
+        for j, (name, ty) in enumerate(targets):
+            at = rec
+            if j:
+                at = self.fresh("cell")
+                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * j}")
+            out.append(f"  {name} = load {ty}, ptr {at}, align 8")
+        return out
+
+    def cache_slot(self, value: str) -> str:
+        if value not in self.cache_slots:
+            self.cache_slots[value] = make_name("%", value, "cache")
+        return self.cache_slots[value]
+
+    def _place_caches(self) -> None:
+        self.fwd_pushes: dict[str, list[str]] = {}
+        self.rev_prologue: dict[str, list[str]] = {}
+        stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
+        self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
+        frame_stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
+        for block in self.fn.blocks:
+            label = block.label
+            pushed, prologue = [], []
+            frame_reads = []
+            for v in self.needs[label]:
+                ty = self.types.get(v, "ptr")
+                name = self.rev_names[(label, v)]
+                home = self._home[v]
+                if self.split and not self.cfg.in_loop(home):
+                    if v not in self.frame:
+                        self.frame[v] = len(self.frame)
+                        frame_stores[home].append(v)
+                    frame_reads.append((name, ty, self.frame[v]))
+                elif not self.split and (not self.cfg.in_loop(home) or not self.cfg.in_loop(label)):
+                    slot = self.cache_slot(v)
+                    where = home if not self.cfg.in_loop(home) else label
+                    if v not in stores[where]:
+                        stores[where].append(v)
+                    prologue.append(f"  {name} = load {ty}, ptr {slot}, align 8")
+                else:
+                    pushed.append((v, ty))
+            if pushed:
+                self.fwd_pushes[label] = self._push_lines(pushed)
+                prologue = self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
+                                           [::-1]) + prologue
+            if frame_reads:
+                base = self.fresh("frame")
+                prologue.append(f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})")
+                for name, ty, cell in frame_reads:
+                    at = self.fresh("fcell")
+                    prologue.append(f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * cell}")
+                    prologue.append(f"  {name} = load {ty}, ptr {at}, align 8")
+            self.rev_prologue[label] = prologue
+        self.slot_store_lines = {
+            label: [f"  store {self.types.get(v, 'ptr')} {v}, ptr {self.cache_slot(v)}, align 8" for v in vs]
+            for label, vs in stores.items()}
+        for label, vs in frame_stores.items():
+            if not vs:
+                continue
+            self.engine.support.add("__enzyme_build_tape_at")
+            base = self.fresh("frame")
+            out = [f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})"]
+            for v in vs:
+                at = self.fresh("fcell")
+                out.append(f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * self.frame[v]}")
+                out.append(f"  store {self.types.get(v, 'ptr')} {v}, ptr {at}, align 8")
+            self.slot_store_lines[label] = self.slot_store_lines.get(label, []) + out
+        self._reserve_for_loops()
+
+    def _reserve_for_loops(self) -> None:
+        """Reserve tape capacity once in the preheader of loops with a known trip count."""
+        self.preheader_lines: dict[str, list[str]] = {}
+        for loop in self.cfg.loops:
+            if loop.trip_count is None or loop.preheader is None or loop.depth != 1:
+                continue
+            cells = sum(len([1 for _ in self.fwd_pushes.get(b, []) if "store" in _]) for b in [loop.header])
+            if not cells:
+                continue
+            self.engine.support.add("__enzyme_build_tape_reserve")
+            n = self.fresh("tc")
+            bytes_ = self.fresh("tb")
+            bound = loop.trip_count
+            bty = self.types.get(bound, "i64")
+            conv = f"  {n} = zext {bty} {bound} to i64" if bty not in ("i64",) else f"  {n} = add i64 {bound}, 0"
+            self.preheader_lines.setdefault(loop.preheader, []).extend([
+                conv,
+                f"  {bytes_} = mul i64 {n}, {CELL_BYTES * cells}",
+                f"  call void @__enzyme_build_tape_reserve(ptr {TAPE}, i64 {bytes_})"])
+
+    def _iv_slot_allocas(self) -> list[str]:
+        return [f"  {slot} = alloca {self.types[iv]}, align 8" for iv, (_, _, slot, _) in self.iv_loops.items()]

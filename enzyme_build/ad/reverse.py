@@ -4,11 +4,8 @@ Combined (`diffe_<f>`): the forward sweep clones f (plus shadow pointers and cac
 each `ret` jumps into the reverse sweep, which walks blocks backwards (recorded
 predecessor indices choose the way back) and instructions backwards, accumulating
 adjoints in allocas ("diffe slots"). Split: `augmented_<f>` runs the forward sweep and
-pushes everything the reverse needs on a tape passed in; `reverse_<f>` pops it.
-What the reverse needs is fetched per reverse block (`_fetch`): values that dominate all
-returns are used directly, values outside loops go through allocas ("cache slots",
-promoted by mem2reg), values inside loops (and everything in split mode) are pushed
-at the end of the block that needs them and popped at the start of its reverse block.
+keeps what the reverse needs on a tape passed in; `reverse_<f>` reads it back.
+What the reverse sweep reads, and how it is kept, is decided in ad/cache.py.
 """
 from __future__ import annotations
 

@@ -86,11 +86,11 @@ class Engine:
         names = self.memo[key]
         return names["augmented"], names["reverse"]
 
-    def returns_shadow(self, name: str, args: tuple[str, ...]) -> bool:
+    def returns_shadow(self, name: str, args: tuple[str, ...], needed: bool = False) -> bool:
         """Whether `name` called with this activity returns a pointer that has a shadow.
         Recursive questions in flight are answered optimistically (True); a function whose
         returned pointer then turns out to have no shadow is refused when generated."""
-        key = (name, args)
+        key = (name, args, needed)
         if key in self._returns_shadow:
             return self._returns_shadow[key]
         fn = self.module.functions.get(name)
@@ -101,7 +101,8 @@ class Engine:
         from ..analysis.types import float_views
         act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
                                custom=self.custom, active_globals=set(self.active_globals),
-                               views=float_views(fn, self.module), returns_shadow=self.returns_shadow)
+                               views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
+                               ret_needs_shadow=needed)
         rets = [b.terminator.operands[0][1] for b in fn.blocks
                 if b.terminator.opcode == "ret" and b.terminator.operands]
         answer = any(act.has_shadow(v) for v in rets)

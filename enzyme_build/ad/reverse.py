@@ -106,7 +106,8 @@ class ReverseGenerator(CachePlanner):
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,
                                     inactive=engine.inactive, custom=engine.custom,
                                     active_globals=set(engine.active_globals), views=self.views,
-                                    returns_shadow=engine.returns_shadow)
+                                    returns_shadow=engine.returns_shadow,
+                                    ret_needs_shadow=sig.ret_shadow)
         self.counter = 0
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
@@ -116,6 +117,12 @@ class ReverseGenerator(CachePlanner):
         self.types.update(self.views)
         self.params = {p.name for p in fn.params} | {shadow_param(p.name) for p in fn.params}
         self._check_precisions()
+        for inst in self.act.lost_stores:
+            raise EnzymeBuildError(
+                f"an active value is stored where enzyme-build cannot give the memory a shadow "
+                f"({inst.text.strip()} in @{fn.name})", location=engine.location(inst),
+                hint="pass that memory as an enzyme_dup argument, allocate it in the differentiated "
+                     "code, or mark the pointer argument enzyme_const if its contents do not matter")
         self.diffe_slots: dict[str, str] = {}
         self.cache_slots: dict[str, str] = {}
         self.needs: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
@@ -449,7 +456,7 @@ class ReverseGenerator(CachePlanner):
         return "unknown"
 
     def _call_active(self, inst: Instruction) -> bool:
-        if inst.result and inst.result in self.act.varied:
+        if inst.result and (inst.result in self.act.varied or inst.result in self.act.shadowed):
             return True
         return any((is_local(v) and v in self.act.varied) or (t == "ptr" and self.act.has_shadow(v))
                    for t, v in inst.operands)

@@ -46,6 +46,7 @@ class Activity:
     varied: set[str] = field(default_factory=set)     # float values with derivatives
     shadowed: set[str] = field(default_factory=set)   # pointers with a shadow
     unshadowable: set[str] = field(default_factory=set)  # roots that cannot get a shadow
+    lost_stores: list = field(default_factory=list)       # active stores no shadow can follow
 
     def is_varied(self, value: str) -> bool:
         return value in self.varied
@@ -104,13 +105,14 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                      inactive: set[str] = frozenset(), custom: set[str] = frozenset(),
                      active_globals: set[str] = frozenset(),
                      views: dict[str, str] | None = None,
-                     returns_shadow=None) -> Activity:
+                     returns_shadow=None, ret_needs_shadow: bool = False) -> Activity:
     """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
 
     `defined` are functions with bodies (differentiated interprocedurally), `custom` those
     with user rules; `inactive` user-declared inactive functions."""
     act = Activity()
     views = views or {}
+    const_params = {p.name for p, a in zip(fn.params, arg_activity) if a == "const" and p.type == "ptr"}
     act.shadowed |= set(active_globals)
     params = [p for p in fn.params if p.type != "..."]
     for p, a in zip(params, arg_activity):
@@ -152,6 +154,8 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 out.append("const")
         return out
 
+    asked: set[str] = set()
+
     def give_shadow(ptr: str) -> bool:
         changed = False
         for r in roots_of(ptr):
@@ -161,6 +165,19 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 if inst is not None and inst.opcode == "load":
                     give_shadow(inst.operands[0][1])
                 changed = True
+            elif r not in act.shadowed and r not in asked:
+                # a pointer returned by a function with a body (e.g. std::vector::operator[]):
+                # give its pointer arguments shadows so the callee can return one
+                inst = fn.defs.get(r)
+                if inst is not None and inst.opcode == "call" and callee_name(inst) in defined:
+                    asked.add(r)
+                    for t, v in inst.operands:
+                        if t == "ptr" and is_local(v):
+                            changed |= give_shadow(v)
+                    if returns_shadow is not None and returns_shadow(
+                            callee_name(inst), tuple(call_args_activity(inst)), True):
+                        act.shadowed.add(r)
+                        changed = True
         return changed
 
     def any_shadowed(ptr: str) -> bool:
@@ -170,6 +187,11 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
     changed = True
     while changed:
         changed = False
+        if ret_needs_shadow:   # the caller keeps the returned pointer where shadows live
+            for inst in insts:
+                if inst.opcode == "ret" and inst.operands and inst.operands[0][0] == "ptr" \
+                        and is_local(inst.operands[0][1]) and not any_shadowed(inst.operands[0][1]):
+                    changed |= give_shadow(inst.operands[0][1])
         for inst in insts:
             op, res = inst.opcode, inst.result
             if res and res not in act.varied and (is_active_type(inst.type) or res in views):
@@ -222,6 +244,14 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
         if inst.result and inst.type == "ptr" and inst.opcode in _POINTER_FORWARDERS:
             if any_shadowed(inst.result):
                 act.shadowed.add(inst.result)
+    # active data written where no shadow can follow it: only memory the caller declared
+    # constant (an enzyme_const pointer argument) may silently absorb it
+    for inst in insts:
+        if inst.opcode == "store":
+            (vty, v), (_, p) = inst.operands
+            if (v in act.varied or (vty == "ptr" and any_shadowed(v))) and not any_shadowed(p):
+                if not all(r in const_params for r in roots_of(p)):
+                    act.lost_stores.append(inst)
     return act
 
 

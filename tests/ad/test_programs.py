@@ -53,3 +53,8 @@ def test_frontend_at_O0(build, run_ok):
 
 def test_cxx_vectors_and_invokes(build, run_ok):
     assert run_ok(build(os.path.join(PROGRAMS, "vector.cc"), cxx=True)) == 4
+
+
+def test_cxx_vectors_at_O0(build, run_ok):
+    """-O0 code keeps std::vector's accessors as calls returning pointers into its buffer."""
+    assert run_ok(build(os.path.join(PROGRAMS, "vector.cc"), cxx=True, opt="-O0")) == 4

@@ -362,6 +362,15 @@ class CachePlanner:
         stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
         self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
         frame_stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
+        # blocks whose loop keeps one static record need its offset (and the IV) in reverse;
+        # fetch them first so they are cached like any other value
+        for block in self.fn.blocks:
+            static = self._static_loop_of(block.label)
+            if static is not None and any(self._kept_on_tape(v, block.label) and
+                                          self._home[v] in static["loop"].blocks
+                                          for v in self.needs[block.label]):
+                static.setdefault("blocks", []).append(block.label)
+                static.setdefault("rev_off", {})[block.label] = self._fetch(static["off"], block.label)
         for block in self.fn.blocks:
             label = block.label
             pushed, prologue = [], []
@@ -383,6 +392,14 @@ class CachePlanner:
                     prologue.append(f"  {name} = load {ty}, ptr {slot}, align 8")
                 else:
                     pushed.append((v, ty))
+            static = self._static_loop_of(label)
+            if pushed and static is not None:
+                # values computed in this loop get the iteration's fixed cells; values from
+                # outside it (invariant here, varying in an outer loop) are pushed as usual
+                inner = [(v, ty) for v, ty in pushed if self._home[v] in static["loop"].blocks]
+                pushed = [(v, ty) for v, ty in pushed if self._home[v] not in static["loop"].blocks]
+                if inner:
+                    static.setdefault("records", []).append((label, inner))
             if pushed:
                 self.fwd_pushes[label] = self._push_lines(pushed)
                 prologue = self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
@@ -398,6 +415,7 @@ class CachePlanner:
         self.slot_store_lines = {
             label: [f"  store {self.types.get(v, 'ptr')} {v}, ptr {self.cache_slot(v)}, align 8" for v in vs]
             for label, vs in stores.items()}
+        self._place_static_records()
         for label, vs in frame_stores.items():
             if not vs:
                 continue
@@ -411,11 +429,98 @@ class CachePlanner:
             self.slot_store_lines[label] = self.slot_store_lines.get(label, []) + out
         self._reserve_for_loops()
 
+    def _kept_on_tape(self, v: str, label: str) -> bool:
+        """Whether a needed value goes into a tape record (rather than a slot or the frame)."""
+        home = self._home[v]
+        if self.split:
+            return self.cfg.in_loop(home)
+        return self.cfg.in_loop(home) and self.cfg.in_loop(label)
+
+    def _prepare_static_records(self) -> None:
+        """Loops whose trip count is known when they start get one tape record for all their
+        iterations, reserved in the preheader; each iteration's values go to a fixed place
+        indexed by the IV (no per-iteration push/pop). The stride is only known after the
+        reverse sweep, so these lines carry a token replaced at assembly."""
+        for loop in self.cfg.loops:
+            # the preheader must run exactly once per entry into the loop
+            if loop.trip_count is None or loop.preheader is None or loop.iv is None \
+                    or loop.iv not in self.iv_loops or len(loop.latches) != 1 \
+                    or self.cfg.succs[loop.preheader] != [loop.header]:
+                continue
+            token = f"STATIC{len(self.static_loops)}$"
+            tc64, nbytes, off = self.fresh("tc"), self.fresh("tb"), f"%static.off${len(self.static_loops)}"
+            tc = loop.trip_count
+            # after the preheader's own tape record: the reverse sweep pops this one first
+            self.static_pre_lines.setdefault(loop.preheader, []).extend([
+                self._to_i64(tc64, tc, self.types.get(tc, "i64")) + f"  ;{token}",
+                f"  {nbytes} = mul i64 {tc64}, {token}",
+                f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}"])
+            self.types[off] = "i64"
+            self.home[off] = loop.preheader
+            self.static_loops[loop.header] = {"loop": loop, "token": token, "tc": tc, "off": off}
+
+    @staticmethod
+    def _to_i64(name: str, value: str, ty: str) -> str:
+        if ty == "i64" or not ty.startswith("i"):
+            return f"  {name} = add i64 {value}, 0"
+        return f"  {name} = zext {ty} {value} to i64"
+
+    def _static_loop_of(self, label: str) -> dict | None:
+        """The static-record loop whose iterations run `label` (not in one of its subloops)."""
+        loop = self.cfg.loop_of.get(label)
+        static = self.static_loops.get(loop.header) if loop is not None else None
+        return static if static is not None and static["loop"] is loop else None
+
+    def _place_static_records(self) -> None:
+        """Give each block of a static-record loop its cells at off + iv*stride + offset."""
+        self.static_strides: dict[str, int] = {}
+        for static in self.static_loops.values():
+            records = static.get("records", [])
+            stride = sum(len(values) for _, values in records) * CELL_BYTES
+            self.static_strides[static["token"]] = stride
+            if not stride:
+                continue
+            self.uses_tape = True
+            for helper in ("__enzyme_build_tape_frame", "__enzyme_build_tape_at", "__enzyme_build_tape_pop"):
+                self.engine.support.add(helper)
+            offset = 0
+            iv = static["loop"].iv
+            for label, values in records:
+                fwd = self._static_address(static["off"], iv, stride, offset, self.types[iv])
+                at = fwd[-1].split("=")[0].strip()
+                for j, (v, ty) in enumerate(values):
+                    cell = self.fresh("scell")
+                    fwd.append(f"  {cell} = getelementptr inbounds i8, ptr {at}, i64 {CELL_BYTES * j}")
+                    fwd.append(f"  store {ty} {v}, ptr {cell}, align 8")
+                self.fwd_pushes[label] = fwd + self.fwd_pushes.get(label, [])
+                # the IV is read from its replay slot here: recomputed values may need these loads
+                off_r, iv_r = static["rev_off"][label], self.fresh("siv")
+                rev = [f"  {iv_r} = load {self.types[iv]}, ptr {self.iv_loops[iv][2]}, align 8"]
+                rev += self._static_address(off_r, iv_r, stride, offset, self.types[iv])
+                at_r = rev[-1].split("=")[0].strip()
+                for j, (v, ty) in enumerate(values):
+                    cell = self.fresh("scell")
+                    rev.append(f"  {cell} = getelementptr inbounds i8, ptr {at_r}, i64 {CELL_BYTES * j}")
+                    rev.append(f"  {self.rev_names[(label, v)]} = load {ty}, ptr {cell}, align 8")
+                self.static_prologue[label] = rev
+                offset += len(values) * CELL_BYTES
+
+    def _static_address(self, off: str, iv: str, stride: int, offset: int, iv_ty: str) -> list[str]:
+        iv64, scaled, base = self.fresh("siv"), self.fresh("soff"), self.fresh("soff")
+        at, rec = self.fresh("sat"), self.fresh("srec")
+        conv = f"  {iv64} = zext {iv_ty} {iv} to i64" if iv_ty != "i64" else f"  {iv64} = add i64 {iv}, 0"
+        return [conv,
+                f"  {scaled} = mul i64 {iv64}, {stride}",
+                f"  {base} = add i64 {off}, {scaled}",
+                f"  {at} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {base})",
+                f"  {rec} = getelementptr inbounds i8, ptr {at}, i64 {offset}"]
+
     def _reserve_for_loops(self) -> None:
         """Reserve tape capacity once in the preheader of loops with a known trip count."""
         self.preheader_lines: dict[str, list[str]] = {}
         for loop in self.cfg.loops:
-            if loop.trip_count is None or loop.preheader is None or loop.depth != 1:
+            if loop.trip_count is None or loop.preheader is None or loop.depth != 1 \
+                    or self.cfg.succs[loop.preheader] != [loop.header]:
                 continue
             cells = sum(len([1 for _ in self.fwd_pushes.get(b, []) if "store" in _]) for b in [loop.header])
             if not cells:

@@ -138,6 +138,9 @@ class ReverseGenerator(CachePlanner):
         self.freed_roots = self._freed_allocations()
         self.realloc_copied: dict[str, str] = {}   # realloc result -> bytes copied from the old shadow
         self.recompute_lines: dict[str, list[str]] = {}
+        self.static_prologue: dict[str, list[str]] = {}
+        self.static_loops: dict[str, dict] = {}
+        self.static_pre_lines: dict[str, list[str]] = {}
         self._kinds: dict[int, str] = {}
         self._primal_calls: dict | None = None
         self.rev_primal: dict[tuple[str, str], str] = {}   # (block, reverse name) -> forward value
@@ -254,6 +257,7 @@ class ReverseGenerator(CachePlanner):
                 self.diffe_slot(p.name)
         for block in self.fn.blocks:
             self._forward_block(block)
+        self._prepare_static_records()
         for block in self.fn.blocks:
             self._reverse_block(block)
         self._place_caches()
@@ -484,7 +488,8 @@ class ReverseGenerator(CachePlanner):
             self._stable = self._stable_roots()
         stable = tuple(t == "ptr" and bool(pointer_roots(self.fn, v)) and pointer_roots(self.fn, v) <= self._stable
                        for t, v in inst.operands)
-        return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow, stable)
+        return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow,
+                         stable if any(stable) else ())
 
     def _interleaved(self, inst: Instruction, sig: Signature, get) -> list[str]:
         out = []
@@ -563,6 +568,14 @@ class ReverseGenerator(CachePlanner):
         def edge_lines(pred) -> list[str]:
             out = []
             # entering a loop's reverse through one of its exits: start its IV at the last value
+            static = self.static_loops.get(label)
+            if static is not None and pred == static["loop"].preheader:
+                # leaving the loop's reverse: drop the record of all its iterations
+                tc = self._fetch(static["tc"], label)
+                tc64, nbytes = self.fresh("tc"), self.fresh("tb")
+                out.append(self._to_i64(tc64, tc, self.types.get(static["tc"], "i64")) + f"  ;{static['token']}")
+                out.append(f"  {nbytes} = mul i64 {tc64}, {static['token']}")
+                out.append(f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {nbytes})  ;{static['token']}")
             for iv, (loop, step, slot, latch) in self.iv_loops.items():
                 if pred in loop.blocks and label not in loop.blocks:
                     last = self._fetch(self._exit_value(iv, pred, label), label)
@@ -840,8 +853,9 @@ class ReverseGenerator(CachePlanner):
             if i == 0:
                 out += self._entry_prologue() + diffe_prologue
             out += self.fwd[block.label]
-            out += self.slot_store_lines.get(block.label, [])
             out += self.fwd_pushes.get(block.label, [])
+            out += self.static_pre_lines.get(block.label, [])
+            out += self.slot_store_lines.get(block.label, [])
             out += self.preheader_lines.get(block.label, [])
             out += self.fwd_term[block.label]
         return out
@@ -851,6 +865,7 @@ class ReverseGenerator(CachePlanner):
         for block in reversed(self.fn.blocks):
             out.append(f"{self.rev_label(block.label)[1:]}:")
             out += self.rev_prologue.get(block.label, [])
+            out += self.static_prologue.get(block.label, [])
             out += self.recompute_lines.get(block.label, [])
             out += self.rev[block.label]
             out += self.rev_term[block.label]
@@ -859,7 +874,21 @@ class ReverseGenerator(CachePlanner):
             out += lines
         return out
 
+    def _resolve_static_tokens(self, text: str) -> str:
+        """Static loop records: put in the stride, or drop the lines of loops that kept none."""
+        for static in self.static_loops.values():
+            token = static["token"]
+            stride = self.static_strides.get(token, 0)
+            if stride:
+                text = text.replace(f"  ;{token}", "").replace(token, str(stride))
+            else:
+                text = "\n".join(line for line in text.split("\n") if token not in line)
+        return text
+
     def _assemble(self) -> list[str]:
+        return [self._resolve_static_tokens(t) for t in self._assemble_text()]
+
+    def _assemble_text(self) -> list[str]:
         names = self.engine.names_for(self.fn, self.sig, self.split)
         params = derived_params(self.fn, self.sig)
         rty = adjoint_type(self.fn, self.sig)

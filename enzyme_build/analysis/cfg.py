@@ -18,6 +18,7 @@ class Loop:
     exits: list[str]                 # blocks outside the loop reached from inside
     preheader: str | None = None     # the unique outside predecessor of the header
     trip_count: str | None = None    # IR value (or constant) of the iteration count, if simple
+    iv: str | None = None            # the counting IV (0, 1, … trip_count-1) when trip_count is known
     depth: int = 1
 
 
@@ -216,6 +217,7 @@ def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
         return None
     if not (bound.startswith("%") or re.fullmatch(r'-?\d+', bound)):
         return None
+    loop.iv = iv.result
     return bound
 
 

@@ -362,15 +362,6 @@ class CachePlanner:
         stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
         self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
         frame_stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
-        # blocks whose loop keeps one static record need its offset (and the IV) in reverse;
-        # fetch them first so they are cached like any other value
-        for block in self.fn.blocks:
-            static = self._static_loop_of(block.label)
-            if static is not None and any(self._kept_on_tape(v, block.label) and
-                                          self._home[v] in static["loop"].blocks
-                                          for v in self.needs[block.label]):
-                static.setdefault("blocks", []).append(block.label)
-                static.setdefault("rev_off", {})[block.label] = self._fetch(static["off"], block.label)
         for block in self.fn.blocks:
             label = block.label
             pushed, prologue = [], []
@@ -445,7 +436,9 @@ class CachePlanner:
             # the preheader must run exactly once per entry into the loop
             if loop.trip_count is None or loop.preheader is None or loop.iv is None \
                     or loop.iv not in self.iv_loops or len(loop.latches) != 1 \
-                    or self.cfg.succs[loop.preheader] != [loop.header]:
+                    or self.cfg.succs[loop.preheader] != [loop.header] \
+                    or not any(i.result in self.act.varied for b in loop.blocks
+                               if self.cfg.loop_of.get(b) is loop for i in self.fn.block(b).instructions):
                 continue
             token = f"STATIC{len(self.static_loops)}$"
             tc64, nbytes, off = self.fresh("tc"), self.fresh("tb"), f"%static.off${len(self.static_loops)}"
@@ -457,7 +450,11 @@ class CachePlanner:
                 f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}"])
             self.types[off] = "i64"
             self.home[off] = loop.preheader
-            self.static_loops[loop.header] = {"loop": loop, "token": token, "tc": tc, "off": off}
+            self.uses_tape = True
+            for helper in ("__enzyme_build_tape_frame", "__enzyme_build_tape_at", "__enzyme_build_tape_pop"):
+                self.engine.support.add(helper)
+            self.static_loops[loop.header] = {"loop": loop, "token": token, "tc": tc, "off": off,
+                                              "slot": make_name("%", off, "slot")}
 
     @staticmethod
     def _to_i64(name: str, value: str, ty: str) -> str:
@@ -494,8 +491,9 @@ class CachePlanner:
                     fwd.append(f"  store {ty} {v}, ptr {cell}, align 8")
                 self.fwd_pushes[label] = fwd + self.fwd_pushes.get(label, [])
                 # the IV is read from its replay slot here: recomputed values may need these loads
-                off_r, iv_r = static["rev_off"][label], self.fresh("siv")
-                rev = [f"  {iv_r} = load {self.types[iv]}, ptr {self.iv_loops[iv][2]}, align 8"]
+                off_r, iv_r = self.fresh("soff"), self.fresh("siv")
+                rev = [f"  {off_r} = load i64, ptr {static['slot']}, align 8",
+                       f"  {iv_r} = load {self.types[iv]}, ptr {self.iv_loops[iv][2]}, align 8"]
                 rev += self._static_address(off_r, iv_r, stride, offset, self.types[iv])
                 at_r = rev[-1].split("=")[0].strip()
                 for j, (v, ty) in enumerate(values):
@@ -535,6 +533,9 @@ class CachePlanner:
                 conv,
                 f"  {bytes_} = mul i64 {n}, {CELL_BYTES * cells}",
                 f"  call void @__enzyme_build_tape_reserve(ptr {TAPE}, i64 {bytes_})"])
+
+    def _static_slot_allocas(self) -> list[str]:
+        return [f"  {static['slot']} = alloca i64, align 8" for static in self.static_loops.values()]
 
     def _iv_slot_allocas(self) -> list[str]:
         return [f"  {slot} = alloca {self.types[iv]}, align 8" for iv, (_, _, slot, _) in self.iv_loops.items()]

@@ -568,6 +568,11 @@ class ReverseGenerator(CachePlanner):
         def edge_lines(pred) -> list[str]:
             out = []
             # entering a loop's reverse through one of its exits: start its IV at the last value
+            # entering a static-record loop's reverse through an exit: where its record starts
+            for static in self.static_loops.values():
+                if pred in static["loop"].blocks and label not in static["loop"].blocks:
+                    start = self._fetch(self._exit_value(static["off"], pred, label), label)
+                    out.append(f"  store i64 {start}, ptr {static['slot']}, align 8")
             static = self.static_loops.get(label)
             if static is not None and pred == static["loop"].preheader:
                 # leaving the loop's reverse: drop the record of all its iterations
@@ -806,7 +811,7 @@ class ReverseGenerator(CachePlanner):
         for v, slot in self.cache_slots.items():
             out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
         if not self.split:
-            out += self._iv_slot_allocas()
+            out += self._iv_slot_allocas() + self._static_slot_allocas()
         return out
 
     def _diffe_prologue(self) -> list[str]:
@@ -875,14 +880,10 @@ class ReverseGenerator(CachePlanner):
         return out
 
     def _resolve_static_tokens(self, text: str) -> str:
-        """Static loop records: put in the stride, or drop the lines of loops that kept none."""
+        """Static loop records: put in the stride (0 when the loop kept nothing after all)."""
         for static in self.static_loops.values():
             token = static["token"]
-            stride = self.static_strides.get(token, 0)
-            if stride:
-                text = text.replace(f"  ;{token}", "").replace(token, str(stride))
-            else:
-                text = "\n".join(line for line in text.split("\n") if token not in line)
+            text = text.replace(f"  ;{token}", "").replace(token, str(self.static_strides.get(token, 0)))
         return text
 
     def _assemble(self) -> list[str]:
@@ -916,7 +917,7 @@ class ReverseGenerator(CachePlanner):
             rev_params.append(f"{self.fn.return_type} {DRET}")
         rev_params.append(f"ptr {TAPE}")
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}) {{", "entry$:"]
-        rev += self._diffe_prologue() + self._iv_slot_allocas()
+        rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas()
         if self.frame:
             rev += self._pop_lines([(FRAME_OFFSET, "i64")])
         for v, root in self.reverse_local.items():

@@ -76,11 +76,61 @@ class CachePlanner:
             return recomputed
         if self.shadow_primal.get(value) in self.reverse_local:
             raise InternalError(f"cannot recompute shadow {value} in @{self.fn.name}")
+        hoisted = self._hoisted(value, block)
+        if hoisted is not None:
+            self.rev_names[key] = hoisted
+            self.rev_primal[(block, hoisted)] = value
+            return hoisted
         self.rev_names[key] = self.fresh("r")
         self.rev_primal[(block, self.rev_names[key])] = value
         self.needs[block].append(value)
         self._home[value] = self.def_block(value)
         return self.rev_names[key]
+
+    def _hoisted(self, value: str, block: str) -> str | None:
+        """A value from outside the innermost loop of `block` (invariant in it) is kept once
+        per execution of the loop, not per iteration: the reverse sweep stores it into a slot
+        when it enters the loop's reverse through an exit edge, and reads the slot inside."""
+        if not self.hoist_enabled:
+            return None
+        loop = self.cfg.loop_of.get(block)
+        home = self.def_block(value)
+        if loop is None or home is None or home in loop.blocks or not loop.exits \
+                or loop.header != self._natural_header(loop):
+            return None
+        key = (loop.header, value)
+        if key not in self.hoists:
+            self.hoists[key] = make_name("%", value, "inv", loop.header)
+        name = self.fresh("inv")
+        self.recompute_lines.setdefault(block, []).append(
+            f"  {name} = load {self.types.get(value, 'ptr')}, ptr {self.hoists[key]}, align 8")
+        return name
+
+    def _natural_header(self, loop) -> str | None:
+        return loop.header if loop in self.cfg.loops else None
+
+    def _fill_exit_edges(self) -> None:
+        """Write the loop-invariant slots on every exit edge (markers left by the reverse
+        terminators); filling may hoist more values, so repeat until nothing is new."""
+        done: dict[str, set] = {}
+        changed = True
+        while changed:
+            changed = False
+            for marker, (header, pred, label, lines) in self.exit_markers.items():
+                for (h, value), slot in list(self.hoists.items()):
+                    if h != header or value in done.setdefault(marker, set()):
+                        continue
+                    done[marker].add(value)
+                    start = self._fetch(self._exit_value(value, pred, label), label)
+                    idx = lines.index(marker)
+                    lines.insert(idx, f"  store {self.types.get(value, 'ptr')} {start}, ptr {slot}, align 8")
+                    changed = True
+        for marker, (_, _, _, lines) in self.exit_markers.items():
+            lines.remove(marker)
+
+    def _hoist_slot_allocas(self) -> list[str]:
+        return [f"  {slot} = alloca {self.types.get(value, 'ptr')}, align 8"
+                for (_, value), slot in self.hoists.items()]
 
     def _reread(self, value: str, block: str, depth: int) -> str | None:
         """A load from memory nothing may write between the load and the reverse sweep is read
@@ -250,7 +300,7 @@ class CachePlanner:
         """A forward phi at the top of `exit_block` holding the IV's value when the loop
         was left from `pred` (poison on the other incoming edges)."""
         name = self.fresh("ivexit")
-        ty = self.types[iv]
+        ty = self.types.get(iv, "ptr")
         entries = []
         for p in self.cfg.preds[exit_block]:
             entries += [f"[ {iv if p == pred else 'poison'}, {make_name('%', p)} ]"] * \

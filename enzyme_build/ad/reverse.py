@@ -141,6 +141,9 @@ class ReverseGenerator(CachePlanner):
         self.static_prologue: dict[str, list[str]] = {}
         self.static_loops: dict[str, dict] = {}
         self.static_pre_lines: dict[str, list[str]] = {}
+        self.exit_markers: dict[str, tuple] = {}   # marker line -> (loop header, pred, exit, lines)
+        self.hoists: dict[tuple[str, str], str] = {}   # (loop header, value) -> reverse slot
+        self.hoist_enabled = True
         self._kinds: dict[int, str] = {}
         self._primal_calls: dict | None = None
         self.rev_primal: dict[tuple[str, str], str] = {}   # (block, reverse name) -> forward value
@@ -260,6 +263,8 @@ class ReverseGenerator(CachePlanner):
         self._prepare_static_records()
         for block in self.fn.blocks:
             self._reverse_block(block)
+        self._locate_exit_markers()
+        self._fill_exit_edges()
         self._place_caches()
         return self._assemble()
 
@@ -568,6 +573,12 @@ class ReverseGenerator(CachePlanner):
         def edge_lines(pred) -> list[str]:
             out = []
             # entering a loop's reverse through one of its exits: start its IV at the last value
+            # entering a loop's reverse through an exit: its invariant values' slots get set
+            for loop in self.cfg.loops:
+                if pred in loop.blocks and label not in loop.blocks:
+                    marker = f"  ;exit-edge {len(self.exit_markers)}"
+                    out.append(marker)
+                    self.exit_markers[marker] = (loop.header, pred, label, None)
             # entering a static-record loop's reverse through an exit: where its record starts
             for static in self.static_loops.values():
                 if pred in static["loop"].blocks and label not in static["loop"].blocks:
@@ -811,7 +822,7 @@ class ReverseGenerator(CachePlanner):
         for v, slot in self.cache_slots.items():
             out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
         if not self.split:
-            out += self._iv_slot_allocas() + self._static_slot_allocas()
+            out += self._iv_slot_allocas() + self._static_slot_allocas() + self._hoist_slot_allocas()
         return out
 
     def _diffe_prologue(self) -> list[str]:
@@ -879,6 +890,12 @@ class ReverseGenerator(CachePlanner):
             out += lines
         return out
 
+    def _locate_exit_markers(self) -> None:
+        lists = list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]
+        for marker, (header, pred, label, _) in list(self.exit_markers.items()):
+            home = next(lines for lines in lists if marker in lines)
+            self.exit_markers[marker] = (header, pred, label, home)
+
     def _resolve_static_tokens(self, text: str) -> str:
         """Static loop records: put in the stride (0 when the loop kept nothing after all)."""
         for static in self.static_loops.values():
@@ -917,7 +934,8 @@ class ReverseGenerator(CachePlanner):
             rev_params.append(f"{self.fn.return_type} {DRET}")
         rev_params.append(f"ptr {TAPE}")
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}) {{", "entry$:"]
-        rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas()
+        rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas() \
+            + self._hoist_slot_allocas()
         if self.frame:
             rev += self._pop_lines([(FRAME_OFFSET, "i64")])
         for v, root in self.reverse_local.items():

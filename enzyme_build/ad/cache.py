@@ -95,8 +95,9 @@ class CachePlanner:
             return None
         loop = self.cfg.loop_of.get(block)
         home = self.def_block(value)
+        # natural loops only (irreducible cycles have no single entry to hoist to)
         if loop is None or home is None or home in loop.blocks or not loop.exits \
-                or loop.header != self._natural_header(loop):
+                or loop not in self.cfg.loops:
             return None
         key = (loop.header, value)
         if key not in self.hoists:
@@ -105,9 +106,6 @@ class CachePlanner:
         self.recompute_lines.setdefault(block, []).append(
             f"  {name} = load {self.types.get(value, 'ptr')}, ptr {self.hoists[key]}, align 8")
         return name
-
-    def _natural_header(self, loop) -> str | None:
-        return loop.header if loop in self.cfg.loops else None
 
     def _fill_exit_edges(self) -> None:
         """Write the loop-invariant slots on every exit edge (markers left by the reverse

@@ -6,8 +6,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = "/work/shared/examples"
 CLANG = shutil.which("clang-22") or "/usr/lib/llvm-22/bin/clang"

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from ad_helpers import EXAMPLES, HERE, enzyme_build_cli
+from ad_helpers import EXAMPLES, enzyme_build_cli
 
 
 def _wrapper_links(tmp_path) -> bool:

@@ -67,7 +67,10 @@ static double *cams, *pts, *ws, *feats, *d_cams, *d_pts, *d_ws;
 static double *t_cams, *t_pts, *t_ws; /* forward mode: one direction for everything */
 static double *s_cams, *s_pts, *s_ws; /* split mode shadows */
 static int *obs;
+static double *v_cams[BENCH_WIDTH], *v_pts[BENCH_WIDTH], *v_ws[BENCH_WIDTH]; /* vector mode directions */
 static double value, tangent;
+static bench_lanes v_tangent;          /* lane tangents of the vector call */
+static double f_tangent[BENCH_WIDTH];  /* the same from scalar sweeps */
 
 static void primal_call(void) {
   value = ba_objective(NOBS, cams, pts, ws, obs, feats);
@@ -104,6 +107,28 @@ static void split_call(void) {
                    enzyme_dup, pts, s_pts, enzyme_dup, ws, s_ws, enzyme_const, obs, enzyme_const, feats, 1.0, tape);
 #endif
   bench_sink = s_cams[0] + s_pts[0] + s_ws[0];
+}
+
+/* Vector forward mode: four directions in one call, against four scalar sweeps. */
+static void vec4_call(void) {
+#if BENCH_HAVE_VEC
+  v_tangent = __enzyme_fwddiff_lanes((void *)ba_objective, enzyme_width, BENCH_WIDTH, enzyme_const, NOBS,
+                                     enzyme_dup, cams, v_cams[0], v_cams[1], v_cams[2], v_cams[3],
+                                     enzyme_dup, pts, v_pts[0], v_pts[1], v_pts[2], v_pts[3],
+                                     enzyme_dup, ws, v_ws[0], v_ws[1], v_ws[2], v_ws[3],
+                                     enzyme_const, obs, enzyme_const, feats);
+#endif
+  bench_sink = v_tangent.d[BENCH_WIDTH - 1];
+}
+
+static void fwd4_call(void) {
+#if BENCH_HAVE_VEC
+  for (int k = 0; k < BENCH_WIDTH; k++)
+    f_tangent[k] = __enzyme_fwddiff((void *)ba_objective, enzyme_const, NOBS, enzyme_dup, cams, v_cams[k],
+                                    enzyme_dup, pts, v_pts[k], enzyme_dup, ws, v_ws[k],
+                                    enzyme_const, obs, enzyme_const, feats);
+#endif
+  bench_sink = f_tangent[BENCH_WIDTH - 1];
 }
 
 static double objective(void) { primal_call(); return value; }
@@ -149,6 +174,11 @@ int main(int argc, char **argv) {
   for (long j = 0; j < ncam; j++) t_cams[j] = bench_range(-1, 1) * (j % CAM_SIZE == CAM_FOCAL ? 100 : 1) * 0.01;
   bench_fill(t_pts, npt, -0.01, 0.01);
   bench_fill(t_ws, NOBS, -0.01, 0.01);
+  bench_alloc_lanes(v_cams, ncam, -0.01, 0.01);
+  for (int k = 0; k < BENCH_WIDTH; k++)
+    for (long j = CAM_FOCAL; j < ncam; j += CAM_SIZE) v_cams[k][j] *= 100;
+  bench_alloc_lanes(v_pts, npt, -0.01, 0.01);
+  bench_alloc_lanes(v_ws, NOBS, -0.01, 0.01);
 
   if (BENCH_HAVE_AD) {
     grad_call();
@@ -172,14 +202,27 @@ int main(int argc, char **argv) {
       bench_check_all("pts", s_pts, gp, npt, 1e-10);
       bench_check_all("w", s_ws, gw, NOBS, 1e-10);
     }
+    /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
+    bench_mode = BENCH_VECTOR;
+    if (BENCH_HAVE_VEC) {
+      fwd4_call();
+      vec4_call();
+      for (int k = 0; k < BENCH_WIDTH; k++) {
+        bench_check("tangent.lane", k, v_tangent.d[k], f_tangent[k], BENCH_LANE_RTOL);
+        double want = bench_dot(gc, v_cams[k], ncam) + bench_dot(gp, v_pts[k], npt) + bench_dot(gw, v_ws[k], NOBS);
+        bench_check("sweep", k, f_tangent[k], want, 1e-8);
+      }
+    }
     free(gc); free(gp); free(gw);
   }
-  struct bench_case cases[4];
+  struct bench_case cases[6];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "n%d_m%d_p%d", NCAM, NPT, NOBS);

@@ -11,8 +11,9 @@
 #include <time.h>
 
 /* -DBENCH_NO_AD builds the primal only (plain clang), to validate kernels without the engine;
- * -DBENCH_NO_FWD / -DBENCH_NO_SPLIT leave out forward mode / split mode, so a mode the engine
- * cannot handle yet does not cost the other measurements. */
+ * -DBENCH_NO_FWD / -DBENCH_NO_SPLIT / -DBENCH_NO_VEC leave out forward mode / split mode /
+ * vector forward mode, so a mode the engine cannot handle yet does not cost the other
+ * measurements. */
 #ifdef BENCH_NO_AD
 #define BENCH_HAVE_AD 0
 #else
@@ -28,11 +29,23 @@
 #else
 #define BENCH_HAVE_SPLIT 0
 #endif
+#if BENCH_HAVE_AD && !defined(BENCH_NO_VEC)
+#define BENCH_HAVE_VEC 1
+#else
+#define BENCH_HAVE_VEC 0
+#endif
 
-extern int enzyme_dup, enzyme_const, enzyme_out, enzyme_dupnoneed;
+extern int enzyme_dup, enzyme_const, enzyme_out, enzyme_dupnoneed, enzyme_width;
 void __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);      /* for functions returning double */
-void __enzyme_fwddiff_void(void *, ...);   /* for functions returning void */
+void __enzyme_fwddiff_void(void *, ...);   /* for functions returning void (any width) */
+
+/* Vector forward mode: `enzyme_width, BENCH_WIDTH` right after the function, then each dup
+ * pointer followed by BENCH_WIDTH shadows. A double result comes back as BENCH_WIDTH
+ * tangents in one struct (returned through memory under the x86-64 ABI). */
+#define BENCH_WIDTH 4
+typedef struct { double d[BENCH_WIDTH]; } bench_lanes;
+bench_lanes __enzyme_fwddiff_lanes(void *, ...);
 void *__enzyme_augmentfwd(void *, ...);
 void __enzyme_reverse(void *, ...);
 
@@ -134,8 +147,8 @@ static void bench_fill(double *x, long n, double lo, double hi) {
 }
 
 /* ---- checks: gradients against finite differences, other modes against the gradient ---- */
-enum bench_mode { BENCH_REVERSE, BENCH_FORWARD, BENCH_SPLIT, BENCH_MODES };
-static const char *const bench_mode_key[BENCH_MODES] = {"check", "fwd_check", "split_check"};
+enum bench_mode { BENCH_REVERSE, BENCH_FORWARD, BENCH_SPLIT, BENCH_VECTOR, BENCH_MODES };
+static const char *const bench_mode_key[BENCH_MODES] = {"check", "fwd_check", "split_check", "vec_check"};
 static int bench_mode = BENCH_REVERSE; /* which mode the following checks belong to */
 static int bench_checks[BENCH_MODES], bench_failures[BENCH_MODES];
 static double bench_max_err[BENCH_MODES];
@@ -181,6 +194,18 @@ static void bench_check_all(const char *what, const double *got, const double *w
   if (n > 0) bench_check(what, worst, got[worst], want[worst], rtol);
 }
 
+/* Vector mode: each lane must equal the scalar sweep along the same direction; the
+ * arithmetic is the same, so the tolerance is tight. */
+#define BENCH_LANE_RTOL 1e-10
+static inline void bench_check_lanes(const char *what, double *const got[BENCH_WIDTH], double *const want[BENCH_WIDTH],
+                                     long n) {
+  char name[96];
+  for (int k = 0; k < BENCH_WIDTH; k++) {
+    snprintf(name, sizeof name, "%s.lane%d", what, k);
+    bench_check_all(name, got[k], want[k], n, BENCH_LANE_RTOL);
+  }
+}
+
 static double bench_dot(const double *a, const double *b, long n) {
   double s = 0;
   for (long i = 0; i < n; i++) s += a[i] * b[i];
@@ -191,6 +216,18 @@ static double *bench_copy(const double *x, long n) {
   double *out = malloc(sizeof(double) * (size_t)n);
   memcpy(out, x, sizeof(double) * (size_t)n);
   return out;
+}
+
+/* BENCH_WIDTH arrays of n doubles (one per lane of vector mode), filled from [lo, hi). */
+static void bench_alloc_lanes(double *lanes[BENCH_WIDTH], long n, double lo, double hi) {
+  for (int k = 0; k < BENCH_WIDTH; k++) {
+    lanes[k] = malloc(sizeof(double) * (size_t)n);
+    bench_fill(lanes[k], n, lo, hi);
+  }
+}
+
+static inline void bench_zero_lanes(double *lanes[BENCH_WIDTH], long n) {
+  for (int k = 0; k < BENCH_WIDTH; k++) memset(lanes[k], 0, sizeof(double) * (size_t)n);
 }
 
 /* Adds a timed case to the list when its mode is compiled in. */
@@ -217,7 +254,7 @@ static long bench_peak_rss_kb(long fallback) {
 /* Prints the one machine-readable line run.py parses; returns the exit code. `value` is the
  * objective at the unperturbed input, so builds of the same kernel can be compared. */
 static int bench_report(const char *name, const char *size, double value, struct bench_case *cases, int ncases) {
-  static const int enabled[BENCH_MODES] = {BENCH_HAVE_AD, BENCH_HAVE_FWD, BENCH_HAVE_SPLIT};
+  static const int enabled[BENCH_MODES] = {BENCH_HAVE_AD, BENCH_HAVE_FWD, BENCH_HAVE_SPLIT, BENCH_HAVE_VEC};
   int bad = 0;
   printf("RESULT %s size=%s value=%.17g", name, size, value);
   for (int c = 0; c < ncases; c++)

@@ -82,7 +82,9 @@ static const int WISHART_M = 0;
 static double *alphas, *means, *icf, *xs, *d_alphas, *d_means, *d_icf;
 static double *t_alphas, *t_means, *t_icf; /* forward mode: one direction for all parameters */
 static double *s_alphas, *s_means, *s_icf; /* split mode shadows */
+static double *v_alphas[BENCH_WIDTH], *v_means[BENCH_WIDTH], *v_icf[BENCH_WIDTH]; /* vector mode directions */
 static double err, d_err, t_err, s_err;
+static double v_err[BENCH_WIDTH], f_err[BENCH_WIDTH]; /* lane tangents; the same from scalar sweeps */
 
 static long icf_count(void) { return (long)K * D * (D + 1) / 2; }
 
@@ -135,6 +137,33 @@ static void split_call(void) {
   bench_sink = s_alphas[0] + s_means[0] + s_icf[0];
 }
 
+/* Vector forward mode: four directions in one call, against four scalar sweeps. */
+static void vec4_call(void) {
+  memset(v_err, 0, sizeof v_err);
+#if BENCH_HAVE_VEC
+  __enzyme_fwddiff_void((void *)gmm_objective, enzyme_width, BENCH_WIDTH,
+                        enzyme_const, D, enzyme_const, K, enzyme_const, N,
+                        enzyme_dup, alphas, v_alphas[0], v_alphas[1], v_alphas[2], v_alphas[3],
+                        enzyme_dup, means, v_means[0], v_means[1], v_means[2], v_means[3],
+                        enzyme_dup, icf, v_icf[0], v_icf[1], v_icf[2], v_icf[3],
+                        enzyme_const, xs, enzyme_const, GAMMA, enzyme_const, WISHART_M,
+                        enzyme_dup, &err, &v_err[0], &v_err[1], &v_err[2], &v_err[3]);
+#endif
+  bench_sink = v_err[BENCH_WIDTH - 1];
+}
+
+static void fwd4_call(void) {
+  memset(f_err, 0, sizeof f_err);
+#if BENCH_HAVE_VEC
+  for (int k = 0; k < BENCH_WIDTH; k++)
+    __enzyme_fwddiff_void((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,
+                          enzyme_dup, alphas, v_alphas[k], enzyme_dup, means, v_means[k], enzyme_dup, icf, v_icf[k],
+                          enzyme_const, xs, enzyme_const, GAMMA, enzyme_const, WISHART_M,
+                          enzyme_dup, &err, &f_err[k]);
+#endif
+  bench_sink = f_err[BENCH_WIDTH - 1];
+}
+
 static double objective(void) { primal_call(); return err; }
 
 int main(int argc, char **argv) {
@@ -156,6 +185,9 @@ int main(int argc, char **argv) {
   bench_fill(t_alphas, K, -1, 1);
   bench_fill(t_means, K * D, -1, 1);
   bench_fill(t_icf, nicf, -1, 1);
+  bench_alloc_lanes(v_alphas, K, -1, 1);
+  bench_alloc_lanes(v_means, K * D, -1, 1);
+  bench_alloc_lanes(v_icf, nicf, -1, 1);
 
   if (BENCH_HAVE_AD) {
     grad_call();
@@ -177,14 +209,27 @@ int main(int argc, char **argv) {
       bench_check_all("means", s_means, gm, K * D, 1e-10);
       bench_check_all("icf", s_icf, gi, nicf, 1e-10);
     }
+    /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
+    bench_mode = BENCH_VECTOR;
+    if (BENCH_HAVE_VEC) {
+      fwd4_call();
+      vec4_call();
+      for (int k = 0; k < BENCH_WIDTH; k++) {
+        bench_check("tangent.lane", k, v_err[k], f_err[k], BENCH_LANE_RTOL);
+        double want = bench_dot(ga, v_alphas[k], K) + bench_dot(gm, v_means[k], K * D) + bench_dot(gi, v_icf[k], nicf);
+        bench_check("sweep", k, f_err[k], want, 1e-8);
+      }
+    }
     free(ga); free(gm); free(gi);
   }
-  struct bench_case cases[4];
+  struct bench_case cases[6];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "d%d_K%d_n%d", D, K, N);

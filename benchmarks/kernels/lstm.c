@@ -63,7 +63,10 @@ static double *main_params, *extra_params, *state0, *state, *sequence;
 static double *d_main, *d_extra, *d_state;
 static double *t_main, *t_extra, *t_state; /* forward mode: direction (the state's is 0) */
 static double *s_main, *s_extra, *s_state; /* split mode shadows */
+static double *v_main[BENCH_WIDTH], *v_extra[BENCH_WIDTH]; /* vector mode directions */
+static double *v_state[BENCH_WIDTH];                        /* state shadows per lane (start at 0) */
 static double loss, d_loss, t_loss, s_loss;
+static double v_loss[BENCH_WIDTH], f_loss[BENCH_WIDTH]; /* lane tangents; the same from scalar sweeps */
 static long n_main, n_extra, n_state;
 
 /* The objective updates the state in place, so every call starts from the same copy. */
@@ -117,6 +120,37 @@ static void split_call(void) {
   bench_sink = s_main[0] + s_extra[0];
 }
 
+/* Vector forward mode: four directions in one call, against four scalar sweeps (each of
+ * which restores the state and zeroes its shadow, as the vector call does once). */
+static void vec4_call(void) {
+  memcpy(state, state0, sizeof(double) * n_state);
+  bench_zero_lanes(v_state, n_state);
+  memset(v_loss, 0, sizeof v_loss);
+#if BENCH_HAVE_VEC
+  __enzyme_fwddiff_void((void *)lstm_objective, enzyme_width, BENCH_WIDTH,
+                        enzyme_const, L, enzyme_const, C, enzyme_const, B,
+                        enzyme_dup, main_params, v_main[0], v_main[1], v_main[2], v_main[3],
+                        enzyme_dup, extra_params, v_extra[0], v_extra[1], v_extra[2], v_extra[3],
+                        enzyme_dup, state, v_state[0], v_state[1], v_state[2], v_state[3],
+                        enzyme_const, sequence, enzyme_dup, &loss, &v_loss[0], &v_loss[1], &v_loss[2], &v_loss[3]);
+#endif
+  bench_sink = v_loss[BENCH_WIDTH - 1];
+}
+
+static void fwd4_call(void) {
+  memset(f_loss, 0, sizeof f_loss);
+#if BENCH_HAVE_VEC
+  for (int k = 0; k < BENCH_WIDTH; k++) {
+    memcpy(state, state0, sizeof(double) * n_state);
+    memset(t_state, 0, sizeof(double) * n_state);
+    __enzyme_fwddiff_void((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,
+                          enzyme_dup, main_params, v_main[k], enzyme_dup, extra_params, v_extra[k],
+                          enzyme_dup, state, t_state, enzyme_const, sequence, enzyme_dup, &loss, &f_loss[k]);
+  }
+#endif
+  bench_sink = f_loss[BENCH_WIDTH - 1];
+}
+
 static double objective(void) { primal_call(); return loss; }
 
 int main(int argc, char **argv) {
@@ -140,6 +174,9 @@ int main(int argc, char **argv) {
   for (int t = 0; t < C; t++) sequence[t * B + (int)(bench_uniform() * B)] = 1;
   bench_fill(t_main, n_main, -1, 1);
   bench_fill(t_extra, n_extra, -1, 1);
+  bench_alloc_lanes(v_main, n_main, -1, 1);
+  bench_alloc_lanes(v_extra, n_extra, -1, 1);
+  bench_alloc_lanes(v_state, n_state, 0, 0);
 
   if (BENCH_HAVE_AD) {
     grad_call();
@@ -158,14 +195,26 @@ int main(int argc, char **argv) {
       bench_check_all("main_params", s_main, gm, n_main, 1e-10);
       bench_check_all("extra_params", s_extra, ge, n_extra, 1e-10);
     }
+    /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
+    bench_mode = BENCH_VECTOR;
+    if (BENCH_HAVE_VEC) {
+      fwd4_call();
+      vec4_call();
+      for (int k = 0; k < BENCH_WIDTH; k++) {
+        bench_check("tangent.lane", k, v_loss[k], f_loss[k], BENCH_LANE_RTOL);
+        bench_check("sweep", k, f_loss[k], bench_dot(gm, v_main[k], n_main) + bench_dot(ge, v_extra[k], n_extra), 1e-8);
+      }
+    }
     free(gm); free(ge);
   }
-  struct bench_case cases[4];
+  struct bench_case cases[6];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "l%d_c%d_b%d", L, C, B);

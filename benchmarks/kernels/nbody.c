@@ -54,7 +54,10 @@ static const double DT = 0.01;
 static double *mass, *pos0, *vel0, *d_pos0, *d_vel0;
 static double *t_pos0, *t_vel0; /* forward mode: direction */
 static double *s_pos0, *s_vel0; /* split mode shadows */
+static double *v_pos0[BENCH_WIDTH], *v_vel0[BENCH_WIDTH]; /* vector mode directions */
 static double value, tangent;
+static bench_lanes v_tangent;          /* lane tangents of the vector call */
+static double f_tangent[BENCH_WIDTH];  /* the same from scalar sweeps */
 
 static void primal_call(void) {
   value = nbody_final_energy(NB, STEPS, DT, mass, pos0, vel0);
@@ -91,6 +94,27 @@ static void split_call(void) {
   bench_sink = s_pos0[0] + s_vel0[0];
 }
 
+/* Vector forward mode: four directions in one call, against four scalar sweeps. */
+static void vec4_call(void) {
+#if BENCH_HAVE_VEC
+  v_tangent = __enzyme_fwddiff_lanes((void *)nbody_final_energy, enzyme_width, BENCH_WIDTH,
+                                     enzyme_const, NB, enzyme_const, STEPS, enzyme_const, DT, enzyme_const, mass,
+                                     enzyme_dup, pos0, v_pos0[0], v_pos0[1], v_pos0[2], v_pos0[3],
+                                     enzyme_dup, vel0, v_vel0[0], v_vel0[1], v_vel0[2], v_vel0[3]);
+#endif
+  bench_sink = v_tangent.d[BENCH_WIDTH - 1];
+}
+
+static void fwd4_call(void) {
+#if BENCH_HAVE_VEC
+  for (int k = 0; k < BENCH_WIDTH; k++)
+    f_tangent[k] = __enzyme_fwddiff((void *)nbody_final_energy, enzyme_const, NB, enzyme_const, STEPS,
+                                    enzyme_const, DT, enzyme_const, mass,
+                                    enzyme_dup, pos0, v_pos0[k], enzyme_dup, vel0, v_vel0[k]);
+#endif
+  bench_sink = f_tangent[BENCH_WIDTH - 1];
+}
+
 static double objective(void) { primal_call(); return value; }
 
 int main(int argc, char **argv) {
@@ -108,6 +132,8 @@ int main(int argc, char **argv) {
   bench_fill(vel0, n3, -0.1, 0.1);
   bench_fill(t_pos0, n3, -1, 1);
   bench_fill(t_vel0, n3, -1, 1);
+  bench_alloc_lanes(v_pos0, n3, -1, 1);
+  bench_alloc_lanes(v_vel0, n3, -1, 1);
 
   if (BENCH_HAVE_AD) {
     grad_call();
@@ -126,14 +152,26 @@ int main(int argc, char **argv) {
       bench_check_all("pos0", s_pos0, gp, n3, 1e-10);
       bench_check_all("vel0", s_vel0, gv, n3, 1e-10);
     }
+    /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
+    bench_mode = BENCH_VECTOR;
+    if (BENCH_HAVE_VEC) {
+      fwd4_call();
+      vec4_call();
+      for (int k = 0; k < BENCH_WIDTH; k++) {
+        bench_check("tangent.lane", k, v_tangent.d[k], f_tangent[k], BENCH_LANE_RTOL);
+        bench_check("sweep", k, f_tangent[k], bench_dot(gp, v_pos0[k], n3) + bench_dot(gv, v_vel0[k], n3), 1e-8);
+      }
+    }
     free(gp); free(gv);
   }
-  struct bench_case cases[4];
+  struct bench_case cases[6];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "bodies%d_steps%d", NB, STEPS);

@@ -21,6 +21,8 @@ static int N = 20000;
 static double *in, *out, *d_in, *d_out, *weights;
 static double *t_in, *t_out; /* forward mode: input direction, output tangent */
 static double *s_in, *s_out; /* split mode shadows */
+static double *v_in[BENCH_WIDTH], *v_out[BENCH_WIDTH]; /* vector mode: directions, lane tangents */
+static double *f_out[BENCH_WIDTH];                     /* the same directions, one scalar sweep each */
 
 static void primal_call(void) {
   normalize(out, in, N);
@@ -56,6 +58,24 @@ static void split_call(void) {
   bench_sink = s_in[N - 1];
 }
 
+/* Vector forward mode: four directions in one call, against four scalar sweeps. */
+static void vec4_call(void) {
+#if BENCH_HAVE_VEC
+  __enzyme_fwddiff_void((void *)normalize, enzyme_width, BENCH_WIDTH,
+                        enzyme_dup, out, v_out[0], v_out[1], v_out[2], v_out[3],
+                        enzyme_dup, in, v_in[0], v_in[1], v_in[2], v_in[3], enzyme_const, N);
+#endif
+  bench_sink = v_out[BENCH_WIDTH - 1][N - 1];
+}
+
+static void fwd4_call(void) {
+#if BENCH_HAVE_VEC
+  for (int k = 0; k < BENCH_WIDTH; k++)
+    __enzyme_fwddiff_void((void *)normalize, enzyme_dup, out, f_out[k], enzyme_dup, in, v_in[k], enzyme_const, N);
+#endif
+  bench_sink = f_out[BENCH_WIDTH - 1][N - 1];
+}
+
 /* the scalar the gradient is of: sum_i w_i out_i */
 static double objective(void) {
   primal_call();
@@ -76,6 +96,9 @@ int main(int argc, char **argv) {
   bench_fill(in, N, -1, 1);
   bench_fill(weights, N, -1, 1);
   bench_fill(t_in, N, -1, 1);
+  bench_alloc_lanes(v_in, N, -1, 1);
+  bench_alloc_lanes(v_out, N, 0, 0);
+  bench_alloc_lanes(f_out, N, 0, 0);
 
   if (BENCH_HAVE_AD) {
     grad_call();
@@ -88,14 +111,25 @@ int main(int argc, char **argv) {
     if (BENCH_HAVE_FWD) { fwd_call(); bench_check("w . tangent", 0, bench_dot(weights, t_out, N), bench_dot(g, t_in, N), 1e-8); }
     bench_mode = BENCH_SPLIT;
     if (BENCH_HAVE_SPLIT) { split_call(); bench_check_all("gradient", s_in, g, N, 1e-10); }
+    /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
+    bench_mode = BENCH_VECTOR;
+    if (BENCH_HAVE_VEC) {
+      fwd4_call();
+      vec4_call();
+      bench_check_lanes("tangent_out", v_out, f_out, N);
+      for (int k = 0; k < BENCH_WIDTH; k++)
+        bench_check("w . sweep", k, bench_dot(weights, f_out[k], N), bench_dot(g, v_in[k], N), 1e-8);
+    }
     free(g);
   }
-  struct bench_case cases[4];
+  struct bench_case cases[6];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
+  bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);
   char size[64];
   snprintf(size, sizeof size, "n%d", N);

@@ -5,9 +5,10 @@ it (the paper's ablation), runs both, and reports gradient/primal ratios, speedu
     .venv/bin/python benchmarks/run.py [--quick] [--kernels gmm,lstm,ba,nbody,norm]
                                        [--markdown docs/benchmarks.md]
 
-Every kernel program times its primal, gradient, forward-mode tangent and split-mode
-gradient side by side in one process, checks the gradient against central finite
-differences and the other modes against the gradient; see docs/benchmarks.md.
+Every kernel program times its primal, gradient, forward-mode tangent, split-mode gradient
+and a width-4 vector forward call against 4 scalar sweeps side by side in one process,
+checks the gradient against central finite differences, the other modes against the
+gradient and the vector lanes against the scalar sweeps; see docs/benchmarks.md.
 """
 from __future__ import annotations
 
@@ -55,6 +56,9 @@ KERNELS = {k.name: k for k in (
 TARGET_GRAD_RATIO = 3.0        # gradient time / primal time, per kernel
 TARGET_ABLATION_GEOMEAN = 4.2  # AD-before-opt gradient time / AD-after-opt gradient time
 TARGET_AD_S_PER_10K = 1.0      # seconds of AD synthesis per 10k IR instructions
+TARGET_FWD_RATIO = 2.0         # forward tangent time / primal time, per kernel
+TARGET_SPLIT_OVERHEAD = 1.1    # split-mode gradient time / combined gradient time, per kernel
+TARGET_VEC_RATIO = 1.0         # width-4 vector call / 4 scalar sweeps, per kernel (below it)
 
 # Variants each kernel is built in: plain clang (primal only, validates the kernel),
 # enzyme-build (AD after optimization) and enzyme-build with the ablation switch.
@@ -127,36 +131,43 @@ def build_once(kernel: Kernel, variant: str, out_dir: Path, clang: str, defines:
 
 
 # Optional modes, each with the define that leaves it out of a kernel build.
-OPTIONAL_MODES = {"fwd": "-DBENCH_NO_FWD", "split": "-DBENCH_NO_SPLIT"}
-# Builds tried in order until one succeeds: everything, then without one optional mode
-# (which isolates the other), then reverse mode alone.
-DEFINE_ATTEMPTS = ([], ["-DBENCH_NO_SPLIT"], ["-DBENCH_NO_FWD"], ["-DBENCH_NO_FWD", "-DBENCH_NO_SPLIT"])
+OPTIONAL_MODES = {"fwd": "-DBENCH_NO_FWD", "split": "-DBENCH_NO_SPLIT", "vec": "-DBENCH_NO_VEC"}
+
+
+def without(modes) -> list[str]:
+    """The defines that leave every optional mode outside `modes` out of a build."""
+    return [define for mode, define in OPTIONAL_MODES.items() if mode not in modes]
 
 
 def build(kernel: Kernel, variant: str, out_dir: Path, clang: str) -> Step:
-    """Builds one variant; if the engine rejects forward or split mode, builds without it
-    and records that mode's error in fields["mode_errors"]."""
+    """Builds one variant with every mode; if the engine rejects one, builds reverse mode with
+    each optional mode alone (which isolates the culprits, their errors go into
+    fields["mode_errors"]), then the binary with the modes that built."""
     if variant == "clang":
         return build_once(kernel, variant, out_dir, clang, [])
-    failed: list[tuple[list[str], Step]] = []
-    total = 0.0
-    for defines in DEFINE_ATTEMPTS:
-        step = build_once(kernel, variant, out_dir, clang, defines)
-        total += step.seconds
-        if step.ok:
-            break
-        failed.append((defines, step))
-    if not step.ok:  # reverse mode alone failed: that is the kernel's error
-        return Step(False, total, step.error)
-    mode_errors = {}
-    for mode, define in OPTIONAL_MODES.items():
-        if define in step.fields["defines"]:
-            # the most telling failure is the attempt with this mode and without the other
-            with_mode = [st for d, st in failed if define not in d]
-            isolated = [st for d, st in failed if define not in d and len(d) == 1]
-            mode_errors[mode] = (isolated or with_mode)[0].error
+    step = build_once(kernel, variant, out_dir, clang, [])
+    attempts = 1
+    mode_errors: dict[str, str] = {}
+    if not step.ok:
+        working = []
+        for mode in OPTIONAL_MODES:
+            alone = build_once(kernel, variant, out_dir, clang, without([mode]))
+            attempts += 1
+            if alone.ok:
+                working.append(mode)
+            else:
+                mode_errors[mode] = alone.error
+        step = build_once(kernel, variant, out_dir, clang, without(working))
+        attempts += 1
+        if not step.ok and working:  # the modes build alone but not together
+            together = step.error
+            step = build_once(kernel, variant, out_dir, clang, without([]))
+            attempts += 1
+            mode_errors.update({m: f"builds alone, not with the other modes: {together}" for m in working})
+        if not step.ok:  # reverse mode alone failed: that is the kernel's error
+            return Step(False, step.seconds, step.error)
     step.fields["mode_errors"] = mode_errors
-    step.fields["build_attempts"] = len(failed) + 1
+    step.fields["build_attempts"] = attempts
     return step  # its seconds: the build that produced the binary
 
 
@@ -354,6 +365,12 @@ def collect(kernel: Kernel, builds: dict[str, Step], quick: bool, measure_ad: bo
     rec["fwd_ratio"] = rec["fwd_s"] / rec["primal_s"] if rec["fwd_s"] and rec["primal_s"] else None
     rec["split_s"] = after.get("split_s") if rec["split_status"] == "ok" else None
     rec["split_overhead"] = rec["split_s"] / rec["grad_s"] if rec["split_s"] and rec["grad_s"] else None
+    # vector forward mode: one width-4 call over 4 scalar sweeps along the same directions
+    rec["vec_status"] = mode_status(rec, "after", "vec")
+    vec_ok = rec["vec_status"] == "ok"
+    rec["vec4_s"] = after.get("vec4_s") if vec_ok else None
+    rec["fwd4_s"] = after.get("fwd4_s") if vec_ok else None
+    rec["vec_ratio"] = rec["vec4_s"] / rec["fwd4_s"] if rec["vec4_s"] and rec["fwd4_s"] else None
     rec["ad_seconds"] = rec["ad_instructions"] = rec["ad_s_per_10k"] = None
     rec["ad_differentiated_instructions"] = rec["ad_s_per_10k_differentiated"] = None
     rec["ad_error"] = ""
@@ -405,7 +422,7 @@ def failure_notes(records: list[dict]) -> list[str]:
             status = rec["status" if variant == "after" else "before_status"]
             if status != "ok" and not status.startswith("not built"):
                 notes.append(f"{rec['kernel']} ({label}): {status}")
-        for mode, label in (("fwd", "forward mode"), ("split", "split mode")):
+        for mode, label in (("fwd", "forward mode"), ("split", "split mode"), ("vec", "vector forward mode")):
             status = rec[f"{mode}_status"]
             if status not in ("ok", "n/a"):
                 notes.append(f"{rec['kernel']} ({label}): {status}")
@@ -446,7 +463,20 @@ def summarize(records: list[dict]) -> dict:
         "ad_s_per_10k_worst": max(ad_rates) if ad_rates else None,
         "ad_target_s_per_10k": TARGET_AD_S_PER_10K,
         "ad_met": bool(ad_rates) and max(ad_rates) <= TARGET_AD_S_PER_10K,
+        **mode_target("fwd_ratio", records, TARGET_FWD_RATIO, lambda v: v <= TARGET_FWD_RATIO),
+        **mode_target("split_overhead", records, TARGET_SPLIT_OVERHEAD, lambda v: v <= TARGET_SPLIT_OVERHEAD),
+        **mode_target("vec_ratio", records, TARGET_VEC_RATIO, lambda v: v < TARGET_VEC_RATIO),
     }
+
+
+def mode_target(key: str, records: list[dict], target: float, within) -> dict:
+    """Summary fields of a per-kernel ratio: its geometric mean, target, and which kernels
+    measured it and met it (`<key>_met` is None when no kernel measured it)."""
+    measured = [r for r in records if r[key]]
+    return {f"{key}_geomean": geomean([r[key] for r in measured]), f"{key}_target": target,
+            f"{key}_measured": [r["kernel"] for r in measured],
+            f"{key}_within": [r["kernel"] for r in measured if within(r[key])],
+            f"{key}_met": all(within(r[key]) for r in measured) if measured else None}
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -489,6 +519,7 @@ COLUMNS = [
     ("speedup of AD after opt", lambda r: fmt_x(r["speedup"], 1)),
     ("tangent/primal (fwd)", lambda r: fmt_x(r["fwd_ratio"]) if r["fwd_ratio"] else short_status(r["fwd_status"])),
     ("split/combined", lambda r: fmt_x(r["split_overhead"]) if r["split_overhead"] else short_status(r["split_status"])),
+    ("vec4 / 4 scalar", lambda r: fmt_x(r["vec_ratio"]) if r["vec_ratio"] else short_status(r["vec_status"])),
     ("peak RSS clang → AD", lambda r: fmt_rss(r)),
     ("AD time", lambda r: fmt_time(r["ad_seconds"]) if r["ad_seconds"] is not None
      else ("—" if not r["ad_error"] else "n/a")),
@@ -505,6 +536,9 @@ def summary_lines(s: dict) -> list[str]:
     lines = [
         f"gradient/primal: target ≤ {s['grad_ratio_target']:.0f}x per kernel — {ratio_note}"
         + (f"; geometric mean {s['grad_ratio_geomean']:.2f}x" if s["grad_ratio_geomean"] else ""),
+        mode_target_line(s, "fwd_ratio", "forward tangent/primal", "≤"),
+        mode_target_line(s, "split_overhead", "split/combined gradient", "≤"),
+        mode_target_line(s, "vec_ratio", "vector forward width 4 / 4 scalar sweeps", "<"),
         f"AD after opt vs AD before opt: geometric mean speedup "
         f"{fmt_x(geo)} over {s['ablation_kernels']} kernel(s); target ≥ {s['ablation_target']}x — "
         + met(bool(geo and geo >= s["ablation_target"]) if geo else None)
@@ -519,6 +553,17 @@ def summary_lines(s: dict) -> list[str]:
         + met(s["ad_met"] if s["ad_s_per_10k_worst"] is not None else None),
     ]
     return lines
+
+
+def mode_target_line(s: dict, key: str, label: str, relation: str) -> str:
+    measured, within = s[f"{key}_measured"], s[f"{key}_within"]
+    line = f"{label}: target {relation} {s[f'{key}_target']:g}x per kernel — "
+    if not measured:
+        return line + "n/a (no kernel measured it)"
+    missed = [k for k in measured if k not in within]
+    return (line + met(s[f"{key}_met"]) + f", {len(within)}/{len(measured)} kernels"
+            + (f" (not: {', '.join(missed)})" if missed else "")
+            + f"; geometric mean {s[f'{key}_geomean']:.2f}x")
 
 
 def print_table(records: list[dict], summary: dict, meta: dict) -> None:
@@ -598,6 +643,9 @@ def plot(records: list[dict], summary: dict, meta: dict) -> str:
                   {"before-opt gradient / after-opt gradient": [r["speedup"] for r in records]
                    + [geo, summary["ablation_geomean_same_complexity"]]},
                   target=TARGET_ABLATION_GEOMEAN, target_label=f"target geomean {TARGET_ABLATION_GEOMEAN}x"),
+        svg.Panel("vector forward mode, width 4", names,
+                  {"one width-4 call / 4 scalar sweeps": [r["vec_ratio"] for r in records]},
+                  target=TARGET_VEC_RATIO, target_label=f"target < {TARGET_VEC_RATIO:g}x"),
     ]
     return svg.bar_chart(panels, title="enzyme-build AD benchmarks",
                          subtitle=f"{meta['mode']} run, {meta['date']}, {meta['machine']}, "

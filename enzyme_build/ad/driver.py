@@ -135,7 +135,15 @@ class Engine:
         return m.group(1) if m else "ptr"
 
     def missing_derivative(self, inst: Instruction, fn: Function, partial_rule: bool = False) -> None:
-        callee = strip_name(inst.callee) if inst.callee else "an indirect call"
+        if inst.callee is None:
+            chain = " -> ".join([c for c, _ in self.chain])
+            raise EnzymeBuildError(
+                f"cannot differentiate through an indirect call (function pointer or virtual call) "
+                f"with active arguments (call chain: {chain} -> ?)",
+                location=self.location(inst) or f"@{fn.name}",
+                hint="call the function directly (or let the optimizer devirtualize it, e.g. with a "
+                     "final class), or mark the data it touches enzyme_const")
+        callee = strip_name(inst.callee)
         chain = " -> ".join([c for c, _ in self.chain] + [callee])
         what = "has only part of a custom rule (augment and gradient are both needed)" if partial_rule \
             else "has no body and no derivative rule"
@@ -184,6 +192,10 @@ class _CallArgs:
         return len(self.ops) - self.i
 
 
+class _BadArgument(EnzymeBuildError):
+    """An __enzyme_* call argument whose type does not fit the parameter it lands on."""
+
+
 def _coerce_arg(want: str, have: tuple[str, str], fresh, lines) -> str:
     ty, v = have
     if ty == want or want == "...":
@@ -197,8 +209,16 @@ def _coerce_arg(want: str, have: tuple[str, str], fresh, lines) -> str:
         wb, hb = int(want[1:]), int(ty[1:])
         lines.append(f"  {name} = {'trunc' if wb < hb else 'sext'} {ty} {v} to {want}")
     else:
-        raise EnzymeBuildError(f"argument {v} of type {ty} cannot be passed as {want}")
+        raise _BadArgument(f"an argument of type {ty} ({v}) where {want} is needed")
     return name
+
+
+def _return_adjoint(primal: Function, have, fresh, lines, where) -> str:
+    try:
+        return _coerce_arg(primal.return_type, have, fresh, lines)
+    except _BadArgument as err:
+        raise EnzymeBuildError(f"the return adjoint for @{primal.name} gets {err}", location=where,
+                               hint="__enzyme_reverse takes the arguments, then the return adjoint, then the tape")
 
 
 def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_allocas) -> list[str]:
@@ -245,7 +265,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
 
     params = [p for p in primal.params if p.type != "..."]
     try:
-        for p in params:
+        for number, p in enumerate(params, 1):
             special_markers()
             m = args.marker()
             act = None
@@ -259,15 +279,23 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
             if act == "out" and not is_float_type(p.type):
                 raise EnzymeBuildError(f"enzyme_out on parameter {p.name} of @{primal.name}, which is "
                                        f"not a floating-point value", location=where)
-            if act in ("dup", "dupnoneed"):
-                primal_v = _coerce_arg(p.type, args.next(), fresh, lines)
-                shadow_v = _coerce_arg("ptr" if p.type == "ptr" else p.type, args.next(), fresh, lines)
-                if p.type != "ptr":
-                    raise EnzymeBuildError(f"enzyme_dup on non-pointer parameter {p.name} of @{primal.name}",
-                                           location=where, hint="use enzyme_out for scalars in reverse mode")
-                passed += [f"{p.type} {primal_v}", f"ptr {shadow_v}"]
-            else:
-                passed.append(f"{p.type} {_coerce_arg(p.type, args.next(), fresh, lines)}")
+            what = f"parameter {number} ({p.type}) of @{primal.name}"
+            try:
+                if act in ("dup", "dupnoneed"):
+                    if p.type != "ptr":
+                        raise EnzymeBuildError(f"enzyme_dup on non-pointer {what}", location=where,
+                                               hint="use enzyme_out for scalars in reverse mode")
+                    primal_v = _coerce_arg(p.type, args.next(), fresh, lines)
+                    shadow_v = _coerce_arg("ptr", args.next(), fresh, lines)
+                    passed += [f"{p.type} {primal_v}", f"ptr {shadow_v}"]
+                else:
+                    passed.append(f"{p.type} {_coerce_arg(p.type, args.next(), fresh, lines)}")
+            except _BadArgument as err:
+                hint = ("pointer parameters are enzyme_dup by default and take the pointer and then "
+                        "its shadow; mark inactive pointers with enzyme_const") if p.type == "ptr" else \
+                    "check the argument list against the function's parameters"
+                raise EnzymeBuildError(f"in the call to {kind}, {what} ({act}) gets {err}",
+                                       location=where, hint=hint)
             activity.append(act)
         special_markers()
     except IndexError:
@@ -324,7 +352,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         # the tape came from the user's augment: hand it to the user's gradient, untouched
         rest = [args.next() for _ in range(args.remaining())]
         if ret_active and rest:
-            passed.append(f"{primal.return_type} {_coerce_arg(primal.return_type, rest.pop(0), fresh, lines)}")
+            passed.append(f"{primal.return_type} {_return_adjoint(primal, rest.pop(0), fresh, lines, where)}")
         tape = tape_ptr if tape_ptr is not None else (rest[-1][1] if rest else "null")
         grad_ret = engine.function_return_type(rule.gradient)
         v = None
@@ -347,7 +375,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         if not rest:
             raise EnzymeBuildError(f"__enzyme_reverse of @{primal.name} needs the return adjoint "
                                    f"before the tape", location=where)
-        passed.append(f"{primal.return_type} {_coerce_arg(primal.return_type, rest.pop(0), fresh, lines)}")
+        passed.append(f"{primal.return_type} {_return_adjoint(primal, rest.pop(0), fresh, lines, where)}")
     owned = tape_ptr is not None
     if tape_ptr is None:
         if not rest:

@@ -305,7 +305,7 @@ def _parse_call(inst: Instruction, body: str) -> None:
     args_text = end[start + 1:-1]
     before = end[:start].rstrip()
     cm = re.search(NAME + r'$', before)
-    inst.callee = cm.group(0) if cm else None
+    inst.callee = cm.group(0) if cm and cm.group(0).startswith("@") else None   # %f: indirect
     head = before[:cm.start()] if cm else before
     head = re.sub(r'^\s*(tail|musttail|notail)?\s*call\s*', "", head)
     words = split_top(head, " ")

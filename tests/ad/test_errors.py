@@ -59,3 +59,32 @@ int main(void) { return __enzyme_autodiff((void *)f, 1.0) > 0; }
     with pytest.raises(EnzymeBuildError) as info:
         build_with_stage(str(src), str(tmp_path))
     assert "insertelement" in info.value.message and "@f" in info.value.message
+
+
+def test_pointer_without_shadow_names_the_parameter(tmp_path):
+    src = tmp_path / "noshadow.c"
+    src.write_text("""
+double __enzyme_autodiff(void *, ...);
+double f(const double *p, double x) { return p[0] * x; }
+int main(void) { double a = 2; return __enzyme_autodiff((void *)f, &a, 0.5) > 0; }
+""")
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path))
+    assert "parameter 1" in info.value.message and "@f" in info.value.message
+    assert "enzyme_const" in info.value.hint
+
+
+def test_active_indirect_call_is_refused(tmp_path):
+    src = tmp_path / "indirect.c"
+    src.write_text("""
+double __enzyme_autodiff(void *, ...);
+extern int enzyme_const;
+typedef double (*fn)(double);
+__attribute__((noinline)) double apply(fn g, double x) { return g(x) * x; }
+double sq(double x) { return x * x; }
+int main(int argc, char **argv) { fn g = argc > 5 ? 0 : sq;
+  return __enzyme_autodiff((void *)apply, enzyme_const, g, 0.5) > 0; }
+""")
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path))
+    assert "indirect call" in info.value.message and "apply" in info.value.message

@@ -126,6 +126,10 @@ class Engine:
             return None
         return source_location(self.module, inst.metadata.get("!dbg"))
 
+    def location_of_function(self, fn: Function) -> str:
+        from ..ir.model import source_location
+        return source_location(self.module, fn.dbg) or f"@{fn.name}"
+
     def function_return_type(self, name: str) -> str:
         fn = self.module.functions.get(name)
         if fn:

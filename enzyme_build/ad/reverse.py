@@ -101,6 +101,10 @@ class ReverseGenerator(CachePlanner):
 
     def __init__(self, engine, fn: Function, sig: Signature, split: bool):
         self.engine, self.fn, self.sig, self.split = engine, fn, sig, split
+        if any(p.type == "..." for p in fn.params):
+            raise EnzymeBuildError(f"cannot differentiate the variadic function @{fn.name}",
+                                   location=engine.location_of_function(fn),
+                                   hint="give it a fixed parameter list, or mark it inactive")
         self.cfg = analyze_cfg(fn)
         self.views = float_views(fn, engine.module)
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,

@@ -191,7 +191,8 @@ class CachePlanner:
                 continue
             if self.split and not vouched.get(p.name):
                 continue
-            noalias = "noalias" in p.attrs.split()
+            # a byval parameter is the function's private copy: nothing else can write it
+            noalias = "noalias" in p.attrs.split() or "byval(" in p.attrs
             if noalias or (not foreign and not unknown_writes):
                 stable.add(p.name)
         for g, line in self.engine.module.globals.items():

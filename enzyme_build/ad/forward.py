@@ -13,7 +13,8 @@ import re
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, global_base,
                                  is_inactive_call)
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local, make_name, strip_name
+from ..ir.model import (Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
+                        make_name, strip_name)
 from .forward_abi import (ACTIVE, CONST, DUP, DUPNONEED, ForwardSignature, bind_tangents, layout, named_types,
                           parse_forward_call, value_leaves)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
@@ -48,22 +49,6 @@ def derived_return_type(fn: Function, sig: ForwardSignature) -> str:
     if rt == "void" or not (is_active_type(rt) or returns_shadow(fn, sig)):
         return rt
     return "{ " + ", ".join([rt] * (sig.width + 1)) + " }"
-
-
-def byval_attributes(param) -> str:
-    """`byval(T) align N` of a parameter passed by value in memory, or ''. The derived function
-    keeps it (on the shadows too): the callee may write its private copy."""
-    start = param.attrs.find("byval(")
-    if start < 0:
-        return ""
-    depth, i = 0, start + len("byval")
-    while i < len(param.attrs):
-        depth += {"(": 1, ")": -1}.get(param.attrs[i], 0)
-        if depth == 0:
-            break
-        i += 1
-    align = re.search(r'\balign\s+\d+', param.attrs)
-    return param.attrs[start:i + 1] + (f" {align.group(0)}" if align else "")
 
 
 def derived_params(fn: Function, sig: ForwardSignature) -> list[tuple[str, str]]:

@@ -17,7 +17,8 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
 from ..analysis.cfg import analyze_cfg
 from ..analysis.types import check_memory_access, float_views, memcpy_element_kind
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, aggregate_elements, is_float_type, is_local, make_name
+from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
+                        make_name)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, TAPE, CachePlanner
 from .tape import CELL_BYTES, TAPE_TYPE
@@ -67,12 +68,29 @@ def adjoint_type(fn: Function, sig: Signature) -> str:
     return "{ " + ", ".join(outs) + " }"
 
 
+def caller_shadow_param(name: str) -> str:
+    """The caller's shadow of a `byval` parameter (the body uses a private copy, `shadow_param`)."""
+    return make_name("%", name, "shin")
+
+
+def byval_type(param) -> str | None:
+    """T of a `byval(T)` parameter, or None."""
+    attrs = byval_attributes(param)
+    if not attrs:
+        return None
+    return attrs[len("byval("):attrs.rindex(")")]
+
+
 def derived_params(fn: Function, sig: Signature) -> list[tuple[str, str]]:
+    """A struct passed by value in memory keeps `byval(T) align N`: the callee may write its
+    private copy. Its shadow arrives as the caller's shadow pointer; the body works on a
+    private shadow copy whose adjoints flow back at the end of the reverse sweep."""
     out = []
     for p, a in zip(fn.params, sig.args):
-        out.append((p.type, p.name))
+        byval = byval_attributes(p)
+        out.append((f"ptr {byval}" if byval else p.type, p.name))
         if a in ("dup", "dupnoneed"):
-            out.append(("ptr", shadow_param(p.name)))
+            out.append(("ptr", caller_shadow_param(p.name) if byval else shadow_param(p.name)))
     return out
 
 
@@ -120,6 +138,14 @@ class ReverseGenerator(CachePlanner):
         # integers carrying float data take their float type for adjoints
         self.types.update(self.views)
         self.params = {p.name for p in fn.params} | {shadow_param(p.name) for p in fn.params}
+        self.home: dict[str, str] = {}           # generated forward values -> block
+        for p, _ in self._byval_dups():
+            # the private shadow copy is made in the entry block; split pieces keep it on the heap
+            # and pass it to the reverse piece like any other forward value
+            self.types[shadow_param(p.name)] = "ptr"
+            if split:
+                self.params.discard(shadow_param(p.name))
+                self.home[shadow_param(p.name)] = fn.blocks[0].label
         self._check_precisions()
         for inst in self.act.lost_stores:
             raise EnzymeBuildError(
@@ -156,7 +182,6 @@ class ReverseGenerator(CachePlanner):
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
-        self.home: dict[str, str] = {}           # generated forward values -> block
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
 
     def _check_precisions(self) -> None:
@@ -502,8 +527,11 @@ class ReverseGenerator(CachePlanner):
 
     def _interleaved(self, inst: Instruction, sig: Signature, get) -> list[str]:
         out = []
-        for (t, v), a in zip(inst.operands, sig.args):
-            out.append(f"{t} {get(v)}")
+        callee = self.engine.module.functions[sig.function] \
+            if self._call_kind(inst) == "derived" else None
+        for k, ((t, v), a) in enumerate(zip(inst.operands, sig.args)):
+            byval = byval_attributes(callee.params[k]) if callee and k < len(callee.params) else ""
+            out.append(f"{t} {byval} {get(v)}" if byval else f"{t} {get(v)}")
             if a in ("dup", "dupnoneed"):
                 out.append(f"ptr {get(self.shadow(v))}")
         return out
@@ -564,6 +592,8 @@ class ReverseGenerator(CachePlanner):
         for phi in block.phis():
             if phi.result in self.act.varied:
                 phi_adjoints[phi.result] = self.take_adjoint(phi.result, lines)
+        if label == self.fn.blocks[0].label:
+            lines += self._byval_shadow_returns(label)
         self.rev_term[label] = self._reverse_terminator(block, phi_adjoints)
 
     def _reverse_terminator(self, block, phi_adjoints) -> list[str]:
@@ -827,7 +857,66 @@ class ReverseGenerator(CachePlanner):
             out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
         if not self.split:
             out += self._iv_slot_allocas() + self._static_slot_allocas() + self._hoist_slot_allocas()
+        return out + self._byval_shadow_copies()
+
+    def _byval_dups(self):
+        return [(p, byval_type(p)) for p, a in zip(self.fn.params, self.sig.args)
+                if a in ("dup", "dupnoneed") and byval_type(p)]
+
+    def _byval_leaf_ptrs(self, base: str, ty: str, lines: list[str]):
+        for path, fty, count in float_leaves(self.engine.module, ty):
+            g = self.fresh("bv")
+            idx = "".join(f", i32 {k}" for k in path)
+            lines.append(f"  {g} = getelementptr inbounds {ty}, ptr {base}, i32 0{idx}")
+            yield g, fty, count
+
+    def _byval_shadow_copies(self) -> list[str]:
+        """Private shadow copies of byval parameters (the shadow of the copy the call made):
+        the caller's shadow bytes (pointer shadows inside the struct) with the floats zeroed.
+        Combined mode: an alloca; split pieces: a heap block the reverse piece frees."""
+        out: list[str] = []
+        for p, ty in self._byval_dups():
+            sh, size = shadow_param(p.name), f"ptrtoint (ptr getelementptr ({ty}, ptr null, i32 1) to i64)"
+            if self.split:
+                out.append(f"  {sh} = call ptr @malloc(i64 {size})")
+                self.engine.declare("@malloc")
+            else:
+                out.append(f"  {sh} = alloca {ty}, align 16")
+            out.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {sh}, ptr {caller_shadow_param(p.name)}, "
+                       f"i64 {size}, i1 false)")
+            self.engine.declare("@llvm.memcpy.p0.p0.i64")
+            for g, fty, count in list(self._byval_leaf_ptrs(sh, ty, out)):
+                if count == 1:
+                    out.append(f"  store {fty} {zero_of(fty)}, ptr {g}")
+                else:
+                    out.append(f"  call void @llvm.memset.p0.i64(ptr {g}, i8 0, i64 "
+                               f"{count * (8 if fty == 'double' else 4)}, i1 false)")
+                    self.engine.declare("@llvm.memset.p0.i64")
         return out
+
+    def _byval_shadow_returns(self, label: str) -> list[str]:
+        """The reverse of the copy the call made: the private copy's adjoints go to the caller."""
+        out: list[str] = []
+        for p, ty in self._byval_dups():
+            mine_base = self._fetch(shadow_param(p.name), label)
+            mine = list(self._byval_leaf_ptrs(mine_base, ty, out))
+            theirs = list(self._byval_leaf_ptrs(caller_shadow_param(p.name), ty, out))
+            for (g, fty, count), (h, _, _) in zip(mine, theirs):
+                if count == 1:
+                    self.accumulate_memory(h, fty, self._load_line(g, fty, out), out)
+                elif fty in ("double", "float"):
+                    helper = "__enzyme_build_memcpy_adjoint_" + ("f64" if fty == "double" else "f32")
+                    self.engine.support.add(helper)
+                    out.append(f"  call void @{helper}(ptr {g}, ptr {h}, i64 {count * (8 if fty == 'double' else 4)})")
+            if self.split:
+                out.append(f"  call void @free(ptr {mine_base})")
+                self.engine.declare("@free")
+        return out
+
+    def _load_line(self, ptr: str, ty: str, out: list[str]) -> str:
+        v = self.fresh("bl")
+        out.append(f"  {v} = load {ty}, ptr {ptr}")
+        return v
 
     def _diffe_prologue(self) -> list[str]:
         out = []

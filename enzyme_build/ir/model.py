@@ -642,6 +642,72 @@ def parse_module(text: str) -> Module:
 # ----------------------------------------------------------------------------------------
 # small queries shared by the analyses and the engines
 
+def byval_attributes(param) -> str:
+    """`byval(T) align N` of a parameter passed by value in memory, or ''. The derived function
+    keeps it (on the shadows too): the callee may write its private copy."""
+    start = param.attrs.find("byval(")
+    if start < 0:
+        return ""
+    depth, i = 0, start + len("byval")
+    while i < len(param.attrs):
+        depth += {"(": 1, ")": -1}.get(param.attrs[i], 0)
+        if depth == 0:
+            break
+        i += 1
+    align = re.search(r'\balign\s+\d+', param.attrs)
+    return param.attrs[start:i + 1] + (f" {align.group(0)}" if align else "")
+
+
+_TYPE_DEF_RE = re.compile(r'^(%(?:"[^"]*"|[-a-zA-Z$._0-9]+)) = type (.*)$')
+
+
+def named_type_body(module: Module, name: str) -> str | None:
+    """The body of a named type (`%struct.V = type { double, i32 }` -> `{ double, i32 }`);
+    None for opaque or unknown types."""
+    table = getattr(module, "_type_bodies", None)
+    if table is None:
+        table = {}
+        for line in module.lines:
+            if line.startswith("%"):
+                m = _TYPE_DEF_RE.match(line)
+                if m:
+                    table[m.group(1)] = m.group(2).strip()
+        module._type_bodies = table
+    body = table.get(name.strip())
+    return None if body in (None, "opaque") else body
+
+
+def float_leaves(module: Module, ty: str, path: tuple[int, ...] = ()):
+    """(GEP index path, float type, count) of every float stored in a value of type `ty`;
+    a float array is one leaf (path to its first element, count = its length)."""
+    ty = ty.strip()
+    if is_float_type(ty):
+        yield path, ty, 1
+        return
+    if ty.startswith("%"):
+        body = named_type_body(module, ty)
+        if body is not None:
+            yield from float_leaves(module, body, path)
+        return
+    m = re.fullmatch(r'\[(\d+) x (.+)\]', ty)
+    if m:
+        n, elem = int(m.group(1)), m.group(2)
+        if is_float_type(elem):
+            yield path + (0,), elem, n
+        else:
+            for k in range(n):
+                yield from float_leaves(module, elem, path + (k,))
+        return
+    if ty.startswith("<{") and ty.endswith("}>"):
+        elems = split_top(ty[2:-2])
+    elif ty.startswith("{") and ty.endswith("}"):
+        elems = split_top(ty[1:-1])
+    else:
+        return
+    for k, e in enumerate(elems):
+        yield from float_leaves(module, e, path + (k,))
+
+
 def source_location(module: Module, dbg: str | None) -> str | None:
     """'file.c:12' for a !dbg id (DILocation or DISubprogram), when debug info is present."""
     if not dbg:

@@ -30,9 +30,15 @@ def test_shared_examples(build, run_ok, name):
     ("heapvla", ()),
     ("realloc", ()),
     ("mixed", ()),
+    ("byval", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0
+
+
+def test_byval_at_O0(build, run_ok):
+    """Structs passed by value keep their private copy in combined and split mode (-O0 front end)."""
+    assert run_ok(build(os.path.join(PROGRAMS, "byval.c"), opt="-O0")) == 8
 
 
 def test_cxx_new_delete(build, run_ok):

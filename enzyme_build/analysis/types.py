@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import EnzymeBuildError
-from ..ir.model import is_float_type, tbaa_type
+from ..ir.model import is_float_type, make_name, tbaa_type
 from .activity import pointer_roots
 
 _FLOATISH = {"double": "double", "float": "float"}
@@ -67,6 +67,10 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
     kinds.discard(None)
     if not kinds:
         kinds = _kinds_through_roots(gen, pointers or [inst.operands[0][1], inst.operands[1][1]])
+    if not kinds:
+        # untyped copies of a function's pointer arguments (-O0 std::copy ends in a memmove in
+        # a helper that never touches the data): decide from how the callers use that memory
+        kinds = _kinds_from_callers(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]])
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
     if len(kinds) == 1:
         return kinds.pop()
@@ -78,19 +82,56 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
 
 
 def _kinds_through_roots(gen, pointers) -> set[str]:
+    return _kinds_in(gen.fn, pointers)
+
+
+_CALLER_DEPTH = 6
+
+
+def _kinds_from_callers(module, fn, pointers, depth: int = _CALLER_DEPTH, seen=None) -> set[str]:
+    """Element kinds of the memory behind `pointers` (rooted in fn's parameters) as seen by
+    fn's callers: the accesses through the actual arguments' roots, walking further up while
+    a caller only passes its own parameters on."""
+    seen = set() if seen is None else seen
+    if depth == 0 or fn.name in seen:
+        return set()
+    seen.add(fn.name)
     roots = set()
     for p in pointers:
-        roots |= pointer_roots(gen.fn, p)
+        roots |= pointer_roots(fn, p)
+    index = [i for i, p in enumerate(fn.params) if p.name in roots]
+    if not index:
+        return set()
+    kinds: set[str] = set()
+    target = make_name("@", fn.name)
+    needle = target + "("
+    for name in list(module.functions):
+        if name == fn.name or not any(needle in line for line in module.functions.body_lines(name)):
+            continue
+        caller = module.functions[name]
+        for inst in caller.instructions():
+            if inst.opcode != "call" or inst.callee != target:
+                continue
+            args = [inst.operands[i][1] for i in index if i < len(inst.operands)]
+            found = _kinds_in(caller, args)
+            kinds |= found or _kinds_from_callers(module, caller, args, depth - 1, seen)
+    return kinds
+
+
+def _kinds_in(fn, pointers) -> set[str]:
+    roots = set()
+    for p in pointers:
+        roots |= pointer_roots(fn, p)
     kinds = set()
-    for inst in gen.fn.instructions():
+    for inst in fn.instructions():
         if inst.opcode in ("load", "store"):
             ptr = inst.operands[0][1] if inst.opcode == "load" else inst.operands[1][1]
-            if pointer_roots(gen.fn, ptr) & roots:
+            if pointer_roots(fn, ptr) & roots:
                 if is_float_type(inst.type):
                     kinds.add(inst.type)
                 elif inst.type == "ptr":
                     kinds.add("pointer")
-        elif inst.opcode == "getelementptr" and pointer_roots(gen.fn, inst.operands[0][1]) & roots:
+        elif inst.opcode == "getelementptr" and pointer_roots(fn, inst.operands[0][1]) & roots:
             if inst.source_type in ("double", "float"):
                 kinds.add(inst.source_type)
     return kinds

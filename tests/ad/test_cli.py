@@ -52,3 +52,19 @@ int main(void) { double g = __enzyme_autodiff((void *)f, 0.5);
                    capture_output=True)
     proc = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_std_copy_into_vectors_through_wrapper(tmp_path, opt):
+    """At -O0 std::copy ends in an untyped memmove inside a library helper; the accesses of
+    the callers decide that it moves doubles."""
+    if not os.path.exists(enzyme_build_cli()) or not _wrapper_links(tmp_path):
+        pytest.skip("the wrapper's link step is not available")
+    programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+    for f in ("adcheck.h", "stdcopy.cc"):
+        shutil.copy(os.path.join(programs, f), tmp_path)
+    exe = tmp_path / "stdcopy"
+    subprocess.run([enzyme_build_cli(), "c++", opt, "-I.", "stdcopy.cc", "-o", str(exe)],
+                   cwd=tmp_path, check=True, capture_output=True, text=True)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok 8", proc.stdout + proc.stderr

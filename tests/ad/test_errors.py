@@ -88,3 +88,20 @@ int main(int argc, char **argv) { fn g = argc > 5 ? 0 : sq;
     with pytest.raises(EnzymeBuildError) as info:
         build_with_stage(str(src), str(tmp_path))
     assert "indirect call" in info.value.message and "apply" in info.value.message
+
+
+def test_untyped_copy_without_context_is_an_error(tmp_path):
+    """A memcpy of void* data that no caller ever accesses as a typed value stays an error."""
+    src = tmp_path / "untyped.c"
+    src.write_text("""
+#include <string.h>
+double __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) void cp(void *d, const void *s, size_t n) { memcpy(d, s, n); }
+__attribute__((noinline)) void g(void *x, void *y, int n) { cp(y, x, n * 8); }
+int main(void) { double x[2] = {1, 2}, y[2], dx[2] = {0}, dy[2] = {1, 1};
+  __enzyme_autodiff((void *)g, x, dx, y, dy, 2); return (int)dx[0]; }
+""")
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path), opt="-O0")
+    assert "memcpy of data of unknown type" in info.value.message
+    assert "-O1" in info.value.hint

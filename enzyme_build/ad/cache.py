@@ -207,6 +207,7 @@ class CachePlanner:
         if value in self.header_index:
             iv, first, pre_index, latch_index = self.header_index[value]
             ivr = self._fetch(iv, block, depth + 1)
+            first = self._fetch(first, block, depth + 1) if is_local(first) else first
             c, name = self.fresh("rc"), self.fresh("rc")
             lines.append(f"  {c} = icmp eq {self.types[iv]} {ivr}, {first}")
             lines.append(f"  {name} = select i1 {c}, i32 {pre_index}, i32 {latch_index}")
@@ -230,7 +231,8 @@ class CachePlanner:
         else:
             sources = {v: v for v in operands}
         costly = [v for v in sources.values() if not self._is_free(v)
-                  and (block, v) not in self.rev_names and not self._cheap(v)]
+                  and (block, v) not in self.rev_names and not self._cheap(v)
+                  and not (v in self.iv_loops and block in self.iv_loops[v][0].blocks)]
         if len(costly) > 1 and primal not in self.reverse_local:
             return None
         fetched = {v: self._fetch(src, block, depth + 1) for v, src in sources.items()}
@@ -309,26 +311,41 @@ class CachePlanner:
         self.home[name] = exit_block
         return name
 
+    def _loop_invariant(self, value: str, loop) -> bool:
+        """A constant, an argument or a value computed outside the loop."""
+        if re.fullmatch(r'-?\d+', value):
+            return True
+        if not is_local(value):
+            return False
+        inst = self.fn.defs.get(value)
+        return inst is None or inst.block not in loop.blocks
+
     def _canonical_iv(self, label, preds):
+        ivs = self._canonical_ivs(label, preds)
+        return ivs[0] if ivs else None
+
+    def _canonical_ivs(self, label, preds) -> list:
         """(iv, start, index of entry pred, index of latch) when a two-predecessor loop
-        header has an IV `phi [start, outside], [iv + step, latch]`: the predecessor is then
-        known from the IV, so it needs no tape cell of its own."""
+        header has an IV `phi [start, outside], [iv + step, latch]` (start a constant or a
+        value from outside the loop, e.g. `j = i + 1` of a triangular loop): the predecessor
+        is then known from the IV, so it needs no tape cell of its own."""
         loop = self.cfg.loop_of.get(label)
         if loop is None or loop.header != label or len(preds) != 2:
-            return None
+            return []
+        found = []
         for phi in self.fn.block(label).phis():
             if not phi.type.startswith("i") or len(phi.incoming) != 2:
                 continue
             start = [(v, b) for v, b in phi.incoming if b not in loop.blocks]
             back = [(v, b) for v, b in phi.incoming if b in loop.blocks]
-            if len(start) != 1 or len(back) != 1 or not re.fullmatch(r'-?\d+', start[0][0]):
+            if len(start) != 1 or len(back) != 1 or not self._loop_invariant(start[0][0], loop):
                 continue
             step = self.fn.defs.get(back[0][0])
             if step is None or step.opcode != "add" or step.operands[0][1] != phi.result \
                     or step.operands[1][1] not in ("1", "-1") or "nuw" not in step.flags and "nsw" not in step.flags:
                 continue
-            return (phi.result, start[0][0], preds.index(start[0][1]), preds.index(back[0][1]))
-        return None
+            found.append((phi.result, start[0][0], preds.index(start[0][1]), preds.index(back[0][1])))
+        return found
 
     def _reverse_local_allocas(self) -> dict[str, str]:
         """Split mode: local arrays that only ever hold floats get their shadow in the

@@ -326,9 +326,10 @@ class ReverseGenerator(CachePlanner):
         name = f"%pidx${len(self.pred_index)}"
         self.pred_index[label] = name
         self.home[name] = label
-        iv = self._canonical_iv(label, preds)
-        if iv is not None:
-            self.header_index[name] = iv
+        ivs = self._canonical_ivs(label, preds)
+        if ivs:
+            self.header_index[name] = ivs[0]
+        for iv in ivs:   # every such IV is replayed from its own counter slot
             loop = self.cfg.loop_of[label]
             latch = preds[iv[3]]
             nxt = next(v for v, b in self.fn.defs[iv[0]].incoming if b == latch)

@@ -7,6 +7,8 @@ reverse sweep pops records in exactly the opposite order. `reserve` grows capaci
 once before a loop whose trip count is known. Combined mode keeps the tape object in
 an alloca; split mode mallocs it (or uses the caller's buffer) and frees it after the
 reverse pass. All helpers are internal and alwaysinline, so O3 sees plain loads/stores.
+A finished tape's data block is kept per thread (the largest one) and taken by the next
+tape's first growth when it is big enough, so repeated gradients do not map fresh pages.
 """
 from __future__ import annotations
 
@@ -43,6 +45,20 @@ entry:
   %a = call i64 @llvm.umax.i64(i64 %twice, i64 %need)
   %newcap = call i64 @llvm.umax.i64(i64 %a, i64 1024)
   %data = load ptr, ptr %tape, align 8
+  %fresh = icmp eq ptr %data, null
+  br i1 %fresh, label %spare, label %grow
+spare:
+  %sp = load ptr, ptr @__enzyme_build_tape_spare, align 8
+  %spcapp = getelementptr inbounds { ptr, i64 }, ptr @__enzyme_build_tape_spare, i32 0, i32 1
+  %spcap = load i64, ptr %spcapp, align 8
+  %fits = icmp uge i64 %spcap, %need
+  br i1 %fits, label %take, label %grow
+take:
+  store { ptr, i64 } zeroinitializer, ptr @__enzyme_build_tape_spare, align 8
+  store ptr %sp, ptr %tape, align 8
+  store i64 %spcap, ptr %capp, align 8
+  ret void
+grow:
   %nd = call ptr @realloc(ptr %data, i64 %newcap)
   %bad = icmp eq ptr %nd, null
   br i1 %bad, label %oom, label %ok
@@ -54,6 +70,10 @@ ok:
   store i64 %newcap, ptr %capp, align 8
   ret void
 }""",
+    # the data block of the last finished tape, kept for the next one (per thread): a gradient
+    # called in a loop reuses memory already mapped instead of faulting fresh pages in each time
+    "__enzyme_build_tape_spare": """\
+@__enzyme_build_tape_spare = internal thread_local global { ptr, i64 } zeroinitializer, align 8""",
     "__enzyme_build_tape_reserve": """\
 define internal void @__enzyme_build_tape_reserve(ptr %tape, i64 %bytes) alwaysinline {
 entry:
@@ -128,6 +148,19 @@ entry:
 define internal void @__enzyme_build_tape_free_data(ptr %tape) alwaysinline {
 entry:
   %data = load ptr, ptr %tape, align 8
+  %capp = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 2
+  %cap = load i64, ptr %capp, align 8
+  %spcapp = getelementptr inbounds { ptr, i64 }, ptr @__enzyme_build_tape_spare, i32 0, i32 1
+  %spcap = load i64, ptr %spcapp, align 8
+  %bigger = icmp ugt i64 %cap, %spcap
+  br i1 %bigger, label %keep, label %drop
+keep:
+  %old = load ptr, ptr @__enzyme_build_tape_spare, align 8
+  call void @free(ptr %old)
+  store ptr %data, ptr @__enzyme_build_tape_spare, align 8
+  store i64 %cap, ptr %spcapp, align 8
+  ret void
+drop:
   call void @free(ptr %data)
   ret void
 }""",
@@ -222,8 +255,8 @@ _NEEDS = {
     "__enzyme_build_shadow_copied": ["@malloc_usable_size"],
     "__enzyme_build_shadow_alloc": ["@malloc", "@malloc_usable_size", "@llvm.memset.p0.i64"],
     "__enzyme_build_tape_reserve": ["__enzyme_build_tape_grow"],
-    "__enzyme_build_tape_grow": ["@llvm.umax.i64", "@realloc", "@abort"],
-    "__enzyme_build_tape_free_data": ["@free"],
+    "__enzyme_build_tape_grow": ["@llvm.umax.i64", "@realloc", "@abort", "__enzyme_build_tape_spare"],
+    "__enzyme_build_tape_free_data": ["@free", "__enzyme_build_tape_spare"],
     "__enzyme_build_tape_new": ["@calloc"],
     "__enzyme_build_digamma": ["@llvm.log.f64"],
 }

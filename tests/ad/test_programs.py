@@ -31,6 +31,7 @@ def test_shared_examples(build, run_ok, name):
     ("realloc", ()),
     ("mixed", ()),
     ("byval", ()),
+    ("tapes", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0

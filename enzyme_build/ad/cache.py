@@ -12,7 +12,7 @@ import re
 from ..analysis.activity import ALLOCATORS, callee_name, is_inactive_call, pointer_roots
 from ..errors import InternalError
 from ..analysis.types import memcpy_element_kind
-from ..ir.model import is_float_type, is_local, make_name
+from ..ir.model import function_attributes, is_float_type, is_local, make_name
 from .rules import math_rule
 from .tape import CELL_BYTES
 
@@ -154,7 +154,8 @@ class CachePlanner:
     def _stable_roots(self) -> set[str]:
         """Arguments (and constant globals) whose memory no instruction of this function may
         write: noalias arguments unless written through themselves; other arguments only when
-        every write goes to the function's own allocations."""
+        every write goes to the function's own allocations or to arguments the caller passes
+        as private memory (`Signature.private_args`)."""
         local_allocs = {i.result for i in self.fn.instructions()
                         if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
         written: set[str] = set()
@@ -174,7 +175,8 @@ class CachePlanner:
                     for (t, v), p in zip(inst.operands, callee.params):
                         if t == "ptr" and "readonly" not in p.attrs.split() and "readnone" not in p.attrs.split():
                             targets.append(v)
-                    if "memory(" not in callee.header or "argmem" not in callee.header:
+                    attrs = function_attributes(self.engine.module, callee)
+                    if "memory(" not in attrs or "argmem" not in attrs:
                         unknown_writes = True
                 else:
                     targets = [v for t, v in inst.operands if t == "ptr"]
@@ -186,6 +188,7 @@ class CachePlanner:
         stable = set()
         foreign = {w for w in written if w not in local_allocs}
         vouched = dict(zip([p.name for p in self.fn.params], self.sig.stable_args))
+        private_arg = dict(zip([p.name for p in self.fn.params], self.sig.private_args))
         for p in self.fn.params:
             if p.type != "ptr" or p.name in written:
                 continue
@@ -193,7 +196,9 @@ class CachePlanner:
                 continue
             # a byval parameter is the function's private copy: nothing else can write it
             noalias = "noalias" in p.attrs.split() or "byval(" in p.attrs
-            if noalias or (not foreign and not unknown_writes):
+            # every write elsewhere goes through memory the caller says is private to its argument
+            private = not unknown_writes and all(private_arg.get(w) for w in foreign)
+            if noalias or private or (not foreign and not unknown_writes):
                 stable.add(p.name)
         for g, line in self.engine.module.globals.items():
             if " constant " in line.split("=", 1)[1][:80]:

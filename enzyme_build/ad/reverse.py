@@ -44,11 +44,15 @@ class Signature:
     # per parameter: the caller guarantees the memory it points to does not change between
     # the augmented and the reverse piece (set only for calls from combined-mode code)
     stable_args: tuple[bool, ...] = ()
+    # per parameter: the caller passes memory of its own (a local array or heap block) that no
+    # other argument reaches, so writes through it cannot change what the others point to
+    private_args: tuple[bool, ...] = ()
 
     def code(self) -> str:
         return "".join({"out": "o", "dup": "d", "dupnoneed": "n", "const": "c"}[a] for a in self.args) \
             + ("r" if self.ret_active else "") + ("s" if self.ret_shadow else "") \
-            + ("k" + "".join("1" if x else "0" for x in self.stable_args) if any(self.stable_args) else "")
+            + ("k" + "".join("1" if x else "0" for x in self.stable_args) if any(self.stable_args) else "") \
+            + ("p" + "".join("1" if x else "0" for x in self.private_args) if any(self.private_args) else "")
 
 
 def zero_of(ty: str) -> str:
@@ -523,8 +527,24 @@ class ReverseGenerator(CachePlanner):
             self._stable = self._stable_roots()
         stable = tuple(t == "ptr" and bool(pointer_roots(self.fn, v)) and pointer_roots(self.fn, v) <= self._stable
                        for t, v in inst.operands)
+        private = self._private_operands(inst)
         return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow,
-                         stable if any(stable) else ())
+                         stable if any(stable) else (), private if any(private) else ())
+
+    def _private_operands(self, inst: Instruction) -> tuple[bool, ...]:
+        """Per call operand: a pointer into the caller's own allocations (alloca, malloc) that
+        no other operand of the call reaches."""
+        def local(root: str) -> bool:
+            d = self.fn.defs.get(root)
+            return d is not None and (d.opcode == "alloca" or (d.opcode == "call" and d.callee in ALLOCATORS))
+
+        roots = [pointer_roots(self.fn, v) if t == "ptr" and is_local(v) else set() for t, v in inst.operands]
+        out = []
+        for i, ri in enumerate(roots):
+            ok = bool(ri) and all(local(r) for r in ri) and inst.operands[i][0] == "ptr"
+            ok = ok and not any(ri & rj for j, rj in enumerate(roots) if j != i)
+            out.append(ok)
+        return tuple(out)
 
     def _interleaved(self, inst: Instruction, sig: Signature, get) -> list[str]:
         out = []

@@ -658,6 +658,21 @@ def byval_attributes(param) -> str:
     return param.attrs[start:i + 1] + (f" {align.group(0)}" if align else "")
 
 
+def function_attributes(module: Module, fn: Function) -> str:
+    """The header of a definition with its attribute groups (`#0`) spelled out, where
+    `memory(...)` and friends usually live."""
+    table = getattr(module, "_attribute_groups", None)
+    if table is None:
+        table = {}
+        for line in module.lines:
+            if line.startswith("attributes #"):
+                key, _, body = line.partition(" = ")
+                table[key[len("attributes "):]] = body
+        module._attribute_groups = table
+    groups = re.findall(r'(#\d+)', fn.header.rsplit(")", 1)[-1])
+    return " ".join([fn.header] + [table.get(g, "") for g in groups])
+
+
 _TYPE_DEF_RE = re.compile(r'^(%(?:"[^"]*"|[-a-zA-Z$._0-9]+)) = type (.*)$')
 
 

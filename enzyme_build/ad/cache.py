@@ -119,7 +119,7 @@ class CachePlanner:
                     if h != header or value in done.setdefault(marker, set()):
                         continue
                     done[marker].add(value)
-                    start = self._fetch(self._exit_value(value, pred, label), label)
+                    start = self._value_on_exit(value, pred, label)
                     idx = lines.index(marker)
                     lines.insert(idx, f"  store {self.types.get(value, 'ptr')} {start}, ptr {slot}, align 8")
                     changed = True
@@ -301,6 +301,31 @@ class CachePlanner:
         """A primal value may be read in the reverse block of `label` only if it was computed
         whenever `label` ran: its block dominates `label`."""
         return self.cfg.dominates(inst.block, label)
+
+    def _value_on_exit(self, value: str, pred: str, exit_block: str) -> str:
+        """What the reverse of `exit_block` reads for a forward value as it was when the loop
+        was left from `pred`: the value itself when it was computed before the loop and
+        dominates the exit block (kept at its own level, e.g. hoisted out of a loop the exit
+        block belongs to), otherwise a forward phi in the exit block."""
+        home = self.def_block(value)
+        if not is_local(value) or value in self.params or \
+                (home is not None and self.cfg.dominates(home, exit_block) and home != exit_block
+                 and not (self.cfg.loop_of.get(pred) and home in self.cfg.loop_of[pred].blocks)):
+            return self._fetch(value, exit_block)
+        return self._fetch(self._exit_value(value, pred, exit_block), exit_block)
+
+    def _iv_on_exit(self, iv: str, loop, pred: str, exit_block: str, out: list[str]) -> str:
+        """An IV's last value when its loop is left: `trip count - 1` for a counting loop left
+        through its latch's exit test, otherwise what the exit captured."""
+        latch = self.fn.block(pred)
+        if loop.iv == iv and loop.trip_count is not None and loop.latches == [pred] \
+                and latch.terminator.targets and latch.terminator.targets[0] == exit_block:
+            tc = loop.trip_count
+            tcv = self._value_on_exit(tc, pred, exit_block) if is_local(tc) else tc
+            name = self.fresh("ivl")
+            out.append(f"  {name} = sub {self.types[iv]} {tcv}, 1")
+            return name
+        return self._fetch(self._exit_value(iv, pred, exit_block), exit_block)
 
     def _exit_value(self, iv: str, pred: str, exit_block: str) -> str:
         """A forward phi at the top of `exit_block` holding the IV's value when the loop

@@ -637,7 +637,7 @@ class ReverseGenerator(CachePlanner):
             # entering a static-record loop's reverse through an exit: where its record starts
             for static in self.static_loops.values():
                 if pred in static["loop"].blocks and label not in static["loop"].blocks:
-                    start = self._fetch(self._exit_value(static["off"], pred, label), label)
+                    start = self._value_on_exit(static["off"], pred, label)
                     out.append(f"  store i64 {start}, ptr {static['slot']}, align 8")
             static = self.static_loops.get(label)
             if static is not None and pred == static["loop"].preheader:
@@ -649,7 +649,7 @@ class ReverseGenerator(CachePlanner):
                 out.append(f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {nbytes})  ;{static['token']}")
             for iv, (loop, step, slot, latch) in self.iv_loops.items():
                 if pred in loop.blocks and label not in loop.blocks:
-                    last = self._fetch(self._exit_value(iv, pred, label), label)
+                    last = self._iv_on_exit(iv, loop, pred, label, out)
                     out.append(f"  store {self.types[iv]} {last}, ptr {slot}, align 8")
                 if label == loop.header and pred == latch:
                     cur, prev = self.fresh("iv"), self.fresh("iv")

@@ -151,6 +151,34 @@ class CachePlanner:
             f"  {name} = load {inst.type}, ptr {raddr}, align {align.group(1) if align else 1}")
         return name
 
+    def _undoable_stores(self) -> dict[int, str]:
+        """Combined mode: stores of scalars through the function's arguments in a block that
+        runs exactly once (no loop, dominates every return) with no load before them in that
+        block. The forward sweep saves the old value, the reverse sweep puts it back when it
+        passes the store and writes the stored value again at its end; while it re-reads
+        memory, the memory is then as the forward sweep saw it, so such a store (a result
+        written through `double *err` at the end) does not stop re-reading other arguments."""
+        if self.split:
+            return {}
+        params = {p.name for p in self.fn.params}
+        out: dict[int, str] = {}
+        for block in self.fn.blocks:
+            if self.cfg.in_loop(block.label) or not all(self.cfg.dominates(block.label, r)
+                                                        for r in self.cfg.returns):
+                continue
+            for inst in block.instructions:
+                if inst.opcode == "load" or (inst.opcode == "call" and not is_inactive_call(inst)
+                                             and not callee_name(inst).startswith("llvm.")):
+                    break
+                if inst.opcode != "store" or "volatile" in inst.flags or "atomic" in inst.flags:
+                    continue
+                (vty, _), (_, p) = inst.operands
+                roots = pointer_roots(self.fn, p)
+                if vty.startswith(("{", "[", "<")) or not roots or not roots <= params:
+                    continue
+                out[id(inst)] = make_name("%", inst.operands[1][1], "old", str(len(out)))
+        return out
+
     def _stable_roots(self) -> set[str]:
         """Arguments (and constant globals) whose memory no instruction of this function may
         write: noalias arguments unless written through themselves; other arguments only when
@@ -159,17 +187,23 @@ class CachePlanner:
         local_allocs = {i.result for i in self.fn.instructions()
                         if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
         written: set[str] = set()
+        undone: set[str] = set()
         unknown_writes = False
         for inst in self.fn.instructions():
             targets = []
             if inst.opcode == "store":
                 targets = [inst.operands[1][1]]
+                if id(inst) in self.undone_stores:   # written, but not while the reverse re-reads
+                    undone |= pointer_roots(self.fn, targets[0])
+                    continue
             elif inst.opcode == "call":
                 name = callee_name(inst)
                 if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
                     targets = [inst.operands[0][1]]
                 elif name.startswith("llvm.") or math_rule(inst.callee or "") or is_inactive_call(inst):
                     continue
+                elif inst.callee in ALLOCATORS and "realloc" not in name:
+                    continue   # a fresh block: writes nothing that existed before
                 elif name in self.engine.module.functions:
                     callee = self.engine.module.functions[name]
                     for (t, v), p in zip(inst.operands, callee.params):
@@ -190,7 +224,7 @@ class CachePlanner:
         vouched = dict(zip([p.name for p in self.fn.params], self.sig.stable_args))
         private_arg = dict(zip([p.name for p in self.fn.params], self.sig.private_args))
         for p in self.fn.params:
-            if p.type != "ptr" or p.name in written:
+            if p.type != "ptr" or p.name in written or p.name in undone:
                 continue
             if self.split and not vouched.get(p.name):
                 continue

@@ -183,6 +183,7 @@ class ReverseGenerator(CachePlanner):
         self.rev_primal: dict[tuple[str, str], str] = {}   # (block, reverse name) -> forward value
         self._stable: set[str] | None = None
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
+        self.undone_stores: dict[int, str] = self._undoable_stores()   # store -> saved old value
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
@@ -378,6 +379,9 @@ class ReverseGenerator(CachePlanner):
             self._check_call(inst)
         if op in ("load", "store"):
             check_memory_access(self, inst)
+        if op == "store" and id(inst) in self.undone_stores:
+            (vty, _), (_, p) = inst.operands
+            lines.append(f"  {self.undone_stores[id(inst)]} = load {vty}, ptr {p}")
         lines.append(text)
         if res and res in self.act.shadowed and res not in self.reverse_local and \
                 not (op == "call" and self._call_kind(inst) in ("derived", "custom")):
@@ -615,6 +619,10 @@ class ReverseGenerator(CachePlanner):
                 phi_adjoints[phi.result] = self.take_adjoint(phi.result, lines)
         if label == self.fn.blocks[0].label:
             lines += self._byval_shadow_returns(label)
+            for inst in self.fn.instructions():   # redo the undone stores, in forward order
+                if inst.opcode == "store" and id(inst) in self.undone_stores:
+                    (vty, v), (_, p) = inst.operands
+                    lines.append(f"  store {vty} {v}, ptr {p}")
         self.rev_term[label] = self._reverse_terminator(block, phi_adjoints)
 
     def _reverse_terminator(self, block, phi_adjoints) -> list[str]:
@@ -739,6 +747,8 @@ class ReverseGenerator(CachePlanner):
                 lines.append(f"  {old} = load {vty}, ptr {ptr}")
                 lines.append(f"  store {vty} {float_constant(0.0, vty)}, ptr {ptr}")
                 self.accumulate(v, old, lines)
+            if id(inst) in self.undone_stores:
+                lines.append(f"  store {inst.operands[0][0]} {self.undone_stores[id(inst)]}, ptr {p}")
         elif op == "call":
             self._reverse_call(inst, label, lines)
         elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.reverse_local:

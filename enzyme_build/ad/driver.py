@@ -13,7 +13,7 @@ import re
 from ..analysis.activity import written_float_globals
 from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, is_float_type, is_local, make_name, parse_module, strip_name
+from ..ir.model import Function, Instruction, aggregate_elements, is_float_type, is_local, make_name, parse_module, strip_name
 from .reverse import ReverseGenerator, Signature, adjoint_type
 from .rules import float_constant
 from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
@@ -370,8 +370,27 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     aug, rev = engine.request_split(primal, sig)
     if kind == "__enzyme_augmentfwd":
         tape = _tape_object(engine, tape_ptr, allocated, fresh, lines, where)
-        lines.append(f"  call {primal.return_type} @{aug}({', '.join(passed + ['ptr ' + tape])})")
-        finish(tape, "ptr")
+        rt = primal.return_type
+        wants_primal = rt != "void" and (sret is not None or call_ty not in ("ptr", "void"))
+        if not wants_primal:
+            lines.append(f"  call {rt} @{aug}({', '.join(passed + ['ptr ' + tape])})")
+            finish(tape, "ptr")
+            return lines
+        # declared as returning `struct { void *tape; T primal; }` (Enzyme's shape): both
+        pv = fresh()
+        lines.append(f"  {pv} = call {rt} @{aug}({', '.join(passed + ['ptr ' + tape])})")
+        elems = aggregate_elements(call_ty) if sret is None else None
+        want = elems[1].strip() if elems and len(elems) == 2 else rt
+        if want != rt and is_float_type(want) and is_float_type(rt):
+            conv = fresh()
+            op = "fptrunc" if rt == "double" else "fpext"
+            lines.append(f"  {conv} = {op} {rt} {pv} to {want}")
+            pv, rt = conv, want
+        pair_ty = f"{{ ptr, {rt} }}"
+        a, b = fresh(), fresh()
+        lines.append(f"  {a} = insertvalue {pair_ty} poison, ptr {tape}, 0")
+        lines.append(f"  {b} = insertvalue {pair_ty} {a}, {rt} {pv}, 1")
+        finish(b, pair_ty)
         return lines
     # __enzyme_reverse: [return adjoint], then the tape last
     rest = [args.next() for _ in range(args.remaining())]

@@ -34,6 +34,7 @@ def test_shared_examples(build, run_ok, name):
     ("tapes", ()),
     ("aliasing", ()),
     ("undo", ()),
+    ("augret", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0

@@ -1046,8 +1046,13 @@ class ReverseGenerator(CachePlanner):
         body = self._forward_blocks_text([])
         if self.frame:
             self.engine.support.add("__enzyme_build_tape_frame")
-            body.insert(1, f"  {FRAME_OFFSET} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, "
-                           f"i64 {CELL_BYTES * len(self.frame)})")
+            # after the entry block's allocas: the inlined reservation may branch (growth), and
+            # allocas behind a branch become dynamic ones the optimizer may duplicate
+            at = 1
+            while at < len(body) and re.match(r'\s+%\S+ = alloca ', body[at]):
+                at += 1
+            body.insert(at, f"  {FRAME_OFFSET} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, "
+                            f"i64 {CELL_BYTES * len(self.frame)})")
             push = self._push_lines([(FRAME_OFFSET, "i64")])
             body = [x for line in body for x in (push if line == FRAME_PUSH_MARK else [line])]
         else:

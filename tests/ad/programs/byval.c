@@ -62,6 +62,26 @@ __attribute__((noinline)) double loop_use(double t, int n) {
 }
 static double loop_use5(double t) { return loop_use(t, 5); }
 
+/* a large struct: a double array, an array of nested structs, an int */
+typedef struct { double f; double d; } In;
+typedef struct { double a[20]; In in[3]; double g[5]; int n; } Big;
+__attribute__((noinline)) double big(Big b, double t) {
+  double s = 0;
+  for (int i = 0; i < 20; i++) { b.a[i] *= t; s += b.a[i] * b.a[(i + 1) % 20]; }
+  for (int i = 0; i < 3; i++) { b.in[i].d = b.in[i].d * b.in[i].f + t; s += b.in[i].d * b.in[i].d; }
+  for (int i = 0; i < 5; i++) { b.g[i] = b.g[i] * t; s += b.g[i]; }
+  return s + b.a[3] * b.n;
+}
+__attribute__((noinline)) double use_big(double t) {
+  Big b;
+  b.n = 3;
+  for (int i = 0; i < 20; i++) b.a[i] = sin(t * i);
+  for (int i = 0; i < 3; i++) { b.in[i].f = t * i; b.in[i].d = t + i; }
+  for (int i = 0; i < 5; i++) b.g[i] = t * t + i;
+  double r = big(b, t) + big(b, 2 * t);
+  return r + b.a[5] * b.in[1].d + b.g[2];
+}
+
 int main(void) {
   ac_near("byval doubles", __enzyme_autodiff((void *)use, 0.7), AC_FD(use, 0.7), 1e-6);
   ac_near("byval ints and doubles", __enzyme_autodiff((void *)use_mixed, 0.6), AC_FD(use_mixed, 0.6), 1e-6);
@@ -83,5 +103,8 @@ int main(void) {
   tape = __enzyme_augmentfwd((void *)loop_use, 0.4, enzyme_const, 5);
   ac_near("split byval in a loop", __enzyme_reverse((void *)loop_use, 0.4, enzyme_const, 5, 1.0, tape),
           AC_FD(loop_use5, 0.4), 1e-6);
+  ac_near("large byval struct", __enzyme_autodiff((void *)use_big, 0.4), AC_FD(use_big, 0.4), 1e-6);
+  tape = __enzyme_augmentfwd((void *)use_big, 0.4);
+  ac_near("split large byval struct", __enzyme_reverse((void *)use_big, 0.4, 1.0, tape), AC_FD(use_big, 0.4), 1e-6);
   return ac_done();
 }

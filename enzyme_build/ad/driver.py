@@ -13,7 +13,8 @@ import re
 from ..analysis.activity import written_float_globals
 from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, aggregate_elements, is_float_type, is_local, make_name, parse_module, strip_name
+from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, is_float_type, is_local,
+                        make_name, parse_module, strip_name)
 from .reverse import ReverseGenerator, Signature, adjoint_type
 from .rules import float_constant
 from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
@@ -200,6 +201,12 @@ class _BadArgument(EnzymeBuildError):
     """An __enzyme_* call argument whose type does not fit the parameter it lands on."""
 
 
+def _param_type(p) -> str:
+    """A parameter's type as a call site spells it (a struct passed by value keeps `byval`)."""
+    byval = byval_attributes(p)
+    return f"{p.type} {byval}" if byval else p.type
+
+
 def _coerce_arg(want: str, have: tuple[str, str], fresh, lines) -> str:
     ty, v = have
     if ty == want or want == "...":
@@ -291,9 +298,9 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
                                                hint="use enzyme_out for scalars in reverse mode")
                     primal_v = _coerce_arg(p.type, args.next(), fresh, lines)
                     shadow_v = _coerce_arg("ptr", args.next(), fresh, lines)
-                    passed += [f"{p.type} {primal_v}", f"ptr {shadow_v}"]
+                    passed += [f"{_param_type(p)} {primal_v}", f"ptr {shadow_v}"]
                 else:
-                    passed.append(f"{p.type} {_coerce_arg(p.type, args.next(), fresh, lines)}")
+                    passed.append(f"{_param_type(p)} {_coerce_arg(p.type, args.next(), fresh, lines)}")
             except _BadArgument as err:
                 hint = ("pointer parameters are enzyme_dup by default and take the pointer and then "
                         "its shadow; mark inactive pointers with enzyme_const") if p.type == "ptr" else \

@@ -42,7 +42,7 @@ def test_programs(build, run_ok, name, extra):
 
 def test_byval_at_O0(build, run_ok):
     """Structs passed by value keep their private copy in combined and split mode (-O0 front end)."""
-    assert run_ok(build(os.path.join(PROGRAMS, "byval.c"), opt="-O0")) == 10
+    assert run_ok(build(os.path.join(PROGRAMS, "byval.c"), opt="-O0")) == 12
 
 
 def test_cxx_new_delete(build, run_ok):

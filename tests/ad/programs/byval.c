@@ -82,6 +82,11 @@ __attribute__((noinline)) double use_big(double t) {
   return r + b.a[5] * b.in[1].d + b.g[2];
 }
 
+/* the differentiated function itself takes a struct by value */
+__attribute__((noinline)) double top(V4 a, double t) { a.x *= t; return a.x * a.y + sin(t * a.z) + a.w; }
+static V4 TOP = {1.5, 2.0, 0.3, 4.0};
+static double top_t(double t) { return top(TOP, t); }
+
 int main(void) {
   ac_near("byval doubles", __enzyme_autodiff((void *)use, 0.7), AC_FD(use, 0.7), 1e-6);
   ac_near("byval ints and doubles", __enzyme_autodiff((void *)use_mixed, 0.6), AC_FD(use_mixed, 0.6), 1e-6);
@@ -103,6 +108,9 @@ int main(void) {
   tape = __enzyme_augmentfwd((void *)loop_use, 0.4, enzyme_const, 5);
   ac_near("split byval in a loop", __enzyme_reverse((void *)loop_use, 0.4, enzyme_const, 5, 1.0, tape),
           AC_FD(loop_use5, 0.4), 1e-6);
+  V4 top_a = TOP;
+  ac_near("top-level byval", __enzyme_autodiff((void *)top, enzyme_const, top_a, 0.8), AC_FD(top_t, 0.8), 1e-6);
+  ac_near("top-level byval copy", top_a.x, 1.5, 0);
   ac_near("large byval struct", __enzyme_autodiff((void *)use_big, 0.4), AC_FD(use_big, 0.4), 1e-6);
   tape = __enzyme_augmentfwd((void *)use_big, 0.4);
   ac_near("split large byval struct", __enzyme_reverse((void *)use_big, 0.4, 1.0, tape), AC_FD(use_big, 0.4), 1e-6);

@@ -182,6 +182,7 @@ class ReverseGenerator(CachePlanner):
         self._primal_calls: dict | None = None
         self.rev_primal: dict[tuple[str, str], str] = {}   # (block, reverse name) -> forward value
         self._stable: set[str] | None = None
+        self._escaped: set[str] | None = None
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.undone_stores: dict[int, str] = self._undoable_stores()   # store -> saved old value
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
@@ -542,10 +543,16 @@ class ReverseGenerator(CachePlanner):
             d = self.fn.defs.get(root)
             return d is not None and (d.opcode == "alloca" or (d.opcode == "call" and d.callee in ALLOCATORS))
 
+        if self._escaped is None:
+            # allocations whose address is stored somewhere: a loaded pointer may reach them
+            self._escaped = set()
+            for i in self.fn.instructions():
+                if i.opcode == "store" and i.operands[0][0] == "ptr" and is_local(i.operands[0][1]):
+                    self._escaped |= pointer_roots(self.fn, i.operands[0][1])
         roots = [pointer_roots(self.fn, v) if t == "ptr" and is_local(v) else set() for t, v in inst.operands]
         out = []
         for i, ri in enumerate(roots):
-            ok = bool(ri) and all(local(r) for r in ri) and inst.operands[i][0] == "ptr"
+            ok = bool(ri) and all(local(r) and r not in self._escaped for r in ri) and inst.operands[i][0] == "ptr"
             ok = ok and not any(ri & rj for j, rj in enumerate(roots) if j != i)
             out.append(ok)
         return tuple(out)

@@ -1,0 +1,20 @@
+"""Reverse-mode conformance: math.h in double and float, under several math flags."""
+import pytest
+
+from rev_helpers import build_and_run
+
+
+@pytest.mark.parametrize("flags", [["-O2"], ["-O2", "-ffast-math"], ["-O2", "-fno-math-errno"], ["-O0"]],
+                         ids=["O2", "fast-math", "no-math-errno", "O0"])
+def test_mathfns(tmp_path, flags):
+    assert build_and_run(tmp_path, "mathfns.c", opt=flags[0], extra=flags[1:]) >= 120
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-02")
+def test_missing_libm(tmp_path):
+    build_and_run(tmp_path, "missing_libm.c")
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-03")
+def test_switch_table(tmp_path):
+    build_and_run(tmp_path, "switch_table.c")

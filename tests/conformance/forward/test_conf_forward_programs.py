@@ -7,6 +7,9 @@ import pytest
 PROGRAMS = [
     ("fwd_science.c", 20),
     ("fwd_vector.c", 46),
+    ("fwd_cxx.cc", 8),
+    ("fwd_custom.c", 21),
+    ("fwd_stdvec.cc", 4),
 ]
 
 
@@ -20,5 +23,28 @@ def test_science_other_levels(conf_build, conf_run_ok, opt):
     assert conf_run_ok(conf_build("fwd_science.c", opt)) == 20
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O3"])
+def test_custom_rules_other_levels(conf_build, conf_run_ok, opt):
+    assert conf_run_ok(conf_build("fwd_custom.c", opt)) == 21
+
+
 def test_vector_ad_before_opt(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_vector.c", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})) == 46
+
+
+def test_vector_o0(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_vector.c", "-O0")) == 46
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-01")
+def test_stdvec_o0(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_stdvec.cc", "-O0")) == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-02")
+def test_cxx_o0(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_cxx.cc", "-O0")) == 8
+
+
+def test_cxx_o1(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_cxx.cc", "-O1")) == 8

@@ -1,0 +1,26 @@
+"""Reverse-mode conformance for C++ (enzyme-build c++): classes, templates, std::vector,
+std::array, operator overloads, lambdas, new/delete, float overloads."""
+import pytest
+
+from rev_helpers import build_and_run
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-O2", "-O3"])
+def test_cxx(tmp_path, opt):
+    assert build_and_run(tmp_path, "cxx.cc", opt=opt) >= 28
+
+
+def test_vector_push_o2(tmp_path):
+    assert build_and_run(tmp_path, "vector_push_o0.cc", opt="-O2") == 6
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-04")
+@pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O0", "ad-before-opt"])
+def test_vector_push_o0(tmp_path, opt, env):
+    build_and_run(tmp_path, "vector_push_o0.cc", opt=opt, env_extra=env)
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-04")
+def test_cxx_o0(tmp_path):
+    build_and_run(tmp_path, "cxx.cc", opt="-O0")

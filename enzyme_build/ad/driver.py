@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 
 from ..analysis.activity import written_float_globals
+from ..analysis.effects import derivative_free
 from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, is_float_type, is_local,
                         make_name, parse_module, strip_name)
 from .reverse import ReverseGenerator, Signature, adjoint_type
-from .rules import float_constant
+from .rules import float_constant, math_rule
 from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
 
 MARKERS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd", "__enzyme_reverse",
@@ -36,6 +37,21 @@ def marker_kind(callee: str | None) -> str | None:
     return None
 
 
+class _Inactive:
+    """Registered inactive functions, plus functions whose bodies cannot affect any derivative
+    (decided on first query: bodies are parsed lazily)."""
+
+    def __init__(self, registered: set[str], module):
+        self.registered, self.module, self._memo = registered, module, {}
+
+    def __contains__(self, name) -> bool:
+        return name in self.registered or derivative_free(
+            self.module, name, lambda callee: math_rule(callee) is not None, self._memo)
+
+    def __iter__(self):
+        return iter(self.registered)
+
+
 class Engine:
     """Per-module state: the IR, registrations, memo of derived functions, emitted text."""
 
@@ -43,7 +59,7 @@ class Engine:
         self.module = module
         self.registry = registry
         self.custom = dict(registry.rules)
-        self.inactive = set(registry.inactive)
+        self.inactive = _Inactive(set(registry.inactive), module)
         self.function_like = dict(registry.function_like)
         self.differentiable = {n for n in module.functions if n not in self.custom and n not in self.inactive}
         self.memo: dict[tuple, dict[str, str]] = {}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
                                  global_base, is_inactive_call, pointer_roots)
 from ..analysis.cfg import analyze_cfg
-from ..analysis.types import check_memory_access, float_views, memcpy_element_kind
+from ..analysis.types import bits_stay_integer, check_memory_access, float_views, memcpy_element_kind
 from ..errors import EnzymeBuildError
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name)
@@ -762,7 +762,9 @@ class ReverseGenerator(CachePlanner):
             lines.append(f"  call void @free(ptr {self._fetch(self.shadow(res), label)})")
             self.engine.declare("@free")
         elif varied or (op not in _CONSUMES_ACTIVE_SAFELY
-                        and any(v in self.act.varied for v in inst.values())):
+                        and any(v in self.act.varied for v in inst.values())
+                        and not (inst.result and inst.type.startswith("i")
+                                 and bits_stay_integer(self.fn, inst.result))):
             raise EnzymeBuildError(f"cannot differentiate '{op}' ({inst.text.strip()}) in @{self.fn.name}",
                                    location=self.engine.location(inst),
                                    hint="vector values and this operation are not supported on active data; "

@@ -64,6 +64,37 @@ def _make_variadic_call(line: str, cm: re.Match) -> str:
     return line[:start] + "(ptr, ...) " + line[start:]
 
 
+def distinct_ad_sites(text: str) -> str:
+    """Give every __enzyme_* call its own declaration (`@__enzyme_autodiff.site3`).
+
+    Calls of one declaration that differ only in the function argument are merged by the
+    pre-AD optimizer (a switch over AD calls becomes one call on a lookup table of function
+    pointers); calls of distinct functions cannot be merged, so each keeps its own target.
+    The engine recognizes the entry point by the name it contains.
+    """
+    from ..ir.model import parse_instruction
+    lines = text.split("\n")
+    decls: list[str] = []
+    in_body = False
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            in_body = True
+        elif line.startswith("}"):
+            in_body = False
+        if not in_body or "__enzyme_" not in line:
+            continue
+        cm = _ENZYME_CALL_RE.search(line)
+        if not cm or not any(k in cm.group(2) for k in ENZYME_CALL_MARKERS):
+            continue
+        line = _make_variadic_call(line, cm)
+        cm = _ENZYME_CALL_RE.search(line)
+        ret = parse_instruction(line.strip()).type or "void"
+        site = f"{cm.group(2)}.site{len(decls)}"
+        decls.append(f"declare {ret} {site}(ptr, ...)")
+        lines[i] = line[:cm.start(2)] + site + line[cm.end(2):]
+    return "\n".join(lines + decls)
+
+
 OPAQUE_SUFFIX = ".enzyme.opaque"
 
 
@@ -152,7 +183,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from ..errors import EnzymeBuildError, InternalError
     from .driver import differentiate_module
 
-    text = canonicalize_markers(module.text())
+    text = distinct_ad_sites(canonicalize_markers(module.text()))
     registry = _collect_registry(text)
     text = _protect_registrations(text, registry)
     m = llvm.parse_assembly(text, module.name)

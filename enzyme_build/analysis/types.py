@@ -176,3 +176,34 @@ def check_integer_copy(gen, inst) -> None:
         f"cannot tell whether the integer copy {inst.text.strip()} in @{gen.fn.name} moves "
         f"{'/'.join(sorted(kinds))} data", location=gen.engine.location(inst),
         hint="copy the fields explicitly (or build with -O1+ so clang emits type tags)")
+
+
+# integer users through which the bits of a float view stay ordinary integers
+_INT_PROPAGATORS = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr",
+                    "and", "or", "xor", "trunc", "zext", "sext", "phi", "select", "freeze"}
+_INT_SINKS = {"icmp", "uitofp", "sitofp", "br", "switch", "getelementptr"}
+
+
+def bits_stay_integer(fn, value: str) -> bool:
+    """True when the integer `value` (computed from a float's bit pattern: sign tests,
+    exponent extraction) only reaches comparisons, numeric int->float conversions and
+    addresses — never a bitcast back to a float, a store or a call that could turn the
+    bits into a float again. Such uses carry no derivative."""
+    users: dict[str, list] = {}
+    for inst in fn.instructions():
+        for v in inst.values():
+            users.setdefault(v, []).append(inst)
+    seen, work = set(), [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for u in users.get(v, []):
+            if u.opcode in _INT_SINKS:
+                continue
+            if u.opcode in _INT_PROPAGATORS and u.result and u.type.startswith("i"):
+                work.append(u.result)
+                continue
+            return False
+    return True

@@ -35,6 +35,7 @@ def test_shared_examples(build, run_ok, name):
     ("aliasing", ()),
     ("undo", ()),
     ("augret", ()),
+    ("realworld", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0
@@ -68,3 +69,8 @@ def test_cxx_vectors_and_invokes(build, run_ok):
 def test_cxx_vectors_at_O0(build, run_ok):
     """-O0 code keeps std::vector's accessors as calls returning pointers into its buffer."""
     assert run_ok(build(os.path.join(PROGRAMS, "vector.cc"), cxx=True, opt="-O0")) == 4
+
+
+def test_realworld_at_O0(build, run_ok):
+    """At -O0 the logging helper and the switch over AD calls stay as written."""
+    assert run_ok(build(os.path.join(PROGRAMS, "realworld.c"), opt="-O0")) == 16

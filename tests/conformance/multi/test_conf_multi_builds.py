@@ -1,0 +1,121 @@
+"""Multi-file builds of one model library: separate -c and link, one-shot, static archive via
+`ar rcs` and `-L. -lmodel`, a Makefile with -MMD, a shared library used from plain C and ctypes."""
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+
+import numpy as np
+import pytest
+
+SOURCES = ["main.c", "model.c", "kernels.c", "rules.c", "util.c"]
+CHECKS = 16
+
+
+def _compile_all(mt, d, opt="-O2", env_extra=None):
+    for src in SOURCES:
+        proc = mt.run(d, [mt.enzyme_build, "cc", opt, "-I.", "-c", src, "-o", src[:-2] + ".o"], env_extra)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_separate_compile_then_link(project, mt):
+    d = project("proj")
+    _compile_all(mt, d)
+    link = mt.run(d, [mt.enzyme_build, "cc", "-O2", *[s[:-2] + ".o" for s in SOURCES], "-o", "prog", "-lm"])
+    assert link.returncode == 0, link.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O3"])
+def test_one_shot_build(project, mt, opt):
+    d = project("proj")
+    proc = mt.run(d, [mt.enzyme_build, "cc", opt, "-I.", *SOURCES, "-o", "prog", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+def test_ad_before_opt_separate_objects(project, mt):
+    d = project("proj")
+    env = {"ENZYME_BUILD_AD_BEFORE_OPT": "1"}
+    _compile_all(mt, d, env_extra=env)
+    link = mt.run(d, [mt.enzyme_build, "cc", "-O2", *[s[:-2] + ".o" for s in SOURCES], "-o", "prog", "-lm"], env)
+    assert link.returncode == 0, link.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+def test_static_archive_of_fat_objects(project, mt):
+    """Rules, registrations and kernels live only in archive members; the link must pull them in."""
+    d = project("proj")
+    _compile_all(mt, d)
+    ar = mt.run(d, ["ar", "rcs", "libmodel.a", "model.o", "kernels.o", "rules.o", "util.o"])
+    assert ar.returncode == 0, ar.stderr
+    link = mt.run(d, [mt.enzyme_build, "cc", "-O2", "main.o", "-L.", "-lmodel", "-o", "prog", "-lm"])
+    assert link.returncode == 0, link.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+def test_make_with_mmd(project, mt):
+    d = project("proj")
+    cc = f"CC={mt.enzyme_build} cc"
+    first = mt.run(d, ["make", cc])
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+    with open(os.path.join(d, "main.d")) as fh:
+        deps = fh.read()
+    assert deps.count("main.o:") == 1 and "model.h" in deps and "hcheck.h" in deps
+    with open(os.path.join(d, "kernels.d")) as fh:
+        assert "model.h" in fh.read()
+    assert mt.run(d, ["make", "-q", cc]).returncode == 0  # nothing to do
+    # a header change rebuilds every includer, and the result still holds
+    stamp = time.time() + 2
+    os.utime(os.path.join(d, "model.h"), (stamp, stamp))
+    again = mt.run(d, ["make", cc])
+    assert again.returncode == 0, again.stderr
+    assert "kernels.c" in again.stdout and "-o prog" in again.stdout
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+@pytest.fixture
+def energy_lib(project, mt):
+    d = project("shlib")
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-shared", "-fPIC", "energy.c", "-o", "libenergy.so", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    return d
+
+
+def test_shared_library_from_plain_c(energy_lib, mt):
+    d = energy_lib
+    proc = mt.run(d, [mt.clang, "-O2", "-I.", "use.c", "-L.", "-lenergy", "-Wl,-rpath,$ORIGIN", "-o", "use", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./use"])) == 10
+
+
+def _energy(x):
+    n = len(x)
+    e = float(np.sum(np.log(np.cosh(x))))
+    for i in range(n):
+        for j in range(i + 1, n):
+            dd = x[i] - x[j]
+            e += (np.exp(-dd * dd) + 0.1 * dd ** 4) / (1.0 + j - i)
+    return e
+
+
+def test_shared_library_from_ctypes(energy_lib):
+    lib = ctypes.CDLL(os.path.join(energy_lib, "libenergy.so"))
+    dp = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
+    lib.energy.restype = ctypes.c_double
+    lib.energy.argtypes = [dp, ctypes.c_int]
+    lib.energy_grad.restype = None
+    lib.energy_grad.argtypes = [dp, dp, ctypes.c_int]
+    lib.energy_dir.restype = ctypes.c_double
+    lib.energy_dir.argtypes = [dp, dp, ctypes.c_int]
+    x = np.array([0.2, -0.4, 1.1, 0.7, -1.5])
+    assert lib.energy(x, len(x)) == pytest.approx(_energy(x), rel=1e-12)
+    g = np.full_like(x, 123.0)  # the wrapper zeroes it first
+    lib.energy_grad(x, g, len(x))
+    h = 1e-6
+    fd = np.array([(_energy(x + h * e) - _energy(x - h * e)) / (2 * h) for e in np.eye(len(x))])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    v = np.linspace(-1.0, 1.0, len(x))
+    assert lib.energy_dir(x, v, len(x)) == pytest.approx(float(g @ v), rel=1e-12)

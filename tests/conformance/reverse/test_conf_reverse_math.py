@@ -18,3 +18,23 @@ def test_missing_libm(tmp_path):
 @pytest.mark.xfail(strict=True, reason="see failure rev-03")
 def test_switch_table(tmp_path):
     build_and_run(tmp_path, "switch_table.c")
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-05")
+def test_int_libm(tmp_path):
+    build_and_run(tmp_path, "int_libm.c")
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-06")
+def test_outparam_libm(tmp_path):
+    build_and_run(tmp_path, "outparam_libm.c")
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-07")
+def test_complex(tmp_path):
+    build_and_run(tmp_path, "complex.c")
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-08")
+def test_skip_nan(tmp_path):
+    build_and_run(tmp_path, "skip_nan.c")

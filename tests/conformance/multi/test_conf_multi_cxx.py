@@ -1,0 +1,35 @@
+"""A C++ project over four TUs (templates and inline operators in a header, out-of-line methods,
+a custom rule attached in the header to a function defined with its rules in another TU)."""
+from __future__ import annotations
+
+import pytest
+
+SOURCES = ["main.cc", "system.cc", "rules.cc"]
+CHECKS = 18
+
+
+def test_separate_compile_archive_and_link(project, mt):
+    d = project("cxxproj")
+    for src in SOURCES:
+        proc = mt.run(d, [mt.enzyme_build, "c++", "-O2", "-I.", "-c", src, "-o", src[:-3] + ".o"])
+        assert proc.returncode == 0, proc.stderr
+    assert mt.run(d, ["ar", "rcs", "libsys.a", "system.o", "rules.o"]).returncode == 0
+    link = mt.run(d, [mt.enzyme_build, "c++", "-O2", "main.o", "-L.", "-lsys", "-o", "prog"])
+    assert link.returncode == 0, link.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-O2 -g"])
+def test_one_shot(project, mt, opt):
+    d = project("cxxproj")
+    proc = mt.run(d, [mt.enzyme_build, "c++", *opt.split(), "-I.", *SOURCES, "-o", "prog"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-04 (vector<struct> relocation at -O0)")
+def test_one_shot_o0(project, mt):
+    d = project("cxxproj")
+    proc = mt.run(d, [mt.enzyme_build, "c++", "-O0", "-I.", *SOURCES, "-o", "prog"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS

@@ -15,9 +15,9 @@ def test_missing_libm(tmp_path):
     build_and_run(tmp_path, "missing_libm.c")
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-03")
 def test_switch_table(tmp_path):
-    build_and_run(tmp_path, "switch_table.c")
+    assert build_and_run(tmp_path, "switch_table.c") == 4
+    assert build_and_run(tmp_path, "switch_table.c", opt="-O0") == 4
 
 
 @pytest.mark.xfail(strict=True, reason="see failure rev-05")

@@ -156,6 +156,13 @@ class Engine:
         return m.group(1) if m else "ptr"
 
     def missing_derivative(self, inst: Instruction, fn: Function, partial_rule: bool = False) -> None:
+        if inst.callee is None and re.search(r'\basm\b', inst.text.split("(", 1)[0]):
+            chain = " -> ".join([c for c, _ in self.chain])
+            raise EnzymeBuildError(
+                f"cannot differentiate through inline assembly with active operands (call chain: {chain})",
+                location=self.location(inst) or f"@{fn.name}",
+                hint="move the assembly into a function with a custom derivative rule, or mark that "
+                     "function inactive if it does not affect derivatives")
         if inst.callee is None:
             chain = " -> ".join([c for c, _ in self.chain])
             raise EnzymeBuildError(
@@ -304,8 +311,12 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
             if act is None:
                 act = "out" if is_float_type(p.type) else "dup" if p.type == "ptr" else "const"
             if act == "out" and not is_float_type(p.type):
-                raise EnzymeBuildError(f"enzyme_out on parameter {p.name} of @{primal.name}, which is "
-                                       f"not a floating-point value", location=where)
+                shape = "a pointer" if p.type == "ptr" else f"not a floating-point value ({p.type})"
+                raise EnzymeBuildError(f"in the call to {kind}, enzyme_out on parameter {number} ({p.type}) "
+                                       f"of @{primal.name}, which is {shape}", location=where,
+                                       hint="pass pointers with enzyme_dup (the pointer, then its shadow) "
+                                            "or enzyme_const" if p.type == "ptr" else
+                                       "use enzyme_const for parameters that are not floating-point")
             what = f"parameter {number} ({p.type}) of @{primal.name}"
             try:
                 if act in ("dup", "dupnoneed"):

@@ -13,7 +13,7 @@ import re
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, global_base,
                                  is_inactive_call)
 from ..errors import EnzymeBuildError
-from ..ir.model import (Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
+from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
                         make_name, strip_name)
 from .forward_abi import (ACTIVE, CONST, DUP, DUPNONEED, ForwardSignature, bind_tangents, layout, named_types,
                           parse_forward_call, value_leaves)
@@ -87,8 +87,8 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
         counter[0] += 1
         return f"%fwd$L{inst.line}${counter[0]}"
 
-    where = engine.location(inst) or f"call to {strip_name(inst.callee)} in @{fn.name}"
-    if "__enzyme_batch" in strip_name(inst.callee):
+    where = engine.location(inst) or f"call to {entry_point_name(inst.callee)} in @{fn.name}"
+    if "__enzyme_batch" in entry_point_name(inst.callee):
         raise EnzymeBuildError("__enzyme_batch (batched primal evaluation) is not supported", location=where,
                                hint="for several tangents in one sweep use __enzyme_fwddiff with enzyme_width N")
     call = parse_forward_call(engine, fn, inst, fresh)

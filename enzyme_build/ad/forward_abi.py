@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, is_float_type, split_top, strip_name
+from ..ir.model import entry_point_name, Function, Instruction, is_float_type, split_top, strip_name
 from .driver import _CallArgs, _coerce_arg
 
 # activity of one parameter of a forward-derived function
@@ -48,7 +48,7 @@ class ForwardCall:
 def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> ForwardCall:
     """Read the function, `enzyme_width N`, then per parameter its marker, value and
     tangents/shadows. Every mismatch is an error naming the call site and the parameter."""
-    kind = strip_name(inst.callee)
+    kind = entry_point_name(inst.callee)
     where = engine.location(inst) or f"call to {kind} in @{fn.name}"
     args = _CallArgs(fn, inst)
     sret = sret_type = None
@@ -298,7 +298,7 @@ def bind_tangents(engine, call: ForwardCall, inst: Instruction, tangents: list[s
 
     def mismatch(shape: str):
         return EnzymeBuildError(
-            f"the call to {strip_name(inst.callee)} returns {shape}, which does not hold "
+            f"the call to {entry_point_name(inst.callee)} returns {shape}, which does not hold "
             f"{width} tangent{'s' if width > 1 else ''} of type {tangent_type} of @{call.primal.name}",
             location=where,
             hint=f"declare the result as the tangent type, or for enzyme_width N as a struct of N tangents, "

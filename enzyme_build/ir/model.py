@@ -250,6 +250,12 @@ def strip_name(name: str) -> str:
     return name
 
 
+def entry_point_name(callee: str) -> str:
+    """The __enzyme_* function a call names, as the user spelled it (without the per-site
+    `.siteN` suffix the AD stage adds)."""
+    return re.sub(r'\.site\d+$', "", strip_name(callee))
+
+
 def make_name(sigil: str, *parts: str) -> str:
     """Build a valid local/global name from parts joined by '$'."""
     raw = "$".join(strip_name(p) if p[:1] in "%@" else p for p in parts)

@@ -105,3 +105,39 @@ int main(void) { double x[2] = {1, 2}, y[2], dx[2] = {0}, dy[2] = {1, 1};
         build_with_stage(str(src), str(tmp_path), opt="-O0")
     assert "memcpy of data of unknown type" in info.value.message
     assert "-O1" in info.value.hint
+
+
+def _error_of(tmp_path, name, source):
+    src = tmp_path / name
+    src.write_text(source)
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path))
+    return info.value
+
+
+@pytest.mark.parametrize("entry", ["__enzyme_autodiff", "__enzyme_fwddiff"])
+def test_inline_asm_is_named_as_such(tmp_path, entry):
+    err = _error_of(tmp_path, "asm.c", """
+double %s(void *, ...);
+double f(double a) { double r; __asm__("movsd %%1, %%0" : "=x"(r) : "x"(a)); return r * a; }
+int main(void) { return %s((void *)f, 1.0%s) > 0; }
+""" % (entry, entry, ", 1.0" if "fwd" in entry else ""))
+    assert "inline assembly" in err.message and "indirect" not in err.message
+    assert "custom derivative rule" in err.hint
+
+
+def test_marker_mismatch_names_parameter_position_and_entry_point(tmp_path):
+    err = _error_of(tmp_path, "mm.c", """
+extern int enzyme_out, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+double f(double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }
+int main(void) { double x[2] = {1, 2}; __enzyme_autodiff((void *)f, enzyme_out, x, enzyme_const, 2); return 0; }
+""")
+    assert "parameter 1 (ptr)" in err.message and "a pointer" in err.message and "%" not in err.message
+    assert "enzyme_dup" in err.hint
+    err = _error_of(tmp_path, "mm2.c", """
+double __enzyme_fwddiff(void *, ...);
+double f(double a, double b) { return a * b; }
+int main(void) { return __enzyme_fwddiff((void *)f, 1.0, 1.0, 2.0) > 0; }
+""")
+    assert "__enzyme_fwddiff" in err.message and ".site" not in err.message + (err.location or "")

@@ -10,6 +10,7 @@ PROGRAMS = [
     ("fwd_cxx.cc", 8),
     ("fwd_custom.c", 21),
     ("fwd_stdvec.cc", 4),
+    ("fwd_mathmem.c", 34),
 ]
 
 
@@ -48,3 +49,14 @@ def test_cxx_o0(conf_build, conf_run_ok):
 
 def test_cxx_o1(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_cxx.cc", "-O1")) == 8
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O3 -ffast-math"])
+def test_mathmem_other_levels(conf_build, conf_run_ok, opt):
+    assert conf_run_ok(conf_build("fwd_mathmem.c", opt)) == 34
+
+
+def test_science_and_custom_ad_before_opt(conf_build, conf_run_ok):
+    env = {"ENZYME_BUILD_AD_BEFORE_OPT": "1"}
+    assert conf_run_ok(conf_build("fwd_science.c", env_extra=env)) == 20
+    assert conf_run_ok(conf_build("fwd_custom.c", env_extra=env)) == 21

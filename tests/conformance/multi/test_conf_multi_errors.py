@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 
 def _fails_cleanly(proc, out_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -71,3 +73,14 @@ def test_inline_asm_fails_cleanly(project, mt):
     d = project("errors")
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "inline_asm.c", "-o", "prog"])
     _fails_cleanly(proc, os.path.join(d, "prog"))
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-04")
+def test_forward_no_body_hint_names_forward_rule(project, mt):
+    d = project("errors")
+    assert mt.run(d, [mt.clang, "-O2", "-c", "blackbox.c", "-o", "blackbox.o"]).returncode == 0
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "fwd_nobody.c", "blackbox.o", "-o", "prog", "-lm"])
+    err = _fails_cleanly(proc, os.path.join(d, "prog"))
+    assert "outer -> blackbox" in err
+    assert "forward" in err and "__enzyme_register_derivative_blackbox" in err
+    assert "enzyme_inactivefn" in err

@@ -95,6 +95,34 @@ def distinct_ad_sites(text: str) -> str:
     return "\n".join(lines + decls)
 
 
+_MODF_RE = re.compile(r'^(\s*)(%[-a-zA-Z$._0-9]+) = (?:tail |notail )?call (?:[a-z]+ )*\{ (double|float), \3 \} '
+                      r'@llvm\.modf\.f(?:64|32)\(\3 (?:noundef )?(%[-a-zA-Z$._0-9]+|[-+0-9.eEx]+)\)')
+
+
+def lower_modf(text: str) -> str:
+    """`llvm.modf` (what the optimizer makes of modf) as trunc and fsub: the engine then sees
+    scalar arithmetic with known rules instead of a call returning a pair."""
+    if "@llvm.modf." not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        m = _MODF_RE.match(line)
+        if m:
+            ind, res, ty, x = m.groups()
+            sfx = "f64" if ty == "double" else "f32"
+            out += [f"{ind}{res}.int = call {ty} @llvm.trunc.{sfx}({ty} {x})",
+                    f"{ind}{res}.frac = fsub {ty} {x}, {res}.int",
+                    f"{ind}{res}.pair = insertvalue {{ {ty}, {ty} }} poison, {ty} {res}.frac, 0",
+                    f"{ind}{res} = insertvalue {{ {ty}, {ty} }} {res}.pair, {ty} {res}.int, 1"]
+            continue
+        out.append(line)
+    text = "\n".join(out)
+    for ty, sfx in (("double", "f64"), ("float", "f32")):
+        if f"@llvm.trunc.{sfx}(" in text and f"declare {ty} @llvm.trunc.{sfx}(" not in text:
+            text += f"\ndeclare {ty} @llvm.trunc.{sfx}({ty})\n"
+    return text
+
+
 OPAQUE_SUFFIX = ".enzyme.opaque"
 
 
@@ -192,7 +220,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
     llvm.run_named_passes(m, ["instnamer"])
-    pre = _restore_opaque_calls(m.text(), registry)
+    pre = lower_modf(_restore_opaque_calls(m.text(), registry))
     _keep(keep_dir, "ad-input.ll", pre)
     out = differentiate_module(pre, registry)
     _keep(keep_dir, "ad-output.ll", out)

@@ -28,6 +28,10 @@ INACTIVE_FUNCTIONS = {
     "atoi", "atof", "strtod", "strtol", "__cxa_guard_acquire", "__cxa_guard_release",
     "free", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm", "malloc_usable_size", "__errno_location",
     "isnan", "isinf", "__isnan", "__isinf", "__fpclassify", "__stack_chk_fail",
+    "__isnanf", "__isinff", "__finite", "__finitef", "finite", "__signbit", "__signbitf",
+    # libm results that are integers: no derivative flows through them
+    "lround", "lroundf", "lrint", "lrintf", "llround", "llroundf", "llrint", "llrintf",
+    "ilogb", "ilogbf",
     "__enzyme_build_tape_push", "__enzyme_build_tape_pop",
 }
 INACTIVE_INTRINSIC_PREFIXES = ("llvm.lifetime", "llvm.dbg", "llvm.assume", "llvm.experimental.noalias",

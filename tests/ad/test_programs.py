@@ -36,6 +36,7 @@ def test_shared_examples(build, run_ok, name):
     ("undo", ()),
     ("augret", ()),
     ("realworld", ()),
+    ("libm_more", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0
@@ -74,3 +75,13 @@ def test_cxx_vectors_at_O0(build, run_ok):
 def test_realworld_at_O0(build, run_ok):
     """At -O0 the logging helper and the switch over AD calls stay as written."""
     assert run_ok(build(os.path.join(PROGRAMS, "realworld.c"), opt="-O0")) == 16
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O1"])
+def test_libm_more_other_levels(build, run_ok, opt):
+    assert run_ok(build(os.path.join(PROGRAMS, "libm_more.c"), opt=opt)) == 8
+
+
+def test_libm_more_ad_before_opt(build, run_ok):
+    """Without the pre-AD pipeline modf stays a libm call with an out-parameter."""
+    assert run_ok(build(os.path.join(PROGRAMS, "libm_more.c"), ad_before_opt=True)) == 8

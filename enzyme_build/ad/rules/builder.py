@@ -28,7 +28,8 @@ def float_constant(value: float, fty: str = "double") -> str:
 def math_callee(base: str, fty: str) -> tuple[str, str]:
     """(callee '@name', declaration line) for a one- or two-argument math function."""
     nargs = 3 if base in ("fma", "fmuladd") else 2 if base in (
-        "pow", "copysign", "minnum", "maxnum", "minimum", "maximum", "atan2", "hypot", "fmod") else 1
+        "pow", "copysign", "minnum", "maxnum", "minimum", "maximum", "atan2", "hypot", "fmod",
+        "remainder", "fdim") else 1
     params = ", ".join([fty] * nargs)
     if base == "powi":
         name = f"llvm.powi.{_SUFFIX[fty]}.i32"

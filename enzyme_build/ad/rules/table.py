@@ -112,10 +112,20 @@ _MATH: list[Rule] = [
     Rule(("tgamma",), (lambda b, x: b.fmul(x.result, b.call("digamma", x[0])),)),
     Rule(("exp10",), (lambda b, x: b.fmul(x.result, b.const(_LN10)),)),
     # ldexp(x, n) = x * 2^n
-    Rule(("ldexp",), (lambda b, x: b.call("exp2", b.int_to_float(x.int_operand(1), "i32")), _zero)),
+    Rule(("ldexp", "scalbn"), (lambda b, x: b.call("exp2", b.int_to_float(x.int_operand(1), "i32")), _zero)),
     # fused and piecewise-linear
     Rule(("fma", "fmuladd"), (lambda b, x: x[1], lambda b, x: x[0], _one)),
     Rule(("fmod",), (_one, lambda b, x: b.fneg(b.call("trunc", b.fdiv(x[0], x[1]))))),
+    # remainder(x, y) = x - n y with n = x / y rounded to nearest even (rint's default mode)
+    Rule(("remainder",), (_one, lambda b, x: b.fneg(b.call("rint", b.fdiv(x[0], x[1]))))),
+    # modf(x, &ip): the fractional part moves with x, the integral part (stored) is a step
+    Rule(("modf",), (_one, _zero)),
+    # frexp(x, &e) = x * 2^-e: the mantissa's derivative is 2^-e = m / x (exact); 1 at x = 0
+    Rule(("frexp",), (lambda b, x: b.select(b.fcmp("oeq", x[0], b.const(0.0)), b.const(1.0),
+                                            b.fdiv(x.result, x[0])), _zero)),
+    # fdim(x, y) = x > y ? x - y : 0
+    Rule(("fdim",), (lambda b, x: b.select(b.fcmp("ogt", x[0], x[1]), b.const(1.0), b.const(0.0)),
+                     lambda b, x: b.select(b.fcmp("ogt", x[0], x[1]), b.const(-1.0), b.const(0.0)))),
     Rule(("fabs",), (lambda b, x: b.select(b.fcmp("olt", x[0], b.const(0.0)), b.const(-1.0), b.const(1.0)),)),
     Rule(("copysign",), (lambda b, x: b.fmul(b.call("copysign", b.const(1.0), x[0]),
                                              b.call("copysign", b.const(1.0), x[1])), _zero)),

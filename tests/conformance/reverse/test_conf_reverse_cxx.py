@@ -24,3 +24,26 @@ def test_vector_push_o0(tmp_path, opt, env):
 @pytest.mark.xfail(strict=True, reason="see failure rev-04")
 def test_cxx_o0(tmp_path):
     build_and_run(tmp_path, "cxx.cc", opt="-O0")
+
+
+def test_stl_algorithms_o2(tmp_path):
+    assert build_and_run(tmp_path, "stl_algorithms.cc", opt="-O2") == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-11")
+def test_stl_algorithms_o0(tmp_path):
+    build_and_run(tmp_path, "stl_algorithms.cc", opt="-O0")
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-12")
+def test_vector_of_vectors(tmp_path):
+    build_and_run(tmp_path, "vector_of_vectors.cc")
+
+
+def test_sort_vector_o2(tmp_path):
+    assert build_and_run(tmp_path, "sort_vector.cc", opt="-O2") == 5
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-13")
+def test_sort_vector_o0(tmp_path):
+    build_and_run(tmp_path, "sort_vector.cc", opt="-O0")

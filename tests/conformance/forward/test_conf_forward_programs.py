@@ -11,6 +11,7 @@ PROGRAMS = [
     ("fwd_custom.c", 21),
     ("fwd_stdvec.cc", 4),
     ("fwd_mathmem.c", 34),
+    ("fwd_abi.c", 12),
 ]
 
 
@@ -60,3 +61,12 @@ def test_science_and_custom_ad_before_opt(conf_build, conf_run_ok):
     env = {"ENZYME_BUILD_AD_BEFORE_OPT": "1"}
     assert conf_run_ok(conf_build("fwd_science.c", env_extra=env)) == 20
     assert conf_run_ok(conf_build("fwd_custom.c", env_extra=env)) == 21
+
+
+def test_abi_o0(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_abi.c", "-O0")) == 12
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-05")
+def test_struct_by_value_in_registers(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_structreg.c")) == 4

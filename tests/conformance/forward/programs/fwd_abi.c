@@ -1,0 +1,63 @@
+/* Forward-mode calling shapes: a struct by value passed in memory, float results of double inputs, int-returning functions whose
+ * tangents leave only through shadows, const function-pointer tables the optimizer
+ * resolves, and a pointer rule used in vector mode. */
+#include <string.h>
+#include "hcheck.h"
+extern int enzyme_dup, enzyme_dupnoneed, enzyme_const, enzyme_width;
+double __enzyme_fwddiff(void *, ...);
+float __enzyme_fwddifff(void *, ...);
+int __enzyme_fwddiffi(void *, ...);
+typedef struct { double x, y, z, w; } vec4;
+typedef struct { double a, b; } lanes2;
+lanes2 __enzyme_fwddiff_l2(void *, ...);
+
+double big(vec4 q, double s) { return s * (q.x * q.y + q.z * exp(q.w)); }
+float mixed(double a, double b) { return (float)(a * b) + sinf((float)a); }
+
+/* returns how many entries were clipped; the tangents leave through out */
+int clip(const double *x, double *out, int n, double lim) {
+  int c = 0;
+  for (int i = 0; i < n; i++) {
+    if (fabs(x[i]) > lim) { out[i] = copysign(lim, x[i]) + 0.1 * (x[i] - copysign(lim, x[i])); c++; }
+    else out[i] = x[i];
+  }
+  return c;
+}
+
+/* a const table of kernels picked by an integer known at compile time */
+static double k_sin(double v) { return sin(v); }
+static double k_sq(double v) { return v * v * 0.5; }
+static double (*const kernels[2])(double) = {k_sin, k_sq};
+double apply_table(double v) { return kernels[0](v) + kernels[1](v); }
+
+/* pointer rule used in vector mode: dy = 7 dx (the truth is 3 dx) */
+__attribute__((noinline)) void triple(const double *x, double *y) { y[0] = 3.0 * x[0]; }
+void triple_fwd(const double *x, const double *dx, double *y, double *dy) { y[0] = 3.0 * x[0]; dy[0] = 7.0 * dx[0]; }
+void *__enzyme_register_derivative_triple[] = {(void *)triple, (void *)triple_fwd};
+double use_triple(const double *x) { double y[1]; triple(x, y); return y[0] * x[0]; }
+
+int main(void) {
+  double h = 1e-6;
+  vec4 q = {0.5, -1.0, 2.0, 0.3}, dq = {1.0, 0.0, -1.0, 2.0};
+  vec4 qp = q, qm = q;
+  qp.x += h; qm.x -= h; qp.z -= h; qm.z += h; qp.w += 2 * h; qm.w -= 2 * h;
+  hc_near("struct in memory", __enzyme_fwddiff((void *)big, q, dq, 1.5, 0.0), (big(qp, 1.5) - big(qm, 1.5)) / (2 * h), 1e-6);
+  hc_near("struct in memory, scalar tangent", __enzyme_fwddiff((void *)big, q, (vec4){0, 0, 0, 0}, 1.5, 1.0),
+          big(q, 1.0), 1e-12);
+  hc_near("float result of doubles", __enzyme_fwddifff((void *)mixed, 0.5, 1.0, 2.0, 0.0), 2.0 + cos(0.5), 1e-6);
+
+  double x[5] = {0.5, -2.0, 1.2, 3.0, -0.1}, dx[5] = {1, 1, 1, 1, 1}, out[5], dout[5] = {0};
+  int c = __enzyme_fwddiffi((void *)clip, enzyme_dup, x, dx, enzyme_dupnoneed, out, dout, enzyme_const, 5, enzyme_const, 1.0);
+  (void)c;
+  double want[5] = {1, 0.1, 0.1, 0.1, 1};
+  for (int i = 0; i < 5; i++) hc_near("clip tangent", dout[i], want[i], 1e-15);
+
+  hc_near("const kernel table", __enzyme_fwddiff((void *)apply_table, 0.7, 1.0), cos(0.7) + 0.7, 1e-12);
+
+  double xa[1] = {2.0}, s0[1] = {1.0}, s1[1] = {-0.5};
+  hc_near("pointer rule scalar", __enzyme_fwddiff((void *)use_triple, xa, s0), 7.0 * 2.0 + 6.0, 1e-12);
+  lanes2 l = __enzyme_fwddiff_l2((void *)use_triple, enzyme_width, 2, xa, s0, s1);
+  hc_near("pointer rule lane 0", l.a, 7.0 * 2.0 + 6.0, 1e-12);
+  hc_near("pointer rule lane 1", l.b, -0.5 * (7.0 * 2.0 + 6.0), 1e-12);
+  return hc_done();
+}

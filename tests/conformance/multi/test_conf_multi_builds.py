@@ -144,3 +144,34 @@ def test_split_mode_across_tus_o0(project, mt):
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O0", "-I.", *SPLIT_SOURCES, "-o", "prog", "-lm"])
     assert proc.returncode == 0, proc.stderr
     assert mt.ok(mt.run(d, ["./prog"])) == 27
+
+
+def test_shared_library_over_pic_archive_with_rules(project, mt):
+    """A .so whose gradient wrappers reach the model (kernels, rules, registrations) only
+    through an archive of -fPIC fat objects; called from ctypes."""
+    d = project("proj")
+    for src in ["model.c", "kernels.c", "rules.c", "util.c"]:
+        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-fPIC", "-I.", "-c", src, "-o", src[:-2] + ".o"])
+        assert proc.returncode == 0, proc.stderr
+    assert mt.run(d, ["ar", "rcs", "libmodel.a", "model.o", "kernels.o", "rules.o", "util.o"]).returncode == 0
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-shared", "-fPIC", "-I.", "wrappers.c", "-L.", "-lmodel",
+                      "-o", "libwrap.so", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    lib = ctypes.CDLL(os.path.join(d, "libwrap.so"))
+    dp = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
+    lib.loss_grad.restype = None
+    lib.loss_grad.argtypes = [dp, dp, dp, dp, ctypes.c_int]
+    lib.chain_tangent.restype = ctypes.c_double
+    lib.chain_tangent.argtypes = [ctypes.c_double, ctypes.c_double]
+    w = np.array([0.3, 0.7, -1.1, 0.4])
+    x = np.array([1.5, -0.5, 0.25, 2.0])
+    dw, dx = np.full(4, 9.0), np.full(4, 9.0)  # the wrapper zeroes both
+    lib.loss_grad(w, dw, x, dx, 4)
+    # the rules' closed forms: softclip' = 3, d dotw/dw = 2x, fastexp' = 7, noise inactive, my_log1p like log1p
+    want = 6.0 * x
+    want[0] += 7.0
+    want[1] += np.sin(1e4 * w[1])
+    want[2] += 2 * w[2] / (1 + w[2] ** 2)
+    np.testing.assert_allclose(dw, want, rtol=1e-9)
+    np.testing.assert_allclose(dx, 3.0 * w, rtol=1e-12)
+    assert lib.chain_tangent(0.6, 1.0) == pytest.approx(-2.0 * 1.2 + 1.0, rel=1e-12)

@@ -84,3 +84,18 @@ def test_forward_no_body_hint_names_forward_rule(project, mt):
     assert "outer -> blackbox" in err
     assert "forward" in err and "__enzyme_register_derivative_blackbox" in err
     assert "enzyme_inactivefn" in err
+
+
+@pytest.mark.xfail(strict=True, reason="see failure multi-02")
+def test_rule_arity_mismatch_is_not_silent(project, mt):
+    """Either the rule gets the shadows its signature asks for (and the result is right) or the
+    build refuses; a build that succeeds and then crashes is the failure."""
+    d = project("errors")
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "rule_arity.c", "-o", "prog", "-lm"])
+    if proc.returncode != 0:
+        err = _fails_cleanly(proc, os.path.join(d, "prog"))
+        assert "dotw" in err
+        return
+    run = mt.run(d, ["./prog"])
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "dw = 12 16" in run.stdout

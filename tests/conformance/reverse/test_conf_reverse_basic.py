@@ -8,6 +8,6 @@ def test_arith(tmp_path):
     assert build_and_run(tmp_path, "arith.c") >= 50
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-01")
-def test_long_double(tmp_path):
-    build_and_run(tmp_path, "long_double.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_long_double(tmp_path, opt):
+    assert build_and_run(tmp_path, "long_double.c", opt=opt) == 1

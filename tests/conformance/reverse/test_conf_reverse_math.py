@@ -10,9 +10,9 @@ def test_mathfns(tmp_path, flags):
     assert build_and_run(tmp_path, "mathfns.c", opt=flags[0], extra=flags[1:]) >= 120
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-02")
-def test_missing_libm(tmp_path):
-    build_and_run(tmp_path, "missing_libm.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_missing_libm(tmp_path, opt):
+    assert build_and_run(tmp_path, "missing_libm.c", opt=opt) == 2
 
 
 def test_switch_table(tmp_path):
@@ -20,14 +20,14 @@ def test_switch_table(tmp_path):
     assert build_and_run(tmp_path, "switch_table.c", opt="-O0") == 4
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-05")
-def test_int_libm(tmp_path):
-    build_and_run(tmp_path, "int_libm.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_int_libm(tmp_path, opt):
+    assert build_and_run(tmp_path, "int_libm.c", opt=opt) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-06")
-def test_outparam_libm(tmp_path):
-    build_and_run(tmp_path, "outparam_libm.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_outparam_libm(tmp_path, opt):
+    assert build_and_run(tmp_path, "outparam_libm.c", opt=opt) == 1
 
 
 @pytest.mark.xfail(strict=True, reason="see failure rev-07")

@@ -12,6 +12,7 @@ PROGRAMS = [
     ("fwd_stdvec.cc", 4),
     ("fwd_mathmem.c", 34),
     ("fwd_abi.c", 12),
+    ("fwd_cxxrules.cc", 4),
 ]
 
 
@@ -70,3 +71,8 @@ def test_abi_o0(conf_build, conf_run_ok):
 @pytest.mark.xfail(strict=True, reason="see failure fwd-05")
 def test_struct_by_value_in_registers(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_structreg.c")) == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-06")
+def test_cxx_rules_in_namespace(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_cxxns.cc")) == 1

@@ -51,6 +51,17 @@ __attribute__((noinline)) double my_log1p(double x) {
 }
 void *__enzyme_function_like[2] = {(void *)my_log1p, "log1p"};
 
+/* only reverse rules: forward mode differentiates the body, reverse mode uses the rule */
+typedef struct { void *tape; double primal; } aug_t;
+double __enzyme_autodiff(void *, ...);
+aug_t cube_aug(double x);
+double cube_grad(double x, double dret, void *tape);
+__attribute__((noinline)) double cube(double x) __attribute__((enzyme("augment", cube_aug), enzyme("gradient", cube_grad)));
+double cube(double x) { return x * x * x; }
+aug_t cube_aug(double x) { aug_t r = {0, x * x * x}; return r; }
+double cube_grad(double x, double dret, void *tape) { (void)x; (void)tape; return 100.0 * dret; }
+double uses_cube(double x) { return cube(x) + x; }
+
 /* realistic callers */
 double net(const double *x, int n) {
   double s = 0;
@@ -85,6 +96,8 @@ int main(void) {
   for (int i = 0; i < 4; i++) { hc_near("pointer rule primal", v[i], x[i] * x[i], 1e-15); hc_near("pointer rule shadow", dv[i], 10.0 * dx[i], 1e-15); }
   hc_near("function_like", __enzyme_fwddiff((void *)uses_log, 0.8, 1.0), 2.0 * 1.6 / (1.0 + 0.64), 1e-9);
   (void)h;
+  hc_near("reverse-only rule, forward mode", __enzyme_fwddiff((void *)uses_cube, 0.7, 1.0), 3 * 0.49 + 1.0, 1e-12);
+  hc_near("reverse-only rule, reverse mode", __enzyme_autodiff((void *)uses_cube, 0.7), 101.0, 1e-12);
 
   /* vector mode: each lane sees the rules */
   d2 n2 = __enzyme_fwddiff2((void *)pairs, enzyme_width, 2, enzyme_dup, x, dx, x, enzyme_const, 4);

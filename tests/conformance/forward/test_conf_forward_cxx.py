@@ -1,0 +1,38 @@
+"""Forward and vector-mode conformance programs in C++ built with `enzyme-build c++`."""
+from __future__ import annotations
+
+import pytest
+
+PROGRAMS = [
+    ("fwd_cxx.cc", 8),
+    ("fwd_stdvec.cc", 4),
+    ("fwd_cxxrules.cc", 4),
+]
+
+
+@pytest.mark.parametrize("source,checks", PROGRAMS)
+def test_program_o2(conf_build, conf_run_ok, source, checks):
+    assert conf_run_ok(conf_build(source)) == checks
+
+
+def test_cxx_o1(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_cxx.cc", "-O1")) == 8
+
+
+def test_cxx_rules_o0(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_cxxrules.cc", "-O0")) == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-01")
+def test_stdvec_o0(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_stdvec.cc", "-O0")) == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-02")
+def test_cxx_o0(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_cxx.cc", "-O0")) == 8
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-06")
+def test_cxx_rules_in_namespace(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_cxxns.cc")) == 1

@@ -1,0 +1,19 @@
+"""Reverse-mode conformance corners: globals as parameters, float-IV time stepping,
+in-place updates, aliased arguments, deep recursion, empty loops, variadic logging,
+global structs."""
+import pytest
+
+from rev_helpers import build_and_run
+
+
+@pytest.mark.parametrize("opt,env", [("-O2", {}), ("-O0", {}), ("-O3", {}),
+                                     ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O2", "O0", "O3", "ad-before-opt"])
+@pytest.mark.parametrize("program,checks", [("edge.c", 28), ("logging.c", 4)])
+def test_edge(tmp_path, program, checks, opt, env):
+    assert build_and_run(tmp_path, program, opt=opt, env_extra=env) >= checks
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-14")
+def test_global_struct(tmp_path):
+    build_and_run(tmp_path, "global_struct.c")

@@ -39,3 +39,8 @@ def test_program_ad_before_opt(conf_build, conf_run_ok, source):
 @pytest.mark.xfail(strict=True, reason="see failure fwd-05")
 def test_struct_by_value_in_registers(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_structreg.c")) == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-07")
+def test_nested_second_derivatives(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_nested.c")) == 7

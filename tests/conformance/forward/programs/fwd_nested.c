@@ -1,0 +1,34 @@
+/* Second derivatives by nesting AD calls: forward over forward, forward over reverse, reverse
+ * over forward, and a Hessian-vector product (forward over a reverse-mode gradient). */
+#include "hcheck.h"
+extern int enzyme_dup, enzyme_const;
+double __enzyme_fwddiff(void *, ...);
+double __enzyme_autodiff(void *, ...);
+void __enzyme_autodiffv(void *, ...);
+void __enzyme_fwddiffv(void *, ...);
+
+double f(double x) { return sin(x) * x * x; }
+double df(double x) { return __enzyme_fwddiff((void *)f, x, 1.0); }
+double df_rev(double x) { return __enzyme_autodiff((void *)f, x); }
+
+/* g = x0^2 x1 + x1^2 x2 + x2^2 x0 */
+double g(const double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i] * x[(i + 1) % n]; return s; }
+void grad_g(const double *x, double *gx, int n) {
+  for (int i = 0; i < n; i++) gx[i] = 0;
+  __enzyme_autodiffv((void *)g, enzyme_dup, x, gx, enzyme_const, n);
+}
+
+int main(void) {
+  double x = 0.7;
+  double want2 = -sin(x) * x * x + 4 * x * cos(x) + 2 * sin(x);
+  hc_near("forward over forward", __enzyme_fwddiff((void *)df, x, 1.0), want2, 1e-12);
+  hc_near("forward over reverse", __enzyme_fwddiff((void *)df_rev, x, 1.0), want2, 1e-12);
+  hc_near("reverse over forward", __enzyme_autodiff((void *)df, x), want2, 1e-12);
+  double xs[3] = {0.5, -1.0, 2.0}, v[3] = {1, 0, 0}, gx[3], hv[3] = {0};
+  __enzyme_fwddiffv((void *)grad_g, enzyme_dup, xs, v, enzyme_dup, gx, hv, enzyme_const, 3);
+  hc_near("hvp 0", hv[0], 2 * xs[1], 1e-12);
+  hc_near("hvp 1", hv[1], 2 * xs[0], 1e-12);
+  hc_near("hvp 2", hv[2], 2 * xs[2], 1e-12);
+  hc_near("gradient alongside", gx[0], 2 * xs[0] * xs[1] + xs[2] * xs[2], 1e-12);
+  return hc_done();
+}

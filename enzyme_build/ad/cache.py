@@ -459,12 +459,13 @@ class CachePlanner:
         self.uses_tape = True
         self.engine.support.add("__enzyme_build_tape_push")
         rec = self.fresh("push")
-        out = [f"  {rec} = call ptr @__enzyme_build_tape_push(ptr {TAPE}, i64 {CELL_BYTES * len(values)})"]
+        starts = _cell_starts(values)
+        out = [f"  {rec} = call ptr @__enzyme_build_tape_push(ptr {TAPE}, i64 {CELL_BYTES * starts[-1]})"]
         for j, (v, ty) in enumerate(values):
             at = rec
             if j:
                 at = self.fresh("cell")
-                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * j}")
+                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * starts[j]}")
             out.append(f"  store {ty} {v}, ptr {at}, align 8")
         return out
 
@@ -472,12 +473,13 @@ class CachePlanner:
         """Pop one record into (name, type) pairs (same order as pushed)."""
         self.engine.support.add("__enzyme_build_tape_pop")
         rec = self.fresh("pop")
-        out = [f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * len(targets)})"]
+        starts = _cell_starts(targets)
+        out = [f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * starts[-1]})"]
         for j, (name, ty) in enumerate(targets):
             at = rec
             if j:
                 at = self.fresh("cell")
-                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * j}")
+                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * starts[j]}")
             out.append(f"  {name} = load {ty}, ptr {at}, align 8")
         return out
 
@@ -491,6 +493,7 @@ class CachePlanner:
         self.rev_prologue: dict[str, list[str]] = {}
         stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
         self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
+        self.frame_cells = 0                     # cells the frame record holds
         frame_stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
         for block in self.fn.blocks:
             label = block.label
@@ -502,7 +505,8 @@ class CachePlanner:
                 home = self._home[v]
                 if self.split and not self.cfg.in_loop(home):
                     if v not in self.frame:
-                        self.frame[v] = len(self.frame)
+                        self.frame[v] = self.frame_cells
+                        self.frame_cells += cells_of(ty)
                         frame_stores[home].append(v)
                     frame_reads.append((name, ty, self.frame[v]))
                 elif not self.split and (not self.cfg.in_loop(home) or not self.cfg.in_loop(label)):
@@ -603,7 +607,7 @@ class CachePlanner:
         self.static_strides: dict[str, int] = {}
         for static in self.static_loops.values():
             records = static.get("records", [])
-            stride = sum(len(values) for _, values in records) * CELL_BYTES
+            stride = sum(_cell_starts(values)[-1] for _, values in records) * CELL_BYTES
             self.static_strides[static["token"]] = stride
             if not stride:
                 continue
@@ -615,9 +619,10 @@ class CachePlanner:
             for label, values in records:
                 fwd = self._static_address(static["off"], iv, stride, offset, self.types[iv])
                 at = fwd[-1].split("=")[0].strip()
+                starts = _cell_starts(values)
                 for j, (v, ty) in enumerate(values):
                     cell = self.fresh("scell")
-                    fwd.append(f"  {cell} = getelementptr inbounds i8, ptr {at}, i64 {CELL_BYTES * j}")
+                    fwd.append(f"  {cell} = getelementptr inbounds i8, ptr {at}, i64 {CELL_BYTES * starts[j]}")
                     fwd.append(f"  store {ty} {v}, ptr {cell}, align 8")
                 self.fwd_pushes[label] = fwd + self.fwd_pushes.get(label, [])
                 # the IV is read from its replay slot here: recomputed values may need these loads
@@ -628,10 +633,10 @@ class CachePlanner:
                 at_r = rev[-1].split("=")[0].strip()
                 for j, (v, ty) in enumerate(values):
                     cell = self.fresh("scell")
-                    rev.append(f"  {cell} = getelementptr inbounds i8, ptr {at_r}, i64 {CELL_BYTES * j}")
+                    rev.append(f"  {cell} = getelementptr inbounds i8, ptr {at_r}, i64 {CELL_BYTES * starts[j]}")
                     rev.append(f"  {self.rev_names[(label, v)]} = load {ty}, ptr {cell}, align 8")
                 self.static_prologue[label] = rev
-                offset += len(values) * CELL_BYTES
+                offset += starts[-1] * CELL_BYTES
 
     def _static_address(self, off: str, iv: str, stride: int, offset: int, iv_ty: str) -> list[str]:
         iv64, scaled, base = self.fresh("siv"), self.fresh("soff"), self.fresh("soff")
@@ -669,3 +674,16 @@ class CachePlanner:
 
     def _iv_slot_allocas(self) -> list[str]:
         return [f"  {slot} = alloca {self.types[iv]}, align 8" for iv, (_, _, slot, _) in self.iv_loops.items()]
+
+
+def cells_of(ty: str) -> int:
+    """Tape cells a value of type ty occupies (x86 long double: 10 bytes, two cells)."""
+    return 2 if ty == "x86_fp80" else 1
+
+
+def _cell_starts(values) -> list[int]:
+    """First cell of each (value, type) of a record, then the record's total cell count."""
+    starts = [0]
+    for _, ty in values:
+        starts.append(starts[-1] + cells_of(ty))
+    return starts

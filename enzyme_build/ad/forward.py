@@ -23,7 +23,7 @@ _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 _ALIGN_RE = re.compile(r',\s*align\s+(\d+)')
 # how the activity analysis names a parameter's activity
 _ANALYSIS_ACTIVITY = {ACTIVE: "out", DUP: "dup", DUPNONEED: "dupnoneed", CONST: "const"}
-_UNSUPPORTED_FLOATS = {"x86_fp80", "fp128", "ppc_fp128"}
+_UNSUPPORTED_FLOATS = {"fp128", "ppc_fp128"}
 
 
 def zero_of(ty: str) -> str:

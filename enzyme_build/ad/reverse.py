@@ -191,10 +191,10 @@ class ReverseGenerator(CachePlanner):
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
 
     def _check_precisions(self) -> None:
-        """Only double and float carry derivatives (long double, half, fp128 do not)."""
+        """Only double, float and x86 long double carry derivatives (half, fp128 do not)."""
         for v in self.act.varied:
             ty = self.types.get(v, "double")
-            if "x86_fp80" in ty or "fp128" in ty or "half" in ty or "bfloat" in ty:
+            if "fp128" in ty or "half" in ty or "bfloat" in ty:
                 inst = self.fn.defs.get(v)
                 raise EnzymeBuildError(
                     f"cannot differentiate {ty} arithmetic ({v} in @{self.fn.name})",
@@ -1061,7 +1061,7 @@ class ReverseGenerator(CachePlanner):
             while at < len(body) and re.match(r'\s+%\S+ = alloca ', body[at]):
                 at += 1
             body.insert(at, f"  {FRAME_OFFSET} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, "
-                            f"i64 {CELL_BYTES * len(self.frame)})")
+                            f"i64 {CELL_BYTES * self.frame_cells})")
             push = self._push_lines([(FRAME_OFFSET, "i64")])
             body = [x for line in body for x in (push if line == FRAME_PUSH_MARK else [line])]
         else:
@@ -1095,6 +1095,6 @@ class ReverseGenerator(CachePlanner):
             rev.append("  br label %rev$exit")
         exit_block = self._exit_block()
         if self.frame:   # the frame record is the oldest of this call: drop it last
-            exit_block[1:1] = [f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * len(self.frame)})"]
+            exit_block[1:1] = [f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * self.frame_cells})"]
         rev += self._reverse_blocks_text() + exit_block + ["}"]
         return ["\n".join(aug), "\n".join(rev)]

@@ -37,6 +37,7 @@ def test_shared_examples(build, run_ok, name):
     ("augret", ()),
     ("realworld", ()),
     ("libm_more", ()),
+    ("longdouble", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0
@@ -85,3 +86,7 @@ def test_libm_more_other_levels(build, run_ok, opt):
 def test_libm_more_ad_before_opt(build, run_ok):
     """Without the pre-AD pipeline modf stays a libm call with an out-parameter."""
     assert run_ok(build(os.path.join(PROGRAMS, "libm_more.c"), ad_before_opt=True)) == 8
+
+
+def test_longdouble_at_O0(build, run_ok):
+    assert run_ok(build(os.path.join(PROGRAMS, "longdouble.c"), opt="-O0")) == 17

@@ -14,7 +14,8 @@ INTRINSIC_MATH = {"sqrt", "sin", "cos", "tan", "exp", "exp2", "log", "log2", "lo
                   "floor", "ceil", "trunc", "copysign", "fma", "round", "rint", "nearbyint",
                   "minnum", "maxnum", "minimum", "maximum", "fmuladd"}
 HELPERS = {"digamma": "__enzyme_build_digamma"}
-_SUFFIX = {"double": "f64", "float": "f32"}
+_SUFFIX = {"double": "f64", "float": "f32", "x86_fp80": "f80"}
+_LIBM_SUFFIX = {"double": "", "float": "f", "x86_fp80": "l"}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -22,7 +23,24 @@ def float_constant(value: float, fty: str = "double") -> str:
     """LLVM's exact hex spelling of a float constant of type fty."""
     if fty == "float":
         value = struct.unpack("<f", struct.pack("<f", value))[0]
+    if fty == "x86_fp80":
+        return _fp80_constant(value)
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def _fp80_constant(value: float) -> str:
+    """x86 extended precision spelling `0xK<sign+exponent:4><explicit-one mantissa:16>` of a
+    double (every double is exact in it)."""
+    bits = struct.unpack("<Q", struct.pack("<d", value))[0]
+    sign, exp, frac = bits >> 63, (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1)
+    if exp == 0 and frac == 0:
+        return "0xK%04X%016X" % (sign << 15, 0)
+    if exp == 0x7FF:
+        return "0xK%04X%016X" % ((sign << 15) | 0x7FFF, (1 << 63) | (frac << 11))
+    if exp == 0:   # subnormal double: normalize
+        shift = 52 - frac.bit_length() + 1
+        frac, exp = (frac << shift) & ((1 << 52) - 1), 1 - shift
+    return "0xK%04X%016X" % ((sign << 15) | (exp - 1023 + 16383), (1 << 63) | (frac << 11))
 
 
 def math_callee(base: str, fty: str) -> tuple[str, str]:
@@ -40,7 +58,7 @@ def math_callee(base: str, fty: str) -> tuple[str, str]:
     elif base in INTRINSIC_MATH:
         name = f"llvm.{base}.{_SUFFIX[fty]}"
     else:
-        name = base if fty == "double" else base + "f"
+        name = base + _LIBM_SUFFIX[fty]
     return f"@{name}", f"declare {fty} @{name}({params})"
 
 

@@ -140,14 +140,16 @@ MATH_RULES: dict[str, Rule] = {name: rule for rule in _MATH for name in rule.nam
 def math_rule(callee: str) -> tuple[Rule, str] | None:
     """(rule, float type) for a callee spelling like '@sinf' or '@llvm.pow.f64'."""
     name = callee.lstrip("@").strip('"')
-    m = re.fullmatch(r'llvm\.([a-z0-9]+)\.(f64|f32)(?:\.i32)?', name)
+    m = re.fullmatch(r'llvm\.([a-z0-9]+)\.(f64|f32|f80)(?:\.i32)?', name)
     if m:
         rule = MATH_RULES.get(m.group(1))
-        return (rule, "double" if m.group(2) == "f64" else "float") if rule else None
+        return (rule, {"f64": "double", "f32": "float", "f80": "x86_fp80"}[m.group(2)]) if rule else None
     if name in MATH_RULES and name not in _INTRINSIC_ONLY:
         return MATH_RULES[name], "double"
     if name.endswith("f") and name[:-1] in MATH_RULES and name[:-1] not in _INTRINSIC_ONLY:
         return MATH_RULES[name[:-1]], "float"
+    if name.endswith("l") and name[:-1] in MATH_RULES and name[:-1] not in _INTRINSIC_ONLY:
+        return MATH_RULES[name[:-1]], "x86_fp80"
     return None
 
 

@@ -1,0 +1,34 @@
+"""Objects of one program compiled at different -O levels (one with -g), a C++ main over C
+objects linked with `enzyme-build c++`, and a -static link."""
+from __future__ import annotations
+
+LIB = {"model.c": "-O3", "kernels.c": "-O1 -g", "rules.c": "-O2", "util.c": "-Os"}
+
+
+def _objects(project, mt, main_opt="-O0"):
+    d = project("proj")
+    for src, opt in {"main.c": main_opt, **LIB}.items():
+        proc = mt.run(d, [mt.enzyme_build, "cc", *opt.split(), "-I.", "-c", src, "-o", src[:-2] + ".o"])
+        assert proc.returncode == 0, proc.stderr
+    return d
+
+
+def test_mixed_optimization_levels(project, mt):
+    d = _objects(project, mt)
+    objs = ["main.o", "model.o", "kernels.o", "rules.o", "util.o"]
+    for link_opt in ("-O2", "-O0"):
+        proc = mt.run(d, [mt.enzyme_build, "cc", link_opt, *objs, "-o", "prog", "-lm"])
+        assert proc.returncode == 0, proc.stderr
+        assert mt.ok(mt.run(d, ["./prog"])) == 16
+
+
+def test_cxx_main_over_c_objects_and_static_link(project, mt):
+    d = _objects(project, mt)
+    lib = ["model.o", "kernels.o", "rules.o", "util.o"]
+    assert mt.run(d, [mt.enzyme_build, "c++", "-O2", "-I.", "-c", "cmain.cc", "-o", "cmain.o"]).returncode == 0
+    proc = mt.run(d, [mt.enzyme_build, "c++", "-O2", "cmain.o", *lib, "-o", "cprog"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./cprog"])) == 5
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-static", "main.o", *lib, "-o", "sprog", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./sprog"])) == 16

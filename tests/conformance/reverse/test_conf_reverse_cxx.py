@@ -47,3 +47,14 @@ def test_sort_vector_o2(tmp_path):
 @pytest.mark.xfail(strict=True, reason="see failure rev-13")
 def test_sort_vector_o0(tmp_path):
     build_and_run(tmp_path, "sort_vector.cc", opt="-O0")
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2", "-O3"])
+@pytest.mark.parametrize("program,checks", [("cxx_more.cc", 8), ("decl_cxx.cc", 7), ("functor_const.cc", 1)])
+def test_cxx_more(tmp_path, program, checks, opt):
+    assert build_and_run(tmp_path, program, opt=opt) == checks
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-15")
+def test_functor_const_before_opt(tmp_path):
+    build_and_run(tmp_path, "functor_const.cc", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})

@@ -10,6 +10,7 @@ PROGRAMS = [
     ("fwd_custom.c", 23),
     ("fwd_mathmem.c", 34),
     ("fwd_abi.c", 12),
+    ("fwd_linalg.c", 19),
 ]
 CHECKS = dict(PROGRAMS)
 
@@ -25,6 +26,7 @@ def test_program_o2(conf_build, conf_run_ok, source, checks):
     ("fwd_vector.c", "-O0"),
     ("fwd_mathmem.c", "-O0"), ("fwd_mathmem.c", "-O3 -ffast-math"),
     ("fwd_abi.c", "-O0"),
+    ("fwd_linalg.c", "-O0"),
 ])
 def test_program_other_levels(conf_build, conf_run_ok, source, opt):
     assert conf_run_ok(conf_build(source, opt)) == CHECKS[source]

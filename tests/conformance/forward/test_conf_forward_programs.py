@@ -11,6 +11,7 @@ PROGRAMS = [
     ("fwd_mathmem.c", 34),
     ("fwd_abi.c", 12),
     ("fwd_linalg.c", 19),
+    ("fwd_widths.c", 25),
 ]
 CHECKS = dict(PROGRAMS)
 

@@ -32,3 +32,18 @@ def test_cxx_main_over_c_objects_and_static_link(project, mt):
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-static", "main.o", *lib, "-o", "sprog", "-lm"])
     assert proc.returncode == 0, proc.stderr
     assert mt.ok(mt.run(d, ["./sprog"])) == 16
+
+
+def test_kernels_from_plain_object_wrapped_by_rules(project, mt):
+    """softclip and dotw come from an object built by plain clang (no bitcode): their rules
+    are all the AD needs."""
+    d = project("proj")
+    for src in ["main.c", "model.c", "util.c", "rules.c"]:
+        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
+        assert proc.returncode == 0, proc.stderr
+    plain = mt.run(d, [mt.clang, "-O2", "-I.", "-Wno-unknown-attributes", "-c", "kernels.c", "-o", "kernels.o"])
+    assert plain.returncode == 0, plain.stderr
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "main.o", "model.o", "util.o", "rules.o", "kernels.o",
+                      "-o", "prog", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == 16

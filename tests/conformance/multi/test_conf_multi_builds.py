@@ -58,7 +58,7 @@ def test_static_archive_of_fat_objects(project, mt):
 def test_make_with_mmd(project, mt):
     d = project("proj")
     cc = f"CC={mt.enzyme_build} cc"
-    first = mt.run(d, ["make", cc])
+    first = mt.run(d, ["make", "-j2", cc])
     assert first.returncode == 0, first.stdout + first.stderr
     assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
     with open(os.path.join(d, "main.d")) as fh:
@@ -175,3 +175,21 @@ def test_shared_library_over_pic_archive_with_rules(project, mt):
     np.testing.assert_allclose(dw, want, rtol=1e-9)
     np.testing.assert_allclose(dx, 3.0 * w, rtol=1e-12)
     assert lib.chain_tangent(0.6, 1.0) == pytest.approx(-2.0 * 1.2 + 1.0, rel=1e-12)
+
+
+def test_ad_calls_only_inside_archive_members(project, mt):
+    """The gradient wrappers (the only __enzyme_* calls) are archive members; the main object
+    is built once with enzyme-build and once by plain clang."""
+    d = project("proj")
+    lib = ["model.c", "kernels.c", "rules.c", "util.c", "wrappers.c"]
+    for src in lib:
+        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
+        assert proc.returncode == 0, proc.stderr
+    assert mt.run(d, ["ar", "rcs", "libmodel.a", *[s[:-2] + ".o" for s in lib]]).returncode == 0
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "use_ar.c", "-L.", "-lmodel", "-o", "prog", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == 7
+    assert mt.run(d, [mt.clang, "-O2", "-I.", "-c", "use_ar.c", "-o", "use_ar.o"]).returncode == 0
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "use_ar.o", "-L.", "-lmodel", "-o", "prog2", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./prog2"])) == 7

@@ -12,6 +12,7 @@ PROGRAMS = [
     ("fwd_abi.c", 12),
     ("fwd_linalg.c", 19),
     ("fwd_widths.c", 25),
+    ("fwd_control.c", 5),
 ]
 CHECKS = dict(PROGRAMS)
 
@@ -28,6 +29,7 @@ def test_program_o2(conf_build, conf_run_ok, source, checks):
     ("fwd_mathmem.c", "-O0"), ("fwd_mathmem.c", "-O3 -ffast-math"),
     ("fwd_abi.c", "-O0"),
     ("fwd_linalg.c", "-O0"),
+    ("fwd_control.c", "-O0"),
 ])
 def test_program_other_levels(conf_build, conf_run_ok, source, opt):
     assert conf_run_ok(conf_build(source, opt)) == CHECKS[source]

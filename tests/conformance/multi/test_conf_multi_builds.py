@@ -193,3 +193,14 @@ def test_ad_calls_only_inside_archive_members(project, mt):
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "use_ar.o", "-L.", "-lmodel", "-o", "prog2", "-lm"])
     assert proc.returncode == 0, proc.stderr
     assert mt.ok(mt.run(d, ["./prog2"])) == 7
+
+
+@pytest.mark.xfail(strict=True, reason="see failure multi-03")
+def test_main_in_archive(project, mt):
+    """Every object, main.o included, in one archive; the link names only -lall."""
+    d = project("proj")
+    _compile_all(mt, d)
+    assert mt.run(d, ["ar", "rcs", "liball.a", *[s[:-2] + ".o" for s in SOURCES]]).returncode == 0
+    link = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-L.", "-lall", "-o", "prog", "-lm"])
+    assert link.returncode == 0, link.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS

@@ -78,6 +78,14 @@ double heap_work(const double *x, int n) {
   return acc;
 }
 
+// a std::vector passed by reference, differentiated with a shadow vector of the same size
+double vec_energy(const std::vector<double> &v) {
+  double s = 0;
+  for (size_t i = 0; i < v.size(); i++) s += std::sin(v[i]) * v[i];
+  return s;
+}
+double call_vec_energy(const std::vector<double> *v) { return vec_energy(*v); }
+
 template <double (*F)(const double *, int)>
 static double fd_dir(const double *x, const double *d, int n) {
   std::vector<double> xp(x, x + n), xm(x, x + n);
@@ -115,5 +123,11 @@ int main() {
   double xs[5] = {0.3, -0.2, 0.8, 1.5, -0.9}, dxs[5] = {0.5, 1, -1, 0.25, 0.75};
   hc_near("heap work", __enzyme_fwddiff((void *)heap_work, enzyme_dup, xs, dxs, enzyme_const, 5),
           fd_dir<heap_work>(xs, dxs, 5), 1e-6);
+
+  std::vector<double> v = {0.3, -0.7, 1.1}, dv = {1.0, 0.0, 2.0};
+  double want = 0;
+  for (int i = 0; i < 3; i++) want += (std::cos(v[i]) * v[i] + std::sin(v[i])) * dv[i];
+  hc_near("shadow std::vector", __enzyme_fwddiff((void *)call_vec_energy, enzyme_dup, &v, &dv), want, 1e-12);
+  hc_near("shadow std::vector unchanged", dv[2], 2.0, 0.0);
   return hc_done();
 }

@@ -14,6 +14,6 @@ def test_edge(tmp_path, program, checks, opt, env):
     assert build_and_run(tmp_path, program, opt=opt, env_extra=env) >= checks
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-14")
-def test_global_struct(tmp_path):
-    build_and_run(tmp_path, "global_struct.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_global_struct(tmp_path, opt):
+    assert build_and_run(tmp_path, "global_struct.c", opt=opt) == 3

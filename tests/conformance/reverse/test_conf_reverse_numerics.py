@@ -12,6 +12,6 @@ def test_numerics(tmp_path, opt, env):
     assert build_and_run(tmp_path, "numerics.c", opt=opt, env_extra=env) >= 111
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-10")
-def test_mixed_memcpy(tmp_path):
-    build_and_run(tmp_path, "mixed_memcpy.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_mixed_memcpy(tmp_path, opt):
+    assert build_and_run(tmp_path, "mixed_memcpy.c", opt=opt) == 4

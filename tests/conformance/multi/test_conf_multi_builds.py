@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 SOURCES = ["main.c", "model.c", "kernels.c", "rules.c", "util.c"]
-CHECKS = 16
+CHECKS = 17
 
 
 def _compile_all(mt, d, opt="-O2", env_extra=None):

@@ -19,7 +19,7 @@ def test_mixed_optimization_levels(project, mt):
     for link_opt in ("-O2", "-O0"):
         proc = mt.run(d, [mt.enzyme_build, "cc", link_opt, *objs, "-o", "prog", "-lm"])
         assert proc.returncode == 0, proc.stderr
-        assert mt.ok(mt.run(d, ["./prog"])) == 16
+        assert mt.ok(mt.run(d, ["./prog"])) == 17
 
 
 def test_cxx_main_over_c_objects_and_static_link(project, mt):
@@ -31,7 +31,7 @@ def test_cxx_main_over_c_objects_and_static_link(project, mt):
     assert mt.ok(mt.run(d, ["./cprog"])) == 5
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-static", "main.o", *lib, "-o", "sprog", "-lm"])
     assert proc.returncode == 0, proc.stderr
-    assert mt.ok(mt.run(d, ["./sprog"])) == 16
+    assert mt.ok(mt.run(d, ["./sprog"])) == 17
 
 
 def test_kernels_from_plain_object_wrapped_by_rules(project, mt):
@@ -46,4 +46,4 @@ def test_kernels_from_plain_object_wrapped_by_rules(project, mt):
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "main.o", "model.o", "util.o", "rules.o", "kernels.o",
                       "-o", "prog", "-lm"])
     assert proc.returncode == 0, proc.stderr
-    assert mt.ok(mt.run(d, ["./prog"])) == 16
+    assert mt.ok(mt.run(d, ["./prog"])) == 17

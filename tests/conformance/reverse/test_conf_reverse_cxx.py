@@ -57,3 +57,9 @@ def test_cxx_more(tmp_path, program, checks, opt):
 
 def test_functor_const_before_opt(tmp_path):
     assert build_and_run(tmp_path, "functor_const.cc", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"}) == 1
+
+
+@pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}), ("-O0", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O0", "O2", "O0-ad-before-opt"])
+def test_cxx_vector_o0(tmp_path, opt, env):
+    assert build_and_run(tmp_path, "cxx_vector_o0.cc", opt=opt, env_extra=env) == 24

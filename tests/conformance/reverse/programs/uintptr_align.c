@@ -1,0 +1,21 @@
+/* A workspace aligned by hand: round a malloc'd char pointer up to 64 bytes through
+ * uintptr_t, use it as double storage, free the raw pointer. */
+#include "hcheck.h"
+#include <stdint.h>
+extern int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+double f(const double *x, int n) {
+  char *raw = malloc(n * sizeof(double) + 63);
+  double *w = (double *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+  for (int i = 0; i < n; i++) w[i] = x[i] * x[i];
+  double s = 0;
+  for (int i = 0; i < n; i++) s += w[i] * w[i];
+  free(raw);
+  return s;
+}
+int main(void) {
+  double x[3] = {0.5, -1.5, 2.0}, d[3] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, d, enzyme_const, 3);
+  for (int i = 0; i < 3; i++) hc_near("d", d[i], 4 * x[i] * x[i] * x[i], 1e-12);
+  return hc_done();
+}

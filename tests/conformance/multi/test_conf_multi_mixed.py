@@ -2,6 +2,8 @@
 objects linked with `enzyme-build c++`, and a -static link."""
 from __future__ import annotations
 
+import os
+
 LIB = {"model.c": "-O3", "kernels.c": "-O1 -g", "rules.c": "-O2", "util.c": "-Os"}
 
 
@@ -35,15 +37,23 @@ def test_cxx_main_over_c_objects_and_static_link(project, mt):
 
 
 def test_kernels_from_plain_object_wrapped_by_rules(project, mt):
-    """softclip and dotw come from an object built by plain clang (no bitcode): their rules
-    are all the AD needs."""
+    """softclip and dotw come from an object built by plain clang (no bitcode): their reverse
+    rules are all reverse mode needs; forward mode through dotw (no forward rule, no body) is
+    a clear error naming it."""
     d = project("proj")
-    for src in ["main.c", "model.c", "util.c", "rules.c"]:
-        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
-        assert proc.returncode == 0, proc.stderr
     plain = mt.run(d, [mt.clang, "-O2", "-I.", "-Wno-unknown-attributes", "-c", "kernels.c", "-o", "kernels.o"])
     assert plain.returncode == 0, plain.stderr
-    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "main.o", "model.o", "util.o", "rules.o", "kernels.o",
-                      "-o", "prog", "-lm"])
+    objs = ["main.o", "model.o", "util.o", "rules.o", "kernels.o"]
+    for src in ["model.c", "util.c", "rules.c"]:
+        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
+        assert proc.returncode == 0, proc.stderr
+    assert mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", "main.c", "-o", "main.o"]).returncode == 0
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", *objs, "-o", "prog", "-lm"])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "dotw" in proc.stderr and "loss" in proc.stderr
+    assert not os.path.exists(os.path.join(d, "prog"))
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-DKERNELS_WITHOUT_BODIES", "-c", "main.c", "-o", "main.o"])
     assert proc.returncode == 0, proc.stderr
-    assert mt.ok(mt.run(d, ["./prog"])) == 17
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", *objs, "-o", "prog", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == 16

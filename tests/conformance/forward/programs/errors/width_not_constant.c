@@ -1,0 +1,12 @@
+/* enzyme_width from a run-time value. */
+#include <stdio.h>
+extern int enzyme_dup, enzyme_const, enzyme_width;
+typedef struct { double d[2]; } d2;
+d2 __enzyme_fwddiff2(void *, ...);
+double f(double a, double b) { return a * b; }
+int main(int argc, char **argv) {
+  int w = argc + 1;
+  d2 r = __enzyme_fwddiff2((void *)f, enzyme_width, w, 1.0, 1.0, 0.0, 2.0, 0.0, 1.0);
+  printf("%g\n", r.d[0]);
+  return 0;
+}

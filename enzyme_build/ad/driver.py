@@ -52,6 +52,39 @@ class _Inactive:
         return iter(self.registered)
 
 
+class _GlobalUsers:
+    """Functions whose bodies (or callees') name an active global: a call of one is active
+    even when no argument is (the optimizer specializes `sum(G, n)` into `sum(n)`)."""
+
+    def __init__(self, module, active_globals):
+        self.module, self.active = module, active_globals
+        self._memo: dict[str, bool] = {}
+        self._pattern = re.compile("(" + "|".join(re.escape(g) for g in active_globals) + r")(?![-\w$.])") \
+            if active_globals else None
+        self._call = re.compile(r'\bcall\b[^@]*@("[^"]+"|[-a-zA-Z$._0-9]+)\(')
+
+    def __contains__(self, name) -> bool:
+        if self._pattern is None:
+            return False
+        if name in self._memo:
+            return self._memo[name]
+        if name not in self.module.functions:
+            return False
+        self._memo[name] = False          # recursion: decided by the other paths
+        lines = self.module.functions.body_lines(name)[1:]
+        found = any("@" in line and self._pattern.search(line) for line in lines)
+        if not found:
+            for line in lines:
+                for callee in self._call.findall(line):
+                    if callee.strip('"') in self:
+                        found = True
+                        break
+                if found:
+                    break
+        self._memo[name] = found
+        return found
+
+
 class Engine:
     """Per-module state: the IR, registrations, memo of derived functions, emitted text."""
 
@@ -69,6 +102,7 @@ class Engine:
         self.support: set[str] = set()
         self.chain: list[tuple[str, str | None]] = []   # (function, call location) being derived
         self.active_globals = written_float_globals(module)   # global -> value type
+        self.global_users = _GlobalUsers(module, self.active_globals)
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}
 
@@ -119,7 +153,7 @@ class Engine:
         act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
                                custom=self.custom, active_globals=set(self.active_globals),
                                views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
-                               ret_needs_shadow=needed)
+                               ret_needs_shadow=needed, global_users=self.global_users)
         rets = [b.terminator.operands[0][1] for b in fn.blocks
                 if b.terminator.opcode == "ret" and b.terminator.operands]
         answer = any(act.has_shadow(v) for v in rets)

@@ -158,7 +158,8 @@ class ForwardGenerator:
         while True:
             act = analyze_activity(self.fn, [_ANALYSIS_ACTIVITY[a] for a in self.sig.args],
                                    defined=self.engine.differentiable, inactive=self.engine.inactive,
-                                   custom=set(self.engine.custom), active_globals=seeds)
+                                   custom=set(self.engine.custom), active_globals=seeds,
+                                   global_users=self.engine.global_users)
             grown = {inst.result for inst in self.fn.instructions()
                      if inst.opcode == "call" and inst.result and inst.result not in act.shadowed
                      and self._call_returns_shadow(inst, act)}
@@ -469,6 +470,9 @@ class ForwardGenerator:
     # ------------------------------------------------------------------ calls
     def _call_active(self, inst: Instruction) -> bool:
         if inst.result and inst.result in self.act.varied:
+            return True
+        if inst.callee and callee_name(inst) in self.engine.differentiable \
+                and callee_name(inst) in self.engine.global_users:
             return True
         return any((is_local(v) and v in self.act.varied) or (t == "ptr" and self.has_shadow(v))
                    for t, v in inst.operands)

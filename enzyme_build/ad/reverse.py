@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
                                  global_base, is_inactive_call, pointer_roots)
 from ..analysis.cfg import analyze_cfg
-from ..analysis.types import bits_stay_integer, check_memory_access, float_views, memcpy_element_kind
+from ..analysis.types import (bits_stay_integer, check_memory_access, float_views, memcpy_element_kind,
+                              memcpy_record_type)
 from ..errors import EnzymeBuildError
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name)
@@ -133,7 +134,7 @@ class ReverseGenerator(CachePlanner):
                                     inactive=engine.inactive, custom=engine.custom,
                                     active_globals=set(engine.active_globals), views=self.views,
                                     returns_shadow=engine.returns_shadow,
-                                    ret_needs_shadow=sig.ret_shadow)
+                                    ret_needs_shadow=sig.ret_shadow, global_users=engine.global_users)
         self.counter = 0
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
@@ -506,6 +507,9 @@ class ReverseGenerator(CachePlanner):
     def _call_active(self, inst: Instruction) -> bool:
         if inst.result and (inst.result in self.act.varied or inst.result in self.act.shadowed):
             return True
+        if inst.callee and callee_name(inst) in self.engine.differentiable \
+                and callee_name(inst) in self.engine.global_users:
+            return True   # reads or writes active globals itself
         return any((is_local(v) and v in self.act.varied) or (t == "ptr" and self.act.has_shadow(v))
                    for t, v in inst.operands)
 
@@ -849,6 +853,17 @@ class ReverseGenerator(CachePlanner):
                 return
             nty, n = inst.operands[2]
             kind = memcpy_element_kind(self, inst)
+            if kind == "record":
+                record = memcpy_record_type(self, inst)
+                dsh = self._fetch(self.shadow(d), label)
+                nn = self._fetch(n, label)
+                if self._ptr_shadowed(s):
+                    helper = self._record_adjoint_helper(record)
+                    lines.append(f"  call void {helper}(ptr {dsh}, ptr {self._fetch(self.shadow(s), label)}, i64 {nn})")
+                else:
+                    lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {nn}, i1 false)")
+                    self.engine.declare("@llvm.memset.p0.i64")
+                return
             if kind in ("double", "float"):
                 dsh = self._fetch(self.shadow(d), label)
                 nn = self._fetch(n, label)
@@ -880,6 +895,43 @@ class ReverseGenerator(CachePlanner):
             if inst.result in self.freed_roots:
                 lines.append(f"  call void @free(ptr {self._fetch(self.shadow(inst.result), label)})")
                 self.engine.declare("@free")
+
+    def _record_adjoint_helper(self, record: str) -> str:
+        """A function moving the adjoints of a copy of `record` elements back to the source:
+        per element and float field `src' += dst'; dst' = 0` (integer fields untouched)."""
+        helpers = self.engine.__dict__.setdefault("record_adjoint_helpers", {})
+        if record in helpers:
+            return helpers[record]
+        name = make_name("@", f"__enzyme_build_memcpy_adjoint_rec{len(helpers)}")
+        helpers[record] = name
+        body = [f"define internal void {name}(ptr %d, ptr %s, i64 %n) {{",
+                "entry:",
+                f"  %stride = ptrtoint ptr getelementptr ({record}, ptr null, i32 1) to i64",
+                "  %count = udiv i64 %n, %stride",
+                "  %none = icmp eq i64 %count, 0",
+                "  br i1 %none, label %done, label %loop",
+                "loop:",
+                "  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]"]
+        for k, (path, fty, count) in enumerate(float_leaves(self.engine.module, record)):
+            idx = "".join(f", i32 {j}" for j in path)
+            body += [f"  %d{k} = getelementptr inbounds {record}, ptr %d, i64 %i{idx}",
+                     f"  %s{k} = getelementptr inbounds {record}, ptr %s, i64 %i{idx}"]
+            if count == 1:
+                body += [f"  %a{k} = load {fty}, ptr %d{k}", f"  %b{k} = load {fty}, ptr %s{k}",
+                         f"  %c{k} = fadd {fty} %b{k}, %a{k}", f"  store {fty} %c{k}, ptr %s{k}",
+                         f"  store {fty} {zero_of(fty)}, ptr %d{k}"]
+            else:
+                helper = "__enzyme_build_memcpy_adjoint_" + ("f64" if fty == "double" else "f32")
+                self.engine.support.add(helper)
+                body.append(f"  call void @{helper}(ptr %d{k}, ptr %s{k}, i64 {count * (8 if fty == 'double' else 4)})")
+        body += ["  %i.next = add i64 %i, 1",
+                 "  %more = icmp ult i64 %i.next, %count",
+                 "  br i1 %more, label %loop, label %done",
+                 "done:",
+                 "  ret void",
+                 "}"]
+        self.engine.texts.append("\n".join(body))
+        return name
 
     # ------------------------------------------------------------------ caches and the tape
 

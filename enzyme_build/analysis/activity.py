@@ -109,11 +109,13 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                      inactive: set[str] = frozenset(), custom: set[str] = frozenset(),
                      active_globals: set[str] = frozenset(),
                      views: dict[str, str] | None = None,
-                     returns_shadow=None, ret_needs_shadow: bool = False) -> Activity:
+                     returns_shadow=None, ret_needs_shadow: bool = False,
+                     global_users=frozenset()) -> Activity:
     """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
 
     `defined` are functions with bodies (differentiated interprocedurally), `custom` those
-    with user rules; `inactive` user-declared inactive functions."""
+    with user rules; `inactive` user-declared inactive functions; `global_users` functions
+    that touch active globals themselves (their results vary even without active arguments)."""
     act = Activity()
     views = views or {}
     const_params = {p.name for p, a in zip(fn.params, arg_activity) if a == "const" and p.type == "ptr"}
@@ -199,7 +201,9 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
         for inst in insts:
             op, res = inst.opcode, inst.result
             if res and res not in act.varied and (is_active_type(inst.type) or res in views):
-                if _float_result_varied(inst, act, any_shadowed, defined, inactive, custom):
+                if _float_result_varied(inst, act, any_shadowed, defined, inactive, custom) or (
+                        op == "call" and callee_name(inst) in defined and callee_name(inst) in global_users
+                        and callee_name(inst) not in inactive):
                     act.varied.add(res)
                     changed = True
             if res and inst.type == "ptr" and res not in act.shadowed:
@@ -285,7 +289,7 @@ def _float_result_varied(inst, act, any_shadowed, defined, inactive, custom) -> 
         if is_inactive_call(inst, inactive) and callee_name(inst) not in custom:
             return False
         return any(v in act.varied or (t == "ptr" and any_shadowed(v)) for t, v in inst.operands
-                   if is_local(v))
+                   if is_local(v) or (t == "ptr" and global_base(v) is not None))
     return False
 
 
@@ -302,6 +306,32 @@ def print_activity(fn: Function, arg_activity: list[str], **kw) -> str:
     return "\n".join(out)
 
 
+def _float_record_type(module, ty: str) -> bool:
+    """A struct (or array of structs) holding floats next to integers but no pointers: a
+    shadow of the same type keeps the floats' adjoints, its integer fields stay unused."""
+    from ..ir.model import float_leaves, named_type_body, split_top
+
+    def no_pointers(t: str, depth: int = 0) -> bool:
+        t = t.strip()
+        if depth > 16 or t == "ptr" or t.endswith("*"):
+            return False
+        if t.startswith("%"):
+            body = named_type_body(module, t)
+            return body is not None and no_pointers(body, depth + 1)
+        m = re.fullmatch(r'\[(\d+) x (.+)\]', t)
+        if m:
+            return no_pointers(m.group(2), depth + 1)
+        if t.startswith("<{") and t.endswith("}>"):
+            return all(no_pointers(e, depth + 1) for e in split_top(t[2:-2]))
+        if t.startswith("{") and t.endswith("}"):
+            return all(no_pointers(e, depth + 1) for e in split_top(t[1:-1]))
+        return not t.startswith("<")   # scalars; vectors are left alone
+
+    if not (ty.startswith(("%", "{", "<{")) or ty.startswith("[")):
+        return False
+    return no_pointers(ty) and any(True for _ in float_leaves(module, ty))
+
+
 def written_float_globals(module) -> dict[str, str]:
     """Mutable globals holding floats that some function writes: they get shadow globals.
 
@@ -314,7 +344,7 @@ def written_float_globals(module) -> dict[str, str]:
         if not m or " constant " in f" {m.group(1)} ":
             continue
         ty, _ = take_type(m.group(2))
-        if is_active_type(ty):
+        if is_active_type(ty) or _float_record_type(module, ty):
             candidates[make_name("@", name)] = ty
     if not candidates:
         return {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import EnzymeBuildError
-from ..ir.model import is_float_type, make_name, tbaa_type
+from ..ir.model import is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
 
 _FLOATISH = {"double": "double", "float": "float"}
@@ -61,7 +61,8 @@ def _tbaa_struct_kinds(module, tag: str | None) -> list[str | None]:
 
 def memcpy_element_kind(gen, inst, pointers=None) -> str:
     """'double' | 'float' | 'pointer' | 'int' for what a memcpy/memmove (or the realloc of
-    `pointers`) of active memory copies."""
+    `pointers`) of active memory copies; 'record' for a memcpy of records mixing float
+    types and integers whose type `memcpy_record_type` knows."""
     module = gen.engine.module
     kinds = set(_tbaa_struct_kinds(module, inst.metadata.get("!tbaa.struct")))
     kinds.discard(None)
@@ -74,6 +75,12 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
     if len(kinds) == 1:
         return kinds.pop()
+    if not kinds and pointers is None:
+        declared = declared_element_types(gen, inst)
+        if len(declared) == 1 and next(iter(declared)) in ("double", "float"):
+            return declared.pop()
+    if pointers is None and "pointer" not in kinds and memcpy_record_type(gen, inst):
+        return "record"
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
     raise EnzymeBuildError(
         f"cannot differentiate a memcpy of {what} in @{gen.fn.name} ({inst.text.strip()})",
@@ -207,3 +214,37 @@ def bits_stay_integer(fn, value: str) -> bool:
                 continue
             return False
     return True
+
+
+def declared_element_types(gen, inst) -> set[str]:
+    """Element types (arrays stripped) of the allocas and globals a memcpy's pointers come from."""
+    module = gen.engine.module
+    found = set()
+    for p in (inst.operands[0][1], inst.operands[1][1]):
+        for r in pointer_roots(gen.fn, p):
+            d = gen.fn.defs.get(r)
+            ty = d.source_type if d is not None and d.opcode == "alloca" else None
+            if ty is None and r.startswith("@"):
+                m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(?:.*?)\bglobal\s+(.*)$',
+                             module.globals.get(r[1:].strip('"'), ""))
+                ty = take_type(m.group(1))[0] if m else None
+            while ty:
+                m = re.fullmatch(r'\[(\d+) x (.+)\]', ty.strip())
+                if not m:
+                    break
+                ty = m.group(2)
+            if ty:
+                found.add(ty.strip())
+    return found
+
+
+def memcpy_record_type(gen, inst) -> str | None:
+    """The record type a memcpy of mixed fields copies (an array of `struct { double; float;
+    int }`), from the allocations or globals its pointers come from; None when unknown or
+    when the record holds pointers (their shadows need copying, not adjoints)."""
+    from .activity import _float_record_type
+    found = {t for t in declared_element_types(gen, inst) if t.startswith(("%", "{", "<{"))}
+    if len(found) != 1:
+        return None
+    ty = found.pop()
+    return ty if _float_record_type(gen.engine.module, ty) else None

@@ -38,6 +38,9 @@ def test_shared_examples(build, run_ok, name):
     ("realworld", ()),
     ("libm_more", ()),
     ("longdouble", ()),
+    ("globalstruct", ()),
+    ("recordcopy", ()),
+    ("globalcalls", ()),
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0
@@ -90,3 +93,12 @@ def test_libm_more_ad_before_opt(build, run_ok):
 
 def test_longdouble_at_O0(build, run_ok):
     assert run_ok(build(os.path.join(PROGRAMS, "longdouble.c"), opt="-O0")) == 17
+
+
+def test_globalstruct_at_O0(build, run_ok):
+    assert run_ok(build(os.path.join(PROGRAMS, "globalstruct.c"), opt="-O0")) == 5
+
+
+@pytest.mark.parametrize("name", ["recordcopy", "globalcalls"])
+def test_globals_and_records_at_O0(build, run_ok, name):
+    assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), opt="-O0")) == 12

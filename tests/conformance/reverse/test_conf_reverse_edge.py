@@ -17,3 +17,9 @@ def test_edge(tmp_path, program, checks, opt, env):
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_global_struct(tmp_path, opt):
     assert build_and_run(tmp_path, "global_struct.c", opt=opt) == 3
+
+
+@pytest.mark.parametrize("opt,env", [("-O2", {}), ("-O0", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O2", "O0", "ad-before-opt"])
+def test_outputs_read_back(tmp_path, opt, env):
+    assert build_and_run(tmp_path, "outputs.c", opt=opt, env_extra=env) == 35

@@ -38,3 +38,9 @@ def test_complex(tmp_path):
 @pytest.mark.xfail(strict=True, reason="see failure rev-08")
 def test_skip_nan(tmp_path):
     build_and_run(tmp_path, "skip_nan.c")
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-20")
+@pytest.mark.parametrize("extra", [[], ["-ffast-math"]], ids=["O2", "fast-math"])
+def test_gnu_libm(tmp_path, extra):
+    build_and_run(tmp_path, "gnu_libm.c", extra=extra)

@@ -35,7 +35,7 @@ def test_program_other_levels(conf_build, conf_run_ok, source, opt):
     assert conf_run_ok(conf_build(source, opt)) == CHECKS[source]
 
 
-@pytest.mark.parametrize("source", ["fwd_science.c", "fwd_vector.c", "fwd_custom.c"])
+@pytest.mark.parametrize("source", ["fwd_science.c", "fwd_vector.c", "fwd_custom.c", "fwd_linalg.c", "fwd_mathmem.c"])
 def test_program_ad_before_opt(conf_build, conf_run_ok, source):
     env = {"ENZYME_BUILD_AD_BEFORE_OPT": "1"}
     assert conf_run_ok(conf_build(source, env_extra=env)) == CHECKS[source]
@@ -49,3 +49,8 @@ def test_struct_by_value_in_registers(conf_build, conf_run_ok):
 @pytest.mark.xfail(strict=True, reason="see failure fwd-07")
 def test_nested_second_derivatives(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_nested.c")) == 7
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-08")
+def test_const_table_ad_before_opt(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_abi.c", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})) == 12

@@ -1,6 +1,6 @@
 """Reverse-mode conformance corners: globals as parameters, float-IV time stepping,
 in-place updates, aliased arguments, deep recursion, empty loops, variadic logging,
-global structs."""
+global structs, exit/abort/goto error paths, VLAs in recursion."""
 import pytest
 
 from rev_helpers import build_and_run
@@ -9,7 +9,7 @@ from rev_helpers import build_and_run
 @pytest.mark.parametrize("opt,env", [("-O2", {}), ("-O0", {}), ("-O3", {}),
                                      ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
                          ids=["O2", "O0", "O3", "ad-before-opt"])
-@pytest.mark.parametrize("program,checks", [("edge.c", 28), ("logging.c", 4)])
+@pytest.mark.parametrize("program,checks", [("edge.c", 28), ("logging.c", 4), ("error_paths.c", 30)])
 def test_edge(tmp_path, program, checks, opt, env):
     assert build_and_run(tmp_path, program, opt=opt, env_extra=env) >= checks
 

@@ -207,7 +207,8 @@ def _decide_passthrough(inv: Invocation) -> None:
     if inv.passthrough_reason is not None:
         return
     kinds = {i.kind for i in inv.inputs}
-    if not inv.inputs:
+    if not inv.inputs and (inv.compile_only or not _names_libraries(inv.args)):
+        # a link of libraries only (`cc -o prog -lprog`) still links: main may sit in one
         inv.passthrough_reason = "no input files"
     elif "stdin" in kinds:
         inv.passthrough_reason = "input from stdin"
@@ -219,6 +220,11 @@ def _decide_passthrough(inv: Invocation) -> None:
         inv.passthrough_reason = "-o with several sources (clang reports it)"
     elif inv.compile_only and "other" in kinds:
         inv.passthrough_reason = "inputs clang compiles its own way"
+
+
+def _names_libraries(args: list[str]) -> bool:
+    """Does the command line link a library by name (-lNAME, -l NAME, -l:file)?"""
+    return any(arg.startswith("-l") for arg in args)
 
 
 def strip_inputs_and_output(args: list[str], *, drop_link_only: bool,

@@ -225,3 +225,18 @@ def test_reference_only_the_unoptimized_bitcode_makes(ws):
     ws.run(["ar", "rcs", "libq.a", "g.o", "dump.o"], check=True)
     ws.eb("main.o", "-L.", "-lq", "-o", "prog", check=True)
     assert ws.exe("prog").stdout == "2\n"
+
+
+def test_program_linked_from_libraries_only(ws):
+    """`cc -o prog -L. -lprog`: no object on the command line, main (and the AD call) sit in
+    the archive; the C runtime's reference to main pulls it in, so the link still differentiates."""
+    ws.write("prog.c", "#include <stdio.h>\ndouble __enzyme_autodiff(void *, ...);\n"
+             "static double sq(double x) { return x * x * x; }\n"
+             'int main(void) { printf("%g\\n", __enzyme_autodiff((void *)sq, 2.0)); return 0; }\n')
+    ws.eb("-O2", "-c", "prog.c", check=True)
+    ws.run(["ar", "rcs", "libprog.a", "prog.o"], check=True)
+    ws.eb("-O2", "-L.", "-lprog", "-o", "prog", check=True)
+    assert ws.exe("prog").stdout == "12\n"
+    # libraries only and no main anywhere: the linker's own error, as with clang
+    bad = ws.eb("-O2", "-lm", "-o", "nomain")
+    assert bad.returncode != 0 and "main" in bad.stderr and not ws.exists("nomain")

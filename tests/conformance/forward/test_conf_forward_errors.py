@@ -1,4 +1,4 @@
-"""Vector-mode call errors: exit 1, one message naming the call and what is wrong, no output."""
+"""Forward and vector-mode call errors: exit 1, one message naming the call and what is wrong, no output."""
 from __future__ import annotations
 
 import os
@@ -13,6 +13,7 @@ CASES = [
     ("width_few_tangents.c", ["__enzyme_fwddiff4", "parameter 2", "missing"]),
     ("width_result_too_small.c", ["__enzyme_fwddiff2", "4 tangents"]),
     ("width_not_constant.c", ["enzyme_width", "constant"]),
+    ("out_in_forward.c", ["enzyme_out", "forward", "parameter 1"]),
 ]
 
 

@@ -36,8 +36,14 @@ void triple_fwd(const double *x, const double *dx, double *y, double *dy) { y[0]
 void *__enzyme_register_derivative_triple[] = {(void *)triple, (void *)triple_fwd};
 double use_triple(const double *x) { double y[1]; triple(x, y); return y[0] * x[0]; }
 
+double sinmix(double a, float b) { return sin(a) * b; }
+
 int main(void) {
   double h = 1e-6;
+  /* explicit markers on scalars; a float parameter among doubles */
+  hc_near("enzyme_dup scalar", __enzyme_fwddiff((void *)sinmix, enzyme_dup, 0.5, 1.0, enzyme_const, 2.0f), cos(0.5) * 2, 1e-12);
+  hc_near("float parameter tangent", __enzyme_fwddiff((void *)sinmix, enzyme_const, 0.5, 2.0f, 1.0f), sin(0.5), 1e-12);
+  hc_near("enzyme_dupnoneed scalar", __enzyme_fwddiff((void *)sinmix, enzyme_dupnoneed, 0.5, 1.0, 2.0f, 0.0f), cos(0.5) * 2, 1e-12);
   vec4 q = {0.5, -1.0, 2.0, 0.3}, dq = {1.0, 0.0, -1.0, 2.0};
   vec4 qp = q, qm = q;
   qp.x += h; qm.x -= h; qp.z -= h; qm.z += h; qp.w += 2 * h; qm.w -= 2 * h;

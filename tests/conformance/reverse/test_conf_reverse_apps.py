@@ -12,3 +12,8 @@ from rev_helpers import build_and_run
 @pytest.mark.parametrize("program,checks", [("apps.c", 34), ("conversions.c", 10)])
 def test_apps(tmp_path, program, checks, opt, env):
     assert build_and_run(tmp_path, program, opt=opt, env_extra=env) == checks
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_big_sizes(tmp_path, opt):
+    assert build_and_run(tmp_path, "big.c", opt=opt) == 8

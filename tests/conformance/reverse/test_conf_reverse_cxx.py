@@ -50,7 +50,8 @@ def test_sort_vector_o0(tmp_path):
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2", "-O3"])
-@pytest.mark.parametrize("program,checks", [("cxx_more.cc", 8), ("decl_cxx.cc", 7), ("functor_const.cc", 1)])
+@pytest.mark.parametrize("program,checks", [("cxx_more.cc", 8), ("decl_cxx.cc", 7), ("functor_const.cc", 1),
+                                            ("function_refs.cc", 6)])
 def test_cxx_more(tmp_path, program, checks, opt):
     assert build_and_run(tmp_path, program, opt=opt) == checks
 

@@ -204,3 +204,19 @@ def test_main_in_archive(project, mt):
     link = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-L.", "-lall", "-o", "prog", "-lm"])
     assert link.returncode == 0, link.stderr
     assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+def test_shared_library_hidden_visibility_soname(project, mt):
+    """Separate -fPIC fat object, -fvisibility=hidden (the API is marked default), a soname."""
+    d = project("shlib")
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-fPIC", "-fvisibility=hidden", "-c", "energy.c", "-o", "energy.o"])
+    assert proc.returncode == 0, proc.stderr
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-shared", "energy.o", "-o", "libenergy.so.1",
+                      "-Wl,-soname,libenergy.so.1", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    os.symlink("libenergy.so.1", os.path.join(d, "libenergy.so"))
+    proc = mt.run(d, [mt.clang, "-O2", "-I.", "use.c", "-L.", "-lenergy", "-Wl,-rpath,$ORIGIN", "-o", "use", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./use"])) == 10
+    syms = mt.run(d, ["nm", "-D", "--defined-only", "libenergy.so.1"]).stdout
+    assert "energy_grad" in syms and "diffe" not in syms and "fwddiffe" not in syms

@@ -195,7 +195,6 @@ def test_ad_calls_only_inside_archive_members(project, mt):
     assert mt.ok(mt.run(d, ["./prog2"])) == 7
 
 
-@pytest.mark.xfail(strict=True, reason="see failure multi-03")
 def test_main_in_archive(project, mt):
     """Every object, main.o included, in one archive; the link names only -lall."""
     d = project("proj")

@@ -225,14 +225,26 @@ def _registration_kind(name: str) -> str | None:
     for prefix in (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_PREFIX, FUNCTION_LIKE_PREFIX):
         if name.startswith(prefix):
             return prefix
-    if name.startswith(ATTRIBUTE_PREFIX):
+    if name.startswith(ATTRIBUTE_PREFIX) or _mangled_attribute_name(name):
         return ATTRIBUTE_PREFIX
     return None
 
 
+def _mangled_attribute_name(name: str) -> str | None:
+    """The registration a C++ TU made for a static f: a static variable is mangled even
+    in a namespace's extern "C" (`_ZL53__enzyme_build_rule_…`, `_ZN4physL53__enzyme…E`)."""
+    if not name.startswith("_Z"):
+        return None
+    match = re.search(r"(\d+)" + ATTRIBUTE_PREFIX, name)
+    if match is None:
+        return None
+    start = match.start() + len(match.group(1))
+    return name[start:start + int(match.group(1))]
+
+
 def describe_origin(global_name: str, kind: str, rule: str) -> str:
     """How an error names where a rule came from."""
-    if global_name.startswith(ATTRIBUTE_PREFIX):
+    if global_name.startswith(ATTRIBUTE_PREFIX) or _mangled_attribute_name(global_name):
         return f'__attribute__((enzyme("{kind}", {rule})))'
     return global_name
 
@@ -299,7 +311,7 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
 
 
 def _attribute_kind(name: str) -> str:
-    rest = name[len(ATTRIBUTE_PREFIX):]
+    rest = (_mangled_attribute_name(name) or name)[len(ATTRIBUTE_PREFIX):]
     for kind in RULE_KINDS:
         if rest.startswith(kind + "_"):
             return kind

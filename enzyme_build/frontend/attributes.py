@@ -647,6 +647,15 @@ def registration_name(target: RuleTarget, rule: str) -> str:
     return f"{RULE_GLOBAL_PREFIX}{target.kind}_{_identifier(target.symbol)}__{_identifier(rule)}"
 
 
+def _in_namespaces(line: str, function: str) -> str:
+    """Reopen the namespaces of f around its registration: the rule is named as written
+    next to f's declaration, so it is looked up from there (`drag_fwd` inside `phys`)."""
+    scopes = function.split("::")[:-1]
+    if not scopes:
+        return line
+    return "".join(f"namespace {s} {{ " for s in scopes) + line + " }" * len(scopes)
+
+
 def registration_code(uses_by_number: dict[int, AttributeUse],
                       targets: dict[int, list[RuleTarget]], cxx: bool) -> str:
     """C/C++ text appended to the main file: one pair {f, rule} per attribute.
@@ -678,8 +687,8 @@ def registration_code(uses_by_number: dict[int, AttributeUse],
         prefix = f"{storage[0]} " if storage[0] else ""
         if cxx and not target.internal:
             prefix = 'extern "C" ' + prefix
-        lines.append(f"{prefix}void *{name}[2] __attribute__(({storage[1]})) = "
-                     f"{{{function}, (void *)({rule})}};")
+        line = f"{prefix}void *{name}[2] __attribute__(({storage[1]})) = {{{function}, (void *)({rule})}};"
+        lines.append(_in_namespaces(line, target.function) if cxx else line)
     lines += ["#pragma clang diagnostic pop", ""]
     return "\n".join(lines)
 

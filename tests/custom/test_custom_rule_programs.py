@@ -314,6 +314,46 @@ int main() { std::printf("%.12g\\n", __enzyme_autodiff((void *)energy, 2.0)); re
     assert float(result.stdout) == pytest.approx(7.0)
 
 
+def test_cxx_rules_named_inside_their_namespace(work):
+    """Rules written unqualified next to f inside (nested) namespaces, including a static f
+    and a reverse pair: each is looked up where it was written; forward and reverse."""
+    write(work, "ns.cc", """\
+#include <cmath>
+#include <cstdio>
+extern "C" { double __enzyme_fwddiff(void *, ...); double __enzyme_autodiff(void *, ...); }
+struct dual { double primal, tangent; };
+struct aug_t { void *tape; double primal; };
+namespace phys { namespace drag_model {
+dual drag_fwd(double v, double dv) { return {v * v, 5.0 * dv}; }
+double drag(double v) __attribute__((enzyme("forward", drag_fwd)));
+double drag(double v) { return v * v; }
+aug_t drag_aug(double v) { return {nullptr, v * v}; }
+double drag_grad(double v, double dret, void *) { return 7.0 * dret; }
+double drag2(double v) __attribute__((enzyme("augment", drag_aug), enzyme("gradient", drag_grad)));
+double drag2(double v) { return v * v; }
+} }
+namespace {
+dual lift_fwd(double v, double dv) { return {std::sin(v), 3.0 * dv}; }
+}
+namespace phys {
+static double lift(double v) __attribute__((enzyme("forward", lift_fwd)));
+static double lift(double v) { return std::sin(v); }
+double total(double v) { return drag_model::drag(v) + lift(v); }
+}
+double energy(double v) { return 2.0 * phys::drag_model::drag2(v); }
+int main() {
+  std::printf("%.12g %.12g\\n", __enzyme_fwddiff((void *)phys::total, 0.7, 1.0),
+              __enzyme_autodiff((void *)energy, 0.7));
+  return 0;
+}
+""")
+    proc = run([ENZYME_BUILD, "c++", "-O2", "ns.cc", "-o", "prog"], work)
+    assert proc.returncode == 0, proc.stderr
+    result = run(["./prog"], work)
+    assert result.returncode == 0, result.stderr
+    assert [float(v) for v in result.stdout.split()] == [pytest.approx(8.0), pytest.approx(14.0)]
+
+
 def test_conflicting_attribute_rules_in_two_tus_fail_the_link(work):
     write(work, "one.c", """\
 typedef struct { void *tape; double primal; } aug_t;

@@ -31,3 +31,14 @@ def test_callback_rk4(tmp_path, opt):
 @pytest.mark.xfail(strict=True, reason="see failure rev-19")
 def test_second_order(tmp_path):
     build_and_run(tmp_path, "second_order.c")
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2", "-O3"])
+def test_byval_double(tmp_path, opt):
+    assert build_and_run(tmp_path, "byval_double.c", opt=opt) == 6
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-21")
+@pytest.mark.parametrize("program", ["float_pair_byval.c", "byval_structs.c"])
+def test_float_pair_byval(tmp_path, program):
+    build_and_run(tmp_path, program)

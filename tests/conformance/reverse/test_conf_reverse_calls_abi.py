@@ -42,3 +42,9 @@ def test_byval_double(tmp_path, opt):
 @pytest.mark.parametrize("program", ["float_pair_byval.c", "byval_structs.c"])
 def test_float_pair_byval(tmp_path, program):
     build_and_run(tmp_path, program)
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-22")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_float_int_byval(tmp_path, opt):
+    build_and_run(tmp_path, "float_int_byval.c", opt=opt)

@@ -1,5 +1,5 @@
 """Reverse-mode conformance: workspace allocators (aligned_alloc, bump arenas,
-posix_memalign, alignment through uintptr_t)."""
+posix_memalign, alignment through uintptr_t, byte buffers)."""
 import pytest
 
 from rev_helpers import build_and_run
@@ -18,3 +18,9 @@ def test_posix_memalign(tmp_path):
 @pytest.mark.xfail(strict=True, reason="see failure rev-18")
 def test_uintptr_align(tmp_path):
     build_and_run(tmp_path, "uintptr_align.c")
+
+
+@pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O0", "O2", "ad-before-opt"])
+def test_byte_buffer(tmp_path, opt, env):
+    assert build_and_run(tmp_path, "byte_buffer.c", opt=opt, env_extra=env) == 4

@@ -10,9 +10,9 @@ def test_workspaces(tmp_path, opt):
     assert build_and_run(tmp_path, "workspaces.c", opt=opt) == 12
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-17")
-def test_posix_memalign(tmp_path):
-    build_and_run(tmp_path, "posix_memalign.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_posix_memalign(tmp_path, opt):
+    assert build_and_run(tmp_path, "posix_memalign.c", opt=opt) == 3
 
 
 @pytest.mark.xfail(strict=True, reason="see failure rev-18")

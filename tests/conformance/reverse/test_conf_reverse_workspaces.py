@@ -24,3 +24,9 @@ def test_uintptr_align(tmp_path):
                          ids=["O0", "O2", "ad-before-opt"])
 def test_byte_buffer(tmp_path, opt, env):
     assert build_and_run(tmp_path, "byte_buffer.c", opt=opt, env_extra=env) == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-23")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_global_workspace(tmp_path, opt):
+    build_and_run(tmp_path, "global_workspace.c", opt=opt)

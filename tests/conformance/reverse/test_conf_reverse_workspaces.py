@@ -35,3 +35,15 @@ def test_global_workspace(tmp_path, opt):
 @pytest.mark.xfail(strict=True, reason="see failure rev-23")
 def test_static_workspace(tmp_path):
     build_and_run(tmp_path, "static_workspace.c")
+
+
+@pytest.mark.parametrize("opt", ["-O1", "-O2"])
+def test_byte_copy_loop(tmp_path, opt):
+    assert build_and_run(tmp_path, "byte_copy_loop.c", opt=opt) == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-24")
+@pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O0", "ad-before-opt"])
+def test_byte_copy_loop_o0(tmp_path, opt, env):
+    build_and_run(tmp_path, "byte_copy_loop.c", opt=opt, env_extra=env)

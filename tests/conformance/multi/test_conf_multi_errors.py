@@ -99,3 +99,18 @@ def test_rule_arity_mismatch_is_not_silent(project, mt):
     run = mt.run(d, ["./prog"])
     assert run.returncode == 0, run.stdout + run.stderr
     assert "dw = 12 16" in run.stdout
+
+
+def test_cxx_no_body_fails_cleanly(project, mt):
+    d = project("errors")
+    proc = mt.run(d, [mt.enzyme_build, "c++", "-O0", "cxx_nobody.cc", "-o", "prog"])
+    err = _fails_cleanly(proc, os.path.join(d, "prog"))
+    assert "blackbox" in err and "eval" in err
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-10")
+def test_cxx_names_demangled(project, mt):
+    d = project("errors")
+    proc = mt.run(d, [mt.enzyme_build, "c++", "-O0", "cxx_nobody.cc", "-o", "prog"])
+    err = _fails_cleanly(proc, os.path.join(d, "prog"))
+    assert "sim::blackbox" in err and "Model::eval" in err and "_ZN3sim" not in err

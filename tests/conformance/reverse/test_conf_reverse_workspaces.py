@@ -47,3 +47,9 @@ def test_byte_copy_loop(tmp_path, opt):
                          ids=["O0", "ad-before-opt"])
 def test_byte_copy_loop_o0(tmp_path, opt, env):
     build_and_run(tmp_path, "byte_copy_loop.c", opt=opt, env_extra=env)
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-25")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_int64_moves(tmp_path, opt):
+    build_and_run(tmp_path, "int64_moves.c", opt=opt)

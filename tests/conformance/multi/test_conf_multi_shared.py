@@ -99,3 +99,12 @@ def test_shared_library_hidden_visibility_soname(project, mt):
     assert mt.ok(mt.run(d, ["./use"])) == 10
     syms = mt.run(d, ["nm", "-D", "--defined-only", "libenergy.so.1"]).stdout
     assert "energy_grad" in syms and "diffe" not in syms and "fwddiffe" not in syms
+
+
+def test_shared_library_gradients_from_threads(energy_lib, mt):
+    """Four threads calling the gradient wrapper at once get the single-threaded answer."""
+    d = energy_lib
+    proc = mt.run(d, [mt.clang, "-O2", "-I.", "threads.c", "-L.", "-lenergy", "-Wl,-rpath,$ORIGIN", "-pthread",
+                      "-o", "threads", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./threads"])) == 4

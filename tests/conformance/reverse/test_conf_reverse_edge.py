@@ -21,5 +21,6 @@ def test_global_struct(tmp_path, opt):
 
 @pytest.mark.parametrize("opt,env", [("-O2", {}), ("-O0", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
                          ids=["O2", "O0", "ad-before-opt"])
-def test_outputs_read_back(tmp_path, opt, env):
-    assert build_and_run(tmp_path, "outputs.c", opt=opt, env_extra=env) == 35
+@pytest.mark.parametrize("program,checks", [("outputs.c", 35), ("outputs_aliasing.c", 20)])
+def test_outputs_read_back(tmp_path, program, checks, opt, env):
+    assert build_and_run(tmp_path, program, opt=opt, env_extra=env) == checks

@@ -14,7 +14,7 @@ from ..analysis.activity import written_float_globals
 from ..analysis.effects import derivative_free
 from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
-from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, is_float_type, is_local,
+from ..ir.model import (entry_point_name, Function, Instruction, aggregate_elements, byval_attributes, is_float_type, is_local,
                         make_name, parse_module, strip_name)
 from .reverse import ReverseGenerator, Signature, adjoint_type
 from .rules import float_constant, math_rule
@@ -189,7 +189,15 @@ class Engine:
         m = re.match(r'declare\s+(?:\S+\s+)*?(\S+|\{[^}]*\})\s+@', decl)
         return m.group(1) if m else "ptr"
 
-    def missing_derivative(self, inst: Instruction, fn: Function, partial_rule: bool = False) -> None:
+    def missing_derivative(self, inst: Instruction, fn: Function, partial_rule: bool = False,
+                           mode: str = "reverse") -> None:
+        if inst.callee and marker_kind(inst.callee):
+            raise EnzymeBuildError(
+                f"@{fn.name} calls {entry_point_name(inst.callee)}: differentiating a function that itself "
+                f"differentiates (e.g. reverse over reverse for Hessians) is not supported",
+                location=self.location(inst) or f"@{fn.name}",
+                hint="compute the inner derivative by hand (or with finite differences), or give the "
+                     "inner function a custom derivative rule")
         if inst.callee is None and re.search(r'\basm\b', inst.text.split("(", 1)[0]):
             chain = " -> ".join([c for c, _ in self.chain])
             raise EnzymeBuildError(
@@ -209,6 +217,15 @@ class Engine:
         chain = " -> ".join([c for c, _ in self.chain] + [callee])
         what = "has only part of a custom rule (augment and gradient are both needed)" if partial_rule \
             else "has no body and no derivative rule"
+        if mode == "forward":
+            raise EnzymeBuildError(
+                f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",
+                location=self.location(inst) or f"@{fn.name}",
+                hint=f"give it a forward rule, e.g. __attribute__((enzyme(\"forward\", {callee}_fwd))) or a "
+                     f"global `void* __enzyme_register_derivative_{callee}[] = {{{callee}, {callee}_fwd}};` "
+                     f"where {callee}_fwd takes each argument followed by its tangent and returns "
+                     f"`struct {{ double primal, tangent; }}` — or, if it does not affect derivatives, mark it "
+                     f"inactive: `void* __enzyme_inactivefn[] = {{{callee}}};`")
         raise EnzymeBuildError(
             f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",
             location=self.location(inst) or f"@{fn.name}",

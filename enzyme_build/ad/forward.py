@@ -508,7 +508,7 @@ class ForwardGenerator:
             return
         if kind == "unknown" and "__enzyme_" in callee_name(inst):
             raise EnzymeBuildError(
-                f"@{self.fn.name} calls {callee_name(inst)}: differentiating a function that itself "
+                f"@{self.fn.name} calls {entry_point_name(inst.callee)}: differentiating a function that itself "
                 f"differentiates (e.g. forward over reverse for Hessians) is not supported",
                 location=self.where(inst), hint="compute the inner derivative by hand or with finite differences")
         if kind == "unknown":
@@ -522,7 +522,7 @@ class ForwardGenerator:
                     hint=f"add __attribute__((enzyme(\"forward\", {callee_name(inst)}_fwd))) or "
                          f"`void* __enzyme_register_derivative_{callee_name(inst)}[] = "
                          f"{{{callee_name(inst)}, {callee_name(inst)}_fwd}};`")
-            self.engine.missing_derivative(inst, self.fn)
+            self.engine.missing_derivative(inst, self.fn, mode="forward")
         if kind == "derived":
             self._derived_call(inst, lines)
             return

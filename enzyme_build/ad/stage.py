@@ -99,27 +99,81 @@ _MODF_RE = re.compile(r'^(\s*)(%[-a-zA-Z$._0-9]+) = (?:tail |notail )?call (?:[a
                       r'@llvm\.modf\.f(?:64|32)\(\3 (?:noundef )?(%[-a-zA-Z$._0-9]+|[-+0-9.eEx]+)\)')
 
 
-def lower_modf(text: str) -> str:
-    """`llvm.modf` (what the optimizer makes of modf) as trunc and fsub: the engine then sees
-    scalar arithmetic with known rules instead of a call returning a pair."""
-    if "@llvm.modf." not in text:
+_SINCOS_PAIR_RE = re.compile(r'^(\s*)(%[-a-zA-Z$._0-9]+) = (?:tail |notail )?call (?:[a-z]+ )*\{ (double|float), \3 \} '
+                             r'@llvm\.sincos\.f(?:64|32)\(\3 (?:noundef )?(%[-a-zA-Z$._0-9]+|[-+0-9.eEx]+)\)')
+_SINCOS_RE = re.compile(r'^(\s*)(?:tail |notail )?call void @(sincos|sincosf)\((double|float) (?:noundef )?'
+                        r'(%[-a-zA-Z$._0-9]+|[-+0-9.eEx]+), ptr (?:[a-z]+ |[a-z]+\(\d+\) )*(%[-a-zA-Z$._0-9]+), '
+                        r'ptr (?:[a-z]+ |[a-z]+\(\d+\) )*(%[-a-zA-Z$._0-9]+)\)')
+_MEMALIGN_RE = re.compile(r'^(\s*)(?:(%[-a-zA-Z$._0-9]+) = )?(?:tail |notail )?call (?:[a-z]+ )*i32 @posix_memalign\('
+                          r'ptr (?:[a-z]+ |[a-z]+\(\d+\) )*(%[-a-zA-Z$._0-9]+), i64 (?:[a-z]+ )*(\S+), '
+                          r'i64 (?:[a-z]+ )*(\S+)\)')
+
+
+def _lower_line(line: str, need: set) -> list[str] | None:
+    """Library calls the engine handles better as simpler IR: pairs of results become
+    scalars with known rules, out-parameter allocation becomes a returned allocation."""
+    m = _MODF_RE.match(line)
+    if m:
+        ind, res, ty, x = m.groups()
+        sfx = "f64" if ty == "double" else "f32"
+        need.add((ty, f"llvm.trunc.{sfx}"))
+        return [f"{ind}{res}.int = call {ty} @llvm.trunc.{sfx}({ty} {x})",
+                f"{ind}{res}.frac = fsub {ty} {x}, {res}.int",
+                f"{ind}{res}.pair = insertvalue {{ {ty}, {ty} }} poison, {ty} {res}.frac, 0",
+                f"{ind}{res} = insertvalue {{ {ty}, {ty} }} {res}.pair, {ty} {res}.int, 1"]
+    m = _SINCOS_PAIR_RE.match(line)
+    if m:
+        ind, res, ty, x = m.groups()
+        sfx = "f64" if ty == "double" else "f32"
+        need.update({(ty, f"llvm.sin.{sfx}"), (ty, f"llvm.cos.{sfx}")})
+        return [f"{ind}{res}.sin = call {ty} @llvm.sin.{sfx}({ty} {x})",
+                f"{ind}{res}.cos = call {ty} @llvm.cos.{sfx}({ty} {x})",
+                f"{ind}{res}.pair = insertvalue {{ {ty}, {ty} }} poison, {ty} {res}.sin, 0",
+                f"{ind}{res} = insertvalue {{ {ty}, {ty} }} {res}.pair, {ty} {res}.cos, 1"]
+    m = _SINCOS_RE.match(line)
+    if m:
+        ind, name, ty, x, ps, pc = m.groups()
+        sfx = "f64" if ty == "double" else "f32"
+        need.update({(ty, f"llvm.sin.{sfx}"), (ty, f"llvm.cos.{sfx}")})
+        tag = ps.lstrip("%").replace('"', "")
+        return [f"{ind}%sincos.{tag}.s = call {ty} @llvm.sin.{sfx}({ty} {x})",
+                f"{ind}%sincos.{tag}.c = call {ty} @llvm.cos.{sfx}({ty} {x})",
+                f"{ind}store {ty} %sincos.{tag}.s, ptr {ps}",
+                f"{ind}store {ty} %sincos.{tag}.c, ptr {pc}"]
+    m = _MEMALIGN_RE.match(line)
+    if m:
+        ind, res, pp, align, size = m.groups()
+        tag = pp.lstrip("%").replace('"', "")
+        need.add(("ptr", "aligned_alloc"))
+        out = [f"{ind}%memalign.{tag}.p = call ptr @aligned_alloc(i64 {align}, i64 {size})",
+               f"{ind}store ptr %memalign.{tag}.p, ptr {pp}"]
+        if res:
+            out += [f"{ind}%memalign.{tag}.null = icmp eq ptr %memalign.{tag}.p, null",
+                    f"{ind}{res} = select i1 %memalign.{tag}.null, i32 12, i32 0"]   # ENOMEM
+        return out
+    return None
+
+
+_LOWERED_DECLS = {"aligned_alloc": "declare ptr @aligned_alloc(i64, i64)"}
+
+
+def lower_library_calls(text: str) -> str:
+    """`llvm.modf`/`llvm.sincos` (what the optimizer makes of modf, sin+cos) and GNU sincos
+    as scalar calls with known rules; posix_memalign as aligned_alloc stored through its
+    out-parameter (an allocation the engine shadows)."""
+    if not any(k in text for k in ("@llvm.modf.", "@llvm.sincos.", "@sincos", "@posix_memalign")):
         return text
-    out = []
+    out, need = [], set()
     for line in text.split("\n"):
-        m = _MODF_RE.match(line)
-        if m:
-            ind, res, ty, x = m.groups()
-            sfx = "f64" if ty == "double" else "f32"
-            out += [f"{ind}{res}.int = call {ty} @llvm.trunc.{sfx}({ty} {x})",
-                    f"{ind}{res}.frac = fsub {ty} {x}, {res}.int",
-                    f"{ind}{res}.pair = insertvalue {{ {ty}, {ty} }} poison, {ty} {res}.frac, 0",
-                    f"{ind}{res} = insertvalue {{ {ty}, {ty} }} {res}.pair, {ty} {res}.int, 1"]
+        lowered = _lower_line(line, need) if "call" in line else None
+        if lowered is not None:
+            out += lowered
             continue
         out.append(line)
     text = "\n".join(out)
-    for ty, sfx in (("double", "f64"), ("float", "f32")):
-        if f"@llvm.trunc.{sfx}(" in text and f"declare {ty} @llvm.trunc.{sfx}(" not in text:
-            text += f"\ndeclare {ty} @llvm.trunc.{sfx}({ty})\n"
+    for ty, name in sorted(need):
+        if f"@{name}(" in text and not re.search(rf'^declare [^@]*@{re.escape(name)}\(', text, re.M):
+            text += "\n" + _LOWERED_DECLS.get(name, f"declare {ty} @{name}({ty})") + "\n"
     return text
 
 
@@ -220,7 +274,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
     llvm.run_named_passes(m, ["instnamer"])
-    pre = lower_modf(_restore_opaque_calls(m.text(), registry))
+    pre = lower_library_calls(_restore_opaque_calls(m.text(), registry))
     _keep(keep_dir, "ad-input.ll", pre)
     out = differentiate_module(pre, registry)
     _keep(keep_dir, "ad-output.ll", out)

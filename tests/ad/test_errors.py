@@ -141,3 +141,27 @@ double f(double a, double b) { return a * b; }
 int main(void) { return __enzyme_fwddiff((void *)f, 1.0, 1.0, 2.0) > 0; }
 """)
     assert "__enzyme_fwddiff" in err.message and ".site" not in err.message + (err.location or "")
+
+
+def test_nested_differentiation_is_named(tmp_path):
+    err = _error_of(tmp_path, "nested.c", """
+#include <math.h>
+double __enzyme_autodiff(void *, ...);
+double outer(double x) { return sin(x) * x; }
+double inner(double x) { return __enzyme_autodiff((void *)outer, x) * x; }
+int main(void) { return __enzyme_autodiff((void *)inner, 0.5) > 0; }
+""")
+    assert "__enzyme_autodiff" in err.message and "itself differentiates" in err.message
+    assert ".site" not in err.message
+
+
+def test_forward_only_missing_body_hints_a_forward_rule(tmp_path):
+    err = _error_of(tmp_path, "fwdonly.c", """
+double blackbox(double x);
+double __enzyme_fwddiff(void *, ...);
+double outer(double x) { return blackbox(x * x) + x; }
+int main(void) { return __enzyme_fwddiff((void *)outer, 0.5, 1.0) > 0; }
+""")
+    assert "blackbox" in err.message
+    assert '"forward"' in err.hint and "__enzyme_register_derivative_blackbox" in err.hint
+    assert "gradient" not in err.hint

@@ -41,6 +41,8 @@ def test_shared_examples(build, run_ok, name):
     ("globalstruct", ()),
     ("recordcopy", ()),
     ("globalcalls", ()),
+    ("libm_pairs", ()),
+    ("libm_pairs", ("-ffast-math",)),   # sin+cos merged into llvm.sincos
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0
@@ -102,3 +104,7 @@ def test_globalstruct_at_O0(build, run_ok):
 @pytest.mark.parametrize("name", ["recordcopy", "globalcalls"])
 def test_globals_and_records_at_O0(build, run_ok, name):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), opt="-O0")) == 12
+
+
+def test_libm_pairs_at_O0(build, run_ok):
+    assert run_ok(build(os.path.join(PROGRAMS, "libm_pairs.c"), opt="-O0")) == 9

@@ -118,6 +118,13 @@ _MATH: list[Rule] = [
     Rule(("fmod",), (_one, lambda b, x: b.fneg(b.call("trunc", b.fdiv(x[0], x[1]))))),
     # remainder(x, y) = x - n y with n = x / y rounded to nearest even (rint's default mode)
     Rule(("remainder",), (_one, lambda b, x: b.fneg(b.call("rint", b.fdiv(x[0], x[1]))))),
+    # Bessel functions of the first and second kind (glibc j0/j1/y0/y1)
+    Rule(("j0",), (lambda b, x: b.fneg(b.call("j1", x[0])),)),
+    Rule(("y0",), (lambda b, x: b.fneg(b.call("y1", x[0])),)),
+    Rule(("j1",), (lambda b, x: b.fsub(b.call("j0", x[0]), b.fdiv(x.result, x[0])),)),
+    Rule(("y1",), (lambda b, x: b.fsub(b.call("y0", x[0]), b.fdiv(x.result, x[0])),)),
+    # logb: the binary exponent, piecewise constant
+    Rule(("logb",), (_zero,)),
     # modf(x, &ip): the fractional part moves with x, the integral part (stored) is a step
     Rule(("modf",), (_one, _zero)),
     # frexp(x, &e) = x * 2^-e: the mantissa's derivative is 2^-e = m / x (exact); 1 at x = 0

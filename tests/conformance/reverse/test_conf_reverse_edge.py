@@ -24,3 +24,9 @@ def test_global_struct(tmp_path, opt):
 @pytest.mark.parametrize("program,checks", [("outputs.c", 35), ("outputs_aliasing.c", 20)])
 def test_outputs_read_back(tmp_path, program, checks, opt, env):
     assert build_and_run(tmp_path, program, opt=opt, env_extra=env) == checks
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-26")
+@pytest.mark.parametrize("program", ["warm_start.c", "repeated_state.c"])
+def test_state_between_calls(tmp_path, program):
+    build_and_run(tmp_path, program)

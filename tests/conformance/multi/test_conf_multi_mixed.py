@@ -57,3 +57,14 @@ def test_kernels_from_plain_object_wrapped_by_rules(project, mt):
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", *objs, "-o", "prog", "-lm"])
     assert proc.returncode == 0, proc.stderr
     assert mt.ok(mt.run(d, ["./prog"])) == 16
+
+
+def test_static_registrations_in_a_header_and_c99_inline(project, mt):
+    d = project("hdrrules")
+    for opt in ("-O0", "-O2"):
+        for src in ("a.c", "main.c"):
+            proc = mt.run(d, [mt.enzyme_build, "cc", opt, "-c", src, "-o", src[:-2] + ".o"])
+            assert proc.returncode == 0, proc.stderr
+        proc = mt.run(d, [mt.enzyme_build, "cc", opt, "a.o", "main.o", "-o", "prog", "-lm"])
+        assert proc.returncode == 0, proc.stderr
+        assert mt.ok(mt.run(d, ["./prog"])) == 2

@@ -7,6 +7,7 @@ extern int enzyme_dup, enzyme_dupnoneed, enzyme_const, enzyme_width;
 double __enzyme_fwddiff(void *, ...);
 float __enzyme_fwddifff(void *, ...);
 int __enzyme_fwddiffi(void *, ...);
+void __enzyme_fwddiffv(void *, ...);
 typedef struct { double x, y, z, w; } vec4;
 typedef struct { double a, b; } lanes2;
 lanes2 __enzyme_fwddiff_l2(void *, ...);
@@ -36,6 +37,11 @@ void triple_fwd(const double *x, const double *dx, double *y, double *dy) { y[0]
 void *__enzyme_register_derivative_triple[] = {(void *)triple, (void *)triple_fwd};
 double use_triple(const double *x) { double y[1]; triple(x, y); return y[0] * x[0]; }
 
+/* an output overwritten (its shadow's old contents are irrelevant) and one accumulated into
+ * (its shadow's old contents are the incoming tangent) */
+void sin_out(const double *x, double *out, int n) { for (int i = 0; i < n; i++) out[i] = sin(x[i]); }
+void acc_sq(const double *x, double *acc, int n) { for (int i = 0; i < n; i++) acc[i] += x[i] * x[i]; }
+
 double sinmix(double a, float b) { return sin(a) * b; }
 
 int main(void) {
@@ -43,6 +49,15 @@ int main(void) {
   /* explicit markers on scalars; a float parameter among doubles */
   hc_near("enzyme_dup scalar", __enzyme_fwddiff((void *)sinmix, enzyme_dup, 0.5, 1.0, enzyme_const, 2.0f), cos(0.5) * 2, 1e-12);
   hc_near("float parameter tangent", __enzyme_fwddiff((void *)sinmix, enzyme_const, 0.5, 2.0f, 1.0f), sin(0.5), 1e-12);
+  {
+    double xs[2] = {0.3, 0.6}, dxs[2] = {1, 1}, out[2], dout[2] = {123, 456}, acc[2] = {1, 1}, dacc[2] = {10, 20};
+    __enzyme_fwddiffv((void *)sin_out, enzyme_dup, xs, dxs, enzyme_dupnoneed, out, dout, enzyme_const, 2);
+    hc_near("overwritten output tangent 0", dout[0], cos(0.3), 1e-15);
+    hc_near("overwritten output tangent 1", dout[1], cos(0.6), 1e-15);
+    __enzyme_fwddiffv((void *)acc_sq, enzyme_dup, xs, dxs, enzyme_dup, acc, dacc, enzyme_const, 2);
+    hc_near("accumulated tangent 0", dacc[0], 10 + 0.6, 1e-15);
+    hc_near("accumulated tangent 1", dacc[1], 20 + 1.2, 1e-15);
+  }
   hc_near("enzyme_dupnoneed scalar", __enzyme_fwddiff((void *)sinmix, enzyme_dupnoneed, 0.5, 1.0, 2.0f, 0.0f), cos(0.5) * 2, 1e-12);
   vec4 q = {0.5, -1.0, 2.0, 0.3}, dq = {1.0, 0.0, -1.0, 2.0};
   vec4 qp = q, qm = q;

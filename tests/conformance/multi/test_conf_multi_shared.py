@@ -52,6 +52,12 @@ def test_shared_library_from_ctypes(energy_lib):
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
     v = np.linspace(-1.0, 1.0, len(x))
     assert lib.energy_dir(x, v, len(x)) == pytest.approx(float(g @ v), rel=1e-12)
+    lib.energy_dir2.restype = None
+    lib.energy_dir2.argtypes = [dp, dp, dp, ctypes.c_int, dp]
+    u = np.cos(np.arange(len(x)))
+    two = np.zeros(2)
+    lib.energy_dir2(x, v, u, len(x), two)  # width-2 forward mode behind the API
+    np.testing.assert_allclose(two, [g @ v, g @ u], rtol=1e-12)
 
 
 def test_shared_library_over_pic_archive_with_rules(project, mt):

@@ -54,3 +54,8 @@ def test_nested_second_derivatives(conf_build, conf_run_ok):
 @pytest.mark.xfail(strict=True, reason="see failure fwd-08")
 def test_const_table_ad_before_opt(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_abi.c", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})) == 19
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-11")
+def test_thread_local_accumulator(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_tls.c")) == 2

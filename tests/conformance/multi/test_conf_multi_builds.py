@@ -125,3 +125,14 @@ def test_main_in_archive(project, mt):
     link = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-L.", "-lall", "-o", "prog", "-lm"])
     assert link.returncode == 0, link.stderr
     assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+def test_one_compile_command_for_all_objects(project, mt):
+    """`cc -c a.c b.c ...` makes every object in the current directory; the link writes into a subdirectory."""
+    d = project("proj")
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", *SOURCES])
+    assert proc.returncode == 0, proc.stderr
+    os.mkdir(os.path.join(d, "bin"))
+    link = mt.run(d, [mt.enzyme_build, "cc", "-O2", *[s[:-2] + ".o" for s in SOURCES], "-o", "bin/prog", "-lm"])
+    assert link.returncode == 0, link.stderr
+    assert mt.ok(mt.run(d, ["bin/prog"])) == CHECKS

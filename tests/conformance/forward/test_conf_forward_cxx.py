@@ -8,6 +8,7 @@ PROGRAMS = [
     ("fwd_stdvec.cc", 4),
     ("fwd_cxxrules.cc", 4),
     ("fwd_stl.cc", 15),
+    ("fwd_templates.cc", 5),
 ]
 
 

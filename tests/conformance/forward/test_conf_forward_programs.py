@@ -13,6 +13,7 @@ PROGRAMS = [
     ("fwd_linalg.c", 19),
     ("fwd_widths.c", 25),
     ("fwd_control.c", 5),
+    ("fwd_protos.c", 4),
 ]
 CHECKS = dict(PROGRAMS)
 
@@ -30,6 +31,7 @@ def test_program_o2(conf_build, conf_run_ok, source, checks):
     ("fwd_abi.c", "-O0"),
     ("fwd_linalg.c", "-O0"),
     ("fwd_control.c", "-O0"),
+    ("fwd_protos.c", "-O0"),
 ])
 def test_program_other_levels(conf_build, conf_run_ok, source, opt):
     assert conf_run_ok(conf_build(source, opt)) == CHECKS[source]

@@ -12,7 +12,7 @@ import re
 
 from ..analysis.activity import written_float_globals
 from ..analysis.effects import derivative_free
-from ..custom.registry import Registry
+from ..custom.registry import Registry, check_rule_arity
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, aggregate_elements, byval_attributes, is_float_type, is_local,
                         make_name, parse_module, strip_name)
@@ -402,6 +402,9 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     if rule is not None and rule.augment and rule.gradient and kind in ("__enzyme_autodiff",
                                                                         "__enzyme_augmentfwd"):
         # the function itself has a custom rule: call the user's augment and gradient
+        check_rule_arity(engine.module, rule.augment, "augment", primal.name, len(passed), sig.args, where)
+        check_rule_arity(engine.module, rule.gradient, "gradient", primal.name,
+                         len(passed) + int(ret_active) + 1, sig.args, where)
         aug_ret = engine.function_return_type(rule.augment)
         whole = fresh()
         lines.append(f"  {whole} = call {aug_ret} @{rule.augment}({', '.join(passed)})")
@@ -443,6 +446,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         if ret_active and rest:
             passed.append(f"{primal.return_type} {_return_adjoint(primal, rest.pop(0), fresh, lines, where)}")
         tape = tape_ptr if tape_ptr is not None else (rest[-1][1] if rest else "null")
+        check_rule_arity(engine.module, rule.gradient, "gradient", primal.name, len(passed) + 1, sig.args, where)
         grad_ret = engine.function_return_type(rule.gradient)
         v = None
         if grad_ret == "void":

@@ -18,6 +18,7 @@ from ..analysis.cfg import analyze_cfg
 from ..analysis.types import (bits_stay_integer, check_memory_access, float_views, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
+from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
@@ -580,6 +581,8 @@ class ReverseGenerator(CachePlanner):
             rule = self.engine.custom[sig.function]
             if not rule.augment or not rule.gradient:
                 self.engine.missing_derivative(inst, self.fn, partial_rule=True)
+            check_rule_arity(self.engine.module, rule.augment, "augment", sig.function, len(args), sig.args,
+                             self.engine.location(inst))
             aug_ret = self.engine.function_return_type(rule.augment)
             tape = self.fresh("ctape")
             if inst.result and aug_ret != "ptr":
@@ -826,6 +829,8 @@ class ReverseGenerator(CachePlanner):
             if sig.ret_active:
                 args.append(f"{inst.type} {self.take_adjoint(res, lines)}")
             args.append(f"ptr {self._fetch(self.custom_tapes[id(inst)], label)}")
+            check_rule_arity(self.engine.module, rule.gradient, "gradient", sig.function, len(args), sig.args,
+                             self.engine.location(inst))
             self._call_with_adjoints(f"@{rule.gradient}", self.engine.function_return_type(rule.gradient),
                                      args, inst, sig, lines)
         elif kind == "memory":

@@ -50,6 +50,10 @@ class Registry:
     function_like: dict[str, str] = field(default_factory=dict)  # f -> libm name whose rule f uses
     # names of the registration globals themselves, removed from the module after AD
     registration_globals: set[str] = field(default_factory=set)
+    # f -> (its parameter count, groups of consecutive parameters that are one C struct
+    # passed by value in registers, e.g. ((0, 1),) for `double f(vec2 v)` on x86-64);
+    # read from the unoptimized module, where the callee still stores them into one struct
+    struct_params: dict[str, tuple[int, tuple[tuple[int, ...], ...]]] = field(default_factory=dict)
 
     def rule_for(self, function: str) -> CustomRule | None:
         return self.rules.get(function)
@@ -62,3 +66,29 @@ class Registry:
             names.add(rule.function)
             names.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
         return names
+
+
+def check_rule_arity(module, rule: str, kind: str, function: str, passed: int,
+                     activity: tuple[str, ...], location: str | None = None) -> None:
+    """Refuse a call of a rule whose definition takes a different number of parameters
+    than this call site's activity gives it: the arguments (and the tape) would land in
+    the wrong slots and the program would crash or compute garbage at run time."""
+    from ..errors import EnzymeBuildError
+    defined = module.functions.get(rule)
+    if defined is None or any(p.type == "..." for p in defined.params):
+        return
+    takes = len(defined.params)
+    if takes == passed:
+        return
+    described = ", ".join(f"parameter {k} {a}" for k, a in enumerate(activity, 1))
+    primal = module.functions.get(function)
+    types = [p.type for p in primal.params] if primal is not None else []
+    consts = [str(k) for k, a in enumerate(activity, 1)
+              if a == "const" and k <= len(types) and types[k - 1] == "ptr"]
+    hint = ("write the rule for this activity (no shadow after an enzyme_const pointer), or pass "
+            f"parameter(s) {', '.join(consts)} with enzyme_dup") if consts else \
+        "follow Enzyme's convention: each pointer argument followed by its shadow" + \
+        (", then the result's adjoint and the tape" if kind == "gradient" else "")
+    raise EnzymeBuildError(
+        f"the custom {kind} rule @{rule} of @{function} takes {takes} parameter(s), but this call "
+        f"passes {passed} ({described})", location=location, hint=hint)

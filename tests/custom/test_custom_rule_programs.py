@@ -395,3 +395,49 @@ int main(void) { printf("%.12g\\n", __enzyme_autodiff((void *)model, 2.0)); retu
     assert proc.returncode == 0, proc.stderr
     result = run(["./prog"], work)
     assert float(result.stdout) == pytest.approx(300.0)
+
+
+ARITY_PROGRAM = """\
+#include <stdio.h>
+#include <stdlib.h>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+typedef struct { void *tape; double primal; } aug_t;
+__attribute__((noinline)) double dotw(const double *w, const double *x, int n) {
+  double s = 0; for (int i = 0; i < n; i++) s += w[i] * x[i]; return s;
+}
+/* written for (w dup, x dup); deliberately 2*x instead of x */
+aug_t dotw_aug(const double *w, double *dw, const double *x, double *dx, int n) {
+  aug_t r = {malloc(8), dotw(w, x, n)}; return r;
+}
+void dotw_grad(const double *w, double *dw, const double *x, double *dx, int n, double dret, void *tape) {
+  for (int i = 0; i < n; i++) { dw[i] += 2.0 * x[i] * dret; dx[i] += w[i] * dret; }
+  free(tape);
+}
+void *__enzyme_register_gradient_dotw[] = {(void *)dotw, (void *)dotw_aug, (void *)dotw_grad};
+double loss(const double *w, const double *x, int n) { return dotw(w, x, n) * 2.0; }
+int main(void) {
+  double w[2] = {1, 2}, dw[2] = {0}, x[2] = {3, 4}, dx[2] = {0};
+  __enzyme_autodiff((void *)loss, enzyme_dup, w, dw, X_ACTIVITY, 2);
+  printf("%g %g %g %g\\n", dw[0], dw[1], dx[0], dx[1]);
+  return 0;
+}
+"""
+
+
+def test_rule_called_with_fewer_shadows_than_it_takes_is_refused(work):
+    """x enzyme_const: the rule for (w dup, x dup) would get 4/6 arguments for its 5/7
+    parameters and crash at run time: a clear build error instead, and no output file."""
+    write(work, "rconst.c", ARITY_PROGRAM)
+    proc = build(work, ["rconst.c"], "rconst", "-DX_ACTIVITY=enzyme_const, x")
+    assert proc.returncode == 1
+    assert "@dotw_aug of @dotw takes 5 parameter(s), but this call passes 4" in proc.stderr
+    assert "parameter(s) 2 with enzyme_dup" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (work / "rconst").exists()
+    # the activity the rule was written for: the rule's (deliberately wrong) answer
+    assert build_and_run(work, ["rconst.c"], "-DX_ACTIVITY=enzyme_dup, x, dx") == ["12", "16", "2", "4"]
+    # the differentiated function itself has the rule
+    write(work, "top.c", ARITY_PROGRAM.replace("(void *)loss", "(void *)dotw"))
+    proc = build(work, ["top.c"], "top", "-DX_ACTIVITY=enzyme_const, x")
+    assert proc.returncode == 1 and "@dotw_aug of @dotw takes 5 parameter(s)" in proc.stderr
+    assert build_and_run(work, ["top.c"], "-DX_ACTIVITY=enzyme_dup, x, dx") == ["6", "8", "1", "2"]

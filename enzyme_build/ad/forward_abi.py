@@ -73,7 +73,17 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
         raise EnzymeBuildError(f"{kind} of the variadic function @{primal.name} is not supported", location=where)
     lines: list[str] = []
     activity, passed = [], []
+    groups = _struct_groups(engine, primal, params)
+    inside_group: set[int] = set()
     for j, p in enumerate(params, 1):
+        if j - 1 in inside_group:
+            continue
+        if j - 1 in groups:
+            group = groups[j - 1]
+            inside_group.update(group)
+            _parse_struct_group(args, [params[k] for k in group], j, primal, kind, where, width, fresh,
+                                lines, activity, passed)
+            continue
         what = f"parameter {j} ({p.type}) of @{primal.name}"
         m = args.marker()
         act = None
@@ -119,6 +129,52 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
                                     "shadow); enzyme_const parameters take only the value")
     sig = ForwardSignature(primal.name, tuple(activity), width)
     return ForwardCall(primal, sig, passed, lines, sret, sret_type)
+
+
+def _struct_groups(engine, primal: Function, params) -> dict[int, tuple[int, ...]]:
+    """First parameter -> the parameters that are one struct passed by value in registers
+    (found in the unoptimized module, see custom.collect.struct_parameter_groups)."""
+    registry = getattr(engine, "registry", None)
+    entry = getattr(registry, "struct_params", {}).get(primal.name) if registry is not None else None
+    if not entry or entry[0] != len(params):
+        return {}
+    return {group[0]: group for group in entry[1]}
+
+
+def _parse_struct_group(args: _CallArgs, members, j: int, primal: Function, kind: str, where: str,
+                        width: int, fresh, lines: list[str], activity: list[str], passed: list[str]) -> None:
+    """A struct the ABI split into registers: the call passes the whole value (its pieces),
+    then the whole tangent per lane; the derived function takes each piece followed by
+    its own tangents."""
+    types = ", ".join(p.type for p in members)
+    what = f"the struct parameter {j} (passed in registers as {types}) of @{primal.name}"
+    m = args.marker()
+    act = None
+    if m in _MARKER_ACTIVITY:
+        args.next()
+        act = _MARKER_ACTIVITY[m]
+    elif m is not None:
+        raise EnzymeBuildError(f"the marker {m} before {what} is not supported here", location=where,
+                               hint="a struct passed by value takes its value then its tangent, or "
+                                    "enzyme_const and its value")
+    odd = [p.type for p in members if not (is_float_type(p.type) or p.type == "ptr"
+                                           or re.fullmatch(r"i\d+", p.type))]
+    if odd and act != CONST:
+        raise EnzymeBuildError(f"forward mode through {what} is not supported ({odd[0]} piece)",
+                               location=where, hint="pass a pointer to the struct with enzyme_dup "
+                                                    "(pointer, shadow) instead")
+    values = [_take(args, kind, where, f"piece {k + 1} of the value of {what}") for k in range(len(members))]
+    lanes = [] if act == CONST else [
+        [_take(args, kind, where, f"piece {k + 1} of the tangent{f' {lane + 1} of {width}' if width > 1 else ''} "
+                                  f"of {what}") for k in range(len(members))] for lane in range(width)]
+    for k, (p, value) in enumerate(zip(members, values)):
+        passed.append(f"{p.type} {_coerce(p.type, value, fresh, lines, where, f'the value of {what}')}")
+        piece = CONST if act == CONST else ACTIVE if is_float_type(p.type) else DUP if p.type == "ptr" else CONST
+        if piece != CONST:
+            want = p.type if piece == ACTIVE else "ptr"
+            for lane in lanes:
+                passed.append(f"{want} {_coerce(want, lane[k], fresh, lines, where, f'the tangent of {what}')}")
+        activity.append(piece)
 
 
 def _parse_width(args: _CallArgs, kind: str, where: str) -> int:

@@ -307,7 +307,65 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
     functions = parse_functions(module_text)
     for rule in registry.rules.values():
         _check_rule(rule, functions, check_signatures)
+    registry.struct_params = struct_parameter_groups(module_text)
     return registry
+
+
+# ---------------------------------------------------------------------------
+# structs passed by value in registers (forward mode pairs them as a whole)
+
+_FORWARD_TARGET = re.compile(rf"@__enzyme_fwddiff[-a-zA-Z$._0-9]*\((?:ptr|i8\*) (?:noundef )?@({_NAME})[,)]")
+_DEFINE_HEAD = re.compile(rf"^define [^@]*@({_NAME})\(", re.MULTILINE)
+# the front end's spill of a coerced struct: a GEP into the coercion type `{ T0, T1 }` ...
+_COERCE_GEP = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+) = getelementptr inbounds (?:nuw )?\{ [^{}]+ \}, "
+                         r"ptr (%[-a-zA-Z$._0-9]+), i32 0, i32 (\d+)\s*$")
+# ... and the store of one incoming parameter into it
+_PARAM_STORE = re.compile(r"^\s*store (?:<[^>]*>|\S+) (%[-a-zA-Z$._0-9]+), ptr (%[-a-zA-Z$._0-9]+)\b")
+
+
+def struct_parameter_groups(module_text: str) -> dict[str, tuple[int, tuple[tuple[int, ...], ...]]]:
+    """For the functions forward mode differentiates: which consecutive parameters are the
+    pieces of one struct the ABI split into registers (x86-64 passes `struct {double x, y;}`
+    as two doubles). Only the unoptimized body shows it: the entry block stores the pieces
+    into the fields of one coercion-typed alloca."""
+    targets = {_unquote(m.group(1)) for m in _FORWARD_TARGET.finditer(module_text)}
+    found = {}
+    if not targets:
+        return found
+    for head in _DEFINE_HEAD.finditer(module_text):
+        name = _unquote(head.group(1))
+        if name not in targets:
+            continue
+        open_paren = head.end() - 1
+        close = _matching(module_text, open_paren)
+        params = [p.split()[-1] for p in split_top_level(module_text[open_paren + 1:close - 1]) if p.strip()]
+        body_end = module_text.find("\n}", close)
+        groups = _coerced_groups(module_text[close:body_end].splitlines(), params)
+        if groups:
+            found[name] = (len(params), groups)
+    return found
+
+
+def _coerced_groups(body: list[str], params: list[str]) -> tuple[tuple[int, ...], ...]:
+    position = {p: k for k, p in enumerate(params) if p.startswith("%")}
+    field_of: dict[str, str] = {}            # GEP result -> the struct alloca it points into
+    members: dict[str, list[int]] = {}       # struct alloca -> parameter positions stored
+    for line in body:
+        if not line.strip():
+            break                              # the entry block ends at the first blank line
+        gep = _COERCE_GEP.match(line)
+        if gep:
+            field_of[gep.group(1)] = gep.group(2)
+            continue
+        store = _PARAM_STORE.match(line)
+        if store and store.group(1) in position and store.group(2) in field_of:
+            members.setdefault(field_of[store.group(2)], []).append(position[store.group(1)])
+    groups = []
+    for positions in members.values():
+        positions.sort()
+        if len(positions) > 1 and positions == list(range(positions[0], positions[0] + len(positions))):
+            groups.append(tuple(positions))
+    return tuple(sorted(groups))
 
 
 def _attribute_kind(name: str) -> str:

@@ -41,3 +41,9 @@ def test_ad_before_opt_and_O0(build, run_ok):
     """The ablation path (only SROA before AD) and -O0 front ends give the same tangents."""
     assert run_ok(build("control.c", ad_before_opt=True)) > 0
     assert run_ok(build("memory.c", opt="-O0")) > 0
+
+
+@pytest.mark.parametrize("opt,ad_before_opt", [("-O2", False), ("-O0", False), ("-O2", True)])
+def test_structs_by_value_in_registers(build, run_ok, opt, ad_before_opt):
+    """vec2 arrives as two doubles: value pieces, then tangent pieces, paired as a whole."""
+    assert run_ok(build("byvalue.c", opt=opt, ad_before_opt=ad_before_opt)) == 9

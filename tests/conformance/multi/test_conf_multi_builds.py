@@ -136,3 +136,16 @@ def test_one_compile_command_for_all_objects(project, mt):
     link = mt.run(d, [mt.enzyme_build, "cc", "-O2", *[s[:-2] + ".o" for s in SOURCES], "-o", "bin/prog", "-lm"])
     assert link.returncode == 0, link.stderr
     assert mt.ok(mt.run(d, ["bin/prog"])) == CHECKS
+
+
+def test_archives_in_a_link_group(project, mt):
+    """Two archives that need each other's members, named by path and by -l inside --start-group."""
+    d = project("proj")
+    _compile_all(mt, d)
+    assert mt.run(d, ["ar", "rcs", "libB.a", "kernels.o", "util.o"]).returncode == 0
+    assert mt.run(d, ["ar", "rcs", "libA.a", "model.o", "rules.o"]).returncode == 0
+    for libs in (["-Wl,--start-group", "libB.a", "libA.a", "-Wl,--end-group"],
+                 ["-L.", "-Wl,--start-group", "-lB", "-lA", "-Wl,--end-group"]):
+        link = mt.run(d, [mt.enzyme_build, "cc", "-O2", "main.o", *libs, "-o", "prog", "-lm"])
+        assert link.returncode == 0, link.stderr
+        assert mt.ok(mt.run(d, ["./prog"])) == CHECKS

@@ -35,7 +35,6 @@ def test_cxx_o0(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_cxx.cc", "-O0")) == 10
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-06")
 def test_cxx_rules_in_namespace(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_cxxns.cc")) == 1
 

@@ -43,7 +43,6 @@ def test_program_ad_before_opt(conf_build, conf_run_ok, source):
     assert conf_run_ok(conf_build(source, env_extra=env)) == CHECKS[source]
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-05")
 def test_struct_by_value_in_registers(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_structreg.c")) == 4
 

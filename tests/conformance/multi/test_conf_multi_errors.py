@@ -86,7 +86,6 @@ def test_forward_no_body_hint_names_forward_rule(project, mt):
     assert "enzyme_inactivefn" in err
 
 
-@pytest.mark.xfail(strict=True, reason="see failure multi-02")
 def test_rule_arity_mismatch_is_not_silent(project, mt):
     """Either the rule gets the shadows its signature asks for (and the result is right) or the
     build refuses; a build that succeeds and then crashes is the failure."""
@@ -105,7 +104,7 @@ def test_cxx_no_body_fails_cleanly(project, mt):
     d = project("errors")
     proc = mt.run(d, [mt.enzyme_build, "c++", "-O0", "cxx_nobody.cc", "-o", "prog"])
     err = _fails_cleanly(proc, os.path.join(d, "prog"))
-    assert "blackbox" in err and "eval" in err
+    assert "blackbox" in err and "run" in err  # Model::eval may be inlined away
 
 
 @pytest.mark.xfail(strict=True, reason="see failure fwd-10")

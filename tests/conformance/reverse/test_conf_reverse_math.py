@@ -40,7 +40,7 @@ def test_skip_nan(tmp_path):
     build_and_run(tmp_path, "skip_nan.c")
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-20")
-@pytest.mark.parametrize("extra", [[], ["-ffast-math"]], ids=["O2", "fast-math"])
-def test_gnu_libm(tmp_path, extra):
-    build_and_run(tmp_path, "gnu_libm.c", extra=extra)
+@pytest.mark.parametrize("opt,extra", [("-O2", []), ("-O2", ["-ffast-math"]), ("-O0", [])],
+                         ids=["O2", "fast-math", "O0"])
+def test_gnu_libm(tmp_path, opt, extra):
+    assert build_and_run(tmp_path, "gnu_libm.c", opt=opt, extra=extra) == 3

@@ -9,7 +9,8 @@ from rev_helpers import build_and_run
 @pytest.mark.parametrize("opt,env", [("-O2", {}), ("-O0", {}), ("-O3", {}),
                                      ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
                          ids=["O2", "O0", "O3", "ad-before-opt"])
-@pytest.mark.parametrize("program,checks", [("edge.c", 28), ("logging.c", 4), ("error_paths.c", 30)])
+@pytest.mark.parametrize("program,checks", [("edge.c", 28), ("logging.c", 4), ("error_paths.c", 30),
+                                            ("pointers.c", 24)])
 def test_edge(tmp_path, program, checks, opt, env):
     assert build_and_run(tmp_path, program, opt=opt, env_extra=env) >= checks
 

@@ -163,9 +163,54 @@ class ForwardGenerator:
             grown = {inst.result for inst in self.fn.instructions()
                      if inst.opcode == "call" and inst.result and inst.result not in act.shadowed
                      and self._call_returns_shadow(inst, act)}
+            grown |= self._objects_behind_shadowed_results(act) - act.shadowed
+            grown |= self._returned_allocations() - act.shadowed
             if not grown:
                 return act
             seeds |= grown
+
+    def _objects_behind_shadowed_results(self, act) -> set[str]:
+        """Local objects passed to a defined function whose returned pointer needs a shadow
+        (`v[i] = x` through an unoptimized std::vector::operator[]): the pointer comes out of
+        the object, so its shadow can only come out of the object's shadow."""
+        out = set()
+        for inst in self.fn.instructions():
+            if inst.opcode != "call" or inst.type != "ptr" or not inst.result \
+                    or inst.result not in act.shadowed:
+                continue
+            name = callee_name(inst)
+            if name not in self.engine.module.functions or name in self.engine.inactive \
+                    or (name in self.engine.custom and self.engine.custom[name].forward):
+                continue
+            out |= {v for t, v in inst.operands if t == "ptr" and is_local(v) and self._is_alloca(v)}
+        return out
+
+    def _returned_allocations(self) -> set[str]:
+        """Allocations this function returns when its caller wants the returned pointer's
+        shadow (`allocator::allocate` called for a shadowed std::vector): they need a
+        shadow block of their own, else the caller would get the primal block as shadow."""
+        if self.fn.return_type != "ptr" or not returns_shadow(self.fn, self.sig):
+            return set()
+        roots, todo, seen = set(), [v for inst in self.fn.instructions() if inst.opcode == "ret"
+                                    for _, v in inst.operands], set()
+        while todo:
+            value = todo.pop()
+            if value in seen or not is_local(value):
+                continue
+            seen.add(value)
+            d = self.fn.defs.get(value)
+            if d is None:
+                continue
+            if d.opcode in ("phi", "select"):
+                todo += [v for t, v in d.operands if t == "ptr"] if d.opcode == "select" else \
+                    [v for _, v in d.operands]
+            elif d.opcode == "call" and d.callee in ALLOCATORS:
+                roots.add(value)
+        return roots
+
+    def _is_alloca(self, value: str) -> bool:
+        d = self.fn.defs.get(value)
+        return d is not None and d.opcode == "alloca"
 
     def _call_returns_shadow(self, inst: Instruction, act) -> bool:
         """realloc of shadowed memory, or a pointer-returning function given shadowed memory."""

@@ -47,3 +47,9 @@ def test_ad_before_opt_and_O0(build, run_ok):
 def test_structs_by_value_in_registers(build, run_ok, opt, ad_before_opt):
     """vec2 arrives as two doubles: value pieces, then tangent pieces, paired as a whole."""
     assert run_ok(build("byvalue.c", opt=opt, ad_before_opt=ad_before_opt)) == 9
+
+
+@pytest.mark.parametrize("opt,ad_before_opt", [("-O0", False), ("-O2", True)])
+def test_std_vector_members_as_calls(build, run_ok, opt, ad_before_opt):
+    """operator[], constructors, std::sort and destructors of a local std::vector."""
+    assert run_ok(build("stdvec_calls.cc", opt=opt, ad_before_opt=ad_before_opt)) == 3

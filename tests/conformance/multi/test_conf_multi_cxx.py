@@ -2,6 +2,8 @@
 a custom rule attached in the header to a function defined with its rules in another TU)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 SOURCES = ["main.cc", "system.cc", "rules.cc"]
@@ -33,3 +35,15 @@ def test_one_shot_o0(project, mt):
     proc = mt.run(d, [mt.enzyme_build, "c++", "-O0", "-I.", *SOURCES, "-o", "prog"])
     assert proc.returncode == 0, proc.stderr
     assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+def test_make_with_enzyme_cxx(project, mt):
+    """make's implicit C++ rules with CXX=enzyme-c++, -MMD dependency files, nothing to redo after."""
+    d = project("cxxproj")
+    cxx = "CXX=" + os.path.join(os.path.dirname(mt.enzyme_build), "enzyme-c++")
+    proc = mt.run(d, ["make", "-j2", cxx])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+    with open(os.path.join(d, "system.d")) as fh:
+        assert "system.hpp" in fh.read()
+    assert mt.run(d, ["make", "-q", cxx]).returncode == 0

@@ -54,3 +54,11 @@ def test_byte_copy_loop_o0(tmp_path, opt, env):
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_int64_moves(tmp_path, opt):
     build_and_run(tmp_path, "int64_moves.c", opt=opt)
+
+
+@pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}),
+                                     pytest.param("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"},
+                                                  marks=pytest.mark.xfail(strict=True, reason="see failure rev-27"))],
+                         ids=["O0", "O2", "ad-before-opt"])
+def test_dynarray(tmp_path, opt, env):
+    assert build_and_run(tmp_path, "dynarray.c", opt=opt, env_extra=env) == 10

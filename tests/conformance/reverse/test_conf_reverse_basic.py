@@ -11,3 +11,8 @@ def test_arith(tmp_path):
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_long_double(tmp_path, opt):
     assert build_and_run(tmp_path, "long_double.c", opt=opt) == 1
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_long_double_abi(tmp_path, opt):
+    assert build_and_run(tmp_path, "long_double_abi.c", opt=opt) == 4

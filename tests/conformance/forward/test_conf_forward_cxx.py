@@ -25,12 +25,10 @@ def test_cxx_rules_o0(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_cxxrules.cc", "-O0")) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-01")
 def test_stdvec_o0(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_stdvec.cc", "-O0")) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-02")
 def test_cxx_o0(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_cxx.cc", "-O0")) == 10
 
@@ -39,7 +37,6 @@ def test_cxx_rules_in_namespace(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_cxxns.cc")) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-02 (AD before optimization sees the -O0 shapes)")
 def test_cxx_ad_before_opt(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_cxx.cc", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})) == 10
 

@@ -17,6 +17,7 @@ _MARKER_ACTIVITY = {"enzyme_dup": DUP, "enzyme_duplicated": DUP, "enzyme_dupnone
                     "enzyme_const": CONST}
 _REVERSE_ONLY = {"enzyme_out", "enzyme_active", "enzyme_allocated", "enzyme_tape"}
 _WIDTH_MARKERS = ("enzyme_width", "enzyme_vector")
+_FLOAT_VECTOR = re.compile(r"<\d+ x (?:float|double|half|bfloat)>")
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,12 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
                                                         "enzyme_dup, (pointer, shadow)")
         elif m is not None:
             raise EnzymeBuildError(f"unknown marker {m} before {what} in the call to {kind}", location=where)
+        if act != CONST and _FLOAT_VECTOR.fullmatch(p.type):
+            raise EnzymeBuildError(
+                f"{what} is a vector of floats — e.g. a struct of two floats passed by value, which the "
+                f"ABI packs into one {p.type} register — and forward mode does not support it",
+                location=where, hint=f"pass the struct by pointer with enzyme_dup (pointer, shadow), or mark "
+                                     f"it enzyme_const if it carries no derivative")
         if act is None:
             act = ACTIVE if is_float_type(p.type) else DUP if p.type == "ptr" else CONST
         if act in (DUP, DUPNONEED) and is_float_type(p.type):

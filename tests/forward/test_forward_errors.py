@@ -155,3 +155,25 @@ def test_long_double_parameters_and_results(tmp_path):
                    "  return !(fabsl(a - w) < 1e-15L && fabsl(b - w) < 1e-15L); }\n")
     exe = build_with_stage(str(src), str(tmp_path))
     assert subprocess.run([exe]).returncode == 0
+
+def test_float_pair_by_value_is_a_clear_error(tmp_path):
+    """{float, float} by value is one <2 x float> register: refused by name (not "too many
+    arguments"), unless it is enzyme_const; {double, double} by value works (byvalue.c)."""
+    from enzyme_build import llvm
+    from enzyme_build.ad.stage import run_ad_stage
+    from enzyme_build.errors import EnzymeBuildError
+
+    src = tmp_path / "fpair.c"
+    src.write_text("extern int enzyme_const;\ndouble __enzyme_fwddiff(void *, ...);\n"
+                   "typedef struct { float x, y; } fvec2;\n"
+                   "double flen(fvec2 v, double s) { return (v.x * v.x + 3.0f * v.y) * s; }\n"
+                   "double act(fvec2 f, fvec2 df) { return __enzyme_fwddiff((void *)flen, f, df, 2.0, 0.0); }\n"
+                   "double cst(fvec2 f) { return __enzyme_fwddiff((void *)flen, enzyme_const, f, 2.0, 1.0); }\n")
+    text = frontend_ir(str(src), str(tmp_path))
+    with pytest.raises(EnzymeBuildError) as info:
+        run_ad_stage(llvm.parse_assembly(text, "fpair.c"))
+    assert "parameter 1 (<2 x float>) of @flen is a vector of floats" in info.value.message
+    assert "enzyme_dup" in info.value.hint
+    # enzyme_const: nothing to pair, so it builds
+    src.write_text("\n".join(line for line in src.read_text().splitlines() if not line.startswith("double act(")))
+    run_ad_stage(llvm.parse_assembly(frontend_ir(str(src), str(tmp_path)), "fpair.c"))

@@ -65,3 +65,8 @@ def test_const_table_ad_before_opt(conf_build, conf_run_ok):
 @pytest.mark.xfail(strict=True, reason="see failure fwd-11")
 def test_thread_local_accumulator(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_tls.c")) == 2
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-13")
+def test_callback_argument(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_callback.c")) == 2

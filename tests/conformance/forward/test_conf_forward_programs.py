@@ -14,6 +14,7 @@ PROGRAMS = [
     ("fwd_widths.c", 25),
     ("fwd_control.c", 5),
     ("fwd_protos.c", 4),
+    ("fwd_quad.c", 2),
 ]
 CHECKS = dict(PROGRAMS)
 
@@ -32,6 +33,7 @@ def test_program_o2(conf_build, conf_run_ok, source, checks):
     ("fwd_linalg.c", "-O0"),
     ("fwd_control.c", "-O0"),
     ("fwd_protos.c", "-O0"),
+    ("fwd_quad.c", "-O0"),
 ])
 def test_program_other_levels(conf_build, conf_run_ok, source, opt):
     assert conf_run_ok(conf_build(source, opt)) == CHECKS[source]

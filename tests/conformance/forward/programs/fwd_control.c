@@ -1,6 +1,7 @@
 /* Forward mode through pointer selection (shadow pointers chosen by active comparisons),
  * restrict, const/always_inline attributes, builtins, goto loops, switch fallthrough, and a
  * linked list with a shadow list. */
+#include <stdarg.h>
 #include "hcheck.h"
 extern int enzyme_dup, enzyme_const, enzyme_width;
 double __enzyme_fwddiff(void *, ...);
@@ -8,12 +9,23 @@ typedef struct { double a, b; } d2;
 d2 __enzyme_fwddiff2(void *, ...);
 __attribute__((const)) static double sq(double v) { return v * v; }
 __attribute__((always_inline)) static inline double cubic(double v) { return v * sq(v); }
+/* variadic logging of active values, silent unless verbose */
+static int verbose;
+__attribute__((noinline)) static void log_msg(const char *fmt, ...) {
+  if (!verbose) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
+
 double pick(double *restrict x, int n) {
   double *p = x[0] > x[1] ? &x[0] : &x[1];
   double *q = &x[0];
   for (int i = 1; i < n; i++) if (x[i] < *q) q = &x[i];
   if (__builtin_expect(n > 50, 0)) __builtin_unreachable();
   double r = *p * 2.0 + cubic(*q) + __builtin_fabs(x[2]);
+  log_msg("pick: p=%g q=%g r=%g n=%d\n", *p, *q, r, n);
   int i = 0;
 again:
   r += sq(x[i]) * 0.1;

@@ -45,6 +45,5 @@ def test_cxx_rules_ad_before_opt(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_cxxrules.cc", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-09")
 def test_sort_o0(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_stl.cc", "-O0")) == 15

@@ -75,7 +75,6 @@ def test_inline_asm_fails_cleanly(project, mt):
     _fails_cleanly(proc, os.path.join(d, "prog"))
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-04")
 def test_forward_no_body_hint_names_forward_rule(project, mt):
     d = project("errors")
     assert mt.run(d, [mt.clang, "-O2", "-c", "blackbox.c", "-o", "blackbox.o"]).returncode == 0

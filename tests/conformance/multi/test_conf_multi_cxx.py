@@ -29,7 +29,6 @@ def test_one_shot(project, mt, opt):
     assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-04 (vector<struct> relocation at -O0)")
 def test_one_shot_o0(project, mt):
     d = project("cxxproj")
     proc = mt.run(d, [mt.enzyme_build, "c++", "-O0", "-I.", *SOURCES, "-o", "prog"])

@@ -557,12 +557,83 @@ def _bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_alloca
 
 
 def differentiate_module(text: str, registry: Registry | None = None) -> str:
-    """Rewrite every __enzyme_* call; returns the new module text (derived functions appended)."""
-    module = parse_module(text)
+    """Rewrite every __enzyme_* call; returns the new module text (derived functions appended).
+
+    Nested AD (a Hessian-vector product: forward over a function computing a gradient)
+    works innermost first: a pass rewrites only the call sites whose function reaches no
+    other __enzyme_* call; the inner site becomes a call of a derived function, which is
+    plain code the next pass differentiates like any other.
+    """
+    for _ in range(16):
+        module = parse_module(text)
+        with_sites = {name for name in module.functions
+                      if any("__enzyme_" in line for line in module.functions.body_lines(name)[1:])
+                      and any(i.opcode == "call" and marker_kind(i.callee)
+                              for i in module.functions[name].instructions())}
+        if not with_sites:
+            return text
+        ready = _innermost_sites(module, with_sites)
+        text = _differentiate_pass(module, registry, ready)
+        if ready is None:
+            return text
+        text = _free_derived_names(text)
+    return text
+
+
+_LOCAL_WITH_DOLLAR = re.compile(r'(?<![-a-zA-Z$._0-9"])(%|^)([-a-zA-Z._0-9]*\$[-a-zA-Z$._0-9]*)(?=[:\s,)\]}]|$)', re.M)
+
+
+def _free_derived_names(text: str) -> str:
+    """Double the `$` in local names an AD pass made (`%x$t` -> `%x$$t`), so the next pass,
+    which names tangents and shadows `<name>$t` / `<name>$sh`, cannot collide with them."""
+    return _LOCAL_WITH_DOLLAR.sub(lambda m: m.group(1) + m.group(2).replace("$", "$$"), text)
+
+
+def _innermost_sites(module, with_sites: set[str]):
+    """(function, line) of the AD call sites whose target reaches no function with AD calls; None (= all
+    sites, so recursion through an AD call is reported as before) when there is none, or
+    when nothing is nested (one pass does everything)."""
+    reach_cache: dict[str, bool] = {}
+
+    def reaches_sites(name: str) -> bool:
+        seen, todo = set(), [name]
+        while todo:
+            n = todo.pop()
+            if n in seen or n not in module.functions:
+                continue
+            seen.add(n)
+            if n in with_sites:
+                return True
+            todo += [strip_name(i.callee) for i in module.functions[n].instructions()
+                     if i.opcode == "call" and i.callee and i.callee.startswith("@")]
+            todo += re.findall(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', " ".join(
+                v for i in module.functions[n].instructions() if i.opcode != "call" for _, v in i.operands))
+        return False
+
+    ready, nested = set(), False
+    for name in with_sites:
+        for inst in module.functions[name].instructions():
+            if inst.opcode != "call" or not marker_kind(inst.callee) or not inst.operands:
+                continue
+            m = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', inst.operands[0][1])
+            target = strip_name("@" + m.group(1)) if m else None
+            if target is None or target not in reach_cache:
+                if target is not None:
+                    reach_cache[target] = reaches_sites(target)
+            if target is not None and reach_cache[target]:
+                nested = True
+            else:
+                ready.add((name, inst.first_line))
+    return ready if nested and ready else None
+
+
+def _differentiate_pass(module, registry: Registry | None, ready) -> str:
+    """One rewrite of the AD call sites (all of them, or those in `ready`)."""
     engine = Engine(module, registry or Registry())
     replace: dict[int, list[str]] = {}
     insert_after: dict[int, list[str]] = {}
-    counter = [0]
+    # names from an earlier pass stay taken
+    counter = [max((int(n) for n in re.findall(r'%enzyme\$call(\d+)', "\n".join(module.lines))), default=0)]
 
     def fresh() -> str:
         counter[0] += 1
@@ -574,7 +645,7 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
         fn = module.functions[name]
         entry_allocas: list[str] = []
         for inst in fn.instructions():
-            if inst.opcode == "call" and marker_kind(inst.callee):
+            if inst.opcode == "call" and marker_kind(inst.callee) and (ready is None or (name, inst.first_line) in ready):
                 new_lines = rewrite_call(engine, fn, inst, fresh, entry_allocas)
                 dbg = inst.metadata.get("!dbg")
                 if dbg:  # keep the call site's location (the verifier wants it on inlinable calls)
@@ -606,11 +677,20 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
     for callee, decl in sorted(engine.declarations.items()):
         if strip_name(callee) not in known:
             out.append(decl)
+    defined = set(module.functions) | set(module.globals)
     for g in sorted(engine.shadow_globals_used):
-        out.append(f"{make_name('@', g, 'sh')} = internal global {engine.active_globals[g]} zeroinitializer, align 16")
-    out.extend(engine.texts)
-    out.extend(support_texts)
+        if strip_name(make_name('@', g, 'sh')) not in defined:   # an earlier (inner) pass made it
+            out.append(f"{make_name('@', g, 'sh')} = internal global {engine.active_globals[g]} zeroinitializer, "
+                       f"align 16")
+    out.extend(t for t in engine.texts if _defined_symbol(t) not in defined)
+    out.extend(t for t in support_texts if _defined_symbol(t) not in defined)
     return "\n".join(out) + "\n"
+
+
+def _defined_symbol(text: str) -> str | None:
+    """The name a generated global or function definition defines."""
+    m = re.match(r'\s*(?:define [^@]*)?@("[^"]*"|[-a-zA-Z$._0-9]+)', text)
+    return strip_name("@" + m.group(1)) if m else None
 
 
 def _define_marker_global(line: str) -> str:

@@ -53,3 +53,9 @@ def test_structs_by_value_in_registers(build, run_ok, opt, ad_before_opt):
 def test_std_vector_members_as_calls(build, run_ok, opt, ad_before_opt):
     """operator[], constructors, std::sort and destructors of a local std::vector."""
     assert run_ok(build("stdvec_calls.cc", opt=opt, ad_before_opt=ad_before_opt)) == 3
+
+
+@pytest.mark.parametrize("opt", ["-O2", "-O0"])
+def test_nested_second_derivatives(build, run_ok, opt):
+    """An AD call inside a differentiated function is rewritten first (innermost first)."""
+    assert run_ok(build("nested.c", opt=opt)) == 11

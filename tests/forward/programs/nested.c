@@ -1,0 +1,43 @@
+/* Nested AD, innermost first: second derivatives by forward over forward, forward over
+ * reverse and reverse over forward, and Hessian-vector products (forward over a gradient
+ * with a loop), checked against closed forms and central differences of the gradient. */
+#include "fwdcheck.h"
+double __enzyme_fwddiff(void *, ...);
+double __enzyme_autodiff(void *, ...);
+void __enzyme_autodiffv(void *, ...);
+void __enzyme_fwddiffv(void *, ...);
+
+double f(double x) { return sin(x) * x * x; }
+double df(double x) { return __enzyme_fwddiff((void *)f, x, 1.0); }
+double df_rev(double x) { return __enzyme_autodiff((void *)f, x); }
+
+/* g = sum x_i^2 x_{i+1} exp(0.1 x_i) over a ring */
+double g(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += x[i] * x[i] * x[(i + 1) % n] * exp(0.1 * x[i]);
+  return s;
+}
+void grad_g(const double *x, double *gx, int n) {
+  for (int i = 0; i < n; i++) gx[i] = 0;
+  __enzyme_autodiffv((void *)g, enzyme_dup, x, gx, enzyme_const, n);
+}
+
+#define N 4
+int main(void) {
+  double x = 0.7;
+  double want2 = -sin(x) * x * x + 4 * x * cos(x) + 2 * sin(x);
+  fc_near("fwd over fwd", __enzyme_fwddiff((void *)df, x, 1.0), want2, 1e-12);
+  fc_near("fwd over rev", __enzyme_fwddiff((void *)df_rev, x, 1.0), want2, 1e-12);
+  fc_near("rev over fwd", __enzyme_autodiff((void *)df, x), want2, 1e-12);
+  double xs[N] = {0.5, -1.0, 2.0, 0.3}, v[N] = {0.2, 1.0, -0.5, 0.7};
+  double gx[N], hv[N] = {0}, gp[N], gm[N], xp[N], xm[N], h = 1e-6;
+  __enzyme_fwddiffv((void *)grad_g, enzyme_dup, xs, v, enzyme_dup, gx, hv, enzyme_const, N);
+  for (int i = 0; i < N; i++) { xp[i] = xs[i] + h * v[i]; xm[i] = xs[i] - h * v[i]; }
+  grad_g(xp, gp, N);
+  grad_g(xm, gm, N);
+  for (int i = 0; i < N; i++) fc_near("Hessian-vector product", hv[i], (gp[i] - gm[i]) / (2 * h), 1e-6);
+  double g0[N];
+  grad_g(xs, g0, N);
+  for (int i = 0; i < N; i++) fc_near("gradient alongside", gx[i], g0[i], 1e-12);
+  return fc_done();
+}

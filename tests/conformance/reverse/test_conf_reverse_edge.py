@@ -31,3 +31,11 @@ def test_outputs_read_back(tmp_path, program, checks, opt, env):
 @pytest.mark.parametrize("program", ["warm_start.c", "repeated_state.c"])
 def test_state_between_calls(tmp_path, program):
     build_and_run(tmp_path, program)
+
+
+@pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}),
+                                     pytest.param("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"},
+                                                  marks=pytest.mark.xfail(strict=True, reason="see failure rev-28"))],
+                         ids=["O0", "O2", "ad-before-opt"])
+def test_struct_views(tmp_path, opt, env):
+    assert build_and_run(tmp_path, "struct_views.c", opt=opt, env_extra=env) == 4

@@ -270,7 +270,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     text = _protect_registrations(text, registry)
     m = llvm.parse_assembly(text, module.name)
     if ad_before_opt:
-        llvm.run_named_passes(m, ["sroa"])
+        llvm.run_named_passes(m, ["sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
     llvm.run_named_passes(m, ["instnamer"])

@@ -141,6 +141,7 @@ def run_named_passes(module: Module, passes: list[str], *, pic: bool = True) -> 
         "adce": mpm.add_aggressive_dce_pass,
         "globaldce": mpm.add_global_dead_code_eliminate_pass,
         "globalopt": mpm.add_global_opt_pass,
+        "sccp": mpm.add_sccp_pass,
         "mergereturn": mpm.add_unify_function_exit_nodes_pass,
         "loop-simplify": mpm.add_loop_simplify_pass,
         "lcssa": mpm.add_lcssa_pass,

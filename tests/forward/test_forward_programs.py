@@ -59,3 +59,8 @@ def test_std_vector_members_as_calls(build, run_ok, opt, ad_before_opt):
 def test_nested_second_derivatives(build, run_ok, opt):
     """An AD call inside a differentiated function is rewritten first (innermost first)."""
     assert run_ok(build("nested.c", opt=opt)) == 11
+
+
+@pytest.mark.parametrize("ad_before_opt", [False, True])
+def test_constant_function_pointer_table(build, run_ok, ad_before_opt):
+    assert run_ok(build("fptable.c", ad_before_opt=ad_before_opt)) == 2

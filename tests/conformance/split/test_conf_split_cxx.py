@@ -10,3 +10,8 @@ from split_helpers import build_and_run
                          ids=["O2", "O0", "O3", "ad-before-opt"])
 def test_split_cxx(tmp_path, opt, env):
     assert build_and_run(tmp_path, "split_cxx.cc", opt=opt, env_extra=env) >= 22
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_split_float_template(tmp_path, opt):
+    assert build_and_run(tmp_path, "split_float_template.cc", opt=opt) == 3

@@ -69,12 +69,10 @@ def test_float_pair_by_value(tmp_path, conf_build, conf_run_ok):
     assert not out.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-07")
 def test_nested_second_derivatives(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_nested.c")) == 7
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-08")
 def test_const_table_ad_before_opt(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_abi.c", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})) == 19
 

@@ -14,3 +14,7 @@ def test_split_basic(tmp_path, opt, env):
 
 def test_split_basic_debug_info(tmp_path):
     assert build_and_run(tmp_path, "split_basic.c", opt="-O2", extra=["-g"]) >= 73
+
+
+def test_split_basic_fast_native(tmp_path):
+    assert build_and_run(tmp_path, "split_basic.c", opt="-O3", extra=["-ffast-math", "-march=native"]) >= 73

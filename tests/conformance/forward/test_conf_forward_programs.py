@@ -85,3 +85,8 @@ def test_thread_local_accumulator(conf_build, conf_run_ok):
 @pytest.mark.xfail(strict=True, reason="see failure fwd-13")
 def test_callback_argument(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_callback.c")) == 2
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-14")
+def test_hessian_with_workspace(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_hessian.c")) == 18

@@ -18,6 +18,18 @@ void grad_g(const double *x, double *gx, int n) {
   __enzyme_autodiffv((void *)g, enzyme_dup, x, gx, enzyme_const, n);
 }
 
+/* two Hessian columns in one width-2 sweep (no heap workspace) */
+extern int enzyme_width;
+double E2(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) { double t = sin(x[i]) * x[(i + 1) % n]; s += t * t; }
+  return s;
+}
+void grad_E2(const double *x, double *g, int n) {
+  for (int i = 0; i < n; i++) g[i] = 0;
+  __enzyme_autodiffv((void *)E2, enzyme_dup, x, g, enzyme_const, n);
+}
+
 int main(void) {
   double x = 0.7;
   double want2 = -sin(x) * x * x + 4 * x * cos(x) + 2 * sin(x);
@@ -30,5 +42,13 @@ int main(void) {
   hc_near("hvp 1", hv[1], 2 * xs[0], 1e-12);
   hc_near("hvp 2", hv[2], 2 * xs[2], 1e-12);
   hc_near("gradient alongside", gx[0], 2 * xs[0] * xs[1] + xs[2] * xs[2], 1e-12);
+  double y[2] = {0.3, -0.5}, gy[2], e0[2] = {1, 0}, e1[2] = {0, 1}, c0[2] = {0, 0}, c1[2] = {0, 0}, h = 1e-5;
+  __enzyme_fwddiffv((void *)grad_E2, enzyme_width, 2, enzyme_dup, y, e0, e1, enzyme_dup, gy, c0, c1, enzyme_const, 2);
+  for (int k = 0; k < 2; k++) {
+    double yp[2], ym[2], gp[2], gm[2], *c = k ? c1 : c0;
+    for (int i = 0; i < 2; i++) { yp[i] = y[i] + h * (i == k); ym[i] = y[i] - h * (i == k); }
+    grad_E2(yp, gp, 2); grad_E2(ym, gm, 2);
+    for (int i = 0; i < 2; i++) hc_near("hessian column (width 2)", c[i], (gp[i] - gm[i]) / (2 * h), 1e-6);
+  }
   return hc_done();
 }

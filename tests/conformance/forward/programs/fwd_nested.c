@@ -30,6 +30,12 @@ void grad_E2(const double *x, double *g, int n) {
   __enzyme_autodiffv((void *)E2, enzyme_dup, x, g, enzyme_const, n);
 }
 
+/* reverse over reverse: mixed partials of a two-argument function */
+typedef struct { double dx, dy; } pair;
+pair __enzyme_autodiff2(void *, ...);
+double f2(double x, double y) { return sin(x * y) + x * x * y; }
+double df2dx(double x, double y) { pair r = __enzyme_autodiff2((void *)f2, x, y); return r.dx; }
+
 int main(void) {
   double x = 0.7;
   double want2 = -sin(x) * x * x + 4 * x * cos(x) + 2 * sin(x);
@@ -50,5 +56,11 @@ int main(void) {
     grad_E2(yp, gp, 2); grad_E2(ym, gm, 2);
     for (int i = 0; i < 2; i++) hc_near("hessian column (width 2)", c[i], (gp[i] - gm[i]) / (2 * h), 1e-6);
   }
+  double px = 0.4, py = 0.9;
+  pair rr = __enzyme_autodiff2((void *)df2dx, px, py);
+  hc_near("reverse over reverse xx", rr.dx, -py * py * sin(px * py) + 2 * py, 1e-12);
+  hc_near("reverse over reverse xy", rr.dy, cos(px * py) - px * py * sin(px * py) + 2 * px, 1e-12);
+  hc_near("forward over reverse xy", __enzyme_fwddiff((void *)df2dx, px, 0.0, py, 1.0),
+          cos(px * py) - px * py * sin(px * py) + 2 * px, 1e-12);
   return hc_done();
 }

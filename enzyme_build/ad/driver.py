@@ -564,6 +564,7 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
     other __enzyme_* call; the inner site becomes a call of a derived function, which is
     plain code the next pass differentiates like any other.
     """
+    text = lower_threadlocal_addresses(text)
     for _ in range(16):
         module = parse_module(text)
         with_sites = {name for name in module.functions
@@ -587,6 +588,53 @@ def _free_derived_names(text: str) -> str:
     """Double the `$` in local names an AD pass made (`%x$t` -> `%x$$t`), so the next pass,
     which names tangents and shadows `<name>$t` / `<name>$sh`, cannot collide with them."""
     return _LOCAL_WITH_DOLLAR.sub(lambda m: m.group(1) + m.group(2).replace("$", "$$"), text)
+
+
+_TLS_ADDRESS = re.compile(r'^\s*(%[-a-zA-Z$._0-9]+) = (?:tail |notail |musttail )?call (?:align \d+ |[a-z]+(?:\(\d+\))? )*'
+                          r'ptr @llvm\.threadlocal\.address\.p0\(ptr (?:align \d+ |[a-z]+(?:\(\d+\))? )*'
+                          r'(@[-a-zA-Z$._0-9]+)\)')
+_LOCAL_NAME = re.compile(r'%[-a-zA-Z$._0-9]+(?![-a-zA-Z$._0-9])')
+
+
+def lower_threadlocal_addresses(text: str) -> str:
+    """`%p = call ptr @llvm.threadlocal.address.p0(ptr @g)` -> uses of @g itself (the calling
+    thread's instance, as the IR meant before the intrinsic): thread-local accumulators are
+    then globals like any other, and their shadows are thread-local too (see shadow_linkage)."""
+    if "@llvm.threadlocal.address" not in text:
+        return text
+    out: list[str] = []
+    body: list[str] = []
+    mapping: dict[str, str] = {}
+
+    def flush() -> None:
+        if mapping:
+            out.extend(_LOCAL_NAME.sub(lambda m: mapping.get(m.group(0), m.group(0)), line) for line in body)
+        else:
+            out.extend(body)
+        body.clear()
+        mapping.clear()
+
+    for line in text.split("\n"):
+        if line.startswith("define "):
+            flush()
+        m = _TLS_ADDRESS.match(line)
+        if m:
+            mapping[m.group(1)] = m.group(2)
+            continue
+        body.append(line)
+        if line.startswith("}"):
+            flush()
+    flush()
+    return "\n".join(out)
+
+
+def shadow_linkage(module, g: str) -> str:
+    """`internal` or `internal thread_local` for the shadow of global @g: a thread-local
+    accumulator's derivative is per thread as well."""
+    line = module.globals.get(strip_name(g) if g.startswith("@") else g, "")
+    m = re.search(r'\b(thread_local(?:\([a-z]+\))?)', line.split("=", 1)[-1].split(" global ", 1)[0]) \
+        if line else None
+    return f"internal {m.group(1)}" if m else "internal"
 
 
 def _innermost_sites(module, with_sites: set[str]):
@@ -680,8 +728,8 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
     defined = set(module.functions) | set(module.globals)
     for g in sorted(engine.shadow_globals_used):
         if strip_name(make_name('@', g, 'sh')) not in defined:   # an earlier (inner) pass made it
-            out.append(f"{make_name('@', g, 'sh')} = internal global {engine.active_globals[g]} zeroinitializer, "
-                       f"align 16")
+            out.append(f"{make_name('@', g, 'sh')} = {shadow_linkage(module, g)} global {engine.active_globals[g]} "
+                       f"zeroinitializer, align 16")
     out.extend(t for t in engine.texts if _defined_symbol(t) not in defined)
     out.extend(t for t in support_texts if _defined_symbol(t) not in defined)
     return "\n".join(out) + "\n"

@@ -258,8 +258,9 @@ class ForwardGenerator:
         key = ("forward-global", name)
         if key not in self.engine.memo:
             self.engine.memo[key] = {"global": name}
-            self.engine.texts.append(
-                f"{name} = internal global {self.engine.active_globals[g]} zeroinitializer, align 16")
+            from .driver import shadow_linkage
+            self.engine.texts.append(f"{name} = {shadow_linkage(self.engine.module, g)} global "
+                                     f"{self.engine.active_globals[g]} zeroinitializer, align 16")
         return name
 
     def where(self, inst: Instruction) -> str:

@@ -64,3 +64,8 @@ def test_nested_second_derivatives(build, run_ok, opt):
 @pytest.mark.parametrize("ad_before_opt", [False, True])
 def test_constant_function_pointer_table(build, run_ok, ad_before_opt):
     assert run_ok(build("fptable.c", ad_before_opt=ad_before_opt)) == 2
+
+
+@pytest.mark.parametrize("opt,ad_before_opt", [("-O2", False), ("-O0", False), ("-O2", True)])
+def test_thread_local_accumulators(build, run_ok, opt, ad_before_opt):
+    assert run_ok(build("threadlocal.c", opt=opt, ad_before_opt=ad_before_opt)) == 4

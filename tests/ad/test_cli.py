@@ -68,3 +68,17 @@ def test_std_copy_into_vectors_through_wrapper(tmp_path, opt):
                    cwd=tmp_path, check=True, capture_output=True, text=True)
     proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok 8", proc.stdout + proc.stderr
+
+
+def test_libstdcxx_at_O0_through_wrapper(tmp_path):
+    """At -O0 every function is noinline (no optnone: the wrapper disables it); with no type
+    tags anywhere the pre-AD pipeline may still inline, so copies inside libstdc++ helpers
+    are typed where they are used."""
+    if not os.path.exists(enzyme_build_cli()) or not _wrapper_links(tmp_path):
+        pytest.skip("the wrapper's link step is not available")
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+    exe = tmp_path / "stdlib_O0"
+    subprocess.run([enzyme_build_cli(), "c++", "-O0", "-I", here, os.path.join(here, "stdlib_O0.cc"),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok 12", proc.stdout + proc.stderr

@@ -149,3 +149,17 @@ def test_archives_in_a_link_group(project, mt):
         link = mt.run(d, [mt.enzyme_build, "cc", "-O2", "main.o", *libs, "-o", "prog", "-lm"])
         assert link.returncode == 0, link.stderr
         assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
+
+
+def test_hessian_vector_product_over_archived_gradient(project, mt):
+    """Forward mode over the gradient wrapper (reverse mode with the user's rules inside), which
+    lives in an archive member of another TU."""
+    d = project("proj")
+    lib = ["model.c", "kernels.c", "rules.c", "util.c", "wrappers.c"]
+    for src in lib:
+        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
+        assert proc.returncode == 0, proc.stderr
+    assert mt.run(d, ["ar", "rcs", "libmodel.a", *[s[:-2] + ".o" for s in lib]]).returncode == 0
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "hvp.c", "-L.", "-lmodel", "-o", "hvp", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./hvp"])) == 8

@@ -577,7 +577,19 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
         text = _differentiate_pass(module, registry, ready)
         if ready is None:
             return text
-        text = _free_derived_names(text)
+        text = _plain_shadow_allocations(_free_derived_names(text))
+    return text
+
+
+def _plain_shadow_allocations(text: str) -> str:
+    """A reverse pass's shadow blocks (`__enzyme_build_shadow_alloc`) are calloc'd blocks to
+    the next pass: adjoints accumulated there carry tangents when forward mode runs over a
+    gradient, so the allocation must be one the engine knows (it gets a shadow of its own)."""
+    if "@__enzyme_build_shadow_alloc(i64 " not in text:
+        return text
+    text = re.sub(r'call ptr @__enzyme_build_shadow_alloc\(i64 ', 'call ptr @calloc(i64 1, i64 ', text)
+    if not re.search(r'^(?:declare|define)[^@\n]*@calloc\(', text, re.M):
+        text += "declare ptr @calloc(i64, i64)\n"
     return text
 
 

@@ -22,7 +22,37 @@ void grad_g(const double *x, double *gx, int n) {
   __enzyme_autodiffv((void *)g, enzyme_dup, x, gx, enzyme_const, n);
 }
 
+/* a heap workspace: the reverse pass's shadow block of t carries tangents in the outer pass */
+double E(const double *x, int n) {
+  double *t = malloc(n * sizeof *t), s = 0;
+  for (int i = 0; i < n; i++) t[i] = sin(x[i]) * x[(i + 1) % n];
+  for (int i = 0; i < n; i++) s += t[i] * t[i] + exp(0.1 * x[i] * x[i]);
+  free(t);
+  return s;
+}
+void grad_E(const double *x, double *gx, int n) {
+  for (int i = 0; i < n; i++) gx[i] = 0;
+  __enzyme_autodiffv((void *)E, enzyme_dup, x, gx, enzyme_const, n);
+}
+
 #define N 4
+static void hessian_columns_with_workspace(void) {
+  double x[N] = {0.3, -0.5, 0.8, 1.1}, g[N], dg[2][N] = {{0}}, h = 1e-6;
+  double e[2][N] = {{1, 0, 0, 0}, {0.5, 1, 0, -1}};
+  __enzyme_fwddiffv((void *)grad_E, enzyme_width, 2, enzyme_dup, x, e[0], e[1],
+                    enzyme_dupnoneed, g, dg[0], dg[1], enzyme_const, N);
+  for (int k = 0; k < 2; k++) {
+    double xp[N], xm[N], gp[N], gm[N];
+    for (int i = 0; i < N; i++) { xp[i] = x[i] + h * e[k][i]; xm[i] = x[i] - h * e[k][i]; }
+    grad_E(xp, gp, N);
+    grad_E(xm, gm, N);
+    for (int i = 0; i < N; i++) fc_near("Hessian column with a workspace", dg[k][i], (gp[i] - gm[i]) / (2 * h), 1e-6);
+  }
+  double g1[N], dg1[N] = {0};
+  __enzyme_fwddiffv((void *)grad_E, enzyme_dup, x, e[1], enzyme_dup, g1, dg1, enzyme_const, N);
+  for (int i = 0; i < N; i++) fc_near("width 1 column", dg1[i], dg[1][i], 1e-12);
+}
+
 int main(void) {
   double x = 0.7;
   double want2 = -sin(x) * x * x + 4 * x * cos(x) + 2 * sin(x);
@@ -39,5 +69,6 @@ int main(void) {
   double g0[N];
   grad_g(xs, g0, N);
   for (int i = 0; i < N; i++) fc_near("gradient alongside", gx[i], g0[i], 1e-12);
+  hessian_columns_with_workspace();
   return fc_done();
 }

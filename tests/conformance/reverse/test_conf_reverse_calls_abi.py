@@ -29,9 +29,9 @@ def test_callback_rk4(tmp_path, opt):
     assert build_and_run(tmp_path, "callback_rk4.c", opt=opt) == 6
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-19")
-def test_second_order(tmp_path):
-    build_and_run(tmp_path, "second_order.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_second_order(tmp_path, opt):
+    assert build_and_run(tmp_path, "second_order.c", opt=opt) == 3
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O1", "-O2", "-O3"])

@@ -577,7 +577,22 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
         text = _differentiate_pass(module, registry, ready)
         if ready is None:
             return text
-        text = _plain_shadow_allocations(_free_derived_names(text))
+        text = _no_spare_tapes(_plain_shadow_allocations(_free_derived_names(text)))
+    return text
+
+
+def _no_spare_tapes(text: str) -> str:
+    """The per-thread spare tape block is a pointer in a global the outer pass gives no
+    shadow: its tangent tapes would share the primal's block. Code an outer pass
+    differentiates allocates and frees its tapes plainly (only a little slower)."""
+    text = text.replace("%fits = icmp uge i64 %spcap, %need", "%fits = icmp ult i64 %spcap, 0")
+    text = text.replace("%bigger = icmp ugt i64 %cap, %spcap", "%bigger = icmp ult i64 %cap, 0")
+    # a frame grows the tape inside a call the outer pass sees as integer-only: reserve the
+    # room first, through the call it differentiates, so the tangent tapes grow with it
+    if re.search(r'^define [^@\n]*@__enzyme_build_tape_reserve\(', text, re.M):
+        text = re.sub(r'^(\s*)(%[-a-zA-Z$._0-9]+ = call i64 @__enzyme_build_tape_frame\(ptr (%[-a-zA-Z$._0-9]+), '
+                      r'i64 ([^)]+)\))',
+                      r'\1call void @__enzyme_build_tape_reserve(ptr \3, i64 \4)\n\1\2', text, flags=re.M)
     return text
 
 

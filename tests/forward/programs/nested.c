@@ -48,6 +48,20 @@ static void hessian_columns_with_workspace(void) {
     grad_E(xm, gm, N);
     for (int i = 0; i < N; i++) fc_near("Hessian column with a workspace", dg[k][i], (gp[i] - gm[i]) / (2 * h), 1e-6);
   }
+  /* the full Hessian in one width-4 sweep, twice (the second sweep reuses tape blocks) */
+  double e4[N][N] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
+  for (int rep = 0; rep < 2; rep++) {
+    double H[N][N] = {{0}};
+    __enzyme_fwddiffv((void *)grad_E, enzyme_width, 4, enzyme_dup, x, e4[0], e4[1], e4[2], e4[3],
+                      enzyme_dupnoneed, g, H[0], H[1], H[2], H[3], enzyme_const, N);
+    for (int k = 0; k < N; k++) {
+      double xp[N], xm[N], gp[N], gm[N];
+      for (int i = 0; i < N; i++) { xp[i] = x[i] + h * e4[k][i]; xm[i] = x[i] - h * e4[k][i]; }
+      grad_E(xp, gp, N);
+      grad_E(xm, gm, N);
+      for (int i = 0; i < N; i++) fc_near("full Hessian, width 4", H[k][i], (gp[i] - gm[i]) / (2 * h), 1e-6);
+    }
+  }
   double g1[N], dg1[N] = {0};
   __enzyme_fwddiffv((void *)grad_E, enzyme_dup, x, e[1], enzyme_dup, g1, dg1, enzyme_const, N);
   for (int i = 0; i < N; i++) fc_near("width 1 column", dg1[i], dg[1][i], 1e-12);

@@ -10,3 +10,8 @@ from split_helpers import build_and_run
                          ids=["O2", "O0", "O3", "ad-before-opt"])
 def test_split_edge(tmp_path, opt, env):
     assert build_and_run(tmp_path, "split_edge.c", opt=opt, env_extra=env) >= 37
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_tape_reuse(tmp_path, opt):
+    assert build_and_run(tmp_path, "tape_reuse.c", opt=opt) == 36

@@ -1,5 +1,5 @@
 """Multi-file builds of one model library: separate -c and link, one-shot, static archive via
-`ar rcs` and `-L. -lmodel`, a Makefile with -MMD, split mode across TUs, main in an archive."""
+`ar rcs` and `-L. -lmodel`, a Makefile with -MMD."""
 from __future__ import annotations
 
 import os
@@ -74,59 +74,6 @@ def test_make_with_mmd(project, mt):
     assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
 
 
-SPLIT_SOURCES = ["main.c", "layer.c", "forward.c", "backward.c", "markers.c"]
-
-
-def test_split_mode_across_tus_with_enzyme_cc_and_response_file(project, mt):
-    """Tape made in one TU, consumed in another; markers defined by the program; compiled with
-    the enzyme-cc entry point, linked through an @response file."""
-    d = project("split")
-    enzyme_cc = os.path.join(os.path.dirname(mt.enzyme_build), "enzyme-cc")
-    for src in SPLIT_SOURCES:
-        proc = mt.run(d, [enzyme_cc, "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
-        assert proc.returncode == 0, proc.stderr
-    with open(os.path.join(d, "link.rsp"), "w") as fh:
-        fh.write(" ".join(s[:-2] + ".o" for s in SPLIT_SOURCES) + " -o prog -lm\n")
-    link = mt.run(d, [enzyme_cc, "-O2", "@link.rsp"])
-    assert link.returncode == 0, link.stderr
-    assert mt.ok(mt.run(d, ["./prog"])) == 27
-
-
-def test_split_mode_across_tus_o0(project, mt):
-    d = project("split")
-    proc = mt.run(d, [mt.enzyme_build, "cc", "-O0", "-I.", *SPLIT_SOURCES, "-o", "prog", "-lm"])
-    assert proc.returncode == 0, proc.stderr
-    assert mt.ok(mt.run(d, ["./prog"])) == 27
-
-
-def test_ad_calls_only_inside_archive_members(project, mt):
-    """The gradient wrappers (the only __enzyme_* calls) are archive members; the main object
-    is built once with enzyme-build and once by plain clang."""
-    d = project("proj")
-    lib = ["model.c", "kernels.c", "rules.c", "util.c", "wrappers.c"]
-    for src in lib:
-        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
-        assert proc.returncode == 0, proc.stderr
-    assert mt.run(d, ["ar", "rcs", "libmodel.a", *[s[:-2] + ".o" for s in lib]]).returncode == 0
-    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "use_ar.c", "-L.", "-lmodel", "-o", "prog", "-lm"])
-    assert proc.returncode == 0, proc.stderr
-    assert mt.ok(mt.run(d, ["./prog"])) == 7
-    assert mt.run(d, [mt.clang, "-O2", "-I.", "-c", "use_ar.c", "-o", "use_ar.o"]).returncode == 0
-    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "use_ar.o", "-L.", "-lmodel", "-o", "prog2", "-lm"])
-    assert proc.returncode == 0, proc.stderr
-    assert mt.ok(mt.run(d, ["./prog2"])) == 7
-
-
-def test_main_in_archive(project, mt):
-    """Every object, main.o included, in one archive; the link names only -lall."""
-    d = project("proj")
-    _compile_all(mt, d)
-    assert mt.run(d, ["ar", "rcs", "liball.a", *[s[:-2] + ".o" for s in SOURCES]]).returncode == 0
-    link = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-L.", "-lall", "-o", "prog", "-lm"])
-    assert link.returncode == 0, link.stderr
-    assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
-
-
 def test_one_compile_command_for_all_objects(project, mt):
     """`cc -c a.c b.c ...` makes every object in the current directory; the link writes into a subdirectory."""
     d = project("proj")
@@ -136,30 +83,3 @@ def test_one_compile_command_for_all_objects(project, mt):
     link = mt.run(d, [mt.enzyme_build, "cc", "-O2", *[s[:-2] + ".o" for s in SOURCES], "-o", "bin/prog", "-lm"])
     assert link.returncode == 0, link.stderr
     assert mt.ok(mt.run(d, ["bin/prog"])) == CHECKS
-
-
-def test_archives_in_a_link_group(project, mt):
-    """Two archives that need each other's members, named by path and by -l inside --start-group."""
-    d = project("proj")
-    _compile_all(mt, d)
-    assert mt.run(d, ["ar", "rcs", "libB.a", "kernels.o", "util.o"]).returncode == 0
-    assert mt.run(d, ["ar", "rcs", "libA.a", "model.o", "rules.o"]).returncode == 0
-    for libs in (["-Wl,--start-group", "libB.a", "libA.a", "-Wl,--end-group"],
-                 ["-L.", "-Wl,--start-group", "-lB", "-lA", "-Wl,--end-group"]):
-        link = mt.run(d, [mt.enzyme_build, "cc", "-O2", "main.o", *libs, "-o", "prog", "-lm"])
-        assert link.returncode == 0, link.stderr
-        assert mt.ok(mt.run(d, ["./prog"])) == CHECKS
-
-
-def test_hessian_vector_product_over_archived_gradient(project, mt):
-    """Forward mode over the gradient wrapper (reverse mode with the user's rules inside), which
-    lives in an archive member of another TU."""
-    d = project("proj")
-    lib = ["model.c", "kernels.c", "rules.c", "util.c", "wrappers.c"]
-    for src in lib:
-        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
-        assert proc.returncode == 0, proc.stderr
-    assert mt.run(d, ["ar", "rcs", "libmodel.a", *[s[:-2] + ".o" for s in lib]]).returncode == 0
-    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "hvp.c", "-L.", "-lmodel", "-o", "hvp", "-lm"])
-    assert proc.returncode == 0, proc.stderr
-    assert mt.ok(mt.run(d, ["./hvp"])) == 8

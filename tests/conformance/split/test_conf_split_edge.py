@@ -15,3 +15,8 @@ def test_split_edge(tmp_path, opt, env):
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_tape_reuse(tmp_path, opt):
     assert build_and_run(tmp_path, "tape_reuse.c", opt=opt) == 36
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_threads(tmp_path, opt):
+    assert build_and_run(tmp_path, "threads.c", opt=opt, extra=["-pthread"]) == 32

@@ -564,7 +564,7 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
     other __enzyme_* call; the inner site becomes a call of a derived function, which is
     plain code the next pass differentiates like any other.
     """
-    text = lower_threadlocal_addresses(text)
+    text = specialize_callback_arguments(lower_threadlocal_addresses(text))
     for _ in range(16):
         module = parse_module(text)
         with_sites = {name for name in module.functions
@@ -653,6 +653,58 @@ def lower_threadlocal_addresses(text: str) -> str:
             flush()
     flush()
     return "\n".join(out)
+
+
+_DBG_ATTACHMENT = re.compile(r',? !dbg !\d+')
+
+
+def specialize_callback_arguments(text: str) -> str:
+    """`__enzyme_*(simpson, enzyme_const, integrand, …)` where simpson calls its parameter:
+    differentiate a copy of simpson with that parameter replaced by the function passed,
+    so the calls through it are direct (quadrature, root finders and ODE solvers taking
+    their integrand as a callback). The copy keeps the signature; the parameter is unused."""
+    if "__enzyme_" not in text:
+        return text
+    module = parse_module(text)
+    extra: list[str] = []
+    lines = list(module.lines)
+    clones: dict[tuple, str] = {}
+    for name in module.functions:
+        if not any("__enzyme_" in line for line in module.functions.body_lines(name)[1:]):
+            continue
+        for inst in module.functions[name].instructions():
+            if inst.opcode != "call" or not marker_kind(inst.callee) or not inst.operands:
+                continue
+            m = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', inst.operands[0][1])
+            primal = module.functions.get(strip_name("@" + m.group(1))) if m else None
+            if primal is None or not re.fullmatch(r'[-a-zA-Z$._0-9]+', primal.name):
+                continue
+            called = [p.name for p in primal.params
+                      if any(i.opcode == "call" and i.callee is None and re.search(
+                          re.escape(p.name) + r'\(', i.text.split("=", 1)[-1]) for i in primal.instructions())]
+            passed = [v for t, v in inst.operands[1:] if t == "ptr" and v.startswith("@")
+                      and strip_name(v) in module.functions]
+            if not called or len(passed) != len(called):
+                continue
+            key = (primal.name, tuple(passed))
+            if key not in clones:
+                clone = make_name("@", primal.name, "cb" + str(len(clones)))
+                clones[key] = clone
+                mapping = dict(zip(called, passed))
+                body = module.functions.body_lines(primal.name)
+                head = re.sub(r'^define\s+(?:(?:private|internal|external|linkonce_odr|linkonce|weak_odr|weak|'
+                              r'available_externally|dso_local|hidden|protected|default)\s+)*', "define internal ",
+                              body[0])
+                # the copy has no debug info of its own (a subprogram belongs to one function)
+                extra.append(_DBG_ATTACHMENT.sub("", head.replace("@" + primal.name + "(", clone + "(", 1)))
+                extra += [_DBG_ATTACHMENT.sub("", _LOCAL_NAME.sub(lambda x: mapping.get(x.group(0), x.group(0)), ln))
+                          for ln in body[1:] if not ln.lstrip().startswith("#dbg_")]
+            target = inst.operands[0][1]
+            line = lines[inst.first_line]
+            lines[inst.first_line] = line.replace(target, target.replace("@" + m.group(1), clones[key]), 1)
+    if not clones:
+        return text
+    return "\n".join(lines + extra) + "\n"
 
 
 def shadow_linkage(module, g: str) -> str:

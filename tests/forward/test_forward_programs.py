@@ -69,3 +69,8 @@ def test_constant_function_pointer_table(build, run_ok, ad_before_opt):
 @pytest.mark.parametrize("opt,ad_before_opt", [("-O2", False), ("-O0", False), ("-O2", True)])
 def test_thread_local_accumulators(build, run_ok, opt, ad_before_opt):
     assert run_ok(build("threadlocal.c", opt=opt, ad_before_opt=ad_before_opt)) == 4
+
+
+@pytest.mark.parametrize("opt,ad_before_opt", [("-O2", False), ("-O0", False), ("-O2", True)])
+def test_callback_arguments(build, run_ok, opt, ad_before_opt):
+    assert run_ok(build("callback.c", opt=opt, ad_before_opt=ad_before_opt, extra=("-g",))) == 4

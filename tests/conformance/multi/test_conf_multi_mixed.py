@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 LIB = {"model.c": "-O3", "kernels.c": "-O1 -g", "rules.c": "-O2", "util.c": "-Os"}
 
 
@@ -68,3 +70,13 @@ def test_static_registrations_in_a_header_and_c99_inline(project, mt):
         proc = mt.run(d, [mt.enzyme_build, "cc", opt, "a.o", "main.o", "-o", "prog", "-lm"])
         assert proc.returncode == 0, proc.stderr
         assert mt.ok(mt.run(d, ["./prog"])) == 2
+
+
+@pytest.mark.xfail(strict=True, reason="see failure multi-04")
+def test_static_registered_helper_vs_plain_global(project, mt):
+    d = project("statics")
+    assert mt.run(d, [mt.clang, "-O2", "-c", "p2.c", "-o", "p2.o"]).returncode == 0
+    proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "p1.c", "p2.o", "-o", "p1", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    out = mt.run(d, ["./p1"]).stdout
+    assert "21 want 21" in out and "other 5 want 5" in out

@@ -114,3 +114,16 @@ def test_shared_library_gradients_from_threads(energy_lib, mt):
                       "-o", "threads", "-lm"])
     assert proc.returncode == 0, proc.stderr
     assert mt.ok(mt.run(d, ["./threads"])) == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure multi-04")
+def test_static_registered_helpers_stay_private(project, mt):
+    d = project("statics")
+    for lib in ("a", "b"):
+        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-shared", "-fPIC", f"lib{lib}.c", "-o", f"lib{lib}.so", "-lm"])
+        assert proc.returncode == 0, proc.stderr
+    syms = mt.run(d, ["nm", "-D", "--defined-only", "liba.so"]).stdout.split()
+    proc = mt.run(d, [mt.clang, "main.c", "-L.", "-la", "-lb", "-Wl,-rpath,$ORIGIN", "-o", "main"])
+    assert proc.returncode == 0, proc.stderr
+    assert mt.ok(mt.run(d, ["./main"])) == 4
+    assert "helper" not in syms

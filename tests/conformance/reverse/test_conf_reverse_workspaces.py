@@ -62,3 +62,13 @@ def test_int64_moves(tmp_path, opt):
                          ids=["O0", "O2", "ad-before-opt"])
 def test_dynarray(tmp_path, opt, env):
     assert build_and_run(tmp_path, "dynarray.c", opt=opt, env_extra=env) == 10
+
+
+def test_libc_memcpy_builtin(tmp_path):
+    assert build_and_run(tmp_path, "libc_memcpy.c") == 4
+
+
+@pytest.mark.xfail(strict=True, reason="see failure rev-30")
+@pytest.mark.parametrize("extra", [["-fno-builtin"], ["-D_FORTIFY_SOURCE=2"]], ids=["no-builtin", "fortify"])
+def test_libc_memcpy(tmp_path, extra):
+    build_and_run(tmp_path, "libc_memcpy.c", extra=extra)

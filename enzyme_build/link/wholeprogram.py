@@ -267,6 +267,22 @@ def define_leftover_markers(module):
     return llvm.link_modules([module, extra])
 
 
+def private_definitions(module) -> set[str]:
+    """Definitions with internal/private linkage (static in the source, or internalized)."""
+    from .. import llvm
+    return {name for name, _kind, linkage in llvm.defined_symbols(module) if linkage in ("internal", "private")}
+
+
+def restore_private(module, private: set[str]) -> None:
+    """The AD stage keeps registered rule functions visible while it works; what was private
+    before it stays private in the output (no clash with another object's `helper`, no
+    export from a shared library that would interpose on another library's copy)."""
+    from .. import llvm
+    for name, _kind, linkage in llvm.defined_symbols(module):
+        if name in private and linkage not in ("internal", "private"):
+            llvm.set_linkage(module, name, "internal")
+
+
 def keep_module(module, keep_dir: str | None, stem: str, stage: str) -> None:
     if not keep_dir:
         return
@@ -292,8 +308,10 @@ def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
             raise EnzymeBuildError(
                 "this program calls __enzyme_* functions but the AD stage is not available",
                 location=stem, hint="update enzyme-build (enzyme_build.ad.stage.run_ad_stage)")
+        private = private_definitions(module)
         module = run_ad_stage(module, ad_before_opt=os.environ.get(
             "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=plan.keep_dir)
+        restore_private(module, private)
         speed, size = post_ad_levels(plan.opt_level)
     else:
         speed, size = plain_levels(plan.opt_level)

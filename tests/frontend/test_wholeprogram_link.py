@@ -240,3 +240,36 @@ def test_program_linked_from_libraries_only(ws):
     # libraries only and no main anywhere: the linker's own error, as with clang
     bad = ws.eb("-O2", "-lm", "-o", "nomain")
     assert bad.returncode != 0 and "main" in bad.stderr and not ws.exists("nomain")
+
+
+STATIC_RULE_LIB = """double __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) static double helper(double x) { return SCALE * x * x; }
+typedef struct { void *tape; double primal; } aug_t;
+static aug_t helper_aug(double x) { aug_t r = {0, helper(x)}; return r; }
+static double helper_grad(double x, double d, void *t) { (void)t; return 20.0 * x * d; }
+void *__enzyme_register_gradient_helper[] = {(void *)helper, (void *)helper_aug, (void *)helper_grad};
+double f_NAME(double x) { return helper(x) + x; }
+double grad_NAME(double x) { return __enzyme_autodiff((void *)f_NAME, x); }
+"""
+
+
+def test_static_functions_with_registrations_stay_private(ws):
+    """A registered static helper (and its static rules) keeps internal linkage in the output:
+    no clash with a plain object's global `helper`, no export from a shared library that would
+    make another library's f call this library's helper."""
+    ws.write("p1.c", STATIC_RULE_LIB.replace("SCALE", "2.0").replace("NAME", "a") +
+             '#include <stdio.h>\ndouble other(double);\n'
+             'int main(void) { printf("%g %g\\n", grad_a(1.0), other(1.0)); return 0; }\n')
+    ws.write("p2.c", "double helper(double x) { return 5.0 * x; }\ndouble other(double x) { return helper(x); }\n")
+    ws.run(["cc", "-O2", "-c", "p2.c", "-o", "p2.o"], check=True)
+    ws.eb("-O2", "p1.c", "p2.o", "-o", "p1", check=True)
+    assert ws.exe("p1").stdout == "21 5\n"
+    for lib, scale in (("a", "2.0"), ("b", "3.0")):
+        ws.write(f"lib{lib}.c", STATIC_RULE_LIB.replace("SCALE", scale).replace("NAME", lib))
+        ws.eb("-O2", "-shared", "-fPIC", f"lib{lib}.c", "-o", f"lib{lib}.so", check=True)
+        exported = ws.run(["nm", "-D", "--defined-only", f"lib{lib}.so"], check=True).stdout
+        assert "helper" not in exported.replace("__enzyme_register_gradient_helper", "")
+    ws.write("main.c", '#include <stdio.h>\ndouble f_a(double), f_b(double), grad_a(double), grad_b(double);\n'
+             'int main(void) { printf("%g %g %g %g\\n", f_a(1), f_b(1), grad_a(1), grad_b(1)); return 0; }\n')
+    ws.run(["cc", "main.c", "-L.", "-la", "-lb", "-Wl,-rpath,$ORIGIN", "-o", "main"], check=True)
+    assert ws.exe("main").stdout == "3 4 21 21\n"

@@ -153,6 +153,7 @@ class ReverseGenerator(CachePlanner):
                 self.params.discard(shadow_param(p.name))
                 self.home[shadow_param(p.name)] = fn.blocks[0].label
         self._check_precisions()
+        self._check_integer_views()
         for inst in self.act.lost_stores:
             raise EnzymeBuildError(
                 f"an active value is stored where enzyme-build cannot give the memory a shadow "
@@ -191,6 +192,34 @@ class ReverseGenerator(CachePlanner):
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
+
+    def _check_integer_views(self) -> None:
+        """A float's bits carried in an integer (a view) must reach a float again through a
+        bitcast or memory; packing it with other bits (a {float, int} struct in one register)
+        would silently drop its derivative, so that is an error."""
+        users: dict[str, list] = {}
+        for inst in self.fn.instructions():
+            for v in inst.values():
+                users.setdefault(v, []).append(inst)
+        for v in self.act.varied:
+            d = self.fn.defs.get(v)
+            ty = d.type if d is not None else next((p.type for p in self.fn.params if p.name == v), "double")
+            if not ty.startswith("i"):
+                continue
+            for u in users.get(v, []):
+                if u.opcode in ("bitcast", "store", "load", "getelementptr", "icmp", "call") or (
+                        u.result and u.result in self.act.varied):
+                    continue
+                if u.result and u.type.startswith("i") and bits_stay_integer(self.fn, u.result):
+                    continue
+                if u.opcode in ("br", "switch"):
+                    continue
+                raise EnzymeBuildError(
+                    f"the bits of an active float travel as an integer ('{u.opcode}' on {v}) in @{self.fn.name}; "
+                    f"its derivative cannot follow them",
+                    location=self.engine.location(u),
+                    hint="this happens when a small struct mixing a float with other fields is passed or "
+                         "returned by value in one register: pass it by pointer, or use double fields")
 
     def _check_precisions(self) -> None:
         """Only double, float and x86 long double carry derivatives (half, fp128 do not)."""

@@ -58,8 +58,23 @@ def derivative_free(module: Module, name: str, is_pure_math, memo: dict[str, boo
         return False
     memo[name] = True       # optimistic for recursion; corrected below
     ok = all(_inert(module, fn, inst, is_pure_math, memo) for inst in fn.instructions())
+    if ok and fn.return_type != "void":
+        # an integer result may carry a float's bits (a {float, int} struct returned in one
+        # register): only results that cannot are inert
+        ok = not any(_may_carry_float_bits(i) for i in fn.instructions())
     memo[name] = ok
     return ok
+
+
+def _may_carry_float_bits(inst) -> bool:
+    if inst.opcode == "bitcast" and inst.operands and inst.operands[0][0] in ("float", "double", "half", "x86_fp80"):
+        return True
+    if inst.opcode == "load" and re.fullmatch(r"i(32|64|128)", inst.type or ""):
+        return True
+    if inst.opcode == "call" and inst.result and re.fullmatch(r"i(32|64|128)", inst.type or "") \
+            and not (inst.callee or "").startswith("@llvm."):
+        return True     # a callee's integer result could carry bits too
+    return False
 
 
 def _inert(module, fn, inst, is_pure_math, memo) -> bool:

@@ -213,26 +213,58 @@ class Engine:
                 location=self.location(inst) or f"@{fn.name}",
                 hint="call the function directly (or let the optimizer devirtualize it, e.g. with a "
                      "final class), or mark the data it touches enzyme_const")
-        callee = strip_name(inst.callee)
-        chain = " -> ".join([c for c, _ in self.chain] + [callee])
+        raw_callee = strip_name(inst.callee)
+        names = demangled([c for c, _ in self.chain] + [raw_callee, fn.name])
+        callee = names.get(raw_callee, raw_callee)
+        chain = " -> ".join(names.get(c, c) for c in [c for c, _ in self.chain] + [raw_callee])
+        where = self.location(inst) or f"@{names.get(fn.name, fn.name)}"
+        if raw_callee.startswith("llvm."):
+            raise EnzymeBuildError(
+                f"cannot differentiate the LLVM intrinsic '{raw_callee}' with active operands (call chain: {chain})",
+                location=where, hint="this construct is not supported by the AD engine; move it into a function "
+                                     "with a custom derivative rule, or keep it away from active data")
         what = "has only part of a custom rule (augment and gradient are both needed)" if partial_rule \
             else "has no body and no derivative rule"
+        # C++: a rule is named by a plain identifier, the function by its qualified name
+        ident = re.sub(r"\W", "_", callee.split("(", 1)[0].split("::")[-1]) if raw_callee.startswith("_Z") else callee
+        ref = f"(void*){callee.split('(', 1)[0]}" if raw_callee.startswith("_Z") else callee
+        ext = 'extern "C" ' if raw_callee.startswith("_Z") else ""
+        on_decl = f" on the declaration of {callee.split('(', 1)[0]}" if raw_callee.startswith("_Z") else ""
         if mode == "forward":
             raise EnzymeBuildError(
                 f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",
-                location=self.location(inst) or f"@{fn.name}",
-                hint=f"give it a forward rule, e.g. __attribute__((enzyme(\"forward\", {callee}_fwd))) or a "
-                     f"global `void* __enzyme_register_derivative_{callee}[] = {{{callee}, {callee}_fwd}};` "
-                     f"where {callee}_fwd takes each argument followed by its tangent and returns "
+                location=where,
+                hint=f"give it a forward rule, e.g. __attribute__((enzyme(\"forward\", {ident}_fwd))){on_decl} or a "
+                     f"global `{ext}void* __enzyme_register_derivative_{ident}[] = {{{ref}, (void*){ident}_fwd}};` "
+                     f"where {ident}_fwd takes each argument followed by its tangent and returns "
                      f"`struct {{ double primal, tangent; }}` — or, if it does not affect derivatives, mark it "
-                     f"inactive: `void* __enzyme_inactivefn[] = {{{callee}}};`")
+                     f"inactive: `{ext}void* __enzyme_inactivefn[] = {{{ref}}};`")
         raise EnzymeBuildError(
             f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",
-            location=self.location(inst) or f"@{fn.name}",
-            hint=f"give it a custom rule, e.g. __attribute__((enzyme(\"augment\", {callee}_aug))) and "
-                 f"__attribute__((enzyme(\"gradient\", {callee}_grad))) or a global "
-                 f"`void* __enzyme_register_gradient_{callee}[] = {{{callee}, aug, grad}};` — or, if it "
-                 f"does not affect derivatives, mark it inactive: `void* __enzyme_inactivefn[] = {{{callee}}};`")
+            location=where,
+            hint=f"give it a custom rule, e.g. __attribute__((enzyme(\"augment\", {ident}_aug))) and "
+                 f"__attribute__((enzyme(\"gradient\", {ident}_grad))){on_decl} or a global "
+                 f"`{ext}void* __enzyme_register_gradient_{ident}[] = {{{ref}, (void*){ident}_aug, (void*){ident}_grad}};`"
+                 f" — or, if it does not affect derivatives, mark it inactive: "
+                 f"`{ext}void* __enzyme_inactivefn[] = {{{ref}}};`")
+
+
+def demangled(names: list[str]) -> dict[str, str]:
+    """C++ names as the user wrote them (`_ZN3sim8blackboxEd` -> `sim::blackbox(double)`), for
+    messages; through llvm-cxxfilt (or c++filt), names unchanged when neither is there."""
+    import shutil
+    import subprocess
+    mangled = sorted({n for n in names if n.startswith("_Z")})
+    tool = next((t for t in ("llvm-cxxfilt-22", "/usr/lib/llvm-22/bin/llvm-cxxfilt", "llvm-cxxfilt", "c++filt")
+                 if shutil.which(t)), None)
+    if not mangled or tool is None:
+        return {}
+    try:
+        proc = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out = proc.stdout.splitlines()
+    return dict(zip(mangled, out)) if proc.returncode == 0 and len(out) == len(mangled) else {}
 
 
 # ------------------------------------------------------------------------------------

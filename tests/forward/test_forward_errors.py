@@ -180,3 +180,19 @@ def test_float_pair_by_value_is_a_clear_error(tmp_path):
     # enzyme_const: nothing to pair, so it builds
     src.write_text("\n".join(line for line in src.read_text().splitlines() if not line.startswith("double act(")))
     run_ad_stage(llvm.parse_assembly(frontend_ir(str(src), str(tmp_path)), "fpair.c"))
+
+
+def test_cxx_missing_rule_is_named_demangled(tmp_path):
+    """C++ names in the message and chain are demangled; the suggested code compiles in C++."""
+    src = tmp_path / "dm.cc"
+    src.write_text('#include <cstdio>\nextern "C" double __enzyme_fwddiff(void *, ...);\n'
+                   "namespace sim { double blackbox(double x); }\n"
+                   "double run(double x) { return sim::blackbox(x * x) * 2.0; }\n"
+                   'int main() { std::printf("%g\\n", __enzyme_fwddiff((void *)run, 0.5, 1.0)); return 0; }\n')
+    cxx = os.path.join(os.path.dirname(enzyme_build_cli()), "enzyme-build")
+    proc = subprocess.run([cxx, "c++", "-O2", str(src), "-o", str(tmp_path / "dm")], capture_output=True, text=True)
+    assert proc.returncode == 1 and not (tmp_path / "dm").exists()
+    assert "'sim::blackbox(double)'" in proc.stderr and "run(double) -> sim::blackbox(double)" in proc.stderr
+    assert "_ZN3sim" not in proc.stderr
+    assert 'extern "C" void* __enzyme_register_derivative_blackbox[] = {(void*)sim::blackbox, ' \
+           "(void*)blackbox_fwd};" in proc.stderr

@@ -78,16 +78,13 @@ def test_const_table_ad_before_opt(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_abi.c", env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})) == 19
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-11")
 def test_thread_local_accumulator(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_tls.c")) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-13")
 def test_callback_argument(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_callback.c")) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-14")
 def test_hessian_with_workspace(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_hessian.c")) == 18

@@ -72,7 +72,6 @@ def test_static_registrations_in_a_header_and_c99_inline(project, mt):
         assert mt.ok(mt.run(d, ["./prog"])) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="see failure multi-04")
 def test_static_registered_helper_vs_plain_global(project, mt):
     d = project("statics")
     assert mt.run(d, [mt.clang, "-O2", "-c", "p2.c", "-o", "p2.o"]).returncode == 0

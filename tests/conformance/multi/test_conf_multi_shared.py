@@ -116,7 +116,6 @@ def test_shared_library_gradients_from_threads(energy_lib, mt):
     assert mt.ok(mt.run(d, ["./threads"])) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="see failure multi-04")
 def test_static_registered_helpers_stay_private(project, mt):
     d = project("statics")
     for lib in ("a", "b"):

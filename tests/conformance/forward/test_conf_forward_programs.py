@@ -21,6 +21,7 @@ PROGRAMS = [
     ("fwd_control.c", 5),
     ("fwd_protos.c", 4),
     ("fwd_quad.c", 2),
+    ("fwd_gsl.c", 2),
 ]
 CHECKS = dict(PROGRAMS)
 
@@ -40,6 +41,7 @@ def test_program_o2(conf_build, conf_run_ok, source, checks):
     ("fwd_control.c", "-O0"),
     ("fwd_protos.c", "-O0"),
     ("fwd_quad.c", "-O0"),
+    ("fwd_gsl.c", "-O0"),
 ])
 def test_program_other_levels(conf_build, conf_run_ok, source, opt):
     assert conf_run_ok(conf_build(source, opt)) == CHECKS[source]
@@ -88,3 +90,8 @@ def test_callback_argument(conf_build, conf_run_ok):
 
 def test_hessian_with_workspace(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_hessian.c")) == 18
+
+
+@pytest.mark.xfail(strict=True, reason="see failure fwd-15")
+def test_callback_in_struct(conf_build, conf_run_ok):
+    assert conf_run_ok(conf_build("fwd_gsl_direct.c")) == 3

@@ -90,6 +90,7 @@ class Invocation:
         self.verbose = False                     # -v
         self.export_dynamic = False              # -rdynamic / -Wl,--export-dynamic
         self.no_pie = False                      # -no-pie / -static
+        self.lto: str | None = None              # the -flto flag given, if any
 
     @property
     def sources(self) -> list[Input]:
@@ -180,13 +181,22 @@ def classify(args: list[str]) -> Invocation:
             inv.verbose = True
         elif parse_opt_level(arg) is not None:
             inv.opt_level = parse_opt_level(arg)
-        if inv.passthrough_reason is None and (
+        if is_lto_flag(arg):
+            inv.lto = inv.lto or arg
+        elif inv.passthrough_reason is None and (
                 arg in PASSTHROUGH_EXACT or arg.startswith(PASSTHROUGH_PREFIXES)) and \
                 not arg.startswith(("-flto-jobs", "-fno-lto")):
             inv.passthrough_reason = arg
         i += 1
+    if inv.lto and inv.compile_only and inv.passthrough_reason is None:
+        inv.passthrough_reason = inv.lto   # -c -flto: the LTO bitcode object clang makes
     _decide_passthrough(inv)
     return inv
+
+
+def is_lto_flag(arg: str) -> bool:
+    """-flto, -flto=thin/full/auto/jobserver (not -flto-jobs=, -fno-lto)."""
+    return arg == "-flto" or arg.startswith("-flto=")
 
 
 def _note_value_option(inv: Invocation, opt: str, value: str | None) -> None:

@@ -230,7 +230,10 @@ def compile_and_link(driver: list[str], inv: Invocation) -> int:
     try:
         objects: dict[int, str] = {}
         depparts: dict[str, list[str]] = {}
-        options = argmodel.strip_inputs_and_output(inv.args, drop_link_only=True, drop_depfile=True)
+        # sources compiled on the way to a link are fat objects even under -flto: the
+        # whole-program link reads their bitcode (and LTO objects' bitcode) itself
+        options = [a for a in argmodel.strip_inputs_and_output(inv.args, drop_link_only=True, drop_depfile=True)
+                   if not argmodel.is_lto_flag(a)]
         for k, source in enumerate(inv.sources):
             stem = os.path.splitext(os.path.basename(source.path))[0]
             obj = os.path.join(tmpdir, f"{k}-{stem}.o")

@@ -64,7 +64,13 @@ def elf_section(data: bytes, section: str) -> bytes | None:
 
 
 def embedded_bitcode(data: bytes) -> bytes | None:
-    """The bitcode a fat object carries (ours, or plain clang -fembed-bitcode), or None."""
+    """The bitcode a fat object carries (ours, or plain clang -fembed-bitcode), or None.
+
+    An object that is bitcode itself (`-flto`/`-flto=thin`, which compile steps leave to
+    clang) is its own bitcode: the whole-program link reads it like an embedded section.
+    """
+    if data[:4] == b"BC\xc0\xde":
+        return data
     for name in (BITCODE_SECTION, CLANG_BITCODE_SECTION):
         section = elf_section(data, name)
         if section:

@@ -24,7 +24,7 @@ def test_x_language_applies_until_x_none():
 
 @pytest.mark.parametrize("argv,reason", [
     (["-E", "a.c"], "-E"), (["-S", "a.c"], "-S"), (["-M", "a.c"], "-M"),
-    (["-MM", "a.c"], "-MM"), (["-c", "-"], "input from stdin"), (["-flto=thin", "a.c"], "-flto=thin"),
+    (["-MM", "a.c"], "-MM"), (["-c", "-"], "input from stdin"), (["-flto=thin", "-c", "a.c"], "-flto=thin"),
     (["--version"], "--version"), (["-print-prog-name=ld"], "-print-prog-name=ld"),
     (["-v"], "no input files"), (["-c", "k.s"], "nothing to compile to bitcode"),
     (["-c", "a.c", "b.c", "-o", "x.o"], "-o with several sources (clang reports it)"),

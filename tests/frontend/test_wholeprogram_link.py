@@ -273,3 +273,35 @@ def test_static_functions_with_registrations_stay_private(ws):
              'int main(void) { printf("%g %g %g %g\\n", f_a(1), f_b(1), grad_a(1), grad_b(1)); return 0; }\n')
     ws.run(["cc", "main.c", "-L.", "-la", "-lb", "-Wl,-rpath,$ORIGIN", "-o", "main"], check=True)
     assert ws.exe("main").stdout == "3 4 21 21\n"
+
+
+LTO_A = "#include <math.h>\nstatic double state;\ndouble fa(double x) { state = sin(x); return state * x; }\n"
+LTO_B = "static double state;\ndouble fb(double x) { state = x * x; return state * 3.0; }\n"
+LTO_MAIN = """#include <stdio.h>
+double __enzyme_fwddiff(void *, ...);
+double __enzyme_autodiff(void *, ...);
+double fa(double), fb(double);
+double both(double x) { return fa(x) + fb(x); }
+int main(void) { printf("%.6f %.6f\\n", __enzyme_fwddiff((void *)both, 0.5, 1.0), __enzyme_autodiff((void *)both, 0.5));
+  return 0; }
+"""
+
+
+def test_lto_objects_are_read_as_bitcode(ws):
+    """-flto / -flto=thin: -c leaves clang's LTO bitcode objects; the link reads them as the
+    program's bitcode (also from an archive); a one-shot build compiles fat objects."""
+    ws.write("a.c", LTO_A)
+    ws.write("b.c", LTO_B)
+    ws.write("main.c", LTO_MAIN)
+    want = "3.918217 3.918217\n"
+    for flag in ("-flto", "-flto=thin"):
+        ws.eb("-O2", flag, "-c", "a.c", "b.c", "main.c", check=True)
+        with open(ws.file("a.o"), "rb") as fh:
+            assert fh.read(4) == b"BC\xc0\xde"
+        ws.eb("-O2", flag, "a.o", "b.o", "main.o", "-o", "p1", "-lm", check=True)
+        assert ws.exe("p1").stdout == want
+        ws.run(["ar", "rcs", "libab.a", "a.o", "b.o"], check=True)
+        ws.eb("-O2", flag, "main.o", "-L.", "-lab", "-o", "p2", "-lm", check=True)
+        assert ws.exe("p2").stdout == want
+        ws.eb("-O2", flag, "a.c", "b.c", "main.c", "-o", "p3", "-lm", check=True)
+        assert ws.exe("p3").stdout == want

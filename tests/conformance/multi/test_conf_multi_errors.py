@@ -106,7 +106,6 @@ def test_cxx_no_body_fails_cleanly(project, mt):
     assert "blackbox" in err and "run" in err  # Model::eval may be inlined away
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-10")
 def test_cxx_names_demangled(project, mt):
     d = project("errors")
     proc = mt.run(d, [mt.enzyme_build, "c++", "-O0", "cxx_nobody.cc", "-o", "prog"])

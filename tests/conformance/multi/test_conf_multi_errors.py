@@ -110,4 +110,4 @@ def test_cxx_names_demangled(project, mt):
     d = project("errors")
     proc = mt.run(d, [mt.enzyme_build, "c++", "-O0", "cxx_nobody.cc", "-o", "prog"])
     err = _fails_cleanly(proc, os.path.join(d, "prog"))
-    assert "sim::blackbox" in err and "Model::eval" in err and "_ZN3sim" not in err
+    assert "sim::blackbox" in err and "run(double)" in err and "_ZN3sim" not in err  # Model::eval may be inlined

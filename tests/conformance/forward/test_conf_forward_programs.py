@@ -81,7 +81,7 @@ def test_const_table_ad_before_opt(conf_build, conf_run_ok):
 
 
 def test_thread_local_accumulator(conf_build, conf_run_ok):
-    assert conf_run_ok(conf_build("fwd_tls.c")) == 2
+    assert conf_run_ok(conf_build("fwd_tls.c")) == 4
 
 
 def test_callback_argument(conf_build, conf_run_ok):

@@ -617,6 +617,9 @@ def _no_spare_tapes(text: str) -> str:
     """The per-thread spare tape block is a pointer in a global the outer pass gives no
     shadow: its tangent tapes would share the primal's block. Code an outer pass
     differentiates allocates and frees its tapes plainly (only a little slower)."""
+    # the engine treats its own push/pop as inactive; in code an outer pass differentiates
+    # they move values that carry tangents, so they become ordinary functions there
+    text = re.sub(r'@__enzyme_build_tape_(push|pop)(?=\()', r'@__enzyme_build_tape_\1.nested', text)
     text = text.replace("%fits = icmp uge i64 %spcap, %need", "%fits = icmp ult i64 %spcap, 0")
     text = text.replace("%bigger = icmp ugt i64 %cap, %spcap", "%bigger = icmp ult i64 %cap, 0")
     # a frame grows the tape inside a call the outer pass sees as integer-only: reserve the

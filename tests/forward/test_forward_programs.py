@@ -55,10 +55,10 @@ def test_std_vector_members_as_calls(build, run_ok, opt, ad_before_opt):
     assert run_ok(build("stdvec_calls.cc", opt=opt, ad_before_opt=ad_before_opt)) == 3
 
 
-@pytest.mark.parametrize("opt", ["-O2", "-O0"])
-def test_nested_second_derivatives(build, run_ok, opt):
+@pytest.mark.parametrize("opt,ad_before_opt", [("-O2", False), ("-O0", False), ("-O2", True)])
+def test_nested_second_derivatives(build, run_ok, opt, ad_before_opt):
     """An AD call inside a differentiated function is rewritten first (innermost first)."""
-    assert run_ok(build("nested.c", opt=opt)) == 55
+    assert run_ok(build("nested.c", opt=opt, ad_before_opt=ad_before_opt)) == 58
 
 
 @pytest.mark.parametrize("ad_before_opt", [False, True])

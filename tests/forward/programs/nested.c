@@ -67,6 +67,27 @@ static void hessian_columns_with_workspace(void) {
   for (int i = 0; i < N; i++) fc_near("width 1 column", dg1[i], dg[1][i], 1e-12);
 }
 
+/* a loop whose trip count depends on the data: the inner gradient pushes and pops its tape */
+double until(const double *x, int n) {
+  double s = 0;
+  int i = 0;
+  while (s < 3.0 && i < 40) { s += sin(x[i % n]) * x[(i + 1) % n] + 0.2; i++; }
+  return s * s;
+}
+void grad_until(const double *x, double *gx, int n) {
+  for (int i = 0; i < n; i++) gx[i] = 0;
+  __enzyme_autodiffv((void *)until, enzyme_dup, x, gx, enzyme_const, n);
+}
+static void hessian_through_dynamic_loop(void) {
+  double x[3] = {0.4, 0.9, -0.3}, v[3] = {1.0, -0.5, 0.25}, g[3], hv[3] = {0}, h = 1e-6;
+  __enzyme_fwddiffv((void *)grad_until, enzyme_dup, x, v, enzyme_dup, g, hv, enzyme_const, 3);
+  double xp[3], xm[3], gp[3], gm[3];
+  for (int i = 0; i < 3; i++) { xp[i] = x[i] + h * v[i]; xm[i] = x[i] - h * v[i]; }
+  grad_until(xp, gp, 3);
+  grad_until(xm, gm, 3);
+  for (int i = 0; i < 3; i++) fc_near("Hessian-vector product through a while loop", hv[i], (gp[i] - gm[i]) / (2 * h), 1e-6);
+}
+
 int main(void) {
   double x = 0.7;
   double want2 = -sin(x) * x * x + 4 * x * cos(x) + 2 * sin(x);
@@ -84,5 +105,6 @@ int main(void) {
   grad_g(xs, g0, N);
   for (int i = 0; i < N; i++) fc_near("gradient alongside", gx[i], g0[i], 1e-12);
   hessian_columns_with_workspace();
+  hessian_through_dynamic_loop();
   return fc_done();
 }

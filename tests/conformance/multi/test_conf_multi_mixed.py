@@ -81,7 +81,6 @@ def test_static_registered_helper_vs_plain_global(project, mt):
     assert "21 want 21" in out and "other 5 want 5" in out
 
 
-@pytest.mark.xfail(strict=True, reason="see failure multi-05")
 @pytest.mark.parametrize("lto", ["-flto", "-flto=thin"])
 def test_flto_objects(project, mt, lto):
     """-flto objects: either the AD link works on them, or the compile refuses -flto clearly."""

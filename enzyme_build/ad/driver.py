@@ -649,7 +649,10 @@ _LOCAL_WITH_DOLLAR = re.compile(r'(?<![-a-zA-Z$._0-9"])(%|^)([-a-zA-Z._0-9]*\$[-
 def _free_derived_names(text: str) -> str:
     """Double the `$` in local names an AD pass made (`%x$t` -> `%x$$t`), so the next pass,
     which names tangents and shadows `<name>$t` / `<name>$sh`, cannot collide with them."""
-    return _LOCAL_WITH_DOLLAR.sub(lambda m: m.group(1) + m.group(2).replace("$", "$$"), text)
+    # only code lines: constants (`c"%1$s"` formats) and metadata stay as they are
+    return "\n".join(line if line.startswith(("@", "!", "attributes ", "declare ", ";"))
+                     else _LOCAL_WITH_DOLLAR.sub(lambda m: m.group(1) + m.group(2).replace("$", "$$"), line)
+                     for line in text.split("\n"))
 
 
 _TLS_ADDRESS = re.compile(r'^\s*(%[-a-zA-Z$._0-9]+) = (?:tail |notail |musttail )?call (?:align \d+ |[a-z]+(?:\(\d+\))? )*'

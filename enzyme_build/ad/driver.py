@@ -207,12 +207,18 @@ class Engine:
                      "function inactive if it does not affect derivatives")
         if inst.callee is None:
             chain = " -> ".join([c for c, _ in self.chain])
+            origin = _function_pointer_origin(fn, inst)
             raise EnzymeBuildError(
                 f"cannot differentiate through an indirect call (function pointer or virtual call) "
-                f"with active arguments (call chain: {chain} -> ?)",
+                f"with active arguments (call chain: {chain} -> ?)" + (f": the function pointer is {origin}"
+                                                                       if origin else ""),
                 location=self.location(inst) or f"@{fn.name}",
                 hint="call the function directly (or let the optimizer devirtualize it, e.g. with a "
-                     "final class), or mark the data it touches enzyme_const")
+                     "final class), or mark the data it touches enzyme_const" + (
+                         "; a callback passed as an argument of the differentiated function itself (enzyme_const "
+                         "and the function's name) is specialized, and so is one stored in a struct the "
+                         "program fills with a known function before calling (differentiate that wrapper)"
+                         if origin else ""))
         raw_callee = strip_name(inst.callee)
         names = demangled([c for c, _ in self.chain] + [raw_callee, fn.name])
         callee = names.get(raw_callee, raw_callee)
@@ -247,6 +253,26 @@ class Engine:
                  f"`{ext}void* __enzyme_register_gradient_{ident}[] = {{{ref}, (void*){ident}_aug, (void*){ident}_grad}};`"
                  f" — or, if it does not affect derivatives, mark it inactive: "
                  f"`{ext}void* __enzyme_inactivefn[] = {{{ref}}};`")
+
+
+def _function_pointer_origin(fn: Function, inst: Instruction) -> str | None:
+    """Where an indirect call's target comes from, in the user's terms, when it is a
+    parameter or is loaded from memory a parameter points to."""
+    from ..analysis.activity import pointer_roots
+    m = re.search(r'\bcall\b[^%(]*?(%[-a-zA-Z$._0-9]+)\(', inst.text)
+    if m is None:
+        return None
+    params = {p.name: k for k, p in enumerate(fn.params, 1)}
+    value = m.group(1)
+    if value in params:
+        return f"parameter {params[value]} of {fn.name}"
+    d = fn.defs.get(value)
+    if d is None or d.opcode != "load" or not d.operands:
+        return None
+    for root in sorted(pointer_roots(fn, d.operands[0][1])):
+        if root in params:
+            return f"loaded from memory that parameter {params[root]} of {fn.name} points to (e.g. a struct of callbacks)"
+    return None
 
 
 def demangled(names: list[str]) -> dict[str, str]:

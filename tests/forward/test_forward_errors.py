@@ -196,3 +196,20 @@ def test_cxx_missing_rule_is_named_demangled(tmp_path):
     assert "_ZN3sim" not in proc.stderr
     assert 'extern "C" void* __enzyme_register_derivative_blackbox[] = {(void*)sim::blackbox, ' \
            "(void*)blackbox_fwd};" in proc.stderr
+
+
+def test_indirect_call_names_where_the_pointer_comes_from(tmp_path):
+    """A callback loaded from a struct the differentiated function receives: the message says so."""
+    from enzyme_build import llvm
+    from enzyme_build.ad.stage import run_ad_stage
+    from enzyme_build.errors import EnzymeBuildError
+
+    src = tmp_path / "cbs.c"
+    src.write_text("extern int enzyme_const;\ndouble __enzyme_fwddiff(void *, ...);\n"
+                   "typedef struct { double (*f)(double); double k; } cb;\n"
+                   "double apply(const cb *c, double x) { return c->f(x * c->k); }\n"
+                   "double go(const cb *c, const cb *dc) { return __enzyme_fwddiff((void *)apply, c, dc, 1.5, 1.0); }\n")
+    with pytest.raises(EnzymeBuildError) as info:
+        run_ad_stage(llvm.parse_assembly(frontend_ir(str(src), str(tmp_path)), "cbs.c"))
+    assert "loaded from memory that parameter 1 of apply points to" in info.value.message
+    assert "wrapper" in info.value.hint

@@ -622,7 +622,8 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
     other __enzyme_* call; the inner site becomes a call of a derived function, which is
     plain code the next pass differentiates like any other.
     """
-    text = specialize_callback_arguments(lower_threadlocal_addresses(text))
+    text = specialize_callback_arguments(lower_threadlocal_addresses(text),
+                                         set((registry or Registry()).rules) | set((registry or Registry()).inactive))
     for _ in range(16):
         module = parse_module(text)
         with_sites = {name for name in module.functions
@@ -722,11 +723,12 @@ def lower_threadlocal_addresses(text: str) -> str:
 _DBG_ATTACHMENT = re.compile(r',? !dbg !\d+')
 
 
-def specialize_callback_arguments(text: str) -> str:
+def specialize_callback_arguments(text: str, keep: set[str] = frozenset()) -> str:
     """`__enzyme_*(simpson, enzyme_const, integrand, …)` where simpson calls its parameter:
     differentiate a copy of simpson with that parameter replaced by the function passed,
     so the calls through it are direct (quadrature, root finders and ODE solvers taking
-    their integrand as a callback). The copy keeps the signature; the parameter is unused."""
+    their integrand as a callback). The copy keeps the signature; the parameter is unused.
+    Functions in `keep` (with custom rules, or inactive) are left as they are."""
     if "__enzyme_" not in text:
         return text
     module = parse_module(text)
@@ -741,7 +743,7 @@ def specialize_callback_arguments(text: str) -> str:
                 continue
             m = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', inst.operands[0][1])
             primal = module.functions.get(strip_name("@" + m.group(1))) if m else None
-            if primal is None or not re.fullmatch(r'[-a-zA-Z$._0-9]+', primal.name):
+            if primal is None or not re.fullmatch(r'[-a-zA-Z$._0-9]+', primal.name) or primal.name in keep:
                 continue
             called = [p.name for p in primal.params
                       if any(i.opcode == "call" and i.callee is None and re.search(

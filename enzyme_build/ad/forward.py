@@ -302,6 +302,18 @@ class ForwardGenerator:
         self._terminator(ret, lines)
         return lines
 
+    def _moves_active_bits(self, inst: Instruction) -> bool:
+        """Does an atomic operation store a value with a derivative (a float, or a float's
+        bits as the integer `_Atomic double` updates compare and exchange)?"""
+        text = inst.text.split("=", 1)[1] if inst.result else inst.text
+        for v in re.findall(r'%[-a-zA-Z$._0-9]+', _DBG_RE.sub("", text))[1:]:   # the values, after the address
+            if v in self.act.varied:
+                return True
+            d = self.fn.defs.get(v)
+            if d is not None and d.opcode == "bitcast" and d.operands and d.operands[0][1] in self.act.varied:
+                return True
+        return False
+
     def _phi(self, phi: Instruction, lines: list[str]) -> None:
         """Tangent phis (floats) or shadow phis (pointers), one per lane, on the same edges."""
         res = phi.result
@@ -318,9 +330,9 @@ class ForwardGenerator:
 
     def _terminator(self, term: Instruction, lines: list[str]) -> None:
         if term.opcode in ("invoke", "callbr", "indirectbr", "resume"):
-            raise EnzymeBuildError(f"cannot differentiate through '{term.opcode}' in @{self.fn.name}",
-                                   location=self.where(term),
-                                   hint="build C++ code with -fno-exceptions, or mark the function inactive")
+            what, hint = _UNSUPPORTED[term.opcode]
+            raise EnzymeBuildError(f"cannot differentiate through {what} in @{self.fn.name}",
+                                   location=self.where(term), hint=hint)
         rty = derived_return_type(self.fn, self.sig)
         if term.opcode != "ret" or rty == self.fn.return_type:
             lines.append(_DBG_RE.sub("", term.text))
@@ -340,6 +352,10 @@ class ForwardGenerator:
         if op == "call":
             self._call(inst, lines)
             return
+        if op in ("cmpxchg", "atomicrmw") and self._moves_active_bits(inst):
+            what, hint = _UNSUPPORTED[op]
+            raise EnzymeBuildError(f"cannot differentiate {what} in @{self.fn.name}", location=self.where(inst),
+                                   hint=hint)
         lines.append(_DBG_RE.sub("", inst.text))
         if res and res in self.act.shadowed:
             self._shadow(inst, lines)
@@ -440,9 +456,10 @@ class ForwardGenerator:
             for name, ta, te in zip(names, self.tangents(agg, aty), self.tangents(elem, ety)):
                 lines.append(f"  {name} = insertvalue {aty} {ta}, {ety} {te}, {idx}")
         else:
-            raise EnzymeBuildError(f"cannot differentiate '{op}' producing {res} in @{self.fn.name}",
-                                   location=self.where(inst),
-                                   hint="vector floating-point values are not supported by the engine")
+            what, hint = _UNSUPPORTED.get(op, (f"'{op}'", "vector floating-point values are not supported by "
+                                                          "the engine"))
+            raise EnzymeBuildError(f"cannot differentiate {what} producing {res} in @{self.fn.name}",
+                                   location=self.where(inst), hint=hint)
 
     def _apply_rule(self, rule, fty: str, operands, res: str, names: list[str], lines: list[str]) -> None:
         """tangent = sum over varied operands of partial_i * tangent_i, per lane."""
@@ -725,6 +742,21 @@ class ForwardGenerator:
                 self._define(lane_names(res, "t", self.width)[k], ty, leaves[size][1], lines, len(lines))
         if res and primal is not None:
             lines.append(f"  {res} = select i1 true, {ty} {primal}, {ty} {primal}")
+
+
+# constructs forward mode refuses: (how the message names them, the fix that applies)
+_UNSUPPORTED = {
+    "invoke": ("a call that may throw (C++ exceptions, 'invoke')",
+               "build C++ code with -fno-exceptions, or mark the function inactive"),
+    "resume": ("exception propagation ('resume')", "build C++ code with -fno-exceptions, or mark the function inactive"),
+    "indirectbr": ("a computed goto ('goto *p', 'indirectbr')",
+                   "use a switch over the targets instead of a table of label addresses"),
+    "callbr": ("'asm goto' ('callbr')", "move the assembly into a function with a custom derivative rule"),
+    "cmpxchg": ("an atomic read-modify-write on a float ('cmpxchg', e.g. `_Atomic double x; x += v;`)",
+                "accumulate into a plain double (per thread, e.g. _Thread_local) and combine afterwards"),
+    "atomicrmw": ("an atomic read-modify-write on a float ('atomicrmw', e.g. `_Atomic double x; x += v;`)",
+                  "accumulate into a plain double (per thread, e.g. _Thread_local) and combine afterwards"),
+}
 
 
 def _memset_for(nty: str) -> str:

@@ -213,3 +213,24 @@ def test_indirect_call_names_where_the_pointer_comes_from(tmp_path):
         run_ad_stage(llvm.parse_assembly(frontend_ir(str(src), str(tmp_path)), "cbs.c"))
     assert "loaded from memory that parameter 1 of apply points to" in info.value.message
     assert "wrapper" in info.value.hint
+
+
+@pytest.mark.parametrize("source,words", [
+    ("static _Atomic double total;\n"
+     "double f(double x) { total = 0; total += x * x; return total; }\n", ["atomic read-modify-write", "_Thread_local"]),
+    ("double f(double x) { static void *tbl[] = {&&a, &&b}; goto *tbl[(int)(x > 1)]; a: return x * x; "
+     "b: return x * 3; }\n", ["computed goto", "switch"]),
+])
+def test_unsupported_constructs_are_named(tmp_path, source, words):
+    """An _Atomic double accumulator (was a silent zero tangent) and a computed goto."""
+    from enzyme_build import llvm
+    from enzyme_build.ad.stage import run_ad_stage
+    from enzyme_build.errors import EnzymeBuildError
+
+    src = tmp_path / "u.c"
+    src.write_text("double __enzyme_fwddiff(void *, ...);\n" + source +
+                   "double go(double x) { return __enzyme_fwddiff((void *)f, x, 1.0); }\n")
+    with pytest.raises(EnzymeBuildError) as info:
+        run_ad_stage(llvm.parse_assembly(frontend_ir(str(src), str(tmp_path)), "u.c"))
+    text = info.value.render()
+    assert all(w in text for w in words), text

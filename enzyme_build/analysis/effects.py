@@ -34,15 +34,22 @@ def _own_stack(fn: Function, ptr: str) -> bool:
 
 
 def _store_inert(module: Module, fn: Function, inst) -> bool:
-    (vty, _), (_, ptr) = inst.operands
+    (vty, v), (_, ptr) = inst.operands
     if _own_stack(fn, ptr):
         return True
+    if not re.fullmatch(r"i\d+", vty):
+        return False
+    # an integer moved from memory (or out of a float) may be a float's bits: `d[i] = s[j]`
+    # over uint64_t copies doubles; computed integers (`calls++`) are plain integers
+    d = fn.defs.get(v)
+    if d is not None and d.opcode in ("load", "bitcast", "phi", "select", "freeze", "call", "extractvalue"):
+        return False
+    if v in {p.name for p in fn.params}:
+        return False
     if _NARROW_INT.fullmatch(vty):
         return True
-    if re.fullmatch(r"i\d+", vty):
-        name = tbaa_type(module, inst.metadata.get("tbaa"))
-        return bool(name) and _INT_TBAA.fullmatch(name) is not None
-    return False
+    name = tbaa_type(module, inst.metadata.get("tbaa"))
+    return bool(name) and _INT_TBAA.fullmatch(name) is not None
 
 
 def derivative_free(module: Module, name: str, is_pure_math, memo: dict[str, bool]) -> bool:

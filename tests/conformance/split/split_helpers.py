@@ -1,35 +1,15 @@
-"""Build-and-run helpers for the split-mode conformance programs (hcheck.h style)."""
+"""Build-and-run helpers for the split-mode conformance programs (hcheck.h style): the
+reverse-mode suite's helpers, pointed at this directory's programs."""
 from __future__ import annotations
 
+import functools
 import os
-import re
-import shutil
-import subprocess
 import sys
 
-PROGRAMS = os.path.join(os.path.dirname(__file__), "programs")
-ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-OK_LINE = re.compile(r"^ok (\d+)$", re.MULTILINE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reverse"))
+from rev_helpers import ENZYME_BUILD, OK_LINE, build_and_run as _build_and_run  # noqa: E402
 
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+build_and_run = functools.partial(_build_and_run, programs=PROGRAMS)
 
-def build_and_run(tmp_path, source, opt="-O2", extra=(), env_extra=None, programs=PROGRAMS):
-    """Compile programs/<source> with `enzyme-build cc|c++ <opt> -I.`, run it, and assert
-    that it exits 0 printing `ok N` (N > 0). Returns N."""
-    work = tmp_path / (os.path.splitext(source)[0] + opt.replace("-", "_") + "_".join(extra).replace("-", "_"))
-    work.mkdir(parents=True, exist_ok=True)
-    shutil.copy(os.path.join(programs, "hcheck.h"), work)
-    shutil.copy(os.path.join(programs, source), work)
-    driver = "c++" if source.endswith((".cc", ".cpp")) else "cc"
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    exe = str(work / "prog")
-    build = subprocess.run(
-        [ENZYME_BUILD, driver, opt, "-I.", *extra, source, "-o", exe, "-lm"],
-        cwd=work, env=env, capture_output=True, text=True, timeout=240,
-    )
-    assert build.returncode == 0, f"build failed:\n{build.stdout}\n{build.stderr}"
-    run = subprocess.run([exe], cwd=work, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, f"run failed ({run.returncode}):\n{run.stdout}\n{run.stderr}"
-    match = OK_LINE.search(run.stdout)
-    assert match and int(match.group(1)) > 0, run.stdout + run.stderr
-    return int(match.group(1))
+__all__ = ["ENZYME_BUILD", "OK_LINE", "PROGRAMS", "build_and_run"]

@@ -16,6 +16,31 @@ TAPE_TYPE = "{ ptr, i64, i64 }"
 TAPE_OBJECT_BYTES = 24
 CELL_BYTES = 8
 
+def _memcpy_adjoint(suffix: str, ty: str, log2_size: int, align: int) -> str:
+    """The reverse of a memcpy of floats of one type: src' += dst'; dst' = 0, elementwise."""
+    return f"""\
+define internal void @__enzyme_build_memcpy_adjoint_{suffix}(ptr %dst, ptr %src, i64 %bytes) {{
+entry:
+  %n = lshr i64 %bytes, {log2_size}
+  %any = icmp ne i64 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %dp = getelementptr inbounds {ty}, ptr %dst, i64 %i
+  %sp = getelementptr inbounds {ty}, ptr %src, i64 %i
+  %d = load {ty}, ptr %dp, align {align}
+  %s = load {ty}, ptr %sp, align {align}
+  %sum = fadd {ty} %s, %d
+  store {ty} %sum, ptr %sp, align {align}
+  store {ty} 0.0, ptr %dp, align {align}
+  %next = add nuw i64 %i, 1
+  %more = icmp ult i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}"""
+
+
 _SUPPORT = {
     "__enzyme_build_tape_push": """\
 define internal ptr @__enzyme_build_tape_push(ptr %tape, i64 %bytes) alwaysinline {
@@ -170,48 +195,8 @@ entry:
   %t = call ptr @calloc(i64 1, i64 24)
   ret ptr %t
 }""",
-    "__enzyme_build_memcpy_adjoint_f64": """\
-define internal void @__enzyme_build_memcpy_adjoint_f64(ptr %dst, ptr %src, i64 %bytes) {
-entry:
-  %n = lshr i64 %bytes, 3
-  %any = icmp ne i64 %n, 0
-  br i1 %any, label %loop, label %done
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %dp = getelementptr inbounds double, ptr %dst, i64 %i
-  %sp = getelementptr inbounds double, ptr %src, i64 %i
-  %d = load double, ptr %dp, align 8
-  %s = load double, ptr %sp, align 8
-  %sum = fadd double %s, %d
-  store double %sum, ptr %sp, align 8
-  store double 0.0, ptr %dp, align 8
-  %next = add nuw i64 %i, 1
-  %more = icmp ult i64 %next, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}""",
-    "__enzyme_build_memcpy_adjoint_f32": """\
-define internal void @__enzyme_build_memcpy_adjoint_f32(ptr %dst, ptr %src, i64 %bytes) {
-entry:
-  %n = lshr i64 %bytes, 2
-  %any = icmp ne i64 %n, 0
-  br i1 %any, label %loop, label %done
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %dp = getelementptr inbounds float, ptr %dst, i64 %i
-  %sp = getelementptr inbounds float, ptr %src, i64 %i
-  %d = load float, ptr %dp, align 4
-  %s = load float, ptr %sp, align 4
-  %sum = fadd float %s, %d
-  store float %sum, ptr %sp, align 4
-  store float 0.0, ptr %dp, align 4
-  %next = add nuw i64 %i, 1
-  %more = icmp ult i64 %next, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}""",
+    "__enzyme_build_memcpy_adjoint_f64": _memcpy_adjoint("f64", "double", 3, 8),
+    "__enzyme_build_memcpy_adjoint_f32": _memcpy_adjoint("f32", "float", 2, 4),
     # psi(x): shift x up with psi(x) = psi(x+1) - 1/x, then the asymptotic series
     "__enzyme_build_digamma": """\
 define internal double @__enzyme_build_digamma(double %x) {

@@ -1135,7 +1135,9 @@ class ReverseGenerator(CachePlanner):
             text += self._forward_blocks_text(self._diffe_prologue())
             text += self._reverse_blocks_text() + self._exit_block() + ["}"]
             return ["\n".join(text)]
-        aug_head = ", ".join([f"{t} {n}" for t, n in params] + [f"ptr {TAPE}"])
+        # the tape object is reached only through this parameter (and what the piece passes on): noalias
+        # lets the optimizer keep its data pointer in a register across stores to user memory
+        aug_head = ", ".join([f"{t} {n}" for t, n in params] + [f"ptr noalias {TAPE}"])
         aug_ret = "{ ptr, ptr }" if self.sig.ret_shadow else self.fn.return_type
         aug = [f"define internal {aug_ret} @{names['augmented']}({aug_head}) {{"]
         body = self._forward_blocks_text([])
@@ -1156,7 +1158,7 @@ class ReverseGenerator(CachePlanner):
         rev_params = [f"{t} {n}" for t, n in params]
         if self.sig.ret_active:
             rev_params.append(f"{self.fn.return_type} {DRET}")
-        rev_params.append(f"ptr {TAPE}")
+        rev_params.append(f"ptr noalias {TAPE}")
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}) {{", "entry$:"]
         rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas() \
             + self._hoist_slot_allocas()

@@ -494,6 +494,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
             v = fresh()
             lines.append(f"  {v} = call {rty} @{name}({', '.join(passed)})")
             finish(v, rty)
+        _clear_shadow_globals(engine, name, fresh, lines)
         return lines
     if kind == "__enzyme_augmentsize":
         finish(str(TAPE_OBJECT_BYTES), "i64")
@@ -559,6 +560,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     else:
         v = fresh()
         lines.append(f"  {v} = call {rty} @{rev}({', '.join(passed + ['ptr ' + tape_ptr])})")
+    _clear_shadow_globals(engine, rev, fresh, lines)
     engine.support.add("__enzyme_build_tape_free_data")
     lines.append(f"  call void @__enzyme_build_tape_free_data(ptr {tape_ptr})")
     if owned:
@@ -568,6 +570,53 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         engine.declare("@free")
     finish(v, rty)
     return lines
+
+
+def shadow_globals_reached(engine: Engine, derived: str) -> dict[str, str]:
+    """Shadow globals (name -> value type) that the derived function `derived` or anything it
+    calls names: the ones a top-level gradient call may leave adjoints in."""
+    shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used}
+    if not shadows:
+        return {}
+    bodies = {_defined_symbol(t): t for t in engine.texts if t.lstrip().startswith("define")}
+    symbol = re.compile(r'@("[^"]*"|[-a-zA-Z$._0-9]+)')
+    found: dict[str, str] = {}
+    seen, todo = set(), [derived]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in bodies:
+            text = bodies[name]
+        elif name in engine.module.functions:
+            text = "\n".join(engine.module.functions.body_lines(name)[1:])
+        else:
+            continue
+        for m in symbol.finditer(text):
+            ref = "@" + m.group(1)
+            if ref in shadows:
+                found[ref] = shadows[ref]
+            else:
+                todo.append(strip_name(ref))
+    return found
+
+
+def _clear_shadow_globals(engine: Engine, derived: str, fresh, lines: list[str]) -> None:
+    """After a top-level gradient call (a combined function, or a reverse piece) returns, the
+    engine's shadow globals still hold the adjoints of the values the globals had before
+    the call: the globals were not arguments, so those are dropped (zeroed). Otherwise the
+    next gradient call's reverse sweep would consume them as its own (a static read before
+    it is written, e.g. a warm start). Shadows the caller passes as arguments are untouched."""
+    for g, ty in sorted(shadow_globals_reached(engine, derived).items()):
+        if is_float_type(ty):
+            lines.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {g}, align 8")
+            continue
+        end, size = fresh(), fresh()
+        lines.append(f"  {end} = getelementptr {ty}, ptr null, i64 1")
+        lines.append(f"  {size} = ptrtoint ptr {end} to i64")
+        lines.append(f"  call void @llvm.memset.p0.i64(ptr {g}, i8 0, i64 {size}, i1 false)")
+        engine.declare("@llvm.memset.p0.i64")
 
 
 def _tape_object(engine, tape_ptr, allocated, fresh, lines, where) -> str:

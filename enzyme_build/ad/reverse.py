@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
-                                 global_base, is_inactive_call, pointer_roots)
+                                 global_base, is_inactive_call, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.types import (bits_stay_integer, check_memory_access, float_views, memcpy_element_kind,
                               memcpy_record_type)
@@ -155,6 +155,7 @@ class ReverseGenerator(CachePlanner):
         self._check_precisions()
         self._check_integer_views()
         for inst in self.act.lost_stores:
+            self._refuse_global_pointer_store(inst)
             raise EnzymeBuildError(
                 f"an active value is stored where enzyme-build cannot give the memory a shadow "
                 f"({inst.text.strip()} in @{fn.name})", location=engine.location(inst),
@@ -192,6 +193,24 @@ class ReverseGenerator(CachePlanner):
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
+
+    def _refuse_global_pointer_store(self, inst: Instruction) -> None:
+        """An active store through a pointer held in a global (a workspace kept in `static
+        double *w`): the global has no shadow, so neither has the memory; say which global."""
+        g = pointer_global(self.fn, inst.operands[1][1], self.act.shadowed)
+        if g is None:
+            return
+        name = g[1:].strip('"')
+        owner, _, var = name.partition(".")
+        what = f"the static variable '{var}' of {owner}" if var and owner in self.engine.module.functions \
+            else f"the global '{name}'"
+        raise EnzymeBuildError(
+            f"an active value is stored through the pointer held in {what} (@{name}), and enzyme-build "
+            f"cannot give that memory a shadow: globals holding pointers have none "
+            f"({inst.text.split(', !', 1)[0].strip()} in @{self.fn.name})",
+            location=self.engine.location(inst) or f"@{self.fn.name}",
+            hint="pass the workspace to the differentiated function as a parameter (enzyme_dup with a "
+                 "zeroed shadow buffer of the same size), or allocate it inside the differentiated function")
 
     def _check_integer_views(self) -> None:
         """A float's bits carried in an integer (a view) must reach a float again through a

@@ -146,7 +146,9 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
         if inst.opcode == "call" and inst.callee in ALLOCATORS:
             return True
         if inst.opcode == "load":   # a pointer read from memory: shadowed if the memory is
-            return True
+            # a pointer held in a global has nowhere to keep its shadow (globals holding
+            # pointers get none): its shadow would be the primal memory itself
+            return not any(r.startswith("@") and r not in act.shadowed for r in roots_of(inst.operands[0][1]))
         return False
 
     def call_args_activity(inst) -> list[str]:
@@ -261,6 +263,20 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 if not all(r in const_params for r in roots_of(p)):
                     act.lost_stores.append(inst)
     return act
+
+
+def pointer_global(fn: Function, ptr: str, shadowed: set[str] = frozenset()) -> str | None:
+    """The global (without a shadow) a pointer was loaded from, when `ptr` is derived from
+    such a load (`g_work[i]` with `static double *g_work`); None otherwise."""
+    for r in sorted(pointer_roots(fn, ptr)):
+        d = fn.defs.get(r)
+        if d is None or d.opcode != "load":
+            continue
+        for a in sorted(pointer_roots(fn, d.operands[0][1])):
+            g = global_base(a)
+            if g is not None and g not in shadowed:
+                return g
+    return None
 
 
 def _ptr_inputs(inst: Instruction) -> list[str]:

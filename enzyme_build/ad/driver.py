@@ -494,7 +494,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
             v = fresh()
             lines.append(f"  {v} = call {rty} @{name}({', '.join(passed)})")
             finish(v, rty)
-        _clear_shadow_globals(engine, name, fresh, lines)
+        clear_shadow_globals(engine, name, fresh, lines)
         return lines
     if kind == "__enzyme_augmentsize":
         finish(str(TAPE_OBJECT_BYTES), "i64")
@@ -560,7 +560,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     else:
         v = fresh()
         lines.append(f"  {v} = call {rty} @{rev}({', '.join(passed + ['ptr ' + tape_ptr])})")
-    _clear_shadow_globals(engine, rev, fresh, lines)
+    clear_shadow_globals(engine, rev, fresh, lines)
     engine.support.add("__enzyme_build_tape_free_data")
     lines.append(f"  call void @__enzyme_build_tape_free_data(ptr {tape_ptr})")
     if owned:
@@ -572,10 +572,16 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     return lines
 
 
-def shadow_globals_reached(engine: Engine, derived: str) -> dict[str, str]:
+def shadow_globals_reached(engine: Engine, derived: str, forward_width: int = 0) -> dict[str, str]:
     """Shadow globals (name -> value type) that the derived function `derived` or anything it
-    calls names: the ones a top-level gradient call may leave adjoints in."""
-    shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used}
+    calls names: the ones a top-level gradient call may leave adjoints in (forward mode,
+    `forward_width` > 0: the tangent globals of each lane, which hold the tangents of the
+    last values written)."""
+    if forward_width:
+        tags = ["fsh"] + [f"fsh{k}" for k in range(1, forward_width)]
+        shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags}
+    else:
+        shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used}
     if not shadows:
         return {}
     bodies = {_defined_symbol(t): t for t in engine.texts if t.lstrip().startswith("define")}
@@ -602,13 +608,15 @@ def shadow_globals_reached(engine: Engine, derived: str) -> dict[str, str]:
     return found
 
 
-def _clear_shadow_globals(engine: Engine, derived: str, fresh, lines: list[str]) -> None:
+def clear_shadow_globals(engine: Engine, derived: str, fresh, lines: list[str], forward_width: int = 0) -> None:
     """After a top-level gradient call (a combined function, or a reverse piece) returns, the
     engine's shadow globals still hold the adjoints of the values the globals had before
     the call: the globals were not arguments, so those are dropped (zeroed). Otherwise the
     next gradient call's reverse sweep would consume them as its own (a static read before
-    it is written, e.g. a warm start). Shadows the caller passes as arguments are untouched."""
-    for g, ty in sorted(shadow_globals_reached(engine, derived).items()):
+    it is written, e.g. a warm start). Shadows the caller passes as arguments are untouched.
+    Forward mode likewise drops the tangents left in its tangent globals: a global's value
+    from before the call is a constant of the next call."""
+    for g, ty in sorted(shadow_globals_reached(engine, derived, forward_width).items()):
         if is_float_type(ty):
             lines.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {g}, align 8")
             continue

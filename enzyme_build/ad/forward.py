@@ -109,6 +109,8 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
                 lines.append(f"  {t} = extractvalue {rty} {out}, {k + 1}")
                 tangents.append(t)
     bind_tangents(engine, call, inst, tangents, tangent_type, fresh, lines, where)
+    from .driver import clear_shadow_globals
+    clear_shadow_globals(engine, name, fresh, lines, forward_width=call.sig.width)
     return lines
 
 

@@ -74,3 +74,10 @@ def test_thread_local_accumulators(build, run_ok, opt, ad_before_opt):
 @pytest.mark.parametrize("opt,ad_before_opt", [("-O2", False), ("-O0", False), ("-O2", True)])
 def test_callback_arguments(build, run_ok, opt, ad_before_opt):
     assert run_ok(build("callback.c", opt=opt, ad_before_opt=ad_before_opt, extra=("-g",))) == 4
+
+
+@pytest.mark.parametrize("opt", ["-O2", "-O0"])
+def test_statics_keep_no_tangent_between_calls(build, run_ok, opt):
+    """A static read before it is written is a constant of each call: the tangent left in
+    its tangent global by the previous call is dropped (scalar and vector mode)."""
+    assert run_ok(build("statics.c", opt=opt)) == 11

@@ -8,15 +8,18 @@ import sys
 import pytest
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+# where the self-check header every conformance program includes lives (one copy for all the suites)
+HCHECK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 
 
 def build_program(source: str, workdir: str, opt: str = "-O2", extra=(), env_extra=None) -> str:
-    """`enzyme-build cc|c++ OPT -I. SRC -o EXE -lm` in PROGRAMS; returns EXE (asserts the build succeeded)."""
+    """`enzyme-build cc|c++ OPT -I. -I<hcheck.h dir> SRC -o EXE -lm` in PROGRAMS; returns EXE (asserts the
+    build succeeded)."""
     driver = "c++" if source.endswith((".cc", ".cpp")) else "cc"
     exe = os.path.join(workdir, os.path.splitext(source)[0] + opt.replace(" ", "").replace("-", "_"))
     env = dict(os.environ, **(env_extra or {}))
-    cmd = [ENZYME_BUILD, driver, *opt.split(), "-I.", *extra, source, "-o", exe, "-lm"]
+    cmd = [ENZYME_BUILD, driver, *opt.split(), "-I.", "-I" + HCHECK_DIR, *extra, source, "-o", exe, "-lm"]
     proc = subprocess.run(cmd, cwd=PROGRAMS, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}"
     return exe

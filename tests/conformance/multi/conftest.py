@@ -9,6 +9,8 @@ import sys
 import pytest
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+# the self-check header every conformance program includes (one copy for all the suites)
+HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hcheck.h")
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 CLANG = shutil.which("clang-22") or "/usr/lib/llvm-22/bin/clang"
 
@@ -28,10 +30,11 @@ def ok_count(proc: subprocess.CompletedProcess) -> int:
 
 @pytest.fixture
 def project(tmp_path):
-    """project(name) -> a fresh copy of programs/<name> (str path)."""
+    """project(name) -> a fresh copy of programs/<name> (str path), with hcheck.h beside its sources."""
     def _copy(name):
         dest = tmp_path / name
         shutil.copytree(os.path.join(PROGRAMS, name), dest)
+        shutil.copy(HCHECK, dest)
         return str(dest)
     return _copy
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "programs")
+# the self-check header every conformance program includes (one copy for all the suites)
+HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hcheck.h")
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 OK_LINE = re.compile(r"^ok (\d+)$", re.MULTILINE)
 
@@ -17,7 +19,7 @@ def build_and_run(tmp_path, source, opt="-O2", extra=(), env_extra=None, program
     that it exits 0 printing `ok N` (N > 0). Returns N."""
     work = tmp_path / (os.path.splitext(source)[0] + opt.replace("-", "_") + "_".join(extra).replace("-", "_"))
     work.mkdir(parents=True, exist_ok=True)
-    shutil.copy(os.path.join(programs, "hcheck.h"), work)
+    shutil.copy(HCHECK, work)
     shutil.copy(os.path.join(programs, source), work)
     driver = "c++" if source.endswith((".cc", ".cpp")) else "cc"
     env = dict(os.environ)

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from rev_helpers import ENZYME_BUILD, PROGRAMS, build_and_run
+from rev_helpers import ENZYME_BUILD, HCHECK, PROGRAMS, build_and_run
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
@@ -34,8 +34,8 @@ def _build_refused(tmp_path, source, opt):
     """Build programs/<source> with -g; returns (exit code, stderr, output file exists)."""
     work = tmp_path / "refused"
     work.mkdir(exist_ok=True)
-    for name in ("hcheck.h", source):
-        shutil.copy(os.path.join(PROGRAMS, name), work)
+    shutil.copy(HCHECK, work)
+    shutil.copy(os.path.join(PROGRAMS, source), work)
     build = subprocess.run([ENZYME_BUILD, "cc", opt, "-g", "-I.", source, "-o", "prog", "-lm"],
                            cwd=work, capture_output=True, text=True, timeout=240)
     return build.returncode, build.stderr, (work / "prog").exists()

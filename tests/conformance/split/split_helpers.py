@@ -7,9 +7,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reverse"))
-from rev_helpers import ENZYME_BUILD, OK_LINE, build_and_run as _build_and_run  # noqa: E402
+from rev_helpers import ENZYME_BUILD, HCHECK, OK_LINE, build_and_run as _build_and_run  # noqa: E402
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 build_and_run = functools.partial(_build_and_run, programs=PROGRAMS)
 
-__all__ = ["ENZYME_BUILD", "OK_LINE", "PROGRAMS", "build_and_run"]
+__all__ = ["ENZYME_BUILD", "HCHECK", "OK_LINE", "PROGRAMS", "build_and_run"]

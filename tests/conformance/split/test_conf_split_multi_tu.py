@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from split_helpers import ENZYME_BUILD, OK_LINE, PROGRAMS
+from split_helpers import ENZYME_BUILD, HCHECK, OK_LINE, PROGRAMS
 
 SOURCES = ["model.c", "fwd.c", "bwd.c", "main.c"]
 
@@ -23,7 +23,7 @@ def _run(cmd, cwd):
 def test_tape_crosses_translation_units(tmp_path, opt, separate):
     for name in SOURCES:
         shutil.copy(os.path.join(PROGRAMS, "tu_split", name), tmp_path)
-    shutil.copy(os.path.join(PROGRAMS, "hcheck.h"), tmp_path)
+    shutil.copy(HCHECK, tmp_path)
     exe = str(tmp_path / "prog")
     if separate:
         for name in SOURCES:

@@ -1,49 +1,16 @@
-"""Helpers for the forward-mode tests: build C/C++ through the AD stage directly (no wrapper)."""
+"""Helpers for the forward-mode tests: the AD tests' build-through-the-stage pipeline, with
+this directory's programs on the include path."""
 from __future__ import annotations
 
+import functools
 import os
-import shutil
-import subprocess
 import sys
-
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")
-CLANG = shutil.which("clang-22") or "/usr/lib/llvm-22/bin/clang"
-CLANGXX = shutil.which("clang++-22") or "/usr/lib/llvm-22/bin/clang++"
+sys.path.insert(0, os.path.join(HERE, "..", "ad"))
+import ad_helpers  # noqa: E402
+from ad_helpers import enzyme_build_cli  # noqa: E402,F401
 
-
-def frontend_ir(source: str, workdir: str, *, opt: str = "-O2", extra=()) -> str:
-    """Raw frontend IR of a C/C++ file: what fat objects embed."""
-    out = os.path.join(workdir, os.path.basename(source) + ".ll")
-    cmd = [_compiler(source), opt, "-Xclang", "-disable-llvm-passes", "-S", "-emit-llvm", "-I", PROGRAMS,
-           *extra, source, "-o", out]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    with open(out) as fh:
-        return fh.read()
-
-
-def _compiler(source: str) -> str:
-    return CLANGXX if source.endswith((".cc", ".cpp")) else CLANG
-
-
-def build_with_stage(source: str, workdir: str, *, opt: str = "-O2", extra=(), ad_before_opt: bool = False) -> str:
-    """Compile `source` through run_ad_stage + O3 + codegen; returns the executable path."""
-    from enzyme_build import llvm
-    from enzyme_build.ad.stage import run_ad_stage
-
-    text = frontend_ir(source, workdir, opt=opt, extra=extra)
-    module = llvm.parse_assembly(text, os.path.basename(source))
-    module = run_ad_stage(module, ad_before_opt=ad_before_opt, keep_dir=os.path.join(workdir, "keep"))
-    llvm.optimize(module, 3)
-    llvm.verify(module, generated=True)
-    obj = os.path.join(workdir, os.path.basename(source) + ".o")
-    with open(obj, "wb") as fh:
-        fh.write(llvm.emit_object(module, opt=3))
-    exe = os.path.join(workdir, os.path.splitext(os.path.basename(source))[0])
-    subprocess.run([_compiler(source), obj, "-o", exe, "-lm"], check=True, capture_output=True, text=True)
-    return exe
-
-
-def enzyme_build_cli() -> str:
-    return os.path.join(os.path.dirname(sys.executable), "enzyme-build")
+frontend_ir = functools.partial(ad_helpers.frontend_ir, include=(PROGRAMS,))
+build_with_stage = functools.partial(ad_helpers.build_with_stage, include=(PROGRAMS,))

@@ -576,7 +576,15 @@ def shadow_globals_reached(engine: Engine, derived: str, forward_width: int = 0)
     """Shadow globals (name -> value type) that the derived function `derived` or anything it
     calls names: the ones a top-level gradient call may leave adjoints in (forward mode,
     `forward_width` > 0: the tangent globals of each lane, which hold the tangents of the
-    last values written)."""
+    last values written). Memoized: a derived function reaches the same globals at every
+    call site that requests it."""
+    key = ("shadow-globals-reached", derived, forward_width)
+    if key not in engine.memo:
+        engine.memo[key] = _shadow_globals_reached(engine, derived, forward_width)
+    return engine.memo[key]
+
+
+def _shadow_globals_reached(engine: Engine, derived: str, forward_width: int) -> dict[str, str]:
     if forward_width:
         tags = ["fsh"] + [f"fsh{k}" for k in range(1, forward_width)]
         shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags}

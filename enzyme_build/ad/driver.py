@@ -476,24 +476,12 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         grad_args = passed + ([f"{primal.return_type} {float_constant(1.0, primal.return_type)}"]
                               if ret_active else []) + [f"ptr {tape}"]
         grad_ret = engine.function_return_type(rule.gradient)
-        if grad_ret == "void":
-            lines.append(f"  call void @{rule.gradient}({', '.join(grad_args)})")
-            finish(None, "void")
-        else:
-            v = fresh()
-            lines.append(f"  {v} = call {grad_ret} @{rule.gradient}({', '.join(grad_args)})")
-            finish(v, grad_ret)
+        finish(call_line(grad_ret, rule.gradient, grad_args, fresh, lines), grad_ret)
         return lines
     if kind == "__enzyme_autodiff":
         name = engine.request_combined(primal, sig)
         rty = adjoint_type(primal, sig)
-        if rty == "void":
-            lines.append(f"  call void @{name}({', '.join(passed)})")
-            finish(None, "void")
-        else:
-            v = fresh()
-            lines.append(f"  {v} = call {rty} @{name}({', '.join(passed)})")
-            finish(v, rty)
+        finish(call_line(rty, name, passed, fresh, lines), rty)
         clear_shadow_globals(engine, name, fresh, lines)
         return lines
     if kind == "__enzyme_augmentsize":
@@ -507,13 +495,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         tape = tape_ptr if tape_ptr is not None else (rest[-1][1] if rest else "null")
         check_rule_arity(engine.module, rule.gradient, "gradient", primal.name, len(passed) + 1, sig.args, where)
         grad_ret = engine.function_return_type(rule.gradient)
-        v = None
-        if grad_ret == "void":
-            lines.append(f"  call void @{rule.gradient}({', '.join(passed + ['ptr ' + tape])})")
-        else:
-            v = fresh()
-            lines.append(f"  {v} = call {grad_ret} @{rule.gradient}({', '.join(passed + ['ptr ' + tape])})")
-        finish(v, grad_ret if v else "void")
+        finish(call_line(grad_ret, rule.gradient, passed + ['ptr ' + tape], fresh, lines), grad_ret)
         return lines
     aug, rev = engine.request_split(primal, sig)
     if kind == "__enzyme_augmentfwd":
@@ -554,12 +536,7 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
                                    location=where)
         tape_ptr = rest[-1][1]
     rty = adjoint_type(primal, sig)
-    v = None
-    if rty == "void":
-        lines.append(f"  call void @{rev}({', '.join(passed + ['ptr ' + tape_ptr])})")
-    else:
-        v = fresh()
-        lines.append(f"  {v} = call {rty} @{rev}({', '.join(passed + ['ptr ' + tape_ptr])})")
+    v = call_line(rty, rev, passed + ['ptr ' + tape_ptr], fresh, lines)
     clear_shadow_globals(engine, rev, fresh, lines)
     engine.support.add("__enzyme_build_tape_free_data")
     lines.append(f"  call void @__enzyme_build_tape_free_data(ptr {tape_ptr})")
@@ -570,6 +547,16 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         engine.declare("@free")
     finish(v, rty)
     return lines
+
+
+def call_line(ret_ty: str, callee: str, args: list[str], fresh, lines: list[str]) -> str | None:
+    """Emit `call ret_ty @callee(args)`; returns the result's name (None for void)."""
+    if ret_ty == "void":
+        lines.append(f"  call void @{callee}({', '.join(args)})")
+        return None
+    v = fresh()
+    lines.append(f"  {v} = call {ret_ty} @{callee}({', '.join(args)})")
+    return v
 
 
 def shadow_globals_reached(engine: Engine, derived: str, forward_width: int = 0) -> dict[str, str]:

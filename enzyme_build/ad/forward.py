@@ -97,19 +97,15 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
     lines = list(call.lines)
     tangents: list[str] = []
     tangent_type = None
-    if rty == "void":
-        lines.append(f"  call void @{name}({', '.join(call.passed)})")
-    else:
-        out = fresh()
-        lines.append(f"  {out} = call {rty} @{name}({', '.join(call.passed)})")
-        if rty != call.primal.return_type:
-            tangent_type = call.primal.return_type
-            for k in range(call.sig.width):
-                t = fresh()
-                lines.append(f"  {t} = extractvalue {rty} {out}, {k + 1}")
-                tangents.append(t)
+    from .driver import call_line, clear_shadow_globals
+    out = call_line(rty, name, call.passed, fresh, lines)
+    if out is not None and rty != call.primal.return_type:
+        tangent_type = call.primal.return_type
+        for k in range(call.sig.width):
+            t = fresh()
+            lines.append(f"  {t} = extractvalue {rty} {out}, {k + 1}")
+            tangents.append(t)
     bind_tangents(engine, call, inst, tangents, tangent_type, fresh, lines, where)
-    from .driver import clear_shadow_globals
     clear_shadow_globals(engine, name, fresh, lines, forward_width=call.sig.width)
     return lines
 

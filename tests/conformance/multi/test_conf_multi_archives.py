@@ -12,15 +12,20 @@ def _compile_all(mt, d, opt="-O2"):
         assert proc.returncode == 0, proc.stderr
 
 
-def test_ad_calls_only_inside_archive_members(project, mt):
-    """The gradient wrappers (the only __enzyme_* calls) are archive members; the main object
-    is built once with enzyme-build and once by plain clang."""
-    d = project("proj")
+def _model_library(mt, d):
+    """libmodel.a: the model, its kernels and rules, and the gradient wrappers, as fat objects."""
     lib = ["model.c", "kernels.c", "rules.c", "util.c", "wrappers.c"]
     for src in lib:
         proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
         assert proc.returncode == 0, proc.stderr
     assert mt.run(d, ["ar", "rcs", "libmodel.a", *[s[:-2] + ".o" for s in lib]]).returncode == 0
+
+
+def test_ad_calls_only_inside_archive_members(project, mt):
+    """The gradient wrappers (the only __enzyme_* calls) are archive members; the main object
+    is built once with enzyme-build and once by plain clang."""
+    d = project("proj")
+    _model_library(mt, d)
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "use_ar.c", "-L.", "-lmodel", "-o", "prog", "-lm"])
     assert proc.returncode == 0, proc.stderr
     assert mt.ok(mt.run(d, ["./prog"])) == 7
@@ -57,11 +62,7 @@ def test_hessian_vector_product_over_archived_gradient(project, mt):
     """Forward mode over the gradient wrapper (reverse mode with the user's rules inside), which
     lives in an archive member of another TU."""
     d = project("proj")
-    lib = ["model.c", "kernels.c", "rules.c", "util.c", "wrappers.c"]
-    for src in lib:
-        proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "-c", src, "-o", src[:-2] + ".o"])
-        assert proc.returncode == 0, proc.stderr
-    assert mt.run(d, ["ar", "rcs", "libmodel.a", *[s[:-2] + ".o" for s in lib]]).returncode == 0
+    _model_library(mt, d)
     proc = mt.run(d, [mt.enzyme_build, "cc", "-O2", "-I.", "hvp.c", "-L.", "-lmodel", "-o", "hvp", "-lm"])
     assert proc.returncode == 0, proc.stderr
     assert mt.ok(mt.run(d, ["./hvp"])) == 8

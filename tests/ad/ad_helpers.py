@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLES = "/work/shared/examples"
+EXAMPLES = os.path.join(HERE, "..", "acceptance")   # the acceptance programs
 CLANG = shutil.which("clang-22") or "/usr/lib/llvm-22/bin/clang"
 CLANGXX = shutil.which("clang++-22") or "/usr/lib/llvm-22/bin/clang++"
 

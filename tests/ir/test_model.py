@@ -9,7 +9,7 @@ import pytest
 from enzyme_build import llvm
 from enzyme_build.ir import make_name, parse_instruction, parse_module, split_top, tbaa_type
 
-EXAMPLES = "/work/shared/examples"
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "acceptance")
 
 
 def optimized_text(source: str, tmp_path, extra=()) -> str:

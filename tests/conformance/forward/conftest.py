@@ -8,8 +8,8 @@ import sys
 import pytest
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
-# where the self-check header every conformance program includes lives (one copy for all the suites)
-HCHECK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+# where the self-check header every conformance program includes lives: the acceptance programs'
+HCHECK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "acceptance")
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 
 

@@ -61,7 +61,7 @@ def test_float_pair_by_value(tmp_path, conf_build, conf_run_ok):
     """A {float, float} struct by value: either right tangents or a clear refusal naming the parameter."""
     exe = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
     out = tmp_path / "fpair"
-    proc = subprocess.run([exe, "cc", "-O2", "-I.", "-I../..", "fwd_fpair.c", "-o", str(out), "-lm"], cwd=PROGRAMS_DIR,
+    proc = subprocess.run([exe, "cc", "-O2", "-I.", "-I../../../acceptance", "fwd_fpair.c", "-o", str(out), "-lm"], cwd=PROGRAMS_DIR,
                           capture_output=True, text=True, timeout=300)
     if proc.returncode == 0:
         assert conf_run_ok(str(out)) == 2

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
-# the self-check header every conformance program includes (one copy for all the suites)
-HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hcheck.h")
+# the self-check header every conformance program includes: the acceptance programs' own
+HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "acceptance", "hcheck.h")
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 CLANG = shutil.which("clang-22") or "/usr/lib/llvm-22/bin/clang"
 

@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "programs")
-# the self-check header every conformance program includes (one copy for all the suites)
-HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hcheck.h")
+# the self-check header every conformance program includes: the acceptance programs' own
+HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "acceptance", "hcheck.h")
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 OK_LINE = re.compile(r"^ok (\d+)$", re.MULTILINE)
 

@@ -29,6 +29,56 @@ _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "u
 _REUSABLE_CALLS = {"sin", "cos", "sinh", "cosh", "exp", "log", "sqrt"}
 
 
+def derived_pointers(fn, roots: dict[str, str]) -> dict[str, str]:
+    """`roots` (pointer -> root) grown by the GEP/bitcast chains of `fn` based on them."""
+    derived = dict(roots)
+    changed = True
+    while changed:
+        changed = False
+        for inst in fn.instructions():
+            if inst.result and inst.result not in derived and inst.opcode in ("getelementptr", "bitcast") \
+                    and inst.operands[0][1] in derived:
+                derived[inst.result] = derived[inst.operands[0][1]]
+                changed = True
+    return derived
+
+
+def float_data_misuses(fn, derived: dict[str, str], other_use_ok) -> set[str]:
+    """Roots one of whose derived pointers is used other than to address float data: as a
+    GEP/bitcast base, by loads and stores of non-pointer values, lifetime markers and
+    memsets, or a use `other_use_ok(inst, pointer)` accepts."""
+    bad: set[str] = set()
+    for inst in fn.instructions():
+        for v in inst.values():
+            if v not in derived:
+                continue
+            op = inst.opcode
+            if op in ("getelementptr", "bitcast") and inst.operands[0][1] == v:
+                continue
+            if op == "load" and inst.type != "ptr":
+                continue
+            if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v \
+                    and inst.operands[0][0] != "ptr":
+                continue
+            if op == "call" and callee_name(inst).startswith(("llvm.lifetime", "llvm.memset")):
+                continue
+            if other_use_ok(inst, v):
+                continue
+            bad.add(derived[v])
+    return bad
+
+
+def passes_reverse_only_shadow(engine, inst, pointer: str) -> bool:
+    """A call that takes `pointer` (float data whose shadow lives only in the reverse piece)
+    where its callee's pieces can do the same: a derived function that uses that parameter
+    only to address float data (`Engine.reverse_only_shadow`)."""
+    if inst.opcode != "call":
+        return False
+    name = callee_name(inst)
+    positions = [k for k, (_, v) in enumerate(inst.operands) if v == pointer]
+    return bool(positions) and all(engine.reverse_only_shadow(name, k) for k in positions)
+
+
 class CachePlanner:
     """Mixin for ReverseGenerator: needs self.fn, self.cfg, self.act, self.engine, self.sig,
     self.split, self.types, the name maps and the per-block line lists it sets up."""
@@ -157,8 +207,11 @@ class CachePlanner:
         block. The forward sweep saves the old value, the reverse sweep puts it back when it
         passes the store and writes the stored value again at its end; while it re-reads
         memory, the memory is then as the forward sweep saw it, so such a store (a result
-        written through `double *err` at the end) does not stop re-reading other arguments."""
-        if self.split:
+        written through `double *err` at the end) does not stop re-reading other arguments.
+        Split pieces do the same when the caller vouches for some arguments: the old value
+        goes into the frame record, and the reverse piece puts back what the memory holds
+        when it gets there (the caller may have changed it since)."""
+        if self.split and not any(self.sig.stable_args):
             return {}
         params = {p.name for p in self.fn.params}
         out: dict[int, str] = {}
@@ -177,6 +230,9 @@ class CachePlanner:
                 if vty.startswith(("{", "[", "<")) or not roots or not roots <= params:
                     continue
                 out[id(inst)] = make_name("%", inst.operands[1][1], "old", str(len(out)))
+                if self.split:   # a forward value the reverse piece fetches from the frame
+                    self.home[out[id(inst)]] = block.label
+                    self.types[out[id(inst)]] = vty
         return out
 
     def _stable_roots(self) -> set[str]:
@@ -416,42 +472,32 @@ class CachePlanner:
         reverse piece (a fresh zeroed alloca) instead of a heap block made in the augmented
         piece: the forward sweep never writes shadow memory of float data, and the adjoint of
         memory that dies at return is zero. Every pointer derived from such an alloca must be
-        a GEP/bitcast chain used only by loads, stores of floats and memory intrinsics, so the
-        reverse sweep can recompute its shadow from the new base."""
+        a GEP/bitcast chain used only by loads, stores of floats, memory intrinsics and calls
+        of derived functions that do the same with it, so the reverse sweep can recompute its
+        shadow from the new base. Such a call passes poison as the shadow to the callee's
+        augmented piece and the real one to its reverse piece; the callee, told so by its
+        signature, treats that parameter the same way (a root whose shadow is its reverse
+        piece's parameter)."""
         if not self.split:
             return {}
-        derived: dict[str, str] = {}
-        bad: set[str] = set()
-        for inst in self.fn.instructions():
-            if inst.opcode == "alloca" and inst.result in self.act.shadowed and not inst.operands:
-                derived[inst.result] = inst.result
-        changed = True
-        while changed:
-            changed = False
-            for inst in self.fn.instructions():
-                if inst.result and inst.result not in derived and inst.opcode in ("getelementptr", "bitcast") \
-                        and inst.operands[0][1] in derived:
-                    derived[inst.result] = derived[inst.operands[0][1]]
-                    changed = True
-        for inst in self.fn.instructions():
-            for v in inst.values():
-                if v not in derived:
-                    continue
-                root = derived[v]
-                op = inst.opcode
-                if op in ("getelementptr", "bitcast") and inst.operands[0][1] == v:
-                    continue
-                if op == "load" and (is_float_type(inst.type) or not inst.type == "ptr") and inst.type != "ptr":
-                    continue
-                if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v \
-                        and inst.operands[0][0] != "ptr":
-                    continue
-                if op == "call" and callee_name(inst).startswith(("llvm.lifetime", "llvm.memset")):
-                    continue
-                if op == "call" and callee_name(inst).startswith(("llvm.memcpy", "llvm.memmove")) \
-                        and memcpy_element_kind(self, inst) in ("double", "float", "int"):
-                    continue
-                bad.add(root)
+        roots = {inst.result: inst.result for inst in self.fn.instructions()
+                 if inst.opcode == "alloca" and inst.result in self.act.shadowed and not inst.operands}
+        # parameters whose shadow the caller keeps in its reverse piece too (Signature.rev_shadow_args)
+        flagged = [p.name for p, f in zip(self.fn.params, self.sig.rev_shadow_args) if f]
+        roots.update({name: name for name in flagged})
+        derived = derived_pointers(self.fn, roots)
+
+        def other_use_ok(inst, v) -> bool:
+            name = callee_name(inst) if inst.opcode == "call" else ""
+            if name.startswith(("llvm.memcpy", "llvm.memmove")):
+                return v not in flagged and memcpy_element_kind(self, inst) in ("double", "float", "int")
+            # a derived callee whose pieces keep this shadow in their reverse piece as well
+            return passes_reverse_only_shadow(self.engine, inst, v)
+
+        bad = float_data_misuses(self.fn, derived, other_use_ok)
+        if bad & set(flagged):
+            raise InternalError(f"@{self.fn.name} was asked to keep a parameter's shadow in its reverse "
+                                f"piece but uses it otherwise ({sorted(bad & set(flagged))})")
         return {v: root for v, root in derived.items() if root not in bad}
 
     def _push_lines(self, values: list[tuple[str, str]]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..analysis.activity import written_float_globals
+from ..analysis.activity import callee_name, written_float_globals
 from ..analysis.effects import derivative_free
 from ..custom.registry import Registry, check_rule_arity
 from ..errors import EnzymeBuildError
@@ -105,6 +105,58 @@ class Engine:
         self.global_users = _GlobalUsers(module, self.active_globals)
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}
+        self.split_calls: list[tuple[str, Signature, str]] = []   # (kind, signature, call site)
+
+    # ---------------------------------------------------------------- inlining
+    INLINE_PIECES_MAX = 200   # instructions of the primal
+
+    def inline_pieces(self, fn: Function) -> bool:
+        """Whether the split pieces of `fn` are marked alwaysinline: small, non-recursive
+        functions. The two pieces talk through memory (tape records, shadow pointers, adjoint
+        slots); inlined into their callers, O3 keeps that traffic in registers. Left to the
+        inliner, a piece with two callers (a combined and a split gradient of the same
+        function) stays a call and the gradient gets a third slower."""
+        key = ("inline-pieces", fn.name)
+        if key not in self.memo:
+            small = sum(1 for _ in fn.instructions()) <= self.INLINE_PIECES_MAX
+            self.memo[key] = small and not self._reaches(fn.name, fn.name)
+        return self.memo[key]
+
+    def _reaches(self, start: str, target: str) -> bool:
+        """Whether @start calls @target, directly or through functions of the module."""
+        seen, todo = set(), [start]
+        while todo:
+            name = todo.pop()
+            fn = self.module.functions.get(name)
+            if fn is None:
+                continue
+            for inst in fn.instructions():
+                if inst.opcode not in ("call", "invoke"):
+                    continue
+                callee = callee_name(inst)
+                if callee == target:
+                    return True
+                if callee and callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        return False
+
+    def reverse_only_shadow(self, name: str, k: int) -> bool:
+        """Whether the split pieces of @name can take parameter k's shadow in the reverse piece
+        only (poison in the augmented piece): the parameter addresses float data and nothing
+        else, here and in the derived callees it is passed on to."""
+        key = ("reverse-only-shadow", name, k)
+        if key not in self.memo:
+            self.memo[key] = False   # recursion: no
+            fn = self.module.functions.get(name)
+            if fn is not None and name in self.differentiable and name not in self.custom \
+                    and k < len(fn.params) and fn.params[k].type == "ptr":
+                from .cache import derived_pointers, float_data_misuses, passes_reverse_only_shadow
+                root = fn.params[k].name
+                derived = derived_pointers(fn, {root: root})
+                self.memo[key] = not float_data_misuses(
+                    fn, derived, lambda inst, v: passes_reverse_only_shadow(self, inst, v))
+        return self.memo[key]
 
     # ---------------------------------------------------------------- naming and memo
     def _unique(self, base: str, sig: Signature) -> str:
@@ -388,14 +440,20 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
             location=where, hint="pass the function itself, e.g. __enzyme_autodiff((void*)f, ...), and "
                                  "link the object file that defines it")
     lines: list[str] = []
-    activity, passed = [], []
+    activity, passed, kept = [], [], []
     tape_ptr, allocated = None, None
+    keep_next = False
 
     def special_markers():
-        nonlocal tape_ptr, allocated
+        nonlocal tape_ptr, allocated, keep_next
         while True:
             m = args.marker()
-            if m == "enzyme_allocated":
+            if m == "enzyme_not_overwritten":
+                # the caller promises the memory behind the next argument does not change
+                # between __enzyme_augmentfwd and __enzyme_reverse (combined mode assumes it)
+                args.next()
+                keep_next = True
+            elif m == "enzyme_allocated":
                 args.next()
                 allocated = args.next()[1]
             elif m == "enzyme_tape":
@@ -415,6 +473,9 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
             if m in _ACTIVITY_MARKERS:
                 args.next()
                 act = _ACTIVITY_MARKERS[m]
+                if args.marker() == "enzyme_not_overwritten":   # accepted after the activity too
+                    args.next()
+                    keep_next = True
             elif m is not None:
                 raise EnzymeBuildError(f"unknown marker {m} in call to {kind}", location=where)
             if act is None:
@@ -444,12 +505,18 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
                 raise EnzymeBuildError(f"in the call to {kind}, {what} ({act}) gets {err}",
                                        location=where, hint=hint)
             activity.append(act)
+            kept.append(keep_next and p.type == "ptr")
+            keep_next = False
         special_markers()
     except IndexError:
         raise EnzymeBuildError(f"too few arguments in call to {kind} for @{primal.name} "
                                f"({len(params)} parameters)", location=where)
     ret_active = is_float_type(primal.return_type)
-    sig = Signature(primal.name, tuple(activity), ret_active)
+    split_call = kind in ("__enzyme_augmentfwd", "__enzyme_reverse", "__enzyme_augmentsize")
+    sig = Signature(primal.name, tuple(activity), ret_active,
+                    stable_args=tuple(kept) if split_call and any(kept) else ())
+    if kind in ("__enzyme_augmentfwd", "__enzyme_reverse"):
+        engine.split_calls.append((kind, sig, where))
     res = inst.result
     call_ty = inst.type
 
@@ -522,8 +589,13 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         lines.append(f"  {b} = insertvalue {pair_ty} {a}, {rt} {pv}, 1")
         finish(b, pair_ty)
         return lines
-    # __enzyme_reverse: [return adjoint], then the tape last
-    rest = [args.next() for _ in range(args.remaining())]
+    # __enzyme_reverse: [return adjoint], then the tape last (or enzyme_tape, ptr anywhere after)
+    rest = []
+    while args.remaining():
+        if args.marker() in ("enzyme_allocated", "enzyme_tape"):
+            special_markers()
+        else:
+            rest.append(args.next())
     if ret_active:
         if not rest:
             raise EnzymeBuildError(f"__enzyme_reverse of @{primal.name} needs the return adjoint "
@@ -907,6 +979,7 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
                               if module.lines[i] and not module.lines[i].startswith(" ")
                               and not module.lines[i].startswith(";"))
             insert_after[label_line] = entry_allocas
+    check_split_pairs(engine.split_calls)
     out: list[str] = []
     for i, line in enumerate(module.lines):
         if i in replace:
@@ -930,6 +1003,32 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
     out.extend(t for t in engine.texts if _defined_symbol(t) not in defined)
     out.extend(t for t in support_texts if _defined_symbol(t) not in defined)
     return "\n".join(out) + "\n"
+
+
+def describe_markers(sig: Signature) -> str:
+    """The markers of a split-mode call as the user wrote them, for error messages."""
+    kept = sig.stable_args or (False,) * len(sig.args)
+    return ", ".join(("enzyme_not_overwritten " if k else "") + f"enzyme_{a}" for a, k in zip(sig.args, kept))
+
+
+def check_split_pairs(calls: list[tuple[str, Signature, str]]) -> None:
+    """Each __enzyme_reverse must consume a tape an __enzyme_augmentfwd with the same markers
+    made: the markers choose what the tape holds, so a tape from a different specialization
+    would be read with the wrong layout."""
+    made: dict[str, set[Signature]] = {}
+    for kind, sig, _ in calls:
+        if kind == "__enzyme_augmentfwd":
+            made.setdefault(sig.function, set()).add(sig)
+    for kind, sig, where in calls:
+        if kind != "__enzyme_reverse" or sig.function not in made or sig in made[sig.function]:
+            continue
+        other = sorted(made[sig.function], key=Signature.code)[0]
+        raise EnzymeBuildError(
+            f"this __enzyme_reverse of @{sig.function} uses the markers ({describe_markers(sig)}) but "
+            f"every __enzyme_augmentfwd of it uses different ones (e.g. {describe_markers(other)}); "
+            f"the tape would be read with the wrong layout",
+            location=where, hint="give __enzyme_reverse exactly the markers of the __enzyme_augmentfwd "
+                                 "that made its tape, enzyme_not_overwritten included")
 
 
 def _defined_symbol(text: str) -> str | None:

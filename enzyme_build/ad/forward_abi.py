@@ -86,11 +86,12 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
                                 lines, activity, passed)
             continue
         what = f"parameter {j} ({p.type}) of @{primal.name}"
-        m = args.marker()
+        m = _skip_modifier(args)
         act = None
         if m in _MARKER_ACTIVITY:
             args.next()
             act = _MARKER_ACTIVITY[m]
+            _skip_modifier(args)
         elif m in _WIDTH_MARKERS:
             raise EnzymeBuildError(f"{m} must come right after the function (found before {what})",
                                    location=where, hint=f"write {kind}((void*)f, {m}, N, ...)")
@@ -182,6 +183,14 @@ def _parse_struct_group(args: _CallArgs, members, j: int, primal: Function, kind
             for lane in lanes:
                 passed.append(f"{want} {_coerce(want, lane[k], fresh, lines, where, f'the tangent of {what}')}")
         activity.append(piece)
+
+
+def _skip_modifier(args: _CallArgs) -> str | None:
+    """enzyme_not_overwritten only matters to split mode's tape; forward mode reads each input
+    once, as it runs, so the promise changes nothing here. Returns the marker after it."""
+    if args.marker() == "enzyme_not_overwritten":
+        args.next()
+    return args.marker()
 
 
 def _parse_width(args: _CallArgs, kind: str, where: str) -> int:

@@ -49,12 +49,16 @@ class Signature:
     # per parameter: the caller passes memory of its own (a local array or heap block) that no
     # other argument reaches, so writes through it cannot change what the others point to
     private_args: tuple[bool, ...] = ()
+    # per parameter: a pointer to float data whose shadow the caller has only in its reverse
+    # piece; the augmented piece gets poison for it (split pieces of split-mode callers)
+    rev_shadow_args: tuple[bool, ...] = ()
 
     def code(self) -> str:
         return "".join({"out": "o", "dup": "d", "dupnoneed": "n", "const": "c"}[a] for a in self.args) \
             + ("r" if self.ret_active else "") + ("s" if self.ret_shadow else "") \
             + ("k" + "".join("1" if x else "0" for x in self.stable_args) if any(self.stable_args) else "") \
-            + ("p" + "".join("1" if x else "0" for x in self.private_args) if any(self.private_args) else "")
+            + ("p" + "".join("1" if x else "0" for x in self.private_args) if any(self.private_args) else "") \
+            + ("v" + "".join("1" if x else "0" for x in self.rev_shadow_args) if any(self.rev_shadow_args) else "")
 
 
 def zero_of(ty: str) -> str:
@@ -193,6 +197,11 @@ class ReverseGenerator(CachePlanner):
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
+
+    def _undo_current(self, store: Instruction) -> str:
+        """Split mode: the name of what an undone store's memory held when the reverse piece
+        undid it (read there, written back when the piece ends)."""
+        return make_name("%", self.undone_stores[id(store)], "cur")
 
     def _refuse_global_pointer_store(self, inst: Instruction) -> None:
         """An active store through a pointer held in a global (a workspace kept in `static
@@ -586,8 +595,11 @@ class ReverseGenerator(CachePlanner):
         stable = tuple(t == "ptr" and bool(pointer_roots(self.fn, v)) and pointer_roots(self.fn, v) <= self._stable
                        for t, v in inst.operands)
         private = self._private_operands(inst)
+        rev_only = tuple(t == "ptr" and a in ("dup", "dupnoneed") and v in self.reverse_local
+                         for (t, v), a in zip(inst.operands, args))
         return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow,
-                         stable if any(stable) else (), private if any(private) else ())
+                         stable if any(stable) else (), private if any(private) else (),
+                         rev_only if any(rev_only) else ())
 
     def _private_operands(self, inst: Instruction) -> tuple[bool, ...]:
         """Per call operand: a pointer into the caller's own allocations (alloca, malloc) that
@@ -610,21 +622,23 @@ class ReverseGenerator(CachePlanner):
             out.append(ok)
         return tuple(out)
 
-    def _interleaved(self, inst: Instruction, sig: Signature, get) -> list[str]:
+    def _interleaved(self, inst: Instruction, sig: Signature, get, forward: bool = False) -> list[str]:
         out = []
         callee = self.engine.module.functions[sig.function] \
             if self._call_kind(inst) == "derived" else None
-        for k, ((t, v), a) in enumerate(zip(inst.operands, sig.args)):
+        rev_only = sig.rev_shadow_args or (False,) * len(sig.args)
+        for k, ((t, v), a, r) in enumerate(zip(inst.operands, sig.args, rev_only)):
             byval = byval_attributes(callee.params[k]) if callee and k < len(callee.params) else ""
             out.append(f"{t} {byval} {get(v)}" if byval else f"{t} {get(v)}")
             if a in ("dup", "dupnoneed"):
-                out.append(f"ptr {get(self.shadow(v))}")
+                # a shadow that exists only in the reverse piece: the augmented piece never uses it
+                out.append("ptr poison" if forward and r else f"ptr {get(self.shadow(v))}")
         return out
 
     def _forward_active_call(self, inst: Instruction, lines: list[str]) -> None:
         sig = self._callee_signature(inst)
         lhs = f"{inst.result} = " if inst.result else ""
-        args = self._interleaved(inst, sig, lambda v: v)
+        args = self._interleaved(inst, sig, lambda v: v, forward=True)
         if self._call_kind(inst) == "custom":
             rule = self.engine.custom[sig.function]
             if not rule.augment or not rule.gradient:
@@ -684,7 +698,8 @@ class ReverseGenerator(CachePlanner):
             for inst in self.fn.instructions():   # redo the undone stores, in forward order
                 if inst.opcode == "store" and id(inst) in self.undone_stores:
                     (vty, v), (_, p) = inst.operands
-                    lines.append(f"  store {vty} {v}, ptr {p}")
+                    lines.append(f"  store {vty} {self._undo_current(inst) if self.split else v}, "
+                                 f"ptr {self._fetch(p, label)}")
         self.rev_term[label] = self._reverse_terminator(block, phi_adjoints)
 
     def _reverse_terminator(self, block, phi_adjoints) -> list[str]:
@@ -810,7 +825,14 @@ class ReverseGenerator(CachePlanner):
                 lines.append(f"  store {vty} {float_constant(0.0, vty)}, ptr {ptr}")
                 self.accumulate(v, old, lines)
             if id(inst) in self.undone_stores:
-                lines.append(f"  store {inst.operands[0][0]} {self.undone_stores[id(inst)]}, ptr {p}")
+                at = self._fetch(p, label)
+                old = self.undone_stores[id(inst)]
+                if self.split:
+                    # the caller may have changed the memory since the augmented piece: keep
+                    # what it holds now, to put back when the reverse piece ends
+                    lines.append(f"  {self._undo_current(inst)} = load {inst.operands[0][0]}, ptr {at}")
+                    old = self._fetch(old, label)
+                lines.append(f"  store {inst.operands[0][0]} {old}, ptr {at}")
         elif op == "call":
             self._reverse_call(inst, label, lines)
         elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.reverse_local:
@@ -1158,7 +1180,8 @@ class ReverseGenerator(CachePlanner):
         # lets the optimizer keep its data pointer in a register across stores to user memory
         aug_head = ", ".join([f"{t} {n}" for t, n in params] + [f"ptr noalias {TAPE}"])
         aug_ret = "{ ptr, ptr }" if self.sig.ret_shadow else self.fn.return_type
-        aug = [f"define internal {aug_ret} @{names['augmented']}({aug_head}) {{"]
+        inline = " alwaysinline" if self.engine.inline_pieces(self.fn) else ""
+        aug = [f"define internal {aug_ret} @{names['augmented']}({aug_head}){inline} {{"]
         body = self._forward_blocks_text([])
         if self.frame:
             self.engine.support.add("__enzyme_build_tape_frame")
@@ -1178,13 +1201,13 @@ class ReverseGenerator(CachePlanner):
         if self.sig.ret_active:
             rev_params.append(f"{self.fn.return_type} {DRET}")
         rev_params.append(f"ptr noalias {TAPE}")
-        rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}) {{", "entry$:"]
+        rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}){inline} {{", "entry$:"]
         rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas() \
             + self._hoist_slot_allocas()
         if self.frame:
             rev += self._pop_lines([(FRAME_OFFSET, "i64")])
         for v, root in self.reverse_local.items():
-            if v == root:
+            if v == root and v not in self.params:   # a parameter's shadow is the piece's parameter
                 inst = self.fn.defs[v]
                 sh = make_name("%", v, "sh")
                 size = f"ptrtoint (ptr getelementptr ({inst.source_type}, ptr null, i32 1) to i64)"

@@ -193,3 +193,26 @@ int main(void) {
 """)
     assert "bits of an active float" in err.message and "pick" in err.message
     assert "by pointer" in err.hint
+
+
+def test_split_pieces_with_different_markers_are_an_error(tmp_path):
+    """The markers choose the tape's layout: a reverse call whose markers no augmentfwd call
+    of the function uses would read a tape laid out for another specialization."""
+    src = tmp_path / "pairs.c"
+    src.write_text("""
+extern int enzyme_dup, enzyme_const, enzyme_not_overwritten;
+void *__enzyme_augmentfwd(void *, ...);
+void __enzyme_reverse(void *, ...);
+double f(const double *x, int n) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * x[i]; return s; }
+int main(void) { double x[2] = {1, 2}, d[2] = {0, 0};
+  void *t = __enzyme_augmentfwd((void *)f, enzyme_not_overwritten, enzyme_dup, x, d, enzyme_const, 2);
+  __enzyme_reverse((void *)f, enzyme_dup, x, d, enzyme_const, 2, 1.0, t);
+  return d[0] != 2; }
+""")
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path))
+    err = info.value
+    assert "__enzyme_reverse of @f" in err.message
+    assert "enzyme_not_overwritten enzyme_dup" in err.message
+    assert "enzyme_not_overwritten" in err.hint
+    assert err.location

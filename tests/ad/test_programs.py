@@ -23,6 +23,8 @@ def test_shared_examples(build, run_ok, name):
     ("memory", ()),
     ("calls", ()),
     ("split", ()),
+    ("split_kept", ()),
+    ("split_kept", ("-O0",)),
     ("custom", ()),
     ("patterns", ()),
     ("globals", ()),

@@ -67,3 +67,22 @@ int main(void) { void *t = __enzyme_augmentfwd((void *)f, 1.0);
 def test_module_without_calls_is_unchanged_text():
     text = "define i32 @main() {\nbb:\n  ret i32 0\n}\n"
     assert differentiate_module(text) == text
+
+
+def test_split_local_array_shadows_stay_in_the_reverse_piece(tmp_path):
+    """A local float array handed to derived callees in split mode: the augmented pieces get
+    poison for its shadow and the reverse piece allocates it (no heap block per call); an
+    array whose callee returns the pointer keeps the heap shadow."""
+    src = os.path.join(os.path.dirname(__file__), "programs", "split_kept.c")
+    module = llvm.parse_assembly(frontend_ir(src, str(tmp_path)))
+    out = run_ad_stage(module, keep_dir=str(tmp_path / "keep")).text()
+    aug = re.search(r'^define internal double @augmented_locals\(.*?^}', out, re.M | re.S).group(0)
+    rev = re.search(r'^define internal void @reverse_locals\(.*?^}', out, re.M | re.S).group(0)
+    assert re.search(r'call void @augmented_rotate[.\w]*\(ptr [^,]+, ptr [^,]+, ptr [^,]+, ptr poison,', aug)
+    assert re.search(r'call void @augmented_scale[.\w]*\(ptr [^,]+, ptr [^,]+, ptr [^,]+, ptr poison,', aug)
+    assert aug.count("@calloc(") == 1           # only stash's array, whose pointer escapes
+    assert len(re.findall(r'= alloca \[2 x double\]', rev)) == 2
+    # the nested callee passes the promise on: scale's pieces hand rotate poison as well
+    scale_aug = re.search(r'^define internal void @augmented_scale[.\w]*\(.*?^}', out, re.M | re.S).group(0)
+    assert re.search(r'call void @augmented_rotate[.\w]*\(.*ptr poison,', scale_aug)
+    llvm.verify(llvm.parse_assembly(out), generated=True)

@@ -20,6 +20,10 @@ extern int enzyme_const;
 extern int enzyme_width;
 extern int enzyme_allocated;
 extern int enzyme_tape;
+/* Split mode: put before (or right after) an argument's activity marker to promise that the
+ * memory it points to is not changed between __enzyme_augmentfwd and __enzyme_reverse; the
+ * tape then need not hold the values read from it. Both calls must carry the same markers. */
+extern int enzyme_not_overwritten;
 
 /* Reverse mode: returns the adjoints of active scalar arguments; accumulates (+=) into
  * the shadows of enzyme_dup arguments. The return type depends on the call site: declare

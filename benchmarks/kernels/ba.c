@@ -96,15 +96,33 @@ static void fwd_call(void) {
   bench_sink = tangent;
 }
 
-static void split_call(void) {
+/* KEPT is empty or BENCH_KEPT */
+#define BA_SPLIT(KEPT)                                                                                         \
+  void *tape = __enzyme_augmentfwd((void *)ba_objective, enzyme_const, NOBS, KEPT enzyme_dup, cams, s_cams,    \
+                                   KEPT enzyme_dup, pts, s_pts, KEPT enzyme_dup, ws, s_ws,                     \
+                                   KEPT enzyme_const, obs, KEPT enzyme_const, feats);                          \
+  __enzyme_reverse((void *)ba_objective, enzyme_const, NOBS, KEPT enzyme_dup, cams, s_cams,                    \
+                   KEPT enzyme_dup, pts, s_pts, KEPT enzyme_dup, ws, s_ws,                                     \
+                   KEPT enzyme_const, obs, KEPT enzyme_const, feats, 1.0, tape)
+
+static void split_zero(void) {
   memset(s_cams, 0, sizeof(double) * CAM_SIZE * NCAM);
   memset(s_pts, 0, sizeof(double) * 3 * NPT);
   memset(s_ws, 0, sizeof(double) * NOBS);
+}
+
+static void split_call(void) {
+  split_zero();
 #if BENCH_HAVE_SPLIT
-  void *tape = __enzyme_augmentfwd((void *)ba_objective, enzyme_const, NOBS, enzyme_dup, cams, s_cams,
-                                   enzyme_dup, pts, s_pts, enzyme_dup, ws, s_ws, enzyme_const, obs, enzyme_const, feats);
-  __enzyme_reverse((void *)ba_objective, enzyme_const, NOBS, enzyme_dup, cams, s_cams,
-                   enzyme_dup, pts, s_pts, enzyme_dup, ws, s_ws, enzyme_const, obs, enzyme_const, feats, 1.0, tape);
+  BA_SPLIT();
+#endif
+  bench_sink = s_cams[0] + s_pts[0] + s_ws[0];
+}
+
+static void split_kept_call(void) {
+  split_zero();
+#if BENCH_HAVE_SPLIT
+  BA_SPLIT(BENCH_KEPT);
 #endif
   bench_sink = s_cams[0] + s_pts[0] + s_ws[0];
 }
@@ -197,10 +215,12 @@ int main(int argc, char **argv) {
     }
     bench_mode = BENCH_SPLIT;
     if (BENCH_HAVE_SPLIT) {
-      split_call();
-      bench_check_all("cams", s_cams, gc, ncam, 1e-10);
-      bench_check_all("pts", s_pts, gp, npt, 1e-10);
-      bench_check_all("w", s_ws, gw, NOBS, 1e-10);
+      for (int kept = 0; kept < 2; kept++) {
+        if (kept) split_kept_call(); else split_call();
+        bench_check_all("cams", s_cams, gc, ncam, 1e-10);
+        bench_check_all("pts", s_pts, gp, npt, 1e-10);
+        bench_check_all("w", s_ws, gw, NOBS, 1e-10);
+      }
     }
     /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
     bench_mode = BENCH_VECTOR;
@@ -215,12 +235,13 @@ int main(int argc, char **argv) {
     }
     free(gc); free(gp); free(gw);
   }
-  struct bench_case cases[6];
+  struct bench_case cases[7];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split_kept", split_kept_call);
   bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
   bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);

@@ -49,6 +49,14 @@ bench_lanes __enzyme_fwddiff_lanes(void *, ...);
 void *__enzyme_augmentfwd(void *, ...);
 void __enzyme_reverse(void *, ...);
 
+/* Split mode is timed twice. As is ("split"), the caller may change the inputs between
+ * __enzyme_augmentfwd and __enzyme_reverse, so the tape keeps every value the reverse pass
+ * reads. With the promise that it does not ("split_kept"), as a framework that saves its
+ * inputs for backward can give, the reverse pass re-reads them like combined mode.
+ * BENCH_KEPT is that promise, written before the marker of each pointer argument. */
+extern int enzyme_not_overwritten;
+#define BENCH_KEPT enzyme_not_overwritten,
+
 struct bench_opts {
   int quick;       /* smaller problem sizes, shorter timing (for smoke runs) */
   double min_time; /* total seconds spent timing each case */

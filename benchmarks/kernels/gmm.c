@@ -118,21 +118,37 @@ static void fwd_call(void) {
   bench_sink = t_err;
 }
 
-static void split_call(void) {
+/* the seed is written between the two calls; KEPT is empty or BENCH_KEPT */
+#define GMM_SPLIT(KEPT)                                                                                      \
+  void *tape = __enzyme_augmentfwd((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N, \
+                                   KEPT enzyme_dup, alphas, s_alphas, KEPT enzyme_dup, means, s_means,       \
+                                   KEPT enzyme_dup, icf, s_icf, KEPT enzyme_const, xs, enzyme_const, GAMMA,  \
+                                   enzyme_const, WISHART_M, KEPT enzyme_dup, &err, &s_err);                  \
+  s_err = 1.0;                                                                                               \
+  __enzyme_reverse((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,                 \
+                   KEPT enzyme_dup, alphas, s_alphas, KEPT enzyme_dup, means, s_means,                       \
+                   KEPT enzyme_dup, icf, s_icf, KEPT enzyme_const, xs, enzyme_const, GAMMA,                  \
+                   enzyme_const, WISHART_M, KEPT enzyme_dup, &err, &s_err, tape)
+
+static void split_zero(void) {
   memset(s_alphas, 0, sizeof(double) * K);
   memset(s_means, 0, sizeof(double) * K * D);
   memset(s_icf, 0, sizeof(double) * icf_count());
   s_err = 0;
+}
+
+static void split_call(void) {
+  split_zero();
 #if BENCH_HAVE_SPLIT
-  void *tape = __enzyme_augmentfwd((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,
-                                   enzyme_dup, alphas, s_alphas, enzyme_dup, means, s_means, enzyme_dup, icf, s_icf,
-                                   enzyme_const, xs, enzyme_const, GAMMA, enzyme_const, WISHART_M,
-                                   enzyme_dup, &err, &s_err);
-  s_err = 1.0;
-  __enzyme_reverse((void *)gmm_objective, enzyme_const, D, enzyme_const, K, enzyme_const, N,
-                   enzyme_dup, alphas, s_alphas, enzyme_dup, means, s_means, enzyme_dup, icf, s_icf,
-                   enzyme_const, xs, enzyme_const, GAMMA, enzyme_const, WISHART_M,
-                   enzyme_dup, &err, &s_err, tape);
+  GMM_SPLIT();
+#endif
+  bench_sink = s_alphas[0] + s_means[0] + s_icf[0];
+}
+
+static void split_kept_call(void) {
+  split_zero();
+#if BENCH_HAVE_SPLIT
+  GMM_SPLIT(BENCH_KEPT);
 #endif
   bench_sink = s_alphas[0] + s_means[0] + s_icf[0];
 }
@@ -204,10 +220,12 @@ int main(int argc, char **argv) {
     }
     bench_mode = BENCH_SPLIT;
     if (BENCH_HAVE_SPLIT) {
-      split_call();
-      bench_check_all("alphas", s_alphas, ga, K, 1e-10);
-      bench_check_all("means", s_means, gm, K * D, 1e-10);
-      bench_check_all("icf", s_icf, gi, nicf, 1e-10);
+      for (int kept = 0; kept < 2; kept++) {
+        if (kept) split_kept_call(); else split_call();
+        bench_check_all("alphas", s_alphas, ga, K, 1e-10);
+        bench_check_all("means", s_means, gm, K * D, 1e-10);
+        bench_check_all("icf", s_icf, gi, nicf, 1e-10);
+      }
     }
     /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
     bench_mode = BENCH_VECTOR;
@@ -222,12 +240,13 @@ int main(int argc, char **argv) {
     }
     free(ga); free(gm); free(gi);
   }
-  struct bench_case cases[6];
+  struct bench_case cases[7];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split_kept", split_kept_call);
   bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
   bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);

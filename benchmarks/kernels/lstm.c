@@ -102,20 +102,38 @@ static void fwd_call(void) {
   bench_sink = t_loss;
 }
 
-static void split_call(void) {
+/* the seed is written between the two calls; KEPT is empty or BENCH_KEPT */
+#define LSTM_SPLIT(KEPT)                                                                                           \
+  void *tape = __enzyme_augmentfwd((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,      \
+                                   KEPT enzyme_dup, main_params, s_main, KEPT enzyme_dup, extra_params, s_extra,   \
+                                   KEPT enzyme_dup, state, s_state, KEPT enzyme_const, sequence,                   \
+                                   KEPT enzyme_dup, &loss, &s_loss);                                               \
+  s_loss = 1.0;                                                                                                    \
+  __enzyme_reverse((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,                      \
+                   KEPT enzyme_dup, main_params, s_main, KEPT enzyme_dup, extra_params, s_extra,                   \
+                   KEPT enzyme_dup, state, s_state, KEPT enzyme_const, sequence, KEPT enzyme_dup, &loss, &s_loss,  \
+                   tape)
+
+static void split_zero(void) {
   memcpy(state, state0, sizeof(double) * n_state);
   memset(s_main, 0, sizeof(double) * n_main);
   memset(s_extra, 0, sizeof(double) * n_extra);
   memset(s_state, 0, sizeof(double) * n_state);
   s_loss = 0;
+}
+
+static void split_call(void) {
+  split_zero();
 #if BENCH_HAVE_SPLIT
-  void *tape = __enzyme_augmentfwd((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,
-                                   enzyme_dup, main_params, s_main, enzyme_dup, extra_params, s_extra,
-                                   enzyme_dup, state, s_state, enzyme_const, sequence, enzyme_dup, &loss, &s_loss);
-  s_loss = 1.0;
-  __enzyme_reverse((void *)lstm_objective, enzyme_const, L, enzyme_const, C, enzyme_const, B,
-                   enzyme_dup, main_params, s_main, enzyme_dup, extra_params, s_extra,
-                   enzyme_dup, state, s_state, enzyme_const, sequence, enzyme_dup, &loss, &s_loss, tape);
+  LSTM_SPLIT();
+#endif
+  bench_sink = s_main[0] + s_extra[0];
+}
+
+static void split_kept_call(void) {
+  split_zero();
+#if BENCH_HAVE_SPLIT
+  LSTM_SPLIT(BENCH_KEPT);
 #endif
   bench_sink = s_main[0] + s_extra[0];
 }
@@ -191,9 +209,11 @@ int main(int argc, char **argv) {
     }
     bench_mode = BENCH_SPLIT;
     if (BENCH_HAVE_SPLIT) {
-      split_call();
-      bench_check_all("main_params", s_main, gm, n_main, 1e-10);
-      bench_check_all("extra_params", s_extra, ge, n_extra, 1e-10);
+      for (int kept = 0; kept < 2; kept++) {
+        if (kept) split_kept_call(); else split_call();
+        bench_check_all("main_params", s_main, gm, n_main, 1e-10);
+        bench_check_all("extra_params", s_extra, ge, n_extra, 1e-10);
+      }
     }
     /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
     bench_mode = BENCH_VECTOR;
@@ -207,12 +227,13 @@ int main(int argc, char **argv) {
     }
     free(gm); free(ge);
   }
-  struct bench_case cases[6];
+  struct bench_case cases[7];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split_kept", split_kept_call);
   bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
   bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);

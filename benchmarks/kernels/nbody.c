@@ -82,14 +82,31 @@ static void fwd_call(void) {
   bench_sink = tangent;
 }
 
-static void split_call(void) {
+/* KEPT is empty or BENCH_KEPT */
+#define NBODY_SPLIT(KEPT)                                                                                     \
+  void *tape = __enzyme_augmentfwd((void *)nbody_final_energy, enzyme_const, NB, enzyme_const, STEPS,         \
+                                   enzyme_const, DT, KEPT enzyme_const, mass, KEPT enzyme_dup, pos0, s_pos0,  \
+                                   KEPT enzyme_dup, vel0, s_vel0);                                            \
+  __enzyme_reverse((void *)nbody_final_energy, enzyme_const, NB, enzyme_const, STEPS, enzyme_const, DT,       \
+                   KEPT enzyme_const, mass, KEPT enzyme_dup, pos0, s_pos0, KEPT enzyme_dup, vel0, s_vel0, 1.0, tape)
+
+static void split_zero(void) {
   memset(s_pos0, 0, sizeof(double) * 3 * NB);
   memset(s_vel0, 0, sizeof(double) * 3 * NB);
+}
+
+static void split_call(void) {
+  split_zero();
 #if BENCH_HAVE_SPLIT
-  void *tape = __enzyme_augmentfwd((void *)nbody_final_energy, enzyme_const, NB, enzyme_const, STEPS, enzyme_const, DT,
-                                   enzyme_const, mass, enzyme_dup, pos0, s_pos0, enzyme_dup, vel0, s_vel0);
-  __enzyme_reverse((void *)nbody_final_energy, enzyme_const, NB, enzyme_const, STEPS, enzyme_const, DT,
-                   enzyme_const, mass, enzyme_dup, pos0, s_pos0, enzyme_dup, vel0, s_vel0, 1.0, tape);
+  NBODY_SPLIT();
+#endif
+  bench_sink = s_pos0[0] + s_vel0[0];
+}
+
+static void split_kept_call(void) {
+  split_zero();
+#if BENCH_HAVE_SPLIT
+  NBODY_SPLIT(BENCH_KEPT);
 #endif
   bench_sink = s_pos0[0] + s_vel0[0];
 }
@@ -148,9 +165,11 @@ int main(int argc, char **argv) {
     }
     bench_mode = BENCH_SPLIT;
     if (BENCH_HAVE_SPLIT) {
-      split_call();
-      bench_check_all("pos0", s_pos0, gp, n3, 1e-10);
-      bench_check_all("vel0", s_vel0, gv, n3, 1e-10);
+      for (int kept = 0; kept < 2; kept++) {
+        if (kept) split_kept_call(); else split_call();
+        bench_check_all("pos0", s_pos0, gp, n3, 1e-10);
+        bench_check_all("vel0", s_vel0, gv, n3, 1e-10);
+      }
     }
     /* vector mode: lanes equal the scalar sweeps, and each sweep the gradient along its direction */
     bench_mode = BENCH_VECTOR;
@@ -164,12 +183,13 @@ int main(int argc, char **argv) {
     }
     free(gp); free(gv);
   }
-  struct bench_case cases[6];
+  struct bench_case cases[7];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
+  bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split_kept", split_kept_call);
   bench_add(cases, &ncases, BENCH_HAVE_VEC, "vec4", vec4_call);
   bench_add(cases, &ncases, BENCH_HAVE_VEC, "fwd4", fwd4_call);
   bench_measure(cases, ncases, o);

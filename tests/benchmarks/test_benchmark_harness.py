@@ -129,7 +129,7 @@ def test_wrong_vector_lane_gives_no_ratio(bench_module, tmp_path):
     assert bench_module.COLUMNS[[h for h, _ in bench_module.COLUMNS].index("vec4 / 4 scalar")][1](rec) == "wrong"
     # the other modes are unaffected and still measured
     assert rec["status"] == rec["fwd_status"] == rec["split_status"] == "ok"
-    assert rec["grad_ratio"] and rec["fwd_ratio"] and rec["split_overhead"]
+    assert rec["grad_ratio"] and rec["fwd_ratio"] and rec["split_overhead"] and rec["split_kept_overhead"]
 
 
 def test_rejected_vector_call_builds_the_other_modes(bench_module, tmp_path):

@@ -614,7 +614,7 @@ class CachePlanner:
         reverse sweep, so these lines carry a token replaced at assembly."""
         for loop in self.cfg.loops:
             # the preheader must run exactly once per entry into the loop
-            if loop.trip_count is None or loop.preheader is None or loop.iv is None \
+            if (loop.trip_count is None and loop.bound is None) or loop.preheader is None or loop.iv is None \
                     or loop.iv not in self.iv_loops or len(loop.latches) != 1 \
                     or self.cfg.succs[loop.preheader] != [loop.header] \
                     or not any(i.result in self.act.varied for b in loop.blocks
@@ -622,12 +622,23 @@ class CachePlanner:
                 continue
             token = f"STATIC{len(self.static_loops)}$"
             tc64, nbytes, off = self.fresh("tc"), self.fresh("tb"), f"%static.off${len(self.static_loops)}"
-            tc = loop.trip_count
-            # after the preheader's own tape record: the reverse sweep pops this one first
-            self.static_pre_lines.setdefault(loop.preheader, []).extend([
-                self._to_i64(tc64, tc, self.types.get(tc, "i64")) + f"  ;{token}",
-                f"  {nbytes} = mul i64 {tc64}, {token}",
-                f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}"])
+            pre = self.static_pre_lines.setdefault(loop.preheader, [])
+            if loop.trip_count is not None:
+                tc = loop.trip_count
+                # after the preheader's own tape record: the reverse sweep pops this one first
+                pre.extend([self._to_i64(tc64, tc, self.types.get(tc, "i64")) + f"  ;{token}",
+                            f"  {nbytes} = mul i64 {tc64}, {token}",
+                            f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}"])
+            else:
+                # counting from `start`: the record holds bound - start iterations, and `off`
+                # is where iteration 0 would be, so the IV itself indexes it
+                tc = (loop.bound, loop.start)
+                first, skipped = self.fresh("sfirst"), self.fresh("sskip")
+                pre.extend([f"  {tc64} = sub i64 {loop.bound}, {loop.start}  ;{token}",
+                            f"  {nbytes} = mul i64 {tc64}, {token}",
+                            f"  {first} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}",
+                            f"  {skipped} = mul i64 {loop.start}, {token}",
+                            f"  {off} = sub i64 {first}, {skipped}  ;{token}"])
             self.types[off] = "i64"
             self.home[off] = loop.preheader
             self.uses_tape = True

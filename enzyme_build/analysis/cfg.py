@@ -20,6 +20,10 @@ class Loop:
     trip_count: str | None = None    # IR value (or constant) of the iteration count, if simple
     iv: str | None = None            # the counting IV (0, 1, … trip_count-1) when trip_count is known
     depth: int = 1
+    # a loop counting from a value other than 0 (`for (j = i + 1; j < d; j++)`): its IV (in
+    # `iv`), first value and bound; the trip count `bound - start` is known at its entry
+    start: str | None = None
+    bound: str | None = None
 
 
 @dataclass
@@ -189,7 +193,8 @@ def _cyclic_sccs(cfg: CFG) -> list[list[str]]:
 def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
     """Iterations of a loop shaped `iv = phi [c0, pre], [iv+step, latch]; exit when
     iv+step == bound` with a loop-invariant bound, as an IR constant or value name.
-    Only the canonical shape O2 produces (start 0, step 1, `icmp eq next, bound`)."""
+    Only the canonical shape O2 produces (start 0, step 1, `icmp eq next, bound`); a loop
+    of that shape starting elsewhere gets `iv`, `start` and `bound` instead (i64 IVs)."""
     if loop.preheader is None or len(loop.latches) != 1:
         return None
     latch = fn.block(loop.latches[0])
@@ -210,12 +215,19 @@ def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
     if iv is None or iv.opcode != "phi" or iv.block != loop.header:
         return None
     starts = [v for v, blk in iv.incoming if blk == loop.preheader]
-    if starts != ["0"]:
+    if len(starts) != 1:
         return None
     bdef = fn.defs.get(bound)
     if bdef is not None and bdef.block in loop.blocks:
         return None
     if not (bound.startswith("%") or re.fullmatch(r'-?\d+', bound)):
+        return None
+    if starts != ["0"]:
+        sdef = fn.defs.get(starts[0])
+        if iv.type != "i64" or (sdef is not None and sdef.block in loop.blocks) \
+                or not (starts[0].startswith("%") or re.fullmatch(r'-?\d+', starts[0])):
+            return None
+        loop.iv, loop.start, loop.bound = iv.result, starts[0], bound
         return None
     loop.iv = iv.result
     return bound

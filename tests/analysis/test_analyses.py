@@ -40,6 +40,20 @@ def test_cfg_printer_finds_loop_and_trip_count():
     assert cfg.in_loop("loop") and not cfg.in_loop("exit")
 
 
+def test_loop_counting_from_a_value_has_start_and_bound():
+    """`for (j = i + 1; j < n; j++)`: no trip count from 0, but start and bound are known at
+    the loop's entry (the static tape record of such a loop holds bound - start cells)."""
+    fn = parse_module(LOOP.replace("[ 0, %pre ]", "[ %first, %pre ]")
+                      .replace("%tc = zext nneg i32 %n to i64", "%tc = zext nneg i32 %n to i64\n  %first = lshr i64 %tc, 1")
+                      ).functions["f"]
+    loop = analyze_cfg(fn).loops[0]
+    assert loop.trip_count is None
+    assert (loop.iv, loop.start, loop.bound) == ("%iv", "%first", "%tc")
+    # a start computed inside the loop is not known at entry
+    inside = parse_module(LOOP.replace("[ 0, %pre ]", "[ %iv.next, %pre ]")).functions["f"]
+    assert analyze_cfg(inside).loops[0].bound is None
+
+
 def test_activity_printer_with_dup_pointer_and_active_scalar():
     fn = parse_module(LOOP).functions["f"]
     text = print_activity(fn, ["dup", "const", "out"])

@@ -68,7 +68,16 @@ __attribute__((noinline)) double locals(const double *x, int n) {
   return s;
 }
 
+/* inner loops counting from i + 1 (a static tape record of n - i - 1 cells per row) */
+__attribute__((noinline)) double upper(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++) s += sin(x[i] - x[j]) * x[j] * x[i];
+  return s;
+}
+
 static double tri_f(const double *x, int n) { return tri(x, n); }
+static double upper_f(const double *x, int n) { return upper(x, n); }
 static double locals_f(const double *x, int n) { return locals(x, n); }
 static double objective_f(const double *x, int n) { double e; objective(x, n, &e); return e; }
 static double Y[N] = {0.3, -0.2, 0.5, 0.1, 0.4, -0.6};
@@ -156,6 +165,17 @@ int main(void) {
   __enzyme_reverse((void *)inplace, enzyme_not_overwritten, enzyme_dup, z, dz, enzyme_const, N, 1.0, ti);
   ac_fd_grad(inplace_f, x, N, fd);
   for (int i = 0; i < N; i++) ac_near("inplace kept", dz[i], fd[i], 1e-6);
+  /* loops counting from i + 1: split (with and without the promise) and combined */
+  double du[3][N] = {{0}};
+  void *tu = __enzyme_augmentfwd((void *)upper, enzyme_dup, x, du[0], enzyme_const, N);
+  __enzyme_reverse((void *)upper, enzyme_dup, x, du[0], enzyme_const, N, 1.0, tu);
+  tu = __enzyme_augmentfwd((void *)upper, enzyme_not_overwritten, enzyme_dup, x, du[1], enzyme_const, N);
+  __enzyme_reverse((void *)upper, enzyme_not_overwritten, enzyme_dup, x, du[1], enzyme_const, N, 1.0, tu);
+  __enzyme_autodiff((void *)upper, enzyme_dup, x, du[2], enzyme_const, N);
+  ac_fd_grad(upper_f, x, N, fd);
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < N; i++) ac_near(k == 0 ? "upper split" : k == 1 ? "upper kept" : "upper combined", du[k][i], fd[i], 1e-6);
+
   /* local arrays through derived callees, with and without the promise */
   for (int kept = 0; kept < 2; kept++) {
     double dl[N] = {0};

@@ -2,6 +2,8 @@
 tangent phi, lanes in vector mode, shadow GEPs and stores), verified by LLVM."""
 from __future__ import annotations
 
+import re
+
 from enzyme_build import llvm
 from enzyme_build.ad.driver import differentiate_module
 
@@ -84,3 +86,29 @@ entry:
     assert "define internal void @fwddiffe_store_sq(ptr %p, ptr %p$sh, double %x, double %x$t)" in out
     assert "%q$sh = getelementptr inbounds double, ptr %p$sh, i64 1" in body
     assert "store double %s$t, ptr %q$sh, align 8" in body
+
+
+def test_x_times_sqrt_x_needs_no_division():
+    """d(x sqrt x) = 1.5 sqrt(x) dx: the fused rule replaces the product rule and sqrt's
+    0.5 / sqrt(x) (a division per pair in an n-body force loop); after O2 no fdiv is left."""
+    out = _differentiate("""
+define double @p32(double %x) {
+entry:
+  %s = call double @llvm.sqrt.f64(double %x)
+  %t = fmul double %s, %x
+  ret double %t
+}
+declare double @llvm.sqrt.f64(double)
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_fwddiff(ptr @p32, double %x, double 1.0)
+  ret double %r
+}
+""")
+    body = out[out.index("define internal { double, double } @fwddiffe_p32("):].split("\n}\n")[0]
+    assert re.search(r"fmul double (1\.500000e\+00|0x3FF8000000000000), %s", body), body
+    module = llvm.parse_assembly(out, "fused")
+    llvm.optimize(module, 2)
+    optimized = module.text()   # the derived function is inlined into @use by now
+    use = optimized[optimized.index("@use("):].split("\n}\n")[0]
+    assert "sqrt" in use and "fdiv" not in use

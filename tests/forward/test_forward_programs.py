@@ -14,6 +14,8 @@ import pytest
     ("vector", ()),
     ("custom", ()),
     ("patterns", ()),
+    ("fused", ()),
+    ("fused", ("-fno-math-errno",)),    # llvm.sqrt instead of the libm call
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(name + ".c", extra=extra)) > 0

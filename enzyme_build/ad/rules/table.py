@@ -163,3 +163,28 @@ def math_rule(callee: str) -> tuple[Rule, str] | None:
 # names that exist only as intrinsics (no libm function of that spelling)
 _INTRINSIC_ONLY = {"fmuladd", "minnum", "maxnum", "minimum", "maximum", "minimumnum",
                    "maximumnum", "powi"}
+
+
+# ---------------------------------------------------------------- fused patterns
+# x * sqrt(x) (x^1.5: gravity, Coulomb and Plummer kernels): d = 1.5 sqrt(x) dx. The rule of
+# the product and sqrt's own rule need 0.5 / sqrt(x), a division; this one needs none.
+# Operands are (x, sqrt(x)); the sqrt operand's partial is folded into x's.
+X_SQRT_X = Rule(("x*sqrt(x)",), (lambda b, x: b.fmul(b.const(1.5), x[1]), lambda b, x: None))
+
+
+def fused_fmul_rule(fn, inst) -> tuple[Rule, list] | None:
+    """For `fmul x, sqrt(x)` (either order, sqrt as libm call or intrinsic of the same
+    type): X_SQRT_X and the operands in the order it expects; else None."""
+    if inst.opcode != "fmul" or len(inst.operands) != 2:
+        return None
+    for k in (0, 1):
+        other = inst.operands[1 - k]
+        d = fn.defs.get(inst.operands[k][1])
+        if d is None or d.opcode != "call" or not d.callee or len(d.operands) != 1:
+            continue
+        found = math_rule(d.callee)
+        if found and found[0] is MATH_RULES["sqrt"] and found[1] == inst.type \
+                and d.operands[0][1] == other[1]:
+            return X_SQRT_X, [other, inst.operands[k]]
+    return None
+

@@ -112,3 +112,27 @@ entry:
     optimized = module.text()   # the derived function is inlined into @use by now
     use = optimized[optimized.index("@use("):].split("\n}\n")[0]
     assert "sqrt" in use and "fdiv" not in use
+
+
+def test_quotients_share_the_reciprocal():
+    """d(a/b) = da * (1/b) - (a/b) * (1/b) * db: one reciprocal per denominator, shared by
+    every quotient over it (normalizing a vector by its norm divides nothing per element)."""
+    out = _differentiate("""
+define double @two(double %a, double %c, double %b) {
+entry:
+  %q1 = fdiv double %a, %b
+  %q2 = fdiv double %c, %b
+  %s = fadd double %q1, %q2
+  ret double %s
+}
+define double @use(double %a, double %c, double %b) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_fwddiff(ptr @two, double %a, double 1.0, double %c, double 2.0, double %b, double 3.0)
+  ret double %r
+}
+""")
+    fwd = out[out.index("define internal { double, double } @fwddiffe_two("):].split("\n}\n")[0]
+    divisions = re.findall(r"= fdiv double ([^,]+), (\S+)", fwd)
+    tangent_divisions = [d for d in divisions if d not in (("%a", "%b"), ("%c", "%b"))]
+    # identical reciprocals, which any CSE merges into one (the optimizer does)
+    assert tangent_divisions and set(tangent_divisions) == {("0x3FF0000000000000", "%b")}, fwd

@@ -165,6 +165,14 @@ _INTRINSIC_ONLY = {"fmuladd", "minnum", "maxnum", "minimum", "maximum", "minimum
                    "maximumnum", "powi"}
 
 
+# fdiv for forward mode: the denominator's partial -q/b as -q * (1/b), sharing the
+# reciprocal that the numerator's partial computes (one division per quotient, and one
+# for all quotients by the same value: Rodrigues' rot / theta). The partials still depend
+# on primal values only, so they are computed off the tangents' dependency chain.
+FDIV_SHARED_RECIPROCAL = Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
+                                          lambda b, x: b.fneg(b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))))
+
+
 # ---------------------------------------------------------------- fused patterns
 # x * sqrt(x) (x^1.5: gravity, Coulomb and Plummer kernels): d = 1.5 sqrt(x) dx. The rule of
 # the product and sqrt's own rule need 0.5 / sqrt(x), a division; this one needs none.

@@ -622,30 +622,34 @@ class CachePlanner:
                 continue
             token = f"STATIC{len(self.static_loops)}$"
             tc64, nbytes, off = self.fresh("tc"), self.fresh("tb"), f"%static.off${len(self.static_loops)}"
+            # after the preheader's own tape record: the reverse sweep pops this one first
             pre = self.static_pre_lines.setdefault(loop.preheader, [])
+            pre += [self._static_count(tc64, loop, lambda v: v) + f"  ;{token}",
+                    f"  {nbytes} = mul i64 {tc64}, {token}"]
             if loop.trip_count is not None:
-                tc = loop.trip_count
-                # after the preheader's own tape record: the reverse sweep pops this one first
-                pre.extend([self._to_i64(tc64, tc, self.types.get(tc, "i64")) + f"  ;{token}",
-                            f"  {nbytes} = mul i64 {tc64}, {token}",
-                            f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}"])
+                pre.append(f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}")
             else:
-                # counting from `start`: the record holds bound - start iterations, and `off`
-                # is where iteration 0 would be, so the IV itself indexes it
-                tc = (loop.bound, loop.start)
+                # counting from `start`: `off` is where iteration 0 would be, so the IV itself
+                # indexes the record
                 first, skipped = self.fresh("sfirst"), self.fresh("sskip")
-                pre.extend([f"  {tc64} = sub i64 {loop.bound}, {loop.start}  ;{token}",
-                            f"  {nbytes} = mul i64 {tc64}, {token}",
-                            f"  {first} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}",
-                            f"  {skipped} = mul i64 {loop.start}, {token}",
-                            f"  {off} = sub i64 {first}, {skipped}  ;{token}"])
+                pre += [f"  {first} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}",
+                        f"  {skipped} = mul i64 {loop.start}, {token}",
+                        f"  {off} = sub i64 {first}, {skipped}  ;{token}"]
             self.types[off] = "i64"
             self.home[off] = loop.preheader
             self.uses_tape = True
             for helper in ("__enzyme_build_tape_frame", "__enzyme_build_tape_at", "__enzyme_build_tape_pop"):
                 self.engine.support.add(helper)
-            self.static_loops[loop.header] = {"loop": loop, "token": token, "tc": tc, "off": off,
+            self.static_loops[loop.header] = {"loop": loop, "token": token, "off": off,
                                               "slot": make_name("%", off, "slot")}
+
+    def _static_count(self, name: str, loop, get) -> str:
+        """The line defining `name` as the i64 iteration count of a static-record loop (its
+        trip count, or bound - start), reading IR values through `get` (the identity in the
+        forward sweep, `_fetch` in the reverse sweep)."""
+        if loop.trip_count is not None:
+            return self._to_i64(name, get(loop.trip_count), self.types.get(loop.trip_count, "i64"))
+        return f"  {name} = sub i64 {get(loop.bound)}, {get(loop.start)}"
 
     @staticmethod
     def _to_i64(name: str, value: str, ty: str) -> str:

@@ -16,6 +16,7 @@ from ..custom.registry import Registry, check_rule_arity
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, aggregate_elements, byval_attributes, is_float_type, is_local,
                         make_name, parse_module, strip_name)
+from .cache import derived_pointers, float_data_misuses, passes_reverse_only_shadow
 from .reverse import ReverseGenerator, Signature, adjoint_type
 from .rules import float_constant, math_rule
 from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
@@ -151,7 +152,6 @@ class Engine:
             fn = self.module.functions.get(name)
             if fn is not None and name in self.differentiable and name not in self.custom \
                     and k < len(fn.params) and fn.params[k].type == "ptr":
-                from .cache import derived_pointers, float_data_misuses, passes_reverse_only_shadow
                 root = fn.params[k].name
                 derived = derived_pointers(fn, {root: root})
                 self.memo[key] = not float_data_misuses(

@@ -17,7 +17,7 @@ from ..ir.model import (entry_point_name, Function, Instruction, byval_attribute
                         make_name, strip_name)
 from .forward_abi import (ACTIVE, CONST, DUP, DUPNONEED, ForwardSignature, bind_tangents, layout, named_types,
                           parse_forward_call, value_leaves)
-from .rules import FDIV_SHARED_RECIPROCAL, INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
+from .rules import FORWARD_INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 _ALIGN_RE = re.compile(r',\s*align\s+(\d+)')
@@ -424,9 +424,8 @@ class ForwardGenerator:
     def _tangent(self, inst: Instruction, lines: list[str]) -> None:
         op, res, ty = inst.opcode, inst.result, inst.type
         names = lane_names(res, "t", self.width)
-        if op in INSTRUCTION_RULES:
-            rule = FDIV_SHARED_RECIPROCAL if op == "fdiv" else INSTRUCTION_RULES[op]
-            rule, operands = fused_fmul_rule(self.fn, inst) or (rule, inst.operands)
+        if op in FORWARD_INSTRUCTION_RULES:
+            rule, operands = fused_fmul_rule(self.fn, inst) or (FORWARD_INSTRUCTION_RULES[op], inst.operands)
             self._apply_rule(rule, ty, operands, res, names, lines)
         elif op in ("fpext", "fptrunc"):
             src_ty, src = inst.operands[0]

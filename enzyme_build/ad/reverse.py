@@ -728,12 +728,8 @@ class ReverseGenerator(CachePlanner):
             if static is not None and pred == static["loop"].preheader:
                 # leaving the loop's reverse: drop the record of all its iterations
                 tc64, nbytes = self.fresh("tc"), self.fresh("tb")
-                if isinstance(static["tc"], tuple):   # bound - start
-                    bound, start = (self._fetch(v, label) for v in static["tc"])
-                    out.append(f"  {tc64} = sub i64 {bound}, {start}  ;{static['token']}")
-                else:
-                    tc = self._fetch(static["tc"], label)
-                    out.append(self._to_i64(tc64, tc, self.types.get(static["tc"], "i64")) + f"  ;{static['token']}")
+                out.append(self._static_count(tc64, static["loop"], lambda v: self._fetch(v, label))
+                           + f"  ;{static['token']}")
                 out.append(f"  {nbytes} = mul i64 {tc64}, {static['token']}")
                 out.append(f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {nbytes})  ;{static['token']}")
             for iv, (loop, step, slot, latch) in self.iv_loops.items():

@@ -13,5 +13,5 @@ emission) and `x.result` (the primal result's name); for powi also
 emitted code needs and `b.helpers` the engine helpers (e.g. digamma) to define.
 """
 from .builder import Builder, float_constant, math_callee  # noqa: F401
-from .table import (FDIV_SHARED_RECIPROCAL, INSTRUCTION_RULES, MATH_RULES, Rule, fused_fmul_rule,  # noqa: F401
+from .table import (FORWARD_INSTRUCTION_RULES, INSTRUCTION_RULES, MATH_RULES, Rule, fused_fmul_rule,  # noqa: F401
                     math_rule)

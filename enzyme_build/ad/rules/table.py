@@ -171,6 +171,8 @@ _INTRINSIC_ONLY = {"fmuladd", "minnum", "maxnum", "minimum", "maximum", "minimum
 # on primal values only, so they are computed off the tangents' dependency chain.
 FDIV_SHARED_RECIPROCAL = Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
                                           lambda b, x: b.fneg(b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))))
+# the instruction rules forward mode uses
+FORWARD_INSTRUCTION_RULES: dict[str, Rule] = {**INSTRUCTION_RULES, "fdiv": FDIV_SHARED_RECIPROCAL}
 
 
 # ---------------------------------------------------------------- fused patterns

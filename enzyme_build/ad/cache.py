@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ..analysis.activity import ALLOCATORS, callee_name, is_inactive_call, pointer_roots
+from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
+from ..analysis.invariance import iteration_invariant
 from ..errors import InternalError
 from ..analysis.types import memcpy_element_kind
 from ..ir.model import function_attributes, is_float_type, is_local, make_name
@@ -19,6 +20,8 @@ from .tape import CELL_BYTES
 TAPE = "%tape$"
 FRAME_OFFSET = "%frame.offset$"   # split mode: where this call's frame record starts on the tape
 FRAME_PUSH_MARK = "  ;frame-offset-push"
+SIDE = "%side$"                       # the side table object (`_place_side_tables`)
+SIDE_LATCH_MARK = "  ;side-latch "    # + loop header: the reverse sweep starts an earlier iteration
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
@@ -235,17 +238,17 @@ class CachePlanner:
                     self.types[out[id(inst)]] = vty
         return out
 
-    def _stable_roots(self) -> set[str]:
-        """Arguments (and constant globals) whose memory no instruction of this function may
-        write: noalias arguments unless written through themselves; other arguments only when
-        every write goes to the function's own allocations or to arguments the caller passes
-        as private memory (`Signature.private_args`)."""
-        local_allocs = {i.result for i in self.fn.instructions()
-                        if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
+    def _local_allocations(self) -> set[str]:
+        return {i.result for i in self.fn.instructions()
+                if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
+
+    def _writes(self, instructions) -> tuple[set[str], set[str], bool]:
+        """(roots of memory the instructions may write, roots written only by undone stores,
+        whether some write goes to memory no root names: an unknown callee, an atomic)."""
         written: set[str] = set()
         undone: set[str] = set()
         unknown_writes = False
-        for inst in self.fn.instructions():
+        for inst in instructions:
             targets = []
             if inst.opcode == "store":
                 targets = [inst.operands[1][1]]
@@ -275,6 +278,15 @@ class CachePlanner:
                 unknown_writes = True
             for t in targets:
                 written |= pointer_roots(self.fn, t)
+        return written, undone, unknown_writes
+
+    def _stable_roots(self) -> set[str]:
+        """Arguments (and constant globals) whose memory no instruction of this function may
+        write: noalias arguments unless written through themselves; other arguments only when
+        every write goes to the function's own allocations or to arguments the caller passes
+        as private memory (`Signature.private_args`)."""
+        local_allocs = self._local_allocations()
+        written, undone, unknown_writes = self._writes(self.fn.instructions())
         stable = set()
         foreign = {w for w in written if w not in local_allocs}
         vouched = dict(zip([p.name for p in self.fn.params], self.sig.stable_args))
@@ -500,13 +512,14 @@ class CachePlanner:
                                 f"piece but uses it otherwise ({sorted(bad & set(flagged))})")
         return {v: root for v, root in derived.items() if root not in bad}
 
-    def _push_lines(self, values: list[tuple[str, str]]) -> list[str]:
-        """Push (value, type) pairs as one tape record."""
-        self.uses_tape = True
-        self.engine.support.add("__enzyme_build_tape_push")
+    def _push_lines(self, values: list[tuple[str, str]], stack: str = TAPE) -> list[str]:
+        """Push (value, type) pairs as one record on the tape (or on the side table)."""
+        helper = "__enzyme_build_tape_push" if stack == TAPE else "__enzyme_build_side_push"
+        self.uses_tape |= stack == TAPE
+        self.engine.support.add(helper)
         rec = self.fresh("push")
         starts = _cell_starts(values)
-        out = [f"  {rec} = call ptr @__enzyme_build_tape_push(ptr {TAPE}, i64 {CELL_BYTES * starts[-1]})"]
+        out = [f"  {rec} = call ptr @{helper}(ptr {stack}, i64 {CELL_BYTES * starts[-1]})"]
         for j, (v, ty) in enumerate(values):
             at = rec
             if j:
@@ -515,12 +528,12 @@ class CachePlanner:
             out.append(f"  store {ty} {v}, ptr {at}, align 8")
         return out
 
-    def _pop_lines(self, targets: list[tuple[str, str]]) -> list[str]:
+    def _pop_lines(self, targets: list[tuple[str, str]], stack: str = TAPE) -> list[str]:
         """Pop one record into (name, type) pairs (same order as pushed)."""
         self.engine.support.add("__enzyme_build_tape_pop")
         rec = self.fresh("pop")
         starts = _cell_starts(targets)
-        out = [f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * starts[-1]})"]
+        out = [f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {stack}, i64 {CELL_BYTES * starts[-1]})"]
         for j, (name, ty) in enumerate(targets):
             at = rec
             if j:
@@ -528,6 +541,167 @@ class CachePlanner:
                 out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * starts[j]}")
             out.append(f"  {name} = load {ty}, ptr {at}, align 8")
         return out
+
+    # ------------------------------------------------------------------ side tables
+    def _side_loop_of(self, label: str):
+        """The outermost loop around `label` when it is a natural loop with a preheader."""
+        for loop in self.cfg.loops:
+            if loop.depth == 1 and label in loop.blocks and loop.preheader is not None:
+                return loop
+        return None
+
+    def _iteration_invariants(self, loop) -> set[str]:
+        """Values `loop` computes the same in every iteration (analysis/invariance.py); loads
+        count when nothing in the loop writes memory they may read."""
+        if loop.header not in self._invariants:
+            insts = [i for b in loop.blocks for i in self.fn.block(b).instructions]
+            written, _, unknown = self._writes(insts)
+            found = None
+            if not unknown:
+                found = iteration_invariant(
+                    self.fn, self.cfg, loop,
+                    lambda inst: self._unwritten(inst.operands[0][1], written),
+                    lambda inst: math_rule(inst.callee) is not None and all(t != "ptr" for t, _ in inst.operands))
+            self._invariants[loop.header] = found or set()
+        return self._invariants[loop.header]
+
+    def _unwritten(self, addr: str, written: set[str]) -> bool:
+        roots = pointer_roots(self.fn, addr)
+        return bool(roots) and all(self._distinct(r, w) for r in roots for w in written)
+
+    def _distinct(self, r: str, w: str) -> bool:
+        """Whether memory reached from root `r` can never be memory written through root `w`."""
+        if r == w:
+            return False
+        local = self._local_allocations()
+        params = {p.name: p for p in self.fn.params}
+
+        def private(x):   # an allocation no other pointer can reach
+            return x in local and x not in self._captured_allocations()
+
+        def noalias(x):
+            return x in params and ("noalias" in params[x].attrs.split() or "byval(" in params[x].attrs)
+
+        def named(x):     # memory that existed before the call: an argument's or a global's
+            return x in params or x.startswith("@")
+
+        return private(r) or private(w) or noalias(r) or noalias(w) or \
+            (w in local and named(r)) or (r in local and named(w)) or (r.startswith("@") and w.startswith("@"))
+
+    def _captured_allocations(self) -> set[str]:
+        """Allocations some pointer to which goes anywhere but into loads, stores (as the
+        address), GEPs, compares, frees, memory intrinsics and derived callees that do not
+        capture it."""
+        if self._captured is None:
+            local = {r: r for r in self._local_allocations()}
+            derived = derived_pointers(self.fn, local)
+            self._captured = set()
+            for inst in self.fn.instructions():
+                for k, v in enumerate(inst.values()):
+                    if v not in derived:
+                        continue
+                    op = inst.opcode
+                    if op in ("load", "icmp") or (op in ("getelementptr", "bitcast") and inst.operands[0][1] == v):
+                        continue
+                    if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v:
+                        continue
+                    if op == "call" and self._call_keeps_pointer(inst, v):
+                        continue
+                    self._captured.add(derived[v])
+        return self._captured
+
+    def _call_keeps_pointer(self, inst, v: str) -> bool:
+        name = callee_name(inst)
+        if inst.callee in DEALLOCATORS or name.startswith(("llvm.lifetime", "llvm.memset", "llvm.memcpy",
+                                                           "llvm.memmove")):
+            return True
+        callee = self.engine.module.functions.get(name)
+        if callee is None:
+            return False
+        attrs = [p.attrs for (_, a), p in zip(inst.operands, callee.params) if a == v]
+        return bool(attrs) and all("captures(none)" in a or "nocapture" in a for a in attrs)
+
+    def _side_record(self, label: str, loop, values: list[tuple[str, str]]) -> list[str]:
+        """Keep values every iteration of `loop` computes alike in the loop's side table: a
+        stack apart from the tape that each forward iteration refills from the start, so it
+        holds one iteration's records; the reverse sweep pops them for each iteration and
+        then sets the stack back to full for the one before (`_place_side_tables`). Its
+        memory is one iteration's worth instead of one per iteration."""
+        self.side_loops.setdefault(loop.header, loop)
+        self.side_fwd.setdefault(label, []).extend(self._push_lines(values, SIDE))
+        return self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(values)][::-1], SIDE)
+
+    def _side_type(self) -> str:
+        return f"[{3 + len(self.side_loops)} x i64]"
+
+    def _side_field(self, index: int, out: list[str]) -> str:
+        """A pointer to cell `index` of the side object: 1 size, 2 capacity, 3 + k loop k's full size."""
+        at = self.fresh("sidef")
+        out.append(f"  {at} = getelementptr inbounds i8, ptr {SIDE}, i64 {CELL_BYTES * index}")
+        return at
+
+    def _place_side_tables(self) -> None:
+        """Each forward iteration of a side-table loop starts its stack at the loop's base
+        (the size when the loop was entered), first noting where the previous iteration
+        ended (all iterations but a last one cut short by an exit fill the same amount); the
+        reverse sweep, going back from one iteration to the one before, sets the size back
+        to that. Split pieces pass the side object through the frame record."""
+        for k, (header, loop) in enumerate(self.side_loops.items()):
+            pre, head = [], []
+            base, cur = self.fresh("sidebase"), self.fresh("sidecur")
+            pre.append(f"  {base} = load i64, ptr {self._side_field(1, pre)}, align 8")
+            size = self._side_field(1, head)
+            head.append(f"  {cur} = load i64, ptr {size}, align 8")
+            head.append(f"  store i64 {cur}, ptr {self._side_field(3 + k, head)}, align 8")
+            head.append(f"  store i64 {base}, ptr {size}, align 8")
+            self.side_fwd[loop.preheader] = pre + self.side_fwd.get(loop.preheader, [])
+            self.side_fwd[header] = head + self.side_fwd.get(header, [])
+        lists = list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]
+        for lines in lists:
+            for i in [i for i, line in enumerate(lines) if line.startswith(SIDE_LATCH_MARK)]:
+                header = lines[i][len(SIDE_LATCH_MARK):]
+                new: list[str] = []
+                if header in self.side_loops:
+                    k = list(self.side_loops).index(header)
+                    full = self.fresh("sidefull")
+                    new.append(f"  {full} = load i64, ptr {self._side_field(3 + k, new)}, align 8")
+                    new.append(f"  store i64 {full}, ptr {self._side_field(1, new)}, align 8")
+                lines[i:i + 1] = new or [""]
+            lines[:] = [line for line in lines if line]
+        if self.split and self.side_loops:
+            self.side_cell = self.frame_cells
+            self.frame[SIDE] = self.side_cell
+            self.frame_cells += 3 + len(self.side_loops)
+
+    def _side_prologue(self) -> list[str]:
+        """The side object, zeroed (forward sweep; combined mode shares it with the reverse)."""
+        if not self.side_loops:
+            return []
+        return [f"  {SIDE} = alloca {self._side_type()}, align 8"]
+
+    def _side_zero(self) -> list[str]:
+        return [f"  store {self._side_type()} zeroinitializer, ptr {SIDE}, align 8"] if self.side_loops else []
+
+    def _side_frame_lines(self, load: bool) -> list[str]:
+        """Split pieces: the augmented piece saves the side object into its frame cells when
+        it returns; the reverse piece starts with a copy of it in its own alloca."""
+        if not self.side_loops:
+            return []
+        base, at, whole = self.fresh("frame"), self.fresh("fcell"), self.fresh("side")
+        ty = self._side_type()
+        out = [f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})",
+               f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * self.side_cell}"]
+        if load:
+            return [f"  {SIDE} = alloca {ty}, align 8"] + out + [f"  {whole} = load {ty}, ptr {at}, align 8",
+                                                                 f"  store {ty} {whole}, ptr {SIDE}, align 8"]
+        return out + [f"  {whole} = load {ty}, ptr {SIDE}, align 8", f"  store {ty} {whole}, ptr {at}, align 8"]
+
+    def _side_free(self) -> list[str]:
+        if not self.side_loops:
+            return []
+        self.engine.declare("@free")
+        data = self.fresh("sided")
+        return [f"  {data} = load ptr, ptr {SIDE}, align 8", f"  call void @free(ptr {data})"]
 
     def cache_slot(self, value: str) -> str:
         if value not in self.cache_slots:
@@ -538,6 +712,8 @@ class CachePlanner:
         self.fwd_pushes: dict[str, list[str]] = {}
         self.rev_prologue: dict[str, list[str]] = {}
         stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
+        self.side_loops: dict[str, object] = {}   # loop header -> top-level loop with a side table
+        self.side_fwd: dict[str, list[str]] = {}
         self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
         self.frame_cells = 0                     # cells the frame record holds
         frame_stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
@@ -563,6 +739,13 @@ class CachePlanner:
                     prologue.append(f"  {name} = load {ty}, ptr {slot}, align 8")
                 else:
                     pushed.append((v, ty))
+            side = self._side_loop_of(label) if pushed else None
+            if side is not None:
+                invariant = self._iteration_invariants(side)
+                tabled = [(v, ty) for v, ty in pushed if v in invariant and self._home[v] in side.blocks]
+                if tabled:
+                    pushed = [(v, ty) for v, ty in pushed if (v, ty) not in tabled]
+                    prologue += self._side_record(label, side, tabled)
             static = self._static_loop_of(label)
             if pushed and static is not None:
                 # values computed in this loop get the iteration's fixed cells; values from
@@ -587,6 +770,7 @@ class CachePlanner:
             label: [f"  store {self.types.get(v, 'ptr')} {v}, ptr {self.cache_slot(v)}, align 8" for v in vs]
             for label, vs in stores.items()}
         self._place_static_records()
+        self._place_side_tables()
         for label, vs in frame_stores.items():
             if not vs:
                 continue

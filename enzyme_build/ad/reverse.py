@@ -22,7 +22,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
-from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, TAPE, CachePlanner
+from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
 from .tape import CELL_BYTES, TAPE_TYPE
 
 DRET = "%dret$"
@@ -191,6 +191,10 @@ class ReverseGenerator(CachePlanner):
         self.rev_primal: dict[tuple[str, str], str] = {}   # (block, reverse name) -> forward value
         self._stable: set[str] | None = None
         self._escaped: set[str] | None = None
+        self._captured: set[str] | None = None
+        self._invariants: dict[str, set[str]] = {}   # top-level loop header -> iteration invariants
+        self.side_loops: dict = {}
+        self.side_fwd: dict[str, list[str]] = {}
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.undone_stores: dict[int, str] = self._undoable_stores()   # store -> saved old value
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
@@ -608,19 +612,23 @@ class ReverseGenerator(CachePlanner):
             d = self.fn.defs.get(root)
             return d is not None and (d.opcode == "alloca" or (d.opcode == "call" and d.callee in ALLOCATORS))
 
+        escaped = self._escaped_allocations()
+        roots = [pointer_roots(self.fn, v) if t == "ptr" and is_local(v) else set() for t, v in inst.operands]
+        out = []
+        for i, ri in enumerate(roots):
+            ok = bool(ri) and all(local(r) and r not in escaped for r in ri) and inst.operands[i][0] == "ptr"
+            ok = ok and not any(ri & rj for j, rj in enumerate(roots) if j != i)
+            out.append(ok)
+        return tuple(out)
+
+    def _escaped_allocations(self) -> set[str]:
+        """Allocations whose address is stored somewhere: a loaded pointer may reach them."""
         if self._escaped is None:
-            # allocations whose address is stored somewhere: a loaded pointer may reach them
             self._escaped = set()
             for i in self.fn.instructions():
                 if i.opcode == "store" and i.operands[0][0] == "ptr" and is_local(i.operands[0][1]):
                     self._escaped |= pointer_roots(self.fn, i.operands[0][1])
-        roots = [pointer_roots(self.fn, v) if t == "ptr" and is_local(v) else set() for t, v in inst.operands]
-        out = []
-        for i, ri in enumerate(roots):
-            ok = bool(ri) and all(local(r) and r not in self._escaped for r in ri) and inst.operands[i][0] == "ptr"
-            ok = ok and not any(ri & rj for j, rj in enumerate(roots) if j != i)
-            out.append(ok)
-        return tuple(out)
+        return self._escaped
 
     def _interleaved(self, inst: Instruction, sig: Signature, get, forward: bool = False) -> list[str]:
         out = []
@@ -719,6 +727,10 @@ class ReverseGenerator(CachePlanner):
                     marker = f"  ;exit-edge {len(self.exit_markers)}"
                     out.append(marker)
                     self.exit_markers[marker] = (loop.header, pred, label, None)
+            # going back to the previous iteration of a top-level loop: its side table is full again
+            for loop in self.cfg.loops:
+                if loop.depth == 1 and label == loop.header and pred in loop.blocks:
+                    out.append(SIDE_LATCH_MARK + loop.header)
             # entering a static-record loop's reverse through an exit: where its record starts
             for static in self.static_loops.values():
                 if pred in static["loop"].blocks and label not in static["loop"].blocks:
@@ -1016,7 +1028,7 @@ class ReverseGenerator(CachePlanner):
 
     # ------------------------------------------------------------------ text
     def _entry_prologue(self) -> list[str]:
-        out = []
+        out = self._side_prologue()
         if self.uses_tape and not self.split:
             out.append(f"  {TAPE} = alloca {TAPE_TYPE}, align 8")
             out.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {TAPE}, align 8")
@@ -1024,7 +1036,7 @@ class ReverseGenerator(CachePlanner):
             out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
         if not self.split:
             out += self._iv_slot_allocas() + self._static_slot_allocas() + self._hoist_slot_allocas()
-        return out + self._byval_shadow_copies()
+        return out + self._byval_shadow_copies() + self._side_zero()
 
     def _byval_dups(self):
         return [(p, byval_type(p)) for p, a in zip(self.fn.params, self.sig.args)
@@ -1098,6 +1110,7 @@ class ReverseGenerator(CachePlanner):
         if self.uses_tape and not self.split:
             self.engine.support.add("__enzyme_build_tape_free_data")
             out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
+        out += self._side_free()
         rty = adjoint_type(self.fn, self.sig)
         outs = [p for p, a in zip(self.fn.params, self.sig.args) if a == "out" and is_float_type(p.type)]
         if rty == "void":
@@ -1130,6 +1143,7 @@ class ReverseGenerator(CachePlanner):
                 out += self._entry_prologue() + diffe_prologue
             out += self.fwd[block.label]
             out += self.fwd_pushes.get(block.label, [])
+            out += self.side_fwd.get(block.label, [])
             out += self.static_pre_lines.get(block.label, [])
             out += self.slot_store_lines.get(block.label, [])
             out += self.preheader_lines.get(block.label, [])
@@ -1192,7 +1206,8 @@ class ReverseGenerator(CachePlanner):
                 at += 1
             body.insert(at, f"  {FRAME_OFFSET} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, "
                             f"i64 {CELL_BYTES * self.frame_cells})")
-            push = self._push_lines([(FRAME_OFFSET, "i64")])
+            self.engine.support.add("__enzyme_build_tape_at")
+            push = self._side_frame_lines(load=False) + self._push_lines([(FRAME_OFFSET, "i64")])
             body = [x for line in body for x in (push if line == FRAME_PUSH_MARK else [line])]
         else:
             body = [line for line in body if line != FRAME_PUSH_MARK]
@@ -1205,7 +1220,7 @@ class ReverseGenerator(CachePlanner):
         rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas() \
             + self._hoist_slot_allocas()
         if self.frame:
-            rev += self._pop_lines([(FRAME_OFFSET, "i64")])
+            rev += self._pop_lines([(FRAME_OFFSET, "i64")]) + self._side_frame_lines(load=True)
         for v, root in self.reverse_local.items():
             if v == root and v not in self.params:   # a parameter's shadow is the piece's parameter
                 inst = self.fn.defs[v]

@@ -95,6 +95,47 @@ ok:
   store i64 %newcap, ptr %capp, align 8
   ret void
 }""",
+    # a side table (ad/cache.py): a tape-like stack kept apart from the tape, grown by plain
+    # realloc (it never takes or gives the per-thread spare block)
+    "__enzyme_build_side_push": """\
+define internal ptr @__enzyme_build_side_push(ptr %side, i64 %bytes) alwaysinline {
+entry:
+  %sizep = getelementptr inbounds i8, ptr %side, i64 8
+  %capp = getelementptr inbounds i8, ptr %side, i64 16
+  %size = load i64, ptr %sizep, align 8
+  %cap = load i64, ptr %capp, align 8
+  %new = add i64 %size, %bytes
+  %full = icmp ugt i64 %new, %cap
+  br i1 %full, label %grow, label %done, !prof !{!"branch_weights", i32 1, i32 2000}
+grow:
+  call void @__enzyme_build_side_grow(ptr %side, i64 %new)
+  br label %done
+done:
+  %data = load ptr, ptr %side, align 8
+  store i64 %new, ptr %sizep, align 8
+  %at = getelementptr inbounds i8, ptr %data, i64 %size
+  ret ptr %at
+}""",
+    "__enzyme_build_side_grow": """\
+define internal void @__enzyme_build_side_grow(ptr %side, i64 %need) noinline {
+entry:
+  %capp = getelementptr inbounds i8, ptr %side, i64 16
+  %cap = load i64, ptr %capp, align 8
+  %twice = shl i64 %cap, 1
+  %a = call i64 @llvm.umax.i64(i64 %twice, i64 %need)
+  %newcap = call i64 @llvm.umax.i64(i64 %a, i64 1024)
+  %data = load ptr, ptr %side, align 8
+  %nd = call ptr @realloc(ptr %data, i64 %newcap)
+  %bad = icmp eq ptr %nd, null
+  br i1 %bad, label %oom, label %ok
+oom:
+  call void @abort()
+  unreachable
+ok:
+  store ptr %nd, ptr %side, align 8
+  store i64 %newcap, ptr %capp, align 8
+  ret void
+}""",
     # the data block of the last finished tape, kept for the next one (per thread): a gradient
     # called in a loop reuses memory already mapped instead of faulting fresh pages in each time
     "__enzyme_build_tape_spare": """\
@@ -235,6 +276,8 @@ series:
 _NEEDS = {
     "__enzyme_build_tape_push": ["__enzyme_build_tape_grow"],
     "__enzyme_build_tape_frame": ["__enzyme_build_tape_push"],
+    "__enzyme_build_side_push": ["__enzyme_build_side_grow"],
+    "__enzyme_build_side_grow": ["@llvm.umax.i64", "@realloc", "@abort"],
     "__enzyme_build_shadow_realloc": ["__enzyme_build_shadow_copied", "__enzyme_build_shadow_alloc",
                                       "@llvm.memcpy.p0.p0.i64"],
     "__enzyme_build_shadow_copied": ["@malloc_usable_size"],

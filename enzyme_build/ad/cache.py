@@ -22,6 +22,9 @@ FRAME_OFFSET = "%frame.offset$"   # split mode: where this call's frame record s
 FRAME_PUSH_MARK = "  ;frame-offset-push"
 SIDE = "%side$"                       # the side table object (`_place_side_tables`)
 SIDE_LATCH_MARK = "  ;side-latch "    # + loop header: the reverse sweep starts an earlier iteration
+# calls the engine treats as inactive (or as math) that write through their pointer arguments
+_WRITES_THROUGH_ARGS = {"fread", "sprintf", "snprintf", "strcpy", "strtod", "strtol", "time",
+                        "__cxa_guard_acquire", "__cxa_guard_release"}
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
@@ -259,7 +262,10 @@ class CachePlanner:
                 name = callee_name(inst)
                 if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
                     targets = [inst.operands[0][1]]
-                elif name.startswith("llvm.") or math_rule(inst.callee or "") or is_inactive_call(inst):
+                elif math_rule(inst.callee or "") or name in _WRITES_THROUGH_ARGS:
+                    # modf/frexp/sincos results, fread/sprintf buffers
+                    targets = [v for t, v in inst.operands if t == "ptr"]
+                elif name.startswith("llvm.") or is_inactive_call(inst):
                     continue
                 elif inst.callee in ALLOCATORS and "realloc" not in name:
                     continue   # a fresh block: writes nothing that existed before
@@ -544,9 +550,11 @@ class CachePlanner:
 
     # ------------------------------------------------------------------ side tables
     def _side_loop_of(self, label: str):
-        """The outermost loop around `label` when it is a natural loop with a preheader."""
+        """The outermost loop around `label` when it is a natural loop entered at most once
+        per call (its preheader in no cycle)."""
         for loop in self.cfg.loops:
-            if loop.depth == 1 and label in loop.blocks and loop.preheader is not None:
+            if loop.depth == 1 and label in loop.blocks and loop.preheader is not None \
+                    and not self.cfg.in_loop(loop.preheader):
                 return loop
         return None
 
@@ -567,7 +575,12 @@ class CachePlanner:
 
     def _unwritten(self, addr: str, written: set[str]) -> bool:
         roots = pointer_roots(self.fn, addr)
+        written = {w for w in written if not self._constant_global(w)}   # format strings and the like
         return bool(roots) and all(self._distinct(r, w) for r in roots for w in written)
+
+    def _constant_global(self, name: str) -> bool:
+        line = self.engine.module.globals.get(name[1:].strip('"')) if name.startswith("@") else None
+        return line is not None and " constant " in line.split("=", 1)[1][:80]
 
     def _distinct(self, r: str, w: str) -> bool:
         """Whether memory reached from root `r` can never be memory written through root `w`."""

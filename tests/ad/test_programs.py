@@ -25,6 +25,8 @@ def test_shared_examples(build, run_ok, name):
     ("split", ()),
     ("split_kept", ()),
     ("split_kept", ("-O0",)),
+    ("side_tables", ("-DCHECK_TAPE",)),
+    ("side_tables", ("-O0", "-DCHECK_TAPE")),
     ("custom", ()),
     ("patterns", ()),
     ("globals", ()),
@@ -63,6 +65,7 @@ def test_ad_before_opt(build, run_ok):
     """The ablation path (only SROA before AD) gives the same derivatives."""
     assert run_ok(build(os.path.join(EXAMPLES, "norm.c"), ad_before_opt=True)) > 0
     assert run_ok(build(os.path.join(PROGRAMS, "control.c"), ad_before_opt=True)) > 0
+    assert run_ok(build(os.path.join(PROGRAMS, "side_tables.c"), ad_before_opt=True)) > 0
 
 
 def test_frontend_at_O0(build, run_ok):

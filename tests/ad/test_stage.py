@@ -86,3 +86,30 @@ def test_split_local_array_shadows_stay_in_the_reverse_piece(tmp_path):
     scale_aug = re.search(r'^define internal void @augmented_scale[.\w]*\(.*?^}', out, re.M | re.S).group(0)
     assert re.search(r'call void @augmented_rotate[.\w]*\(.*ptr poison,', scale_aug)
     llvm.verify(llvm.parse_assembly(out), generated=True)
+
+
+def test_side_tables_only_where_iterations_repeat(tmp_path):
+    """Values a top-level loop computes alike in every iteration go to the side table: in
+    split mode w's loads in `sweeps` (combined mode reads w again instead), in both modes
+    the loads of the buffer `updated` fills before its read-only loop; loops whose
+    iterations differ keep everything on the tape."""
+    src = os.path.join(os.path.dirname(__file__), "programs", "side_tables.c")
+    module = llvm.parse_assembly(frontend_ir(src, str(tmp_path)))
+    out = run_ad_stage(module, keep_dir=str(tmp_path / "keep")).text()
+
+    def body(kind, name):
+        return re.search(rf'^define internal \S+ @{kind}_{name}\(.*?^}}', out, re.M | re.S).group(0)
+
+    assert body("augmented", "sweeps").count("@__enzyme_build_side_push(") >= 2
+    for kind in ("augmented", "diffe"):
+        for name in ("varying", "widening", "streamed"):
+            assert "@__enzyme_build_side_push(" not in body(kind, name), (kind, name)
+        updated = body(kind, "updated")
+        # the first loop writes w: nothing in it is tabled; the second reads q and w only
+        first_side = updated.index("@__enzyme_build_side_push(")
+        assert updated.index("@exp(") < first_side or updated.index("llvm.exp") < first_side
+    # the split pieces hand the side object over in the frame and the reverse piece frees its data
+    rev = body("reverse", "sweeps")
+    assert re.search(r'%"side\$" = alloca \[4 x i64\]', rev) and re.search(r'call void @free\(ptr %"sided\$', rev)
+    assert '@__enzyme_build_tape_pop(ptr %"side$",' in rev
+    llvm.verify(llvm.parse_assembly(out), generated=True)

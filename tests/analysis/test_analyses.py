@@ -67,3 +67,75 @@ def test_activity_const_pointer_makes_loads_inactive():
     fn = parse_module(LOOP).functions["f"]
     lines = dict(line.strip().split(": ") for line in print_activity(fn, ["const", "const", "out"]).splitlines()[1:])
     assert lines["%v"] == "inactive" and lines["%w"] == "varied" and lines["%p"] == "inactive"
+
+
+NEST = """
+define double @g(ptr %w, ptr %x, i64 %n, i64 %m) {
+entry:
+  br label %outer
+outer:
+  %t = phi i64 [ 0, %entry ], [ %t.next, %outer.latch ]
+  %s = phi double [ 0.000000e+00, %entry ], [ %s.next, %outer.latch ]
+  %xp = getelementptr inbounds double, ptr %x, i64 %t
+  %xt = load double, ptr %xp, align 8
+  br label %inner
+inner:
+  %j = phi i64 [ 0, %outer ], [ %j.next, %inner.latch ]
+  %a = phi double [ %s, %outer ], [ %a.next, %inner.latch ]
+  %wp = getelementptr inbounds double, ptr %w, i64 %j
+  %wj = load double, ptr %wp, align 8
+  %e = call double @llvm.exp.f64(double %wj)
+  %u = fmul double %wj, %xt
+  %odd = icmp BRANCH_LHS, 0
+  br i1 %odd, label %skip, label %inner.latch
+skip:
+  br label %inner.latch
+inner.latch:
+  %v = phi double [ %u, %inner ], [ %e, %skip ]
+  %a.next = fadd double %a, %v
+  %j.next = add nuw i64 %j, 1
+  %more = icmp ult i64 %j.next, %n
+  br i1 %more, label %inner, label %outer.latch
+outer.latch:
+  %s.next = phi double [ %a.next, %inner.latch ]
+  STORE
+  %t.next = add nuw i64 %t, 1
+  %done = icmp eq i64 %t.next, %m
+  br i1 %done, label %exit, label %outer
+exit:
+  ret double %s.next
+}
+declare double @llvm.exp.f64(double)
+"""
+
+
+def _invariants(text, stable=lambda inst: True):
+    from enzyme_build.analysis.invariance import iteration_invariant
+    fn = parse_module(text).functions["g"]
+    cfg = analyze_cfg(fn)
+    outer = next(loop for loop in cfg.loops if loop.header == "outer")
+    return iteration_invariant(fn, cfg, outer, stable, lambda inst: "llvm.exp" in (inst.callee or ""))
+
+
+def test_iteration_invariance_of_inner_loop_values():
+    """Inside `for t { for j { ... w[j] ... } }` the inner counter restarts from 0 every t
+    iteration, so w[j], exp(w[j]) and the inner branch on j are the same in every one; what
+    depends on t (x[t], the sums carried from the outer header) is not."""
+    inv = _invariants(NEST.replace("BRANCH_LHS", "ult i64 %j").replace("STORE", ""))
+    assert {"%j", "%j.next", "%wp", "%wj", "%e", "%more", "%odd"} <= inv
+    assert not inv & {"%t", "%t.next", "%xt", "%u", "%v", "%a", "%s.next", "%done"}
+    # the loads are invariant only where the caller says their memory is unwritten
+    assert "%wj" not in _invariants(NEST.replace("BRANCH_LHS", "ult i64 %j").replace("STORE", ""),
+                                    stable=lambda inst: False)
+
+
+def test_iteration_invariance_needs_the_same_path_every_iteration():
+    """A branch between two blocks of the loop that tests the outer counter makes the
+    iterations differ: nothing is invariant then (a branch leaving the loop may test anything)."""
+    assert _invariants(NEST.replace("BRANCH_LHS", "ult i64 %t").replace("STORE", "")) is None
+    exiting = NEST.replace("BRANCH_LHS", "ult i64 %j").replace(
+        "br i1 %odd, label %skip, label %inner.latch", "%big = fcmp ogt double %a, 1.0\n"
+        "  br i1 %big, label %exit2, label %inner.latch2\ninner.latch2:\n  br i1 %odd, label %skip, label %inner.latch") \
+        .replace("STORE", "").replace("exit:\n  ret double %s.next", "exit:\n  ret double %s.next\nexit2:\n  ret double %a")
+    exiting = exiting.replace("[ %u, %inner ]", "[ %u, %inner.latch2 ]")
+    assert "%wj" in _invariants(exiting)

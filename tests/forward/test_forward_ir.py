@@ -136,3 +136,30 @@ entry:
     tangent_divisions = [d for d in divisions if d not in (("%a", "%b"), ("%c", "%b"))]
     # identical reciprocals, which any CSE merges into one (the optimizer does)
     assert tangent_divisions and set(tangent_divisions) == {("0x3FF0000000000000", "%b")}, fwd
+
+
+def test_sqrt_shares_the_reciprocal_with_a_quotient_by_it():
+    """sqrt's partial is 0.5 * (1 / sqrt(x)) (equal to 0.5 / sqrt(x) bit for bit), the very
+    reciprocal a quotient by sqrt(x) needs: Rodrigues' rot / theta with theta = sqrt(...)
+    then divides once for both. After O2: the primal quotient and one reciprocal."""
+    out = _differentiate("""
+define double @unit(double %a, double %x) {
+entry:
+  %s = call double @llvm.sqrt.f64(double %x)
+  %q = fdiv double %a, %s
+  ret double %q
+}
+declare double @llvm.sqrt.f64(double)
+define double @use(double %a, double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_fwddiff(ptr @unit, double %a, double 1.0, double %x, double 2.0)
+  ret double %r
+}
+""")
+    module = llvm.parse_assembly(out, "unit")
+    llvm.optimize(module, 2)
+    optimized = module.text()
+    use = optimized[optimized.index("@use("):].split("\n}\n")[0]
+    # divisions counted by lanes (the optimizer may pair them into one <2 x double> fdiv)
+    lanes = sum(int(w) if w else 1 for w in re.findall(r"= fdiv (?:<(\d+) x )?double", use))
+    assert lanes == 2, use

@@ -73,7 +73,9 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 _MATH: list[Rule] = [
     # roots and powers
-    Rule(("sqrt",), (lambda b, x: b.fdiv(b.const(0.5), x.result),)),
+    # 0.5 * (1 / sqrt(x)), equal to 0.5 / sqrt(x) bit for bit: the reciprocal is the one a
+    # quotient by sqrt(x) needs as well (Rodrigues' rot / theta), so one division serves both
+    Rule(("sqrt",), (lambda b, x: b.fmul(b.const(0.5), b.fdiv(b.const(1.0), x.result)),)),
     Rule(("cbrt",), (lambda b, x: b.fdiv(x.result, b.fmul(b.const(3.0), x[0])),)),
     Rule(("pow",), (lambda b, x: b.fmul(x[1], b.call("pow", x[0], b.fsub(x[1], b.const(1.0)))),
                     lambda b, x: b.fmul(b.call("log", x[0]), x.result))),

@@ -669,18 +669,17 @@ class CachePlanner:
             head.append(f"  store i64 {base}, ptr {size}, align 8")
             self.side_fwd[loop.preheader] = pre + self.side_fwd.get(loop.preheader, [])
             self.side_fwd[header] = head + self.side_fwd.get(header, [])
-        lists = list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]
-        for lines in lists:
-            for i in [i for i, line in enumerate(lines) if line.startswith(SIDE_LATCH_MARK)]:
-                header = lines[i][len(SIDE_LATCH_MARK):]
-                new: list[str] = []
-                if header in self.side_loops:
-                    k = list(self.side_loops).index(header)
+        for lines in list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]:
+            out: list[str] = []
+            for line in lines:
+                if not line.startswith(SIDE_LATCH_MARK):
+                    out.append(line)
+                elif line[len(SIDE_LATCH_MARK):] in self.side_loops:
+                    k = list(self.side_loops).index(line[len(SIDE_LATCH_MARK):])
                     full = self.fresh("sidefull")
-                    new.append(f"  {full} = load i64, ptr {self._side_field(3 + k, new)}, align 8")
-                    new.append(f"  store i64 {full}, ptr {self._side_field(1, new)}, align 8")
-                lines[i:i + 1] = new or [""]
-            lines[:] = [line for line in lines if line]
+                    out.append(f"  {full} = load i64, ptr {self._side_field(3 + k, out)}, align 8")
+                    out.append(f"  store i64 {full}, ptr {self._side_field(1, out)}, align 8")
+            lines[:] = out
         if self.split and self.side_loops:
             self.side_cell = self.frame_cells
             self.frame[SIDE] = self.side_cell

@@ -85,6 +85,11 @@ def passes_reverse_only_shadow(engine, inst, pointer: str) -> bool:
     return bool(positions) and all(engine.reverse_only_shadow(name, k) for k in positions)
 
 
+def _constant_line(line: str) -> bool:
+    """Whether a global's definition line makes it a constant."""
+    return " constant " in line.split("=", 1)[1][:80]
+
+
 class CachePlanner:
     """Mixin for ReverseGenerator: needs self.fn, self.cfg, self.act, self.engine, self.sig,
     self.split, self.types, the name maps and the per-block line lists it sets up."""
@@ -242,8 +247,10 @@ class CachePlanner:
         return out
 
     def _local_allocations(self) -> set[str]:
-        return {i.result for i in self.fn.instructions()
-                if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
+        if self._locals is None:
+            self._locals = {i.result for i in self.fn.instructions()
+                            if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
+        return self._locals
 
     def _writes(self, instructions) -> tuple[set[str], set[str], bool]:
         """(roots of memory the instructions may write, roots written only by undone stores,
@@ -308,9 +315,7 @@ class CachePlanner:
             private = not unknown_writes and all(private_arg.get(w) for w in foreign)
             if noalias or private or (not foreign and not unknown_writes):
                 stable.add(p.name)
-        for g, line in self.engine.module.globals.items():
-            if " constant " in line.split("=", 1)[1][:80]:
-                stable.add(make_name("@", g))
+        stable |= {make_name("@", g) for g, line in self.engine.module.globals.items() if _constant_line(line)}
         return stable
 
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
@@ -564,6 +569,7 @@ class CachePlanner:
         if loop.header not in self._invariants:
             insts = [i for b in loop.blocks for i in self.fn.block(b).instructions]
             written, _, unknown = self._writes(insts)
+            written = {w for w in written if not self._constant_global(w)}   # format strings and the like
             found = None
             if not unknown:
                 found = iteration_invariant(
@@ -575,12 +581,11 @@ class CachePlanner:
 
     def _unwritten(self, addr: str, written: set[str]) -> bool:
         roots = pointer_roots(self.fn, addr)
-        written = {w for w in written if not self._constant_global(w)}   # format strings and the like
         return bool(roots) and all(self._distinct(r, w) for r in roots for w in written)
 
     def _constant_global(self, name: str) -> bool:
         line = self.engine.module.globals.get(name[1:].strip('"')) if name.startswith("@") else None
-        return line is not None and " constant " in line.split("=", 1)[1][:80]
+        return line is not None and _constant_line(line)
 
     def _distinct(self, r: str, w: str) -> bool:
         """Whether memory reached from root `r` can never be memory written through root `w`."""
@@ -610,7 +615,7 @@ class CachePlanner:
             derived = derived_pointers(self.fn, local)
             self._captured = set()
             for inst in self.fn.instructions():
-                for k, v in enumerate(inst.values()):
+                for v in inst.values():
                     if v not in derived:
                         continue
                     op = inst.opcode
@@ -642,7 +647,7 @@ class CachePlanner:
         memory is one iteration's worth instead of one per iteration."""
         self.side_loops.setdefault(loop.header, loop)
         self.side_fwd.setdefault(label, []).extend(self._push_lines(values, SIDE))
-        return self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(values)][::-1], SIDE)
+        return self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in values], SIDE)
 
     def _side_type(self) -> str:
         return f"[{3 + len(self.side_loops)} x i64]"

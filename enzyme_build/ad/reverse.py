@@ -192,9 +192,8 @@ class ReverseGenerator(CachePlanner):
         self._stable: set[str] | None = None
         self._escaped: set[str] | None = None
         self._captured: set[str] | None = None
+        self._locals: set[str] | None = None
         self._invariants: dict[str, set[str]] = {}   # top-level loop header -> iteration invariants
-        self.side_loops: dict = {}
-        self.side_fwd: dict[str, list[str]] = {}
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.undone_stores: dict[int, str] = self._undoable_stores()   # store -> saved old value
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV

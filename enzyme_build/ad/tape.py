@@ -41,35 +41,34 @@ done:
 }}"""
 
 
-_SUPPORT = {
-    "__enzyme_build_tape_push": """\
-define internal ptr @__enzyme_build_tape_push(ptr %tape, i64 %bytes) alwaysinline {
+def _push(name: str, grow: str) -> str:
+    """Reserve `bytes` on a stack object `{data, size, capacity}` (growing it through `grow`
+    when full) and return the reserved record's address."""
+    return f"""\
+define internal ptr @{name}(ptr %tape, i64 %bytes) alwaysinline {{
 entry:
-  %sizep = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 1
-  %capp = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 2
+  %sizep = getelementptr inbounds {{ ptr, i64, i64 }}, ptr %tape, i32 0, i32 1
+  %capp = getelementptr inbounds {{ ptr, i64, i64 }}, ptr %tape, i32 0, i32 2
   %size = load i64, ptr %sizep, align 8
   %cap = load i64, ptr %capp, align 8
   %new = add i64 %size, %bytes
   %full = icmp ugt i64 %new, %cap
-  br i1 %full, label %grow, label %done, !prof !{!"branch_weights", i32 1, i32 2000}
+  br i1 %full, label %grow, label %done, !prof !{{!"branch_weights", i32 1, i32 2000}}
 grow:
-  call void @__enzyme_build_tape_grow(ptr %tape, i64 %new)
+  call void @{grow}(ptr %tape, i64 %new)
   br label %done
 done:
   %data = load ptr, ptr %tape, align 8
   store i64 %new, ptr %sizep, align 8
   %at = getelementptr inbounds i8, ptr %data, i64 %size
   ret ptr %at
-}""",
-    "__enzyme_build_tape_grow": """\
-define internal void @__enzyme_build_tape_grow(ptr %tape, i64 %need) noinline {
-entry:
-  %capp = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 2
-  %cap = load i64, ptr %capp, align 8
-  %twice = shl i64 %cap, 1
-  %a = call i64 @llvm.umax.i64(i64 %twice, i64 %need)
-  %newcap = call i64 @llvm.umax.i64(i64 %a, i64 1024)
-  %data = load ptr, ptr %tape, align 8
+}}"""
+
+
+def _grow(name: str, spare: bool) -> str:
+    """Grow a stack object to at least `need` bytes (doubling, 1 KiB at least; abort when out
+    of memory). With `spare`, a fresh one first takes the per-thread spare block if it fits."""
+    take_spare = """\
   %fresh = icmp eq ptr %data, null
   br i1 %fresh, label %spare, label %grow
 spare:
@@ -83,7 +82,17 @@ take:
   store ptr %sp, ptr %tape, align 8
   store i64 %spcap, ptr %capp, align 8
   ret void
-grow:
+""" if spare else "  br label %grow\n"
+    return f"""\
+define internal void @{name}(ptr %tape, i64 %need) noinline {{
+entry:
+  %capp = getelementptr inbounds {{ ptr, i64, i64 }}, ptr %tape, i32 0, i32 2
+  %cap = load i64, ptr %capp, align 8
+  %twice = shl i64 %cap, 1
+  %a = call i64 @llvm.umax.i64(i64 %twice, i64 %need)
+  %newcap = call i64 @llvm.umax.i64(i64 %a, i64 1024)
+  %data = load ptr, ptr %tape, align 8
+{take_spare}grow:
   %nd = call ptr @realloc(ptr %data, i64 %newcap)
   %bad = icmp eq ptr %nd, null
   br i1 %bad, label %oom, label %ok
@@ -94,48 +103,16 @@ ok:
   store ptr %nd, ptr %tape, align 8
   store i64 %newcap, ptr %capp, align 8
   ret void
-}""",
+}}"""
+
+
+_SUPPORT = {
+    "__enzyme_build_tape_push": _push("__enzyme_build_tape_push", "__enzyme_build_tape_grow"),
+    "__enzyme_build_tape_grow": _grow("__enzyme_build_tape_grow", spare=True),
     # a side table (ad/cache.py): a tape-like stack kept apart from the tape, grown by plain
     # realloc (it never takes or gives the per-thread spare block)
-    "__enzyme_build_side_push": """\
-define internal ptr @__enzyme_build_side_push(ptr %side, i64 %bytes) alwaysinline {
-entry:
-  %sizep = getelementptr inbounds i8, ptr %side, i64 8
-  %capp = getelementptr inbounds i8, ptr %side, i64 16
-  %size = load i64, ptr %sizep, align 8
-  %cap = load i64, ptr %capp, align 8
-  %new = add i64 %size, %bytes
-  %full = icmp ugt i64 %new, %cap
-  br i1 %full, label %grow, label %done, !prof !{!"branch_weights", i32 1, i32 2000}
-grow:
-  call void @__enzyme_build_side_grow(ptr %side, i64 %new)
-  br label %done
-done:
-  %data = load ptr, ptr %side, align 8
-  store i64 %new, ptr %sizep, align 8
-  %at = getelementptr inbounds i8, ptr %data, i64 %size
-  ret ptr %at
-}""",
-    "__enzyme_build_side_grow": """\
-define internal void @__enzyme_build_side_grow(ptr %side, i64 %need) noinline {
-entry:
-  %capp = getelementptr inbounds i8, ptr %side, i64 16
-  %cap = load i64, ptr %capp, align 8
-  %twice = shl i64 %cap, 1
-  %a = call i64 @llvm.umax.i64(i64 %twice, i64 %need)
-  %newcap = call i64 @llvm.umax.i64(i64 %a, i64 1024)
-  %data = load ptr, ptr %side, align 8
-  %nd = call ptr @realloc(ptr %data, i64 %newcap)
-  %bad = icmp eq ptr %nd, null
-  br i1 %bad, label %oom, label %ok
-oom:
-  call void @abort()
-  unreachable
-ok:
-  store ptr %nd, ptr %side, align 8
-  store i64 %newcap, ptr %capp, align 8
-  ret void
-}""",
+    "__enzyme_build_side_push": _push("__enzyme_build_side_push", "__enzyme_build_side_grow"),
+    "__enzyme_build_side_grow": _grow("__enzyme_build_side_grow", spare=False),
     # the data block of the last finished tape, kept for the next one (per thread): a gradient
     # called in a loop reuses memory already mapped instead of faulting fresh pages in each time
     "__enzyme_build_tape_spare": """\

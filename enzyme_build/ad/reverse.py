@@ -26,6 +26,9 @@ from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePl
 from .tape import CELL_BYTES, TAPE_TYPE
 
 DRET = "%dret$"
+# the reverse sweep's last block; `$` keeps it apart from every `rev$<block>` and from the
+# primal's own labels (a C label `exit:` names a block `exit`, whose reverse is `rev$exit`)
+EXIT_LABEL = "%exit$"
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 # pure instructions the reverse sweep recomputes instead of caching
 # instructions that may read an active value without passing a derivative on (or that the
@@ -713,7 +716,7 @@ class ReverseGenerator(CachePlanner):
         label = block.label
         preds = self.cfg.preds[label]
         if label == self.fn.blocks[0].label:
-            return ["  br label %rev$exit"]
+            return [f"  br label {EXIT_LABEL}"]
         if not preds:
             return ["  unreachable"]
 
@@ -1105,7 +1108,7 @@ class ReverseGenerator(CachePlanner):
         return out
 
     def _exit_block(self) -> list[str]:
-        out = ["rev$exit:"]
+        out = [f"{EXIT_LABEL[1:]}:"]
         if self.uses_tape and not self.split:
             self.engine.support.add("__enzyme_build_tape_free_data")
             out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
@@ -1236,7 +1239,7 @@ class ReverseGenerator(CachePlanner):
         elif self.cfg.returns:
             rev.append(f"  br label {self.rev_label(self.cfg.returns[0])}")
         else:
-            rev.append("  br label %rev$exit")
+            rev.append(f"  br label {EXIT_LABEL}")
         exit_block = self._exit_block()
         if self.frame:   # the frame record is the oldest of this call: drop it last
             exit_block[1:1] = [f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * self.frame_cells})"]

@@ -1,0 +1,415 @@
+"""IR in, IR out: what diffe_<f>, augmented_<f> and reverse_<f> look like for small hand-written
+functions (adjoint slots, static tape records with their strides, re-reads, IV replay,
+predecessor indices, per-iteration pushes, derived callees, split pieces and their tape),
+each output verified by LLVM."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from enzyme_build import llvm
+from enzyme_build.ad.driver import differentiate_module
+
+FUNCTIONS = """
+define double @square(double %x) {
+entry:
+  %m = fmul double %x, %x
+  ret double %m
+}
+
+; a counted loop whose values are all re-read from the (unwritten) argument: a static record of stride 0
+define double @sumsq(ptr %v, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %s = phi double [ 0.0, %entry ], [ %s.next, %loop ]
+  %p = getelementptr inbounds double, ptr %v, i64 %i
+  %x = load double, ptr %p, align 8
+  %sq = fmul double %x, %x
+  %s.next = fadd double %s, %sq
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret double %s.next
+}
+
+; a counted loop that keeps two values per iteration (sin's operand and the running sum)
+define double @sinloop(ptr %v, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %s = phi double [ 0.0, %entry ], [ %s.next, %loop ]
+  %p = getelementptr inbounds double, ptr %v, i64 %i
+  %x = load double, ptr %p, align 8
+  %m = fmul double %x, %s
+  %sn = call double @llvm.sin.f64(double %m)
+  %s.next = fadd double %s, %sn
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret double %s.next
+}
+
+; two counted loops in one function: each gets its own static record and stride
+define double @twoloops(ptr %v, i64 %n) {
+entry:
+  br label %a
+a:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %a ]
+  %s = phi double [ 1.0, %entry ], [ %s.next, %a ]
+  %p = getelementptr inbounds double, ptr %v, i64 %i
+  %x = load double, ptr %p, align 8
+  %e = call double @llvm.exp.f64(double %s)
+  %s.next = fmul double %e, %x
+  %i.next = add nuw nsw i64 %i, 1
+  %adone = icmp eq i64 %i.next, %n
+  br i1 %adone, label %mid, label %a
+mid:
+  br label %b
+b:
+  %j = phi i64 [ 0, %mid ], [ %j.next, %b ]
+  %t = phi double [ %s.next, %mid ], [ %t.next, %b ]
+  %q = getelementptr inbounds double, ptr %v, i64 %j
+  %y = load double, ptr %q, align 8
+  %t.next = fadd double %t, %y
+  %j.next = add nuw nsw i64 %j, 1
+  %bdone = icmp eq i64 %j.next, %n
+  br i1 %bdone, label %exit, label %b
+exit:
+  ret double %t.next
+}
+
+; a loop whose trip count is unknown when it starts: one tape record per iteration
+define double @until(double %x) {
+entry:
+  br label %loop
+loop:
+  %y = phi double [ %x, %entry ], [ %y.next, %loop ]
+  %y.next = call double @llvm.sin.f64(double %y)
+  %big = fcmp ogt double %y.next, 1.000000e-01
+  br i1 %big, label %loop, label %exit
+exit:
+  ret double %y.next
+}
+
+; a diamond: the join's phi gets its adjoint back along the edge taken
+define double @branch(double %x, double %y) {
+entry:
+  %c = fcmp olt double %x, %y
+  br i1 %c, label %then, label %else
+then:
+  %a = fmul double %x, %y
+  br label %join
+else:
+  %b = fadd double %x, %y
+  br label %join
+join:
+  %r = phi double [ %a, %then ], [ %b, %else ]
+  ret double %r
+}
+
+; a store into dup memory: the reverse sweep reads and consumes the output adjoint
+define void @scale(ptr %out, double %x) {
+entry:
+  %q = getelementptr inbounds double, ptr %out, i64 1
+  %s = fmul double %x, 3.0
+  store double %s, ptr %q, align 8
+  ret void
+}
+
+; a callee with a body, called twice: one pair of split pieces serves both calls
+define double @outer(double %x) {
+entry:
+  %a = call double @square(double %x)
+  %b = call double @square(double %a)
+  ret double %b
+}
+
+declare double @llvm.sin.f64(double)
+declare double @llvm.exp.f64(double)
+
+@enzyme_dup = external global i32
+@enzyme_const = external global i32
+@enzyme_out = external global i32
+declare double @__enzyme_autodiff(ptr, ...)
+declare void @__enzyme_autodiff_void(ptr, ...)
+declare { double, double } @__enzyme_autodiff_pair(ptr, ...)
+declare ptr @__enzyme_augmentfwd(ptr, ...)
+declare double @__enzyme_reverse(ptr, ...)
+"""
+
+
+def differentiate(caller: str) -> str:
+    """The module with `caller` added, through the engine; verified by LLVM."""
+    out = differentiate_module(FUNCTIONS + caller)
+    llvm.verify(llvm.parse_assembly(out, "reverse-ir"), generated=True)
+    return out
+
+
+def body(out: str, name: str) -> str:
+    """The text of derived function @name (from its `define` to its closing brace)."""
+    m = re.search(rf"^define [^\n]*@{re.escape(name)}\(.*?^}}$", out, re.M | re.S)
+    assert m, f"@{name} not defined in:\n{out}"
+    return m.group(0)
+
+
+def block(text: str, label: str) -> str:
+    """One basic block of a function's text."""
+    m = re.search(rf"^{re.escape(label)}:\n(.*?)(?=^\S+:$|^}}$)", text, re.M | re.S)
+    assert m, f"no block {label} in:\n{text}"
+    return m.group(1)
+
+
+def test_scalar_function_gets_adjoint_slots_and_a_seed():
+    out = differentiate("""
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @square, double %x)
+  ret double %r
+}
+""")
+    fn = body(out, "diffe_square")
+    assert fn.startswith("define internal double @diffe_square(double %x) {")
+    assert "%x$d = alloca double" in fn and "%m$d = alloca double" in fn
+    # the return's adjoint is seeded with 1.0, d(x*x) flows to x twice
+    assert re.search(r"fadd double %\S+, 0x3FF0000000000000", block(fn, "rev$entry"))
+    assert len(re.findall(r"= fmul double %dr\$\d+, %x\n", fn)) == 2
+    assert "tape" not in fn                       # nothing needs keeping
+    assert re.search(r"ret double %ret\$\d+", block(fn, "exit$"))
+    use = body(out, "use")
+    assert re.search(r"call double @diffe_square\(double %x\)", use)
+    assert "__enzyme_autodiff" not in use
+
+
+def test_counted_loop_rereads_its_argument():
+    out = differentiate("""
+define void @use(ptr %v, ptr %dv, i64 %n) {
+entry:
+  call void (ptr, ...) @__enzyme_autodiff_void(ptr @sumsq, ptr @enzyme_dup, ptr %v, ptr %dv, ptr @enzyme_const, i64 %n)
+  ret void
+}
+""")
+    fn = body(out, "diffe_sumsq")
+    assert fn.startswith("define internal void @diffe_sumsq(ptr %v, ptr %v$sh, i64 %n) {")
+    assert "STATIC" not in out                    # every static token resolved
+    assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 0\n", fn)   # stride 0: nothing taped
+    assert "__enzyme_build_tape_push" not in fn
+    rev = block(fn, "rev$loop")
+    # IV replay from the counter slot; x re-read from v; its adjoint added to v's shadow
+    assert re.search(r"%iv\$\d+ = load i64, ptr %i\$ivslot", rev)
+    assert re.search(r"getelementptr inbounds double, ptr %v, i64 %iv\$\d+", rev)
+    assert re.search(r"getelementptr inbounds double, ptr %v\$sh, i64 %iv\$\d+", rev)
+    assert re.search(r"%dm\$\d+ = fadd double %dm\$\d+, %dr\$\d+\n  store double %dm\$\d+, ptr %rc\$\d+", rev)
+    # the way back: the replayed IV tells the first iteration apart, no predecessor index is kept
+    assert re.search(r"icmp eq i64 %iv\$\d+, 0", rev)
+    assert re.search(r"switch i32 %rc\$\d+, label %rev\$loop\$from\$entry \[ i32 1, label %rev\$loop\$from\$loop \]", rev)
+    assert re.search(r"sub i64 %iv\$\d+, 1", block(fn, "rev$loop$from$loop"))
+
+
+def test_counted_loop_keeps_values_on_a_static_record():
+    out = differentiate("""
+define void @use(ptr %v, ptr %dv, i64 %n) {
+entry:
+  call void (ptr, ...) @__enzyme_autodiff_void(ptr @sinloop, ptr @enzyme_dup, ptr %v, ptr %dv, ptr @enzyme_const, i64 %n)
+  ret void
+}
+""")
+    fn = body(out, "diffe_sinloop")
+    assert "STATIC" not in out
+    entry = block(fn, "entry")
+    # one record of n * 16 bytes reserved before the loop: two doubles per iteration
+    assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  %static\.off\$0 = call i64 @__enzyme_build_tape_frame"
+                     r"\(ptr %tape\$, i64 %tb\$\d+\)", entry)
+    loop = block(fn, "loop")
+    assert re.search(r"%soff\$\d+ = mul i64 %siv\$\d+, 16", loop)
+    assert re.search(r"store double %m, ptr %scell\$\d+, align 8", loop)
+    assert re.search(r"store double %s, ptr %scell\$\d+, align 8", loop)
+    assert "__enzyme_build_tape_push" not in fn
+    rev = block(fn, "rev$loop")
+    m = re.search(r"(%r\$\d+) = load double, ptr %scell\$\d+, align 8", rev)
+    assert m and re.search(rf"call double @llvm\.cos\.f64\(double {re.escape(m.group(1))}\)", rev)
+    # the record is dropped when the reverse sweep leaves the loop for good
+    assert "call ptr @__enzyme_build_tape_pop(ptr %tape$, i64 %tb$" in block(fn, "rev$loop$from$entry")
+    assert "call void @__enzyme_build_tape_free_data(ptr %tape$)" in block(fn, "exit$")
+
+
+def test_each_static_loop_has_its_own_stride():
+    out = differentiate("""
+define double @use(ptr %v, ptr %dv, i64 %n) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @twoloops, ptr @enzyme_dup, ptr %v, ptr %dv, ptr @enzyme_const, i64 %n)
+  ret double %r
+}
+""")
+    fn = body(out, "diffe_twoloops")
+    assert "STATIC" not in out and ";" not in fn   # tokens and their marker comments gone
+    strides = {int(s) for s in re.findall(r"= mul i64 %tc\$\d+, (\d+)\n", fn)}
+    # loop a keeps exp(s), the partial of e * x by x (x itself is re-read); loop b keeps nothing
+    assert strides == {0, 8}, fn
+    assert "%static.off$0 = call i64" in fn and "%static.off$1 = call i64" in fn
+
+
+def test_unknown_trip_count_pushes_per_iteration():
+    out = differentiate("""
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @until, double %x)
+  ret double %r
+}
+""")
+    fn = body(out, "diffe_until")
+    loop, rev = block(fn, "loop"), block(fn, "rev$loop")
+    assert re.search(r"call ptr @__enzyme_build_tape_push\(ptr %tape\$, i64 \d+\)", loop)
+    assert "store double %y, ptr" in loop
+    assert re.search(r"call ptr @__enzyme_build_tape_pop\(ptr %tape\$, i64 \d+\)", rev)
+    assert re.search(r"call double @llvm\.cos\.f64\(double %r\$\d+\)", rev)
+
+
+def test_branch_records_the_predecessor():
+    out = differentiate("""
+define { double, double } @use(double %x, double %y) {
+entry:
+  %r = call { double, double } (ptr, ...) @__enzyme_autodiff_pair(ptr @branch, double %x, double %y)
+  ret { double, double } %r
+}
+""")
+    fn = body(out, "diffe_branch")
+    assert fn.startswith("define internal { double, double } @diffe_branch(double %x, double %y) {")
+    assert "%pidx$0 = phi i32 [ 0, %then ], [ 1, %else ]" in block(fn, "join")
+    rev = block(fn, "rev$join")
+    assert re.search(r"switch i32 %\S+, label %rev\$join\$from\$then \[ i32 1, label %rev\$join\$from\$else \]", rev)
+    assert re.search(r"insertvalue \{ double, double \} %agg\$\d+, double %\S+, 1", block(fn, "exit$"))
+
+
+def test_store_reverses_to_read_and_consume_the_shadow():
+    out = differentiate("""
+define double @use(ptr %o, ptr %do, double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @scale, ptr @enzyme_dup, ptr %o, ptr %do, double %x)
+  ret double %r
+}
+""")
+    fn = body(out, "diffe_scale")
+    assert "%q$sh = getelementptr inbounds double, ptr %out$sh, i64 1" in block(fn, "entry")
+    rev = block(fn, "rev$entry")
+    # dv += *out'; *out' = 0 (the output adjoint is consumed), then d(3x) = 3
+    assert re.search(r"%ds\$\d+ = load double, ptr %q\$sh\n  store double 0x0000000000000000, ptr %q\$sh\n", rev)
+    assert re.search(r"fmul double %dr\$\d+, 3\.0\n", rev)
+    # the store is undone for the reverse sweep and redone at its end (what the caller sees)
+    assert "%q$old$0 = load double, ptr %q" in block(fn, "entry")
+    assert "store double %q$old$0, ptr %q" in rev and rev.rstrip().endswith("store double %s, ptr %q\n  br label %exit$")
+
+
+def test_derived_callee_is_shared_by_both_calls():
+    out = differentiate("""
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @outer, double %x)
+  ret double %r
+}
+""")
+    fn = body(out, "diffe_outer")
+    assert len(re.findall(r"call double @augmented_square\(double %\S+, ptr %tape\$\)", fn)) == 2
+    assert len(re.findall(r"call double @reverse_square\(double %\S+, double %\S+, ptr %tape\$\)", fn)) == 2
+    assert out.count("define internal double @augmented_square(") == 1
+    assert out.count("define internal double @reverse_square(") == 1
+    # reverse order: the second call's adjoint is taken first
+    calls = re.findall(r"@reverse_square\(double (%\S+),", fn)
+    assert calls == ["%a", "%x"] or len(calls) == 2 and calls[0] != "%x", calls
+
+
+def test_split_pieces_share_the_tape_layout():
+    out = differentiate("""
+define double @use(ptr %v, ptr %dv, i64 %n) {
+entry:
+  %t = call ptr (ptr, ...) @__enzyme_augmentfwd(ptr @sinloop, ptr @enzyme_dup, ptr %v, ptr %dv, ptr @enzyme_const, i64 %n)
+  %z = call double (ptr, ...) @__enzyme_reverse(ptr @sinloop, ptr @enzyme_dup, ptr %v, ptr %dv, ptr @enzyme_const, i64 %n, double 1.0, ptr %t)
+  ret double %z
+}
+""")
+    aug, rev = body(out, "augmented_sinloop"), body(out, "reverse_sinloop")
+    assert aug.startswith("define internal double @augmented_sinloop(ptr %v, ptr %v$sh, i64 %n, ptr noalias %tape$)")
+    assert rev.startswith("define internal void @reverse_sinloop(ptr %v, ptr %v$sh, i64 %n, double %dret$, "
+                          "ptr noalias %tape$)")
+    assert "STATIC" not in out
+    # the user may change v between the calls: x is taped too (three doubles per iteration)
+    assert re.search(r"mul i64 %siv\$\d+, 24", aug) and re.search(r"mul i64 %siv\$\d+, 24", rev)
+    assert "store double %x, ptr %scell$" in aug
+    # the frame record: pushed last by the augmented piece, popped first by the reverse piece
+    assert re.search(r"%frame\.offset\$ = call i64 @__enzyme_build_tape_frame\(ptr %tape\$, i64 8\)", aug)
+    assert re.search(r"call ptr @__enzyme_build_tape_push\(ptr %tape\$, i64 8\)\n  store i64 %frame\.offset\$",
+                     block(aug, "exit"))
+    assert re.search(r"%pop\$\d+ = call ptr @__enzyme_build_tape_pop\(ptr %tape\$, i64 8\)\n"
+                     r"  %frame\.offset\$ = load i64", block(rev, "entry$"))
+    use = body(out, "use")
+    assert re.search(r"call ptr @__enzyme_build_tape_new\(\)", use)
+    assert re.search(r"call double @augmented_sinloop\(ptr %v, ptr %dv, i64 %n, ptr %enzyme\$call\d+\)", use)
+    assert re.search(r"call void @reverse_sinloop\(ptr %v, ptr %dv, i64 %n, double 1\.0\S*, ptr %t\)", use)
+    assert "call void @free(ptr %t)" in use
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_not_overwritten_argument_is_reread_in_split_mode(kept):
+    marker = "ptr @enzyme_not_overwritten, " if kept else ""
+    out = differentiate(f"""
+@enzyme_not_overwritten = external global i32
+define double @use(ptr %v, ptr %dv, i64 %n) {{
+entry:
+  %t = call ptr (ptr, ...) @__enzyme_augmentfwd(ptr @sinloop, {marker}ptr @enzyme_dup, ptr %v, ptr %dv, ptr @enzyme_const, i64 %n)
+  %z = call double (ptr, ...) @__enzyme_reverse(ptr @sinloop, {marker}ptr @enzyme_dup, ptr %v, ptr %dv, ptr @enzyme_const, i64 %n, double 1.0, ptr %t)
+  ret double %z
+}}
+""")
+    aug = next(body(out, m.group(1)) for m in re.finditer(r"define internal double @(augmented_sinloop\S*)\(", out))
+    assert ("store double %x, ptr %scell$" in aug) is not kept
+    stride = 16 if kept else 24
+    assert re.search(rf"mul i64 %siv\$\d+, {stride}\n", aug), aug
+
+
+def test_marker_globals_become_weak_definitions():
+    out = differentiate("""
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @square, double %x)
+  ret double %r
+}
+""")
+    assert "@enzyme_dup = weak global i32 0" in out
+    assert "@enzyme_dup = external global i32" not in out
+
+
+def test_optimized_gradient_of_a_square_is_two_x():
+    """After O2 diffe_square is x + x (plus a zero the optimizer may not drop without nsz):
+    slots promoted, the call inlined."""
+    out = differentiate("""
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @square, double %x)
+  ret double %r
+}
+""")
+    module = llvm.parse_assembly(out, "square")
+    llvm.optimize(module, 2)
+    use = module.text()[module.text().index("@use("):].split("\n}\n")[0]
+    assert "alloca" not in use and "call" not in use
+    assert len(re.findall(r"= fadd double %x, ", use)) == 2, use
+
+
+def test_primal_block_named_exit_keeps_its_own_reverse_block():
+    """A block `exit` (a C label `exit:` with names kept) reverses to `rev$exit`; the sweep's
+    own last block is `exit$`, so the two never collide (they did: invalid IR)."""
+    out = differentiate("""
+define void @use(ptr %v, ptr %dv, i64 %n) {
+entry:
+  call void (ptr, ...) @__enzyme_autodiff_void(ptr @sumsq, ptr @enzyme_dup, ptr %v, ptr %dv, ptr @enzyme_const, i64 %n)
+  ret void
+}
+""")
+    fn = body(out, "diffe_sumsq")
+    assert fn.count("\nrev$exit:\n") == 1 and fn.count("\nexit$:\n") == 1
+    assert "br label %exit$" in block(fn, "rev$entry")

@@ -41,8 +41,12 @@ def test_rendered_sconstruct_is_python_with_one_object_per_source(tmp_path, monk
                            defines=("N=3",), libs=("m",), standard="c++17")
     text = render_sconstruct(request, os.path.join(top, ".enzyme-build", "app"), top)
     ast.parse(text)
-    assert "env.SharedObject('#.enzyme-build/app/obj/main', '#main.c')" in text
-    assert "env.SharedObject('#.enzyme-build/app/obj/src/util', '#src/util.cc')" in text
-    assert "env.EnzymeSharedLibrary('#.enzyme-build/app/out/app', objects)" in text
-    assert "CXXFLAGS=['-std=c++17']" in text and "CFLAGS=[]" in text
-    assert "CPPPATH=['#include']" in text and "CCFLAGS=['-O2']" in text
+    assert ("env.SharedObject(eb.file(env, '#.enzyme-build/app/obj/main.os'), "
+            "eb.file(env, '#main.c'))") in text
+    assert ("env.SharedObject(eb.file(env, '#.enzyme-build/app/obj/src/util.os'), "
+            "eb.file(env, '#src/util.cc'))") in text
+    assert "env.EnzymeSharedLibrary(eb.file(env, '#.enzyme-build/app/out/app'), objects)" in text
+    assert "CXXFLAGS=eb.literals(['-std=c++17'])" in text and "CFLAGS=eb.literals([])" in text
+    assert "CPPPATH=[eb.dir(env, d) for d in ['#include']]" in text
+    assert "CCFLAGS=eb.literals(['-O2'])" in text
+    assert "_CPPDEFFLAGS=eb.literals(['-DN=3'])" in text and "_LIBFLAGS=eb.literals(['-lm'])" in text

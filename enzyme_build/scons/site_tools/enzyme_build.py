@@ -7,12 +7,14 @@ Load with ``env.Tool('enzyme_build', toolpath=[enzyme_build.scons.TOOL_DIR])`` o
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 
 import SCons.Errors
+import SCons.Subst
 
-from enzyme_build.scons import CACHE_DIR_VAR, PROGRESS_MARK, PROGRESS_VAR
+from enzyme_build.scons import CACHE_DIR_VAR, PROGRESS_MARK, PROGRESS_VAR, literal
 
 # Suffixes whose presence among a link's (transitive) sources means the C++ driver links.
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP", ".mm")
@@ -41,7 +43,49 @@ PROGRESS_LINES = (
 )
 
 
-def wrapper_commands() -> tuple[str, str] | None:
+def shell_escape(word: str) -> str:
+    """SCons' ESCAPE: quote one literal word (a file name, a Literal flag) for `sh -c`.
+
+    SCons' POSIX default puts the word in double quotes and escapes only `"` and `$`, so a
+    backtick in a file name still runs a command. Single quotes leave nothing active.
+    """
+    return shlex.quote(str(word))
+
+
+def literal_path_flags(prefix, items, suffix, env, f=lambda x: x, target=None, source=None,
+                       affect_signature: bool = True) -> list:
+    """SCons' `_concat` for directory lists (-I, -L), each resulting word a Literal.
+
+    SCons joins `-I` and a directory into a plain word that it quotes only for spaces, so
+    a directory named with a backtick or `;` would reach the shell active. Literal words
+    go through ESCAPE (shell_escape) instead. `$(`/`$)` markers stay markers.
+    """
+    import SCons.Defaults
+
+    words = SCons.Defaults._concat(prefix, items, suffix, env, f, target, source,  # noqa: SLF001
+                                   affect_signature=affect_signature)
+    return [word if str(word) in ("$(", "$)") else literal(str(word)) for word in words or []]
+
+
+def keep_dollars_in_node_signatures() -> None:
+    """A file named `a$(b).c` is legal, but SCons reads `$(`/`$)` in the signature text of
+    a command as its own markers and stops with "Unbalanced $(/$)". File nodes give their
+    name with `$` doubled there (the text only feeds a hash; command lines are unchanged).
+    Names without `$` keep their signatures, so existing builds stay up to date."""
+    import SCons.Node.FS
+
+    current = SCons.Node.FS.Base.for_signature
+    if getattr(current, "keeps_dollars", False):
+        return
+
+    def for_signature(self) -> str:
+        return current(self).replace("$", "$$")
+
+    for_signature.keeps_dollars = True
+    SCons.Node.FS.Base.for_signature = for_signature
+
+
+def wrapper_commands() -> tuple[list, list] | None:
     """The (C, C++) compiler commands of the enzyme-build wrapper, or None if not installed.
 
     Prefers the single-executable entry points next to the running Python (the venv that
@@ -53,11 +97,13 @@ def wrapper_commands() -> tuple[str, str] | None:
         cc = os.path.join(directory, "enzyme-cc")
         cxx = os.path.join(directory, "enzyme-c++")
         if _is_executable(cc) and _is_executable(cxx):
-            return cc, cxx
+            return [literal(cc)], [literal(cxx)]
         driver = os.path.join(directory, "enzyme-build")
         if _is_executable(driver):
-            return f"{driver} cc", f"{driver} c++"
+            return [literal(driver), "cc"], [literal(driver), "c++"]
     return None
+# Each command is a list of words, the executable a Literal: an installation path with a
+# space or a `$` in it stays one word, quoted for the shell.
 
 
 def _is_executable(path: str) -> bool:
@@ -116,8 +162,9 @@ def _compile_signature(source, target, env, for_signature):
     return signature_settings(env, COMPILE_SIGNATURE_VARS) if for_signature else ""
 
 
-def _optimization_flags(flags) -> list[str]:
-    return [flag for flag in flags if isinstance(flag, str) and flag.startswith("-O")]
+def _optimization_flags(flags) -> list:
+    return [flag for flag in flags
+            if isinstance(flag, (str, SCons.Subst.Literal)) and str(flag).startswith("-O")]
 
 
 def with_link_optimization(env, kw: dict) -> dict:
@@ -126,17 +173,22 @@ def with_link_optimization(env, kw: dict) -> dict:
     Makefiles usually pass $(CFLAGS) when linking; SCons does not, so the link step would
     otherwise not know the optimization level the user asked for.
     """
-    link_flags = list(env.Flatten(kw.get("LINKFLAGS", env.get("LINKFLAGS", []))))
-    link_flags = env.Split(" ".join(str(f) for f in link_flags))
+    link_flags = _words(env, kw.get("LINKFLAGS", env.get("LINKFLAGS", [])))
     if _optimization_flags(link_flags):
         return kw
     level = []
     for var in ("CCFLAGS", "CFLAGS", "CXXFLAGS"):
-        value = kw.get(var, env.get(var, []))
-        level = _optimization_flags(env.Split(value) if isinstance(value, str) else env.Flatten(value)) or level
+        level = _optimization_flags(_words(env, kw.get(var, env.get(var, [])))) or level
     if not level:
         return kw
-    return dict(kw, LINKFLAGS=link_flags + level[-1:])
+    return dict(kw, LINKFLAGS=link_flags + [level[-1]])
+
+
+def _words(env, value) -> list:
+    """A flags variable as a list of words; list items (Literals among them) kept as given."""
+    if isinstance(value, str):
+        return env.Split(value)
+    return list(env.Flatten(value))
 
 
 # Overrides that matter only to the link/archive step. Keeping them away from the objects
@@ -149,16 +201,29 @@ LINK_ONLY_VARS = frozenset((
 SOURCE_SUFFIXES = (".c",) + CXX_SUFFIXES
 
 
-def _objects(env, source, object_builder, kw: dict) -> list:
-    """Compile the C/C++ sources among `source`; objects and libraries pass through."""
+def _objects(env, source, object_builder, suffix_var: str, kw: dict) -> list:
+    """Compile the C/C++ sources among `source`; objects and libraries pass through.
+
+    Each object is named here, from its source node, rather than by the builder: SCons
+    derives a target name by substituting the source's name as a string, which evaluates
+    `$`/`${…}` in a file picked by Glob() (and drops the suffix of `a.b.c`).
+    """
     compile_kw = {key: value for key, value in kw.items() if key not in LINK_ONLY_VARS}
     nodes = []
     for item in env.Flatten([source] if source is not None else []):
-        if str(item).endswith(SOURCE_SUFFIXES):
-            nodes.extend(object_builder(item, **compile_kw))
-        else:
+        if not str(item).endswith(SOURCE_SUFFIXES):
             nodes.append(item)
+            continue
+        node = env.File(item) if isinstance(item, str) else item
+        nodes.extend(object_builder(object_target(env, node, suffix_var), node, **compile_kw))
     return nodes
+
+
+def object_target(env, node, suffix_var: str):
+    """The object's node, beside its source (where SCons would put it), made directly."""
+    path = node.get_internal_path()
+    stem = os.path.splitext(path)[0] + env.subst(f"${suffix_var}")
+    return env.fs.File(stem if os.path.isabs(stem) else "#" + stem)
 
 
 def _link_kw(kw: dict) -> dict:
@@ -167,19 +232,19 @@ def _link_kw(kw: dict) -> dict:
 
 def _enzyme_program(env, target, source=None, **kw):
     """An executable linked by enzyme-build (derivatives synthesized at link time)."""
-    objects = _objects(env, source, env.Object, kw)
+    objects = _objects(env, source, env.Object, "OBJSUFFIX", kw)
     return env.Program(target, objects, **_link_kw(with_link_optimization(env, kw)))
 
 
 def _enzyme_shared_library(env, target, source=None, **kw):
     """A shared library linked by enzyme-build (derivatives synthesized at link time)."""
-    objects = _objects(env, source, env.SharedObject, kw)
+    objects = _objects(env, source, env.SharedObject, "SHOBJSUFFIX", kw)
     return env.SharedLibrary(target, objects, **_link_kw(with_link_optimization(env, kw)))
 
 
 def _enzyme_library(env, target, source=None, **kw):
     """A fat static library: an ordinary archive of fat objects (native code + bitcode)."""
-    objects = _objects(env, source, env.Object, kw)
+    objects = _objects(env, source, env.Object, "OBJSUFFIX", kw)
     return env.StaticLibrary(target, objects, **_link_kw(kw))
 
 
@@ -212,10 +277,19 @@ def generate(env):
     # Fat archives are plain archives; llvm-ar matches the LLVM the wrapper uses.
     archiver = _archiver(("llvm-ar-22", "llvm-ar", "ar"))
     if archiver:
-        env["AR"] = archiver
+        env["AR"] = [literal(archiver)]
         ranlib = _archiver(("llvm-ranlib-22", "llvm-ranlib", "ranlib"))
         if ranlib:
-            env["RANLIB"] = ranlib
+            env["RANLIB"] = [literal(ranlib)]
+    # Commands still run through `sh -c` (an SConstruct's own actions may use redirections),
+    # but every literal word -- node names, Literal flags -- is quoted so the shell keeps it.
+    env["ESCAPE"] = shell_escape
+    keep_dollars_in_node_signatures()
+    env["_eb_path_flags"] = literal_path_flags
+    env["_CPPINCFLAGS"] = ("${_eb_path_flags(INCPREFIX, CPPPATH, INCSUFFIX, __env__, RDirs, "
+                           "TARGET, SOURCE, affect_signature=False)}")
+    env["_LIBDIRFLAGS"] = ("${_eb_path_flags(LIBDIRPREFIX, LIBPATH, LIBDIRSUFFIX, __env__, RDirs, "
+                           "TARGET, SOURCE, affect_signature=False)}")
     env["ENV"] = forwarded_environment(env.get("ENV", {}))
     # SCons' default decider (content signatures) is kept on purpose: "content-timestamp"
     # compares whole-second mtimes and misses an edit made in the second of the last build.

@@ -1,0 +1,163 @@
+"""`enzyme-build package`: from sources and export specs to a package directory, atomically.
+
+Everything is written into a temporary directory next to the output and renamed into place
+at the end, so a failure leaves neither a partial package nor temporary files behind.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from ..errors import EnzymeBuildError
+from . import jaxgen, pygen, shim
+from .binding import Binding, bind
+from .signature import read_signature
+from .spec import parse_export
+
+C_SUFFIXES = (".c",)
+CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
+LINK_SUFFIXES = (".o", ".a", ".so")
+# flags whose value is the next argument
+FLAGS_WITH_VALUE = {"-I", "-D", "-U", "-L", "-l", "-include", "-isystem", "-iquote", "-idirafter",
+                    "-x", "-Xlinker", "-framework"}
+LINK_ONLY_PREFIXES = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-static", "-rdynamic")
+MARKER = ".enzyme-build-package"
+
+
+@dataclass(frozen=True)
+class PackageRequest:
+    arguments: tuple[str, ...]  # sources and compiler flags, in the user's order
+    name: str
+    output: str
+    exports: tuple[str, ...]
+    jax: bool = True  # build the JAX FFI handlers when jaxlib is installed
+
+
+@dataclass(frozen=True)
+class CompileInputs:
+    sources: tuple[str, ...]  # C/C++ sources (their declarations are read)
+    arguments: tuple[str, ...]  # everything for the link, in order
+    syntax_flags: tuple[str, ...]  # the flags that matter to reading declarations
+    cxx: bool
+
+
+def split_arguments(arguments: tuple[str, ...]) -> CompileInputs:
+    sources, syntax_flags = [], []
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if argument in FLAGS_WITH_VALUE:
+            if index + 1 >= len(arguments):
+                raise EnzymeBuildError(f"{argument} needs a value", hint=f"write {argument}VALUE")
+            if not argument.startswith(LINK_ONLY_PREFIXES):
+                syntax_flags += [argument, arguments[index + 1]]
+            index += 2
+            continue
+        if argument.startswith("-"):
+            if argument in ("-o", "-c", "-E", "-S"):
+                raise EnzymeBuildError(f"{argument} is not a compiler flag `package` accepts",
+                                       hint="give the output directory with -o DIR after the sources")
+            if not argument.startswith(LINK_ONLY_PREFIXES):
+                syntax_flags.append(argument)
+        else:
+            if not os.path.isfile(argument):
+                raise EnzymeBuildError(f"no such file: {argument}", hint="check the source paths")
+            if not argument.endswith(C_SUFFIXES + CXX_SUFFIXES + LINK_SUFFIXES):
+                raise EnzymeBuildError(f"{argument}: not a C/C++ source, object or library",
+                                       hint="pass .c/.cc/.cpp sources and .o/.a/.so inputs")
+            if argument.endswith(C_SUFFIXES + CXX_SUFFIXES):
+                sources.append(argument)
+        index += 1
+    if not sources:
+        raise EnzymeBuildError("no C or C++ source given",
+                               hint="enzyme-build package energy.c --name NAME -o DIR --export 'f(x[n], n)'")
+    cxx = any(s.endswith(CXX_SUFFIXES) for s in sources)
+    return CompileInputs(tuple(sources), tuple(arguments), tuple(syntax_flags), cxx)
+
+
+def resolve_bindings(exports: tuple[str, ...], inputs: CompileInputs) -> list[Binding]:
+    if not exports:
+        raise EnzymeBuildError("nothing to export", hint="add --export 'f(x[n], n)' for each function")
+    bindings = []
+    for text in exports:
+        spec = parse_export(text)
+        signature = read_signature(spec.function, list(inputs.sources), list(inputs.syntax_flags))
+        bindings.append(bind(spec, signature))
+    pygen.check_export_names(bindings)
+    return bindings
+
+
+def enzyme_build_command(cxx: bool) -> list[str]:
+    return [sys.executable, "-m", "enzyme_build", "c++" if cxx else "cc"]
+
+
+def compile_library(name: str, inputs: CompileInputs, bindings: list[Binding], package_dir: str) -> str:
+    """Build lib<name>.so from the user's inputs and the generated shim with our own compiler."""
+    shim_path = os.path.join(package_dir, f"_{name}_shim.c")
+    with open(shim_path, "w", encoding="utf-8") as handle:
+        handle.write(shim.shim_source(name, bindings))
+    library = os.path.join(package_dir, f"lib{name}.so")
+    argv = enzyme_build_command(inputs.cxx) + [
+        "-O2", "-fPIC", *inputs.arguments, "-x", "c", shim_path, "-x", "none",
+        "-shared", f"-Wl,-soname,lib{name}.so", "-o", library, "-lm"]
+    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        output = (proc.stderr or proc.stdout).strip()
+        raise EnzymeBuildError(f"building lib{name}.so failed:\n{output}",
+                               hint="fix the errors above (compiler flags go before --name, e.g. -I include -DN=3)")
+    return library
+
+
+def _prepare_output(output: str) -> None:
+    if os.path.lexists(output):
+        if not os.path.isdir(output) or (os.listdir(output) and
+                                         not os.path.exists(os.path.join(output, MARKER))):
+            raise EnzymeBuildError(f"{output} exists and is not a package made by enzyme-build package",
+                                   hint="remove it or choose another -o DIR")
+
+
+def _install(staging: str, output: str) -> None:
+    """Rename the finished package into place, replacing a previous one."""
+    if os.path.lexists(output):
+        retired = tempfile.mkdtemp(prefix=f".{os.path.basename(output)}.old-", dir=os.path.dirname(output))
+        os.rename(output, os.path.join(retired, "package"))
+        os.rename(staging, output)
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.rename(staging, output)
+
+
+def build_package(request: PackageRequest, log=None) -> list[Binding]:
+    """Build the package directory request.output; returns the exports' bindings."""
+    pygen.check_package_name(request.name)
+    inputs = split_arguments(request.arguments)
+    bindings = resolve_bindings(request.exports, inputs)
+    output = os.path.abspath(request.output)
+    parent = os.path.dirname(output)
+    if not os.path.isdir(parent):
+        raise EnzymeBuildError(f"the parent directory of {request.output} does not exist",
+                               hint=f"create it first: mkdir -p {os.path.dirname(request.output) or '.'}")
+    _prepare_output(output)
+    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(output)}.tmp-", dir=parent)
+    try:
+        package_dir = os.path.join(staging, request.name)
+        os.mkdir(package_dir)
+        compile_library(request.name, inputs, bindings, package_dir)
+        with open(os.path.join(package_dir, f"{request.name}.h"), "w", encoding="utf-8") as handle:
+            handle.write(shim.header_source(request.name, bindings))
+        pygen.write_python_package(staging, request.name, bindings)
+        if request.jax:
+            note = jaxgen.build_handlers(request.name, bindings, package_dir)
+            if note and log:
+                log(note)
+        open(os.path.join(staging, MARKER), "w").close()
+        os.chmod(staging, 0o755)
+        _install(staging, output)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return bindings

@@ -1,0 +1,1 @@
+"""Runtime modules copied verbatim into every generated package (numpy core, torch and JAX layers)."""

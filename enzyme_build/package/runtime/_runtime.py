@@ -92,6 +92,24 @@ class Export:
     def fail(self, kind, message):
         return kind(f"{self.function}: {message} (spec {self.spec})")
 
+    def bind_names(self, args, kwargs):
+        """The arguments by parameter name (positional and keyword), all present."""
+        if len(args) > len(self.inputs):
+            raise self.fail(TypeError, f"takes {len(self.inputs)} argument(s) "
+                                       f"({', '.join(self.input_names)}), got {len(args)}")
+        values = dict(zip(self.input_names, args))
+        for key, value in kwargs.items():
+            if key not in self.input_names:
+                raise self.fail(TypeError, f"unexpected argument {key!r}; arguments are "
+                                           f"{', '.join(self.input_names)}")
+            if key in values:
+                raise self.fail(TypeError, f"argument {key!r} given twice")
+            values[key] = value
+        if len(values) != len(self.inputs):
+            missing = [n for n in self.input_names if n not in values]
+            raise self.fail(TypeError, f"missing argument(s) {', '.join(missing)}")
+        return values
+
     def bind(self, args, kwargs):
         """Checked inputs: {name: ndarray | int} with scalars as 1-element arrays, and the
         integer parameters' values (given or inferred)."""

@@ -13,7 +13,7 @@ from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inacti
 from ..analysis.invariance import iteration_invariant
 from ..errors import InternalError
 from ..analysis.types import memcpy_element_kind
-from ..ir.model import function_attributes, is_float_type, is_local, make_name
+from ..ir.model import function_attributes, is_float_type, is_local, make_name, substitute_values
 from .rules import math_rule
 from .tape import CELL_BYTES
 
@@ -158,7 +158,7 @@ class CachePlanner:
         home = self.def_block(value)
         # natural loops only (irreducible cycles have no single entry to hoist to)
         if loop is None or home is None or home in loop.blocks or not loop.exits \
-                or loop not in self.cfg.loops:
+                or not self.cfg.is_natural(loop):
             return None
         key = (loop.header, value)
         if key not in self.hoists:
@@ -172,12 +172,18 @@ class CachePlanner:
         """Write the loop-invariant slots on every exit edge (markers left by the reverse
         terminators); filling may hoist more values, so repeat until nothing is new."""
         done: dict[str, set] = {}
+        by_header: dict[str, list[tuple[str, str]]] = {}   # header -> (value, slot), in hoisting order
+        indexed = 0
         changed = True
         while changed:
             changed = False
             for marker, (header, pred, label, lines) in self.exit_markers.items():
-                for (h, value), slot in list(self.hoists.items()):
-                    if h != header or value in done.setdefault(marker, set()):
+                if len(self.hoists) != indexed:   # hoisted since: index the new ones (dicts keep order)
+                    for (h, value), slot in list(self.hoists.items())[indexed:]:
+                        by_header.setdefault(h, []).append((value, slot))
+                    indexed = len(self.hoists)
+                for value, slot in list(by_header.get(header, ())):
+                    if value in done.setdefault(marker, set()):
                         continue
                     done[marker].add(value)
                     start = self._value_on_exit(value, pred, label)
@@ -359,9 +365,7 @@ class CachePlanner:
             base = inst.operands[0][1]
             body = body.replace(f"ptr {base}", f"ptr {self.shadow(base)}", 1)
         if fetched:
-            pattern = re.compile("(" + "|".join(re.escape(v) for v in sorted(fetched, key=len, reverse=True))
-                                 + r")(?![-\w$.])")
-            body = pattern.sub(lambda m: fetched[m.group(1)], body)
+            body = substitute_values(body, fetched)
         name = self.fresh("rc")
         lines.append(f"  {name} ={body}")
         return name
@@ -557,9 +561,8 @@ class CachePlanner:
     def _side_loop_of(self, label: str):
         """The outermost loop around `label` when it is a natural loop entered at most once
         per call (its preheader in no cycle)."""
-        for loop in self.cfg.loops:
-            if loop.depth == 1 and label in loop.blocks and loop.preheader is not None \
-                    and not self.cfg.in_loop(loop.preheader):
+        for loop in self.cfg.top_loops_of(label):
+            if loop.preheader is not None and not self.cfg.in_loop(loop.preheader):
                 return loop
         return None
 

@@ -746,10 +746,10 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
     other __enzyme_* call; the inner site becomes a call of a derived function, which is
     plain code the next pass differentiates like any other.
     """
-    text = specialize_callback_arguments(lower_threadlocal_addresses(text),
-                                         set((registry or Registry()).rules) | set((registry or Registry()).inactive))
+    text, module = _specialize_callback_arguments(
+        lower_threadlocal_addresses(text), set((registry or Registry()).rules) | set((registry or Registry()).inactive))
     for _ in range(16):
-        module = parse_module(text)
+        module = module or parse_module(text)   # the first pass reuses the parse of the unchanged text
         with_sites = {name for name in module.functions
                       if any("__enzyme_" in line for line in module.functions.body_lines(name)[1:])
                       and any(i.opcode == "call" and marker_kind(i.callee)
@@ -757,7 +757,7 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
         if not with_sites:
             return text
         ready = _innermost_sites(module, with_sites)
-        text = _differentiate_pass(module, registry, ready)
+        text, module = _differentiate_pass(module, registry, ready), None
         if ready is None:
             return text
         text = _no_spare_tapes(_plain_shadow_allocations(_free_derived_names(text)))
@@ -853,8 +853,14 @@ def specialize_callback_arguments(text: str, keep: set[str] = frozenset()) -> st
     so the calls through it are direct (quadrature, root finders and ODE solvers taking
     their integrand as a callback). The copy keeps the signature; the parameter is unused.
     Functions in `keep` (with custom rules, or inactive) are left as they are."""
+    return _specialize_callback_arguments(text, keep)[0]
+
+
+def _specialize_callback_arguments(text: str, keep: set[str]):
+    """specialize_callback_arguments, plus the parsed module when the text is unchanged
+    (None when there was nothing to parse or the text changed)."""
     if "__enzyme_" not in text:
-        return text
+        return text, None
     module = parse_module(text)
     extra: list[str] = []
     lines = list(module.lines)
@@ -893,8 +899,8 @@ def specialize_callback_arguments(text: str, keep: set[str] = frozenset()) -> st
             line = lines[inst.first_line]
             lines[inst.first_line] = line.replace(target, target.replace("@" + m.group(1), clones[key]), 1)
     if not clones:
-        return text
-    return "\n".join(lines + extra) + "\n"
+        return text, module
+    return "\n".join(lines + extra) + "\n", None
 
 
 def shadow_linkage(module, g: str) -> str:

@@ -20,7 +20,7 @@ from ..analysis.types import (bits_stay_integer, check_memory_access, float_view
 from ..errors import EnzymeBuildError
 from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
-                        make_name)
+                        make_name, replace_pointer_operand)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
 from .tape import CELL_BYTES, TAPE_TYPE
@@ -29,6 +29,11 @@ DRET = "%dret$"
 # the reverse sweep's last block; `$` keeps it apart from every `rev$<block>` and from the
 # primal's own labels (a C label `exit:` names a block `exit`, whose reverse is `rev$exit`)
 EXIT_LABEL = "%exit$"
+# a static loop's stride token (cache.py: `STATIC<n>$`) and the `  ;TOKEN` comment marking a
+# line that carries one; both patterns start with a literal, so a pass over the text is fast
+_STATIC_TOKEN = re.compile(r'STATIC\d+\$(?![-\w$.])')
+_STATIC_MARKER = re.compile(r'  ;(STATIC\d+\$)(?![-\w$.])')
+_NAME_CHARS = frozenset("-_$.%@\"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 # pure instructions the reverse sweep recomputes instead of caching
 # instructions that may read an active value without passing a derivative on (or that the
@@ -361,6 +366,7 @@ class ReverseGenerator(CachePlanner):
         for block in self.fn.blocks:
             self._forward_block(block)
         self._prepare_static_records()
+        self._index_loop_edges()
         for block in self.fn.blocks:
             self._reverse_block(block)
         self._locate_exit_markers()
@@ -522,8 +528,7 @@ class ReverseGenerator(CachePlanner):
         elif op in ("getelementptr", "bitcast", "addrspacecast", "freeze"):
             base = inst.operands[0][1]
             body = _DBG_RE.sub("", inst.text.split("=", 1)[1])
-            body = re.sub(r'(ptr\s+)' + re.escape(base) + r'(?![-\w$.])', lambda m: m.group(1) + self.shadow(base),
-                          body, count=1)
+            body = replace_pointer_operand(body, base, self.shadow(base))
             lines.append(f"  {sh} ={body}")
         elif op == "phi":
             entries = ", ".join(f"[ {self.shadow(v) if is_local(v) else v}, {make_name('%', b)} ]"
@@ -722,22 +727,23 @@ class ReverseGenerator(CachePlanner):
 
         def edge_lines(pred) -> list[str]:
             out = []
+            exited = self._loops_exited(pred, label)   # the loops the edge pred -> label leaves
             # entering a loop's reverse through one of its exits: start its IV at the last value
             # entering a loop's reverse through an exit: its invariant values' slots get set
-            for loop in self.cfg.loops:
-                if pred in loop.blocks and label not in loop.blocks:
-                    marker = f"  ;exit-edge {len(self.exit_markers)}"
-                    out.append(marker)
-                    self.exit_markers[marker] = (loop.header, pred, label, None)
+            for _, loop in exited:
+                marker = f"  ;exit-edge {len(self.exit_markers)}"
+                out.append(marker)
+                self.exit_markers[marker] = (loop.header, pred, label, None)
             # going back to the previous iteration of a top-level loop: its side table is full again
-            for loop in self.cfg.loops:
-                if loop.depth == 1 and label == loop.header and pred in loop.blocks:
+            for loop in self._loops_by_header.get(label, ()):
+                if loop.depth == 1 and pred in loop.blocks:
                     out.append(SIDE_LATCH_MARK + loop.header)
             # entering a static-record loop's reverse through an exit: where its record starts
-            for static in self.static_loops.values():
-                if pred in static["loop"].blocks and label not in static["loop"].blocks:
-                    start = self._value_on_exit(static["off"], pred, label)
-                    out.append(f"  store i64 {start}, ptr {static['slot']}, align 8")
+            statics = sorted((self._static_order[id(loop)] for _, loop in exited if id(loop) in self._static_order),
+                             key=lambda numbered: numbered[0])
+            for _, static in statics:
+                start = self._value_on_exit(static["off"], pred, label)
+                out.append(f"  store i64 {start}, ptr {static['slot']}, align 8")
             static = self.static_loops.get(label)
             if static is not None and pred == static["loop"].preheader:
                 # leaving the loop's reverse: drop the record of all its iterations
@@ -746,7 +752,7 @@ class ReverseGenerator(CachePlanner):
                            + f"  ;{static['token']}")
                 out.append(f"  {nbytes} = mul i64 {tc64}, {static['token']}")
                 out.append(f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {nbytes})  ;{static['token']}")
-            for iv, (loop, step, slot, latch) in self.iv_loops.items():
+            for iv, (loop, step, slot, latch) in self._iv_loops_at(label, exited):
                 if pred in loop.blocks and label not in loop.blocks:
                     last = self._iv_on_exit(iv, loop, pred, label, out)
                     out.append(f"  store {self.types[iv]} {last}, ptr {slot}, align 8")
@@ -1167,17 +1173,68 @@ class ReverseGenerator(CachePlanner):
         return out
 
     def _locate_exit_markers(self) -> None:
-        lists = list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]
+        home: dict[str, list[str]] = {}   # marker -> the first line list holding it
+        for lines in list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]:
+            for line in lines:
+                if line.startswith("  ;exit-edge "):
+                    home.setdefault(line, lines)
         for marker, (header, pred, label, _) in list(self.exit_markers.items()):
-            home = next(lines for lines in lists if marker in lines)
-            self.exit_markers[marker] = (header, pred, label, home)
+            self.exit_markers[marker] = (header, pred, label, home[marker])
+
+    # ------------------------------------------------------------------ edge indexes
+    # The reverse terminators ask, per CFG edge, which loops it leaves and which loop records
+    # live there; these indexes answer in time proportional to the answer, not to the number
+    # of loops in the function (built once static_loops and iv_loops are final).
+    def _index_loop_edges(self) -> None:
+        position = {id(loop): k for k, loop in enumerate(self.cfg.loops)}
+        self._exits_of_edge: dict[tuple[str, str], list[tuple[int, object]]] = {}
+        for loop in self.cfg.loops:
+            for b in loop.blocks:
+                for succ in self.cfg.succs[b]:
+                    if succ not in loop.blocks:
+                        edge = self._exits_of_edge.setdefault((b, succ), [])
+                        if not edge or edge[-1][1] is not loop:
+                            edge.append((position[id(loop)], loop))
+        self._loops_by_header: dict[str, list] = {}
+        for loop in self.cfg.loops:
+            self._loops_by_header.setdefault(loop.header, []).append(loop)
+        self._static_order = {id(static["loop"]): (k, static) for k, static in enumerate(self.static_loops.values())}
+        self._iv_by_loop: dict[int, list[tuple[int, str]]] = {}
+        self._iv_by_header: dict[str, list[tuple[int, str]]] = {}
+        self._iv_irreducible: list[tuple[int, str]] = []   # IVs of cycles that are no natural loop
+        for k, (iv, (loop, _, _, _)) in enumerate(self.iv_loops.items()):
+            self._iv_by_loop.setdefault(id(loop), []).append((k, iv))
+            self._iv_by_header.setdefault(loop.header, []).append((k, iv))
+            if not self.cfg.is_natural(loop):
+                self._iv_irreducible.append((k, iv))
+
+    def _loops_exited(self, pred: str, label: str) -> list:
+        """(position in cfg.loops, loop) of the natural loops holding pred but not label."""
+        return self._exits_of_edge.get((pred, label), [])
+
+    def _iv_loops_at(self, label: str, exited: list) -> list[tuple[str, tuple]]:
+        """The entries of iv_loops (in their order) an edge into `label` leaving the loops
+        `exited` can touch: IVs of those loops and of the loop `label` heads."""
+        found = dict(self._iv_by_header.get(label, ()))
+        found.update(self._iv_irreducible)
+        for _, loop in exited:
+            found.update(self._iv_by_loop.get(id(loop), ()))
+        return [(iv, self.iv_loops[iv]) for _, iv in sorted(found.items())]
 
     def _resolve_static_tokens(self, text: str) -> str:
-        """Static loop records: put in the stride (0 when the loop kept nothing after all)."""
-        for static in self.static_loops.values():
-            token = static["token"]
-            text = text.replace(f"  ;{token}", "").replace(token, str(self.static_strides.get(token, 0)))
-        return text
+        """Static loop records: put in the stride (0 when the loop kept nothing after all), and
+        drop the `  ;TOKEN` comments that mark the lines carrying one. One pass over the text."""
+        if not self.static_loops:
+            return text
+        tokens = {static["token"] for static in self.static_loops.values()}
+        text = _STATIC_MARKER.sub(lambda m: "" if m.group(1) in tokens else m.group(0), text)
+
+        def stride(m: re.Match) -> str:
+            token = m.group(0)
+            if token not in tokens or (m.start() and m.string[m.start() - 1] in _NAME_CHARS):
+                return token   # part of a longer name
+            return str(self.static_strides.get(token, 0))
+        return _STATIC_TOKEN.sub(stride, text)
 
     def _assemble(self) -> list[str]:
         return [self._resolve_static_tokens(t) for t in self._assemble_text()]

@@ -40,12 +40,79 @@ class CFG:
     def in_loop(self, block: str) -> bool:
         return block in self.loop_of
 
+    def in_layout_order(self, blocks) -> list[str]:
+        """`blocks` (reachable or not) sorted as they appear in the function."""
+        if self._position is None:
+            self._position = {b: i for i, b in enumerate(self.order)}
+        return sorted(blocks, key=self._position.__getitem__)
+
+    def is_natural(self, loop: Loop) -> bool:
+        """Whether `loop` is one of the natural loops (not an irreducible cycle's stand-in)."""
+        if self._natural is None:
+            self._natural = {id(l) for l in self.loops}
+        return id(loop) in self._natural
+
+    def top_loops_of(self, block: str) -> list[Loop]:
+        """The outermost (depth 1) natural loops holding `block`, in `loops` order."""
+        if self._top_loops is None:
+            self._top_loops = {}
+            for loop in self.loops:
+                if loop.depth == 1:
+                    for b in loop.blocks:
+                        self._top_loops.setdefault(b, []).append(loop)
+        return self._top_loops.get(block, [])
+
+    # dominator-tree interval of each reachable block (DFS entry and exit numbers), built on
+    # the first query: a dominates b iff b's interval nests in a's, O(1) per query
+    _tree_in: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    _natural: set[int] | None = field(default=None, repr=False, compare=False)
+    _position: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    _top_loops: dict[str, list[Loop]] | None = field(default=None, repr=False, compare=False)
+    _tree_out: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
     def dominates(self, a: str, b: str) -> bool:
-        while b is not None:
-            if a == b:
-                return True
-            b = self.idom.get(b)
-        return False
+        """Whether every path from the entry to b passes through a (a block dominates itself;
+        an unreachable block is dominated by itself only)."""
+        if a == b:
+            return True
+        if self._tree_in is None:
+            self._number_dominator_tree()
+        ina = self._tree_in.get(a)
+        inb = self._tree_in.get(b)
+        if ina is None or inb is None:
+            return False
+        return ina < inb and self._tree_out[b] <= self._tree_out[a]
+
+    def _number_dominator_tree(self) -> None:
+        children: dict[str, list[str]] = {}
+        roots = []
+        for b in self.order:
+            if b not in self.idom:
+                continue
+            parent = self.idom[b]
+            if parent is None:
+                roots.append(b)
+            else:
+                children.setdefault(parent, []).append(b)
+        tree_in: dict[str, int] = {}
+        tree_out: dict[str, int] = {}
+        clock = 0
+        for root in roots:
+            stack = [(root, iter(children.get(root, ())))]
+            tree_in[root] = clock
+            clock += 1
+            while stack:
+                node, it = stack[-1]
+                child = next(it, None)
+                if child is None:
+                    tree_out[node] = clock
+                    clock += 1
+                    stack.pop()
+                else:
+                    tree_in[child] = clock
+                    clock += 1
+                    stack.append((child, iter(children.get(child, ()))))
+        self._tree_in, self._tree_out = tree_in, tree_out
 
 
 def analyze_cfg(fn: Function) -> CFG:
@@ -131,12 +198,20 @@ def _find_loops(cfg: CFG) -> None:
                 loop.blocks |= body
                 loop.latches.append(b)
     loops = sorted(by_header.values(), key=lambda l: len(l.blocks))
+    position = {b: i for i, b in enumerate(cfg.order)}
+    containing: dict[str, list[Loop]] = {}   # header -> the loops holding it
+    for loop in loops:
+        for b in loop.blocks:
+            if b in by_header:
+                containing.setdefault(b, []).append(loop)
     for loop in loops:
         outside = [p for p in cfg.preds[loop.header] if p not in loop.blocks]
         loop.preheader = outside[0] if len(outside) == 1 else None
         loop.exits = sorted({s for b in loop.blocks for s in cfg.succs[b] if s not in loop.blocks},
-                            key=cfg.order.index)
-        loop.depth = 1 + sum(1 for other in loops if other is not loop and loop.blocks < other.blocks)
+                            key=position.__getitem__)
+        # the loops strictly containing this one hold its header (only those are compared)
+        loop.depth = 1 + sum(1 for other in containing[loop.header]
+                             if other is not loop and loop.blocks < other.blocks)
     for loop in reversed(loops):  # big to small: the innermost wins
         for b in loop.blocks:
             cfg.loop_of[b] = loop

@@ -35,7 +35,7 @@ def iteration_invariant(fn: Function, cfg: CFG, loop: Loop,
                         pure_call: Callable[[Instruction], bool]) -> set[str] | None:
     """The results of instructions in `loop` that are the same in every iteration (in the
     same order), or None when the iterations may take different paths through the loop."""
-    inside = [inst for label in cfg.order if label in loop.blocks for inst in fn.block(label).instructions]
+    inside = [inst for label in cfg.in_layout_order(loop.blocks) for inst in fn.block(label).instructions]
     defined_inside = {inst.result for inst in inside if inst.result}
     cand: set[str] = set()
     for inst in inside:

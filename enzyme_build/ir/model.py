@@ -264,6 +264,31 @@ def make_name(sigil: str, *parts: str) -> str:
     return sigil + '"' + raw + '"'
 
 
+_TYPED_POINTER_RE = re.compile(r'(ptr\s+)(' + NAME + ')')
+
+
+def substitute_values(text: str, mapping: dict[str, str]) -> str:
+    """Replace each whole local/global name in `text` (`%x`, `@g`, quoted names) that is a key
+    of `mapping` by its value, in one pass (no pattern per name); other keys (constants) are
+    replaced where they stand alone."""
+    changed = {k: v for k, v in mapping.items() if k != v}
+    if not changed:
+        return text
+    if all(k[:1] in "%@" for k in changed):
+        return _NAME_RE.sub(lambda m: changed.get(m.group(0), m.group(0)), text)
+    pattern = re.compile("(" + "|".join(re.escape(v) for v in sorted(changed, key=len, reverse=True))
+                         + r")(?![-\w$.])")
+    return pattern.sub(lambda m: changed[m.group(1)], text)
+
+
+def replace_pointer_operand(text: str, value: str, new: str) -> str:
+    """`ptr VALUE` -> `ptr NEW` at the first place VALUE is a whole pointer operand."""
+    for m in _TYPED_POINTER_RE.finditer(text):
+        if m.group(2) == value:
+            return text[:m.start(2)] + new + text[m.end(2):]
+    return text
+
+
 def _strip_comment(line: str) -> str:
     # comments start with ';' outside quotes
     if ";" not in line:

@@ -63,3 +63,19 @@ def test_tbaa_names(tmp_path):
     kinds = {tbaa_type(mod, i.metadata.get("!tbaa")) for f in mod.functions.values()
              for i in f.instructions() if "!tbaa" in i.metadata}
     assert {"double", "int"} <= kinds
+
+
+def test_substitute_values_replaces_whole_names_only():
+    from enzyme_build.ir.model import substitute_values
+    body = ' getelementptr inbounds double, ptr %p, i64 %i.x, !tbaa !3 ; %p.q @g @"a b"'
+    out = substitute_values(body, {"%p": "%rc$1", "%i": "%rc$2", "%i.x": "%rc$3", '@"a b"': "@c", "@g": "@g"})
+    assert out == ' getelementptr inbounds double, ptr %rc$1, i64 %rc$3, !tbaa !3 ; %p.q @g @c'
+    # constants among the keys are replaced where they stand alone
+    assert substitute_values("add i64 %a, 7", {"7": "%seven", "%a": "%b"}) == "add i64 %b, %seven"
+
+
+def test_replace_pointer_operand_takes_the_first_whole_pointer():
+    from enzyme_build.ir.model import replace_pointer_operand
+    text = " getelementptr i8, ptr %p.1, ptr %p, ptr %p"
+    assert replace_pointer_operand(text, "%p", "%p$sh") == " getelementptr i8, ptr %p.1, ptr %p$sh, ptr %p"
+    assert replace_pointer_operand(text, "%q", "%q$sh") == text

@@ -181,11 +181,21 @@ def is_archive(data: bytes) -> bool:
     return data[:8] in (b"!<arch>\n", b"!<thin>\n")
 
 
+class MalformedArchive(ValueError):
+    """An archive whose structure no linker would accept (the link stops with our message)."""
+
+
+# A member header's size field: up to ten decimal digits, space padded.
+_AR_HEADER_END = b"`\n"
+
+
 def archive_members(data: bytes, archive_path: str = ".") -> list[Member]:
     """Members of a GNU/BSD `ar` archive, in order (symbol tables left out).
 
     Members of a thin archive (`ar rcsT`) are read from their files, which the archive
-    names relative to its own directory.
+    names relative to its own directory: regular files only, and never an archive (no
+    nesting, so an archive naming itself cannot loop). Sizes and names are validated
+    against the data; anything inconsistent raises MalformedArchive.
     """
     if not is_archive(data):
         return []
@@ -193,15 +203,20 @@ def archive_members(data: bytes, archive_path: str = ".") -> list[Member]:
     members: list[Member] = []
     long_names = b""
     pos = 8
-    while pos + 60 <= len(data):
+    while pos < len(data):
+        if data[pos:pos + 1] == b"\n" and pos + 1 == len(data):
+            break  # padding after the last member
+        if pos + 60 > len(data):
+            raise MalformedArchive(f"truncated member header at offset {pos}")
         header = data[pos:pos + 60]
+        if header[58:60] != _AR_HEADER_END:
+            raise MalformedArchive(f"bad member header at offset {pos}")
         raw_name = header[:16].decode("latin-1").rstrip()
-        try:
-            size = int(header[48:58].decode("latin-1").strip() or "0")
-        except ValueError:
-            break
+        size = _decimal(header[48:58], f"member size at offset {pos}")
         special = raw_name in ("/", "//", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED")
         stored = size if (special or not thin) else 0  # thin members live in their own files
+        if pos + 60 + stored > len(data):
+            raise MalformedArchive(f"member at offset {pos} claims {size} bytes past the end")
         body = data[pos + 60:pos + 60 + stored]
         pos += 60 + stored + (stored & 1)
         if raw_name == "//":
@@ -210,22 +225,42 @@ def archive_members(data: bytes, archive_path: str = ".") -> list[Member]:
         if special:
             continue
         if raw_name.startswith("#1/"):  # BSD: name stored at the start of the body
-            length = int(raw_name[3:])
+            length = _decimal(raw_name[3:].encode("latin-1"), f"BSD name length {raw_name!r}")
+            if length > len(body):
+                raise MalformedArchive(f"BSD name {raw_name!r} longer than its member")
             name = body[:length].rstrip(b"\0").decode("latin-1")
             body = body[length:]
         elif raw_name.startswith("/") and raw_name[1:].isdigit():
             start = int(raw_name[1:])
+            if start >= len(long_names):
+                raise MalformedArchive(f"long name {raw_name!r} outside the name table")
             end = long_names.find(b"\n", start)
             name = long_names[start:end if end >= 0 else None].decode("latin-1").rstrip("/")
         else:
             name = raw_name.rstrip("/")
+        if not name:
+            raise MalformedArchive(f"member without a name at offset {pos}")
         if thin:
-            try:
-                body = read_file(os.path.join(os.path.dirname(archive_path), name))
-            except OSError:
-                body = b""
+            body = _thin_member(os.path.join(os.path.dirname(archive_path), name), name)
         members.append(Member(name, body))
     return members
+
+
+def _decimal(field: bytes, what: str) -> int:
+    text = field.decode("latin-1").strip()
+    if not text.isdigit() or not text.isascii():
+        raise MalformedArchive(f"{what} is not a size: {text!r}")
+    return int(text)
+
+
+def _thin_member(path: str, name: str) -> bytes:
+    """A thin archive's member: a regular file. One that is itself an archive is left to
+    the linker (read as no bitcode): following it could lead back to this archive."""
+    try:
+        data = read_file(path)
+    except OSError as err:
+        raise MalformedArchive(f"member {name!r} cannot be read: {err.strerror or err}") from err
+    return b"" if is_archive(data) else data
 
 
 def is_shared_object_path(path: str) -> bool:
@@ -234,7 +269,14 @@ def is_shared_object_path(path: str) -> bool:
 
 
 def read_file(path: str) -> bytes:
-    with open(path, "rb") as fh:
+    """A regular file's contents. Devices, FIFOs and directories raise OSError: an input
+    named `/dev/zero` (directly or by a thin archive) must not be read until memory runs out."""
+    import stat
+    # O_NONBLOCK: opening a FIFO must not wait for a writer (no effect on regular files)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
         return fh.read()
 
 
@@ -245,11 +287,11 @@ def mentions_enzyme(data: bytes, path: str = ".") -> bool:
     the embedded bitcode sections.
     """
     if data[:8] == b"!<thin>\n":
-        return any(mentions_enzyme(m.data) for m in archive_members(data, path))
+        return any(mentions_enzyme(m.data) for m in archive_members(data, path) if m.data)
     if ENZYME_MARKER not in data:
         return False
     if is_archive(data):
-        return any(mentions_enzyme(m.data) for m in archive_members(data))
+        return any(mentions_enzyme(m.data) for m in archive_members(data) if not is_archive(m.data))
     bitcode = embedded_bitcode(data)
     return bitcode is not None and ENZYME_MARKER in bitcode
 

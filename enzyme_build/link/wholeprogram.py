@@ -140,7 +140,11 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
             continue
         if real not in archives:
             data = _read(real)
-            archives[real] = objfile.archive_members(data, real) if data else []
+            try:
+                archives[real] = objfile.archive_members(data, real) if data else []
+            except objfile.MalformedArchive as err:
+                raise EnzymeBuildError(f"malformed archive {path}: {err}",
+                                       hint="recreate it with ar or llvm-ar") from err
         # the same member name may occur several times in one archive: take them in order
         nth = seen_members.get((real, member), 0)
         seen_members[(real, member)] = nth + 1
@@ -237,12 +241,22 @@ def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool,
 
 
 def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: str,
-                 named: set[str] = frozenset()):
-    """Parse and link the selected bitcode into one module, then internalize it."""
+                 named: set[str] = frozenset(), tmpdir: str | None = None):
+    """Parse and link the selected bitcode into one module, then internalize it.
+
+    The bitcode comes from objects anyone may have made: a child process reads it first
+    (llvm.probe), so a damaged section is reported by name instead of aborting us.
+    """
     from .. import llvm
+    from ..llvm import probe
     if not sel.bitcode:
         raise EnzymeBuildError("no embedded bitcode among the linked inputs", location=name,
                                hint="compile the objects with enzyme-build cc -c")
+    for verdict in probe.check_modules(sel.bitcode, tmpdir):
+        if verdict.problem is not None:
+            raise EnzymeBuildError(
+                f"malformed embedded bitcode in {verdict.label}: {verdict.problem}",
+                hint="rebuild that object with enzyme-build cc -c, or leave it out of the link")
     modules = [llvm.parse_bitcode(data, label) for label, data in sel.bitcode]
     module = llvm.link_modules(modules)
     module.name = name
@@ -299,7 +313,7 @@ def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
     from .. import llvm
     stem = os.path.basename(plan.output)
     module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
-                          name=stem, named=linker_named_symbols(plan.link_args))
+                          name=stem, named=linker_named_symbols(plan.link_args), tmpdir=plan.tmpdir)
     keep_module(module, plan.keep_dir, stem, "pre-ad")
     from ..ad import stage
     if stage.module_needs_ad(module.function_names()):
@@ -400,9 +414,11 @@ def _is_archive_file(path: str) -> bool:
 
 
 def _extract_native_members(plan: LinkPlan, sel: Selection, archive: str, slot: int) -> list[str]:
+    """The archive's native members as files of our own naming: a member's name is the
+    archive author's text, never a path we write to."""
     paths = []
-    for k, (member, data) in enumerate(sel.native_members.get(archive, [])):
-        extracted = os.path.join(plan.tmpdir, f"native-{slot}-{k}-{member}")
+    for k, (_member, data) in enumerate(sel.native_members.get(archive, [])):
+        extracted = os.path.join(plan.tmpdir, f"native-{slot}-{k}.o")
         with open(extracted, "wb") as fh:
             fh.write(data)
         paths.append(extracted)

@@ -60,8 +60,14 @@ def parse_bitcode(data: bytes, name: str = "module") -> Module:
     except RuntimeError as err:
         raise EnzymeBuildError(f"cannot read LLVM bitcode: {err}", location=name,
                                hint=f"rebuild the object with enzyme-build (LLVM {llvm_version()[0]})")
-    ref.name = name
+    ref.name = printable(name)
     return Module(ref, name)
+
+
+def printable(name: str) -> str:
+    """A module name LLVM can take: a file name that is not UTF-8 (bytes kept by Python as
+    surrogate escapes) is shown with its odd bytes replaced."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def parse_assembly(text: str, name: str = "module") -> Module:
@@ -72,7 +78,7 @@ def parse_assembly(text: str, name: str = "module") -> Module:
         ref = _llvm.parse_assembly(text)
     except RuntimeError as err:
         raise EnzymeBuildError(f"invalid LLVM IR: {err}", location=name)
-    ref.name = name
+    ref.name = printable(name)
     return Module(ref, name)
 
 

@@ -14,29 +14,16 @@ from ..analysis.activity import callee_name, written_float_globals
 from ..analysis.effects import derivative_free
 from ..custom.registry import Registry, check_rule_arity
 from ..errors import EnzymeBuildError
-from ..ir.model import (entry_point_name, Function, Instruction, aggregate_elements, byval_attributes, is_float_type, is_local,
-                        make_name, parse_module, strip_name)
+from ..ir.model import (entry_point_name, Function, Instruction, aggregate_elements, is_float_type, make_name,
+                        parse_module, strip_name)
+from .abi import FORWARD_ENTRY_POINTS, Signature, describe_markers, marker_kind, parse_reverse_call
 from .cache import derived_pointers, float_data_misuses, passes_reverse_only_shadow
-from .reverse import ReverseGenerator, Signature, adjoint_type
+from .callsite import (bind_result, call_line, clear_shadow_globals, defined_symbol, shadow_linkage,
+                       tape_object)
+from .forward import rewrite_forward_call
+from .reverse import ReverseGenerator, adjoint_type
 from .rules import float_constant, math_rule
 from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
-
-MARKERS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd", "__enzyme_reverse",
-           "__enzyme_batch", "__enzyme_augmentsize")
-_ACTIVITY_MARKERS = {"enzyme_dup": "dup", "enzyme_dupnoneed": "dupnoneed", "enzyme_out": "out",
-                     "enzyme_const": "const", "enzyme_dupv": "dupv", "enzyme_duplicated": "dup",
-                     "enzyme_active": "out"}
-
-
-def marker_kind(callee: str | None) -> str | None:
-    if not callee:
-        return None
-    name = strip_name(callee)
-    for m in MARKERS:
-        if m in name:
-            return m
-    return None
-
 
 class _Inactive:
     """Registered inactive functions, plus functions whose bodies cannot affect any derivative
@@ -349,179 +336,20 @@ def demangled(names: list[str]) -> dict[str, str]:
 # call-site rewriting
 
 
-class _CallArgs:
-    """Walks the arguments of an __enzyme_* call, recognizing marker globals."""
-
-    def __init__(self, fn: Function, inst: Instruction):
-        self.ops = list(inst.operands)
-        self.fn = fn
-        self.i = 0
-
-    def marker(self) -> str | None:
-        if self.i >= len(self.ops):
-            return None
-        ty, v = self.ops[self.i]
-        name = None
-        if v.startswith("@enzyme_"):
-            name = strip_name(v)
-        elif is_local(v):
-            d = self.fn.defs.get(v)
-            if d is not None and d.opcode == "load" and d.operands[0][1].startswith("@enzyme_"):
-                name = strip_name(d.operands[0][1])
-        return name
-
-    def next(self) -> tuple[str, str]:
-        if self.i >= len(self.ops):
-            raise IndexError
-        op = self.ops[self.i]
-        self.i += 1
-        return op
-
-    def remaining(self) -> int:
-        return len(self.ops) - self.i
-
-
-class _BadArgument(EnzymeBuildError):
-    """An __enzyme_* call argument whose type does not fit the parameter it lands on."""
-
-
-def _param_type(p) -> str:
-    """A parameter's type as a call site spells it (a struct passed by value keeps `byval`)."""
-    byval = byval_attributes(p)
-    return f"{p.type} {byval}" if byval else p.type
-
-
-def _coerce_arg(want: str, have: tuple[str, str], fresh, lines) -> str:
-    ty, v = have
-    if ty == want or want == "...":
-        return v
-    name = fresh()
-    if want == "float" and ty == "double":
-        lines.append(f"  {name} = fptrunc double {v} to float")
-    elif want == "double" and ty == "float":
-        lines.append(f"  {name} = fpext float {v} to double")
-    elif want.startswith("i") and ty.startswith("i"):
-        wb, hb = int(want[1:]), int(ty[1:])
-        lines.append(f"  {name} = {'trunc' if wb < hb else 'sext'} {ty} {v} to {want}")
-    else:
-        raise _BadArgument(f"an argument of type {ty} ({v}) where {want} is needed")
-    return name
-
-
-def _return_adjoint(primal: Function, have, fresh, lines, where) -> str:
-    try:
-        return _coerce_arg(primal.return_type, have, fresh, lines)
-    except _BadArgument as err:
-        raise EnzymeBuildError(f"the return adjoint for @{primal.name} gets {err}", location=where,
-                               hint="__enzyme_reverse takes the arguments, then the return adjoint, then the tape")
-
-
 def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_allocas) -> list[str]:
     kind = marker_kind(inst.callee)
-    where = engine.location(inst) or f"@{fn.name}"
-    args = _CallArgs(fn, inst)
-    sret = None
-    if getattr(inst, "arg_texts", None) and "sret" in inst.arg_texts[0]:
-        sret = args.next()[1]
-    if kind in ("__enzyme_fwddiff", "__enzyme_batch"):
-        try:
-            from .forward import rewrite_forward_call  # provided by the forward-mode engine
-        except ImportError:
-            raise EnzymeBuildError(f"{kind} is not supported by this build of enzyme-build", location=where)
+    if kind in FORWARD_ENTRY_POINTS:
         return rewrite_forward_call(engine, fn, inst)
-    if args.remaining() == 0:
-        raise EnzymeBuildError(f"{kind} needs the function to differentiate as first argument", location=where)
-    target = args.next()[1]
-    tm = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', target)
-    primal = engine.module.functions.get(strip_name("@" + tm.group(1))) if tm else None
-    if primal is None:
-        raise EnzymeBuildError(
-            f"the first argument of {kind} must be a function defined in the program (got {target})",
-            location=where, hint="pass the function itself, e.g. __enzyme_autodiff((void*)f, ...), and "
-                                 "link the object file that defines it")
-    lines: list[str] = []
-    activity, passed, kept = [], [], []
-    tape_ptr, allocated = None, None
-    keep_next = False
-
-    def special_markers():
-        nonlocal tape_ptr, allocated, keep_next
-        while True:
-            m = args.marker()
-            if m == "enzyme_not_overwritten":
-                # the caller promises the memory behind the next argument does not change
-                # between __enzyme_augmentfwd and __enzyme_reverse (combined mode assumes it)
-                args.next()
-                keep_next = True
-            elif m == "enzyme_allocated":
-                args.next()
-                allocated = args.next()[1]
-            elif m == "enzyme_tape":
-                args.next()
-                tape_ptr = args.next()[1]
-            elif m in ("enzyme_width", "enzyme_vector"):
-                raise EnzymeBuildError(f"{m} is only supported in forward mode", location=where)
-            else:
-                return
-
-    params = [p for p in primal.params if p.type != "..."]
-    try:
-        for number, p in enumerate(params, 1):
-            special_markers()
-            m = args.marker()
-            act = None
-            if m in _ACTIVITY_MARKERS:
-                args.next()
-                act = _ACTIVITY_MARKERS[m]
-                if args.marker() == "enzyme_not_overwritten":   # accepted after the activity too
-                    args.next()
-                    keep_next = True
-            elif m is not None:
-                raise EnzymeBuildError(f"unknown marker {m} in call to {kind}", location=where)
-            if act is None:
-                act = "out" if is_float_type(p.type) else "dup" if p.type == "ptr" else "const"
-            if act == "out" and not is_float_type(p.type):
-                shape = "a pointer" if p.type == "ptr" else f"not a floating-point value ({p.type})"
-                raise EnzymeBuildError(f"in the call to {kind}, enzyme_out on parameter {number} ({p.type}) "
-                                       f"of @{primal.name}, which is {shape}", location=where,
-                                       hint="pass pointers with enzyme_dup (the pointer, then its shadow) "
-                                            "or enzyme_const" if p.type == "ptr" else
-                                       "use enzyme_const for parameters that are not floating-point")
-            what = f"parameter {number} ({p.type}) of @{primal.name}"
-            try:
-                if act in ("dup", "dupnoneed"):
-                    if p.type != "ptr":
-                        raise EnzymeBuildError(f"enzyme_dup on non-pointer {what}", location=where,
-                                               hint="use enzyme_out for scalars in reverse mode")
-                    primal_v = _coerce_arg(p.type, args.next(), fresh, lines)
-                    shadow_v = _coerce_arg("ptr", args.next(), fresh, lines)
-                    passed += [f"{_param_type(p)} {primal_v}", f"ptr {shadow_v}"]
-                else:
-                    passed.append(f"{_param_type(p)} {_coerce_arg(p.type, args.next(), fresh, lines)}")
-            except _BadArgument as err:
-                hint = ("pointer parameters are enzyme_dup by default and take the pointer and then "
-                        "its shadow; mark inactive pointers with enzyme_const") if p.type == "ptr" else \
-                    "check the argument list against the function's parameters"
-                raise EnzymeBuildError(f"in the call to {kind}, {what} ({act}) gets {err}",
-                                       location=where, hint=hint)
-            activity.append(act)
-            kept.append(keep_next and p.type == "ptr")
-            keep_next = False
-        special_markers()
-    except IndexError:
-        raise EnzymeBuildError(f"too few arguments in call to {kind} for @{primal.name} "
-                               f"({len(params)} parameters)", location=where)
-    ret_active = is_float_type(primal.return_type)
-    split_call = kind in ("__enzyme_augmentfwd", "__enzyme_reverse", "__enzyme_augmentsize")
-    sig = Signature(primal.name, tuple(activity), ret_active,
-                    stable_args=tuple(kept) if split_call and any(kept) else ())
+    call = parse_reverse_call(engine, fn, inst, fresh)
+    primal, sig, passed, lines, where = call.primal, call.sig, call.passed, call.lines, call.head.where
+    args, sret, ret_active = call.head.args, call.head.sret, sig.ret_active
     if kind in ("__enzyme_augmentfwd", "__enzyme_reverse"):
         engine.split_calls.append((kind, sig, where))
     res = inst.result
     call_ty = inst.type
 
     def finish(value: str | None, value_ty: str) -> None:
-        _bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas)
+        bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas)
 
     rule = engine.custom.get(primal.name)
     if rule is not None and rule.augment and rule.gradient and kind in ("__enzyme_autodiff",
@@ -558,15 +386,15 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         # the tape came from the user's augment: hand it to the user's gradient, untouched
         rest = [args.next() for _ in range(args.remaining())]
         if ret_active and rest:
-            passed.append(f"{primal.return_type} {_return_adjoint(primal, rest.pop(0), fresh, lines, where)}")
-        tape = tape_ptr if tape_ptr is not None else (rest[-1][1] if rest else "null")
+            passed.append(f"{primal.return_type} {call.return_adjoint(rest.pop(0), fresh, lines)}")
+        tape = call.tape_ptr if call.tape_ptr is not None else (rest[-1][1] if rest else "null")
         check_rule_arity(engine.module, rule.gradient, "gradient", primal.name, len(passed) + 1, sig.args, where)
         grad_ret = engine.function_return_type(rule.gradient)
         finish(call_line(grad_ret, rule.gradient, passed + ['ptr ' + tape], fresh, lines), grad_ret)
         return lines
     aug, rev = engine.request_split(primal, sig)
     if kind == "__enzyme_augmentfwd":
-        tape = _tape_object(engine, tape_ptr, allocated, fresh, lines, where)
+        tape = tape_object(engine, call.tape_ptr, call.allocated, fresh, lines, where)
         rt = primal.return_type
         wants_primal = rt != "void" and (sret is not None or call_ty not in ("ptr", "void"))
         if not wants_primal:
@@ -590,17 +418,13 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         finish(b, pair_ty)
         return lines
     # __enzyme_reverse: [return adjoint], then the tape last (or enzyme_tape, ptr anywhere after)
-    rest = []
-    while args.remaining():
-        if args.marker() in ("enzyme_allocated", "enzyme_tape"):
-            special_markers()
-        else:
-            rest.append(args.next())
+    rest = call.trailing()
+    tape_ptr = call.tape_ptr
     if ret_active:
         if not rest:
             raise EnzymeBuildError(f"__enzyme_reverse of @{primal.name} needs the return adjoint "
                                    f"before the tape", location=where)
-        passed.append(f"{primal.return_type} {_return_adjoint(primal, rest.pop(0), fresh, lines, where)}")
+        passed.append(f"{primal.return_type} {call.return_adjoint(rest.pop(0), fresh, lines)}")
     owned = tape_ptr is not None
     if tape_ptr is None:
         if not rest:
@@ -619,123 +443,6 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         engine.declare("@free")
     finish(v, rty)
     return lines
-
-
-def call_line(ret_ty: str, callee: str, args: list[str], fresh, lines: list[str]) -> str | None:
-    """Emit `call ret_ty @callee(args)`; returns the result's name (None for void)."""
-    if ret_ty == "void":
-        lines.append(f"  call void @{callee}({', '.join(args)})")
-        return None
-    v = fresh()
-    lines.append(f"  {v} = call {ret_ty} @{callee}({', '.join(args)})")
-    return v
-
-
-def shadow_globals_reached(engine: Engine, derived: str, forward_width: int = 0) -> dict[str, str]:
-    """Shadow globals (name -> value type) that the derived function `derived` or anything it
-    calls names: the ones a top-level gradient call may leave adjoints in (forward mode,
-    `forward_width` > 0: the tangent globals of each lane, which hold the tangents of the
-    last values written). Memoized: a derived function reaches the same globals at every
-    call site that requests it."""
-    key = ("shadow-globals-reached", derived, forward_width)
-    if key not in engine.memo:
-        engine.memo[key] = _shadow_globals_reached(engine, derived, forward_width)
-    return engine.memo[key]
-
-
-def _shadow_globals_reached(engine: Engine, derived: str, forward_width: int) -> dict[str, str]:
-    if forward_width:
-        tags = ["fsh"] + [f"fsh{k}" for k in range(1, forward_width)]
-        shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags}
-    else:
-        shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used}
-    if not shadows:
-        return {}
-    bodies = {_defined_symbol(t): t for t in engine.texts if t.lstrip().startswith("define")}
-    symbol = re.compile(r'@("[^"]*"|[-a-zA-Z$._0-9]+)')
-    found: dict[str, str] = {}
-    seen, todo = set(), [derived]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        if name in bodies:
-            text = bodies[name]
-        elif name in engine.module.functions:
-            text = "\n".join(engine.module.functions.body_lines(name)[1:])
-        else:
-            continue
-        for m in symbol.finditer(text):
-            ref = "@" + m.group(1)
-            if ref in shadows:
-                found[ref] = shadows[ref]
-            else:
-                todo.append(strip_name(ref))
-    return found
-
-
-def clear_shadow_globals(engine: Engine, derived: str, fresh, lines: list[str], forward_width: int = 0) -> None:
-    """After a top-level gradient call (a combined function, or a reverse piece) returns, the
-    engine's shadow globals still hold the adjoints of the values the globals had before
-    the call: the globals were not arguments, so those are dropped (zeroed). Otherwise the
-    next gradient call's reverse sweep would consume them as its own (a static read before
-    it is written, e.g. a warm start). Shadows the caller passes as arguments are untouched.
-    Forward mode likewise drops the tangents left in its tangent globals: a global's value
-    from before the call is a constant of the next call."""
-    for g, ty in sorted(shadow_globals_reached(engine, derived, forward_width).items()):
-        if is_float_type(ty):
-            lines.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {g}, align 8")
-            continue
-        end, size = fresh(), fresh()
-        lines.append(f"  {end} = getelementptr {ty}, ptr null, i64 1")
-        lines.append(f"  {size} = ptrtoint ptr {end} to i64")
-        lines.append(f"  call void @llvm.memset.p0.i64(ptr {g}, i8 0, i64 {size}, i1 false)")
-        engine.declare("@llvm.memset.p0.i64")
-
-
-def _tape_object(engine, tape_ptr, allocated, fresh, lines, where) -> str:
-    if tape_ptr is not None:
-        if allocated is not None and re.fullmatch(r'-?\d+', allocated) and int(allocated) < TAPE_OBJECT_BYTES:
-            raise EnzymeBuildError(
-                f"enzyme_allocated gives {allocated} bytes but the tape object needs {TAPE_OBJECT_BYTES}",
-                location=where, hint="size the buffer with __enzyme_augmentsize(f, ...)")
-        lines.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {tape_ptr}, align 8")
-        return tape_ptr
-    engine.support.add("__enzyme_build_tape_new")
-    t = fresh()
-    lines.append(f"  {t} = call ptr @__enzyme_build_tape_new()")
-    return t
-
-
-def _bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas) -> None:
-    """Give the original call's result name the derived value, converting representation."""
-    if sret is not None and value is not None:
-        lines.append(f"  store {value_ty} {value}, ptr {sret}, align 8")
-    if res is None or call_ty == "void":
-        return
-    if value is None:
-        lines.append(f"  {res} = select i1 true, {call_ty} zeroinitializer, {call_ty} zeroinitializer")
-    elif value_ty == call_ty:
-        if call_ty == "ptr":
-            lines.append(f"  {res} = getelementptr i8, ptr {value}, i64 0")
-        elif call_ty.startswith("i"):
-            lines.append(f"  {res} = add {call_ty} {value}, 0")
-        else:
-            lines.append(f"  {res} = select i1 true, {call_ty} {value}, {call_ty} {value}")
-    elif value_ty == "float" and call_ty == "double":
-        lines.append(f"  {res} = fpext float {value} to double")
-    elif value_ty == "double" and call_ty == "float":
-        lines.append(f"  {res} = fptrunc double {value} to float")
-    elif value_ty.startswith("i") and call_ty.startswith("i") and " " not in call_ty:
-        op = "trunc" if int(call_ty[1:]) < int(value_ty[1:]) else "zext"
-        lines.append(f"  {res} = {op} {value_ty} {value} to {call_ty}")
-    else:
-        tmp = fresh()
-        entry_allocas.append(f"  {tmp} = alloca [64 x i8], align 16")
-        lines.append(f"  store [64 x i8] zeroinitializer, ptr {tmp}, align 16")
-        lines.append(f"  store {value_ty} {value}, ptr {tmp}, align 8")
-        lines.append(f"  {res} = load {call_ty}, ptr {tmp}, align 8")
 
 
 def differentiate_module(text: str, registry: Registry | None = None) -> str:
@@ -903,15 +610,6 @@ def _specialize_callback_arguments(text: str, keep: set[str]):
     return "\n".join(lines + extra) + "\n", None
 
 
-def shadow_linkage(module, g: str) -> str:
-    """`internal` or `internal thread_local` for the shadow of global @g: a thread-local
-    accumulator's derivative is per thread as well."""
-    line = module.globals.get(strip_name(g) if g.startswith("@") else g, "")
-    m = re.search(r'\b(thread_local(?:\([a-z]+\))?)', line.split("=", 1)[-1].split(" global ", 1)[0]) \
-        if line else None
-    return f"internal {m.group(1)}" if m else "internal"
-
-
 def _innermost_sites(module, with_sites: set[str]):
     """(function, line) of the AD call sites whose target reaches no function with AD calls; None (= all
     sites, so recursion through an AD call is reported as before) when there is none, or
@@ -1006,15 +704,9 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
         if strip_name(make_name('@', g, 'sh')) not in defined:   # an earlier (inner) pass made it
             out.append(f"{make_name('@', g, 'sh')} = {shadow_linkage(module, g)} global {engine.active_globals[g]} "
                        f"zeroinitializer, align 16")
-    out.extend(t for t in engine.texts if _defined_symbol(t) not in defined)
-    out.extend(t for t in support_texts if _defined_symbol(t) not in defined)
+    out.extend(t for t in engine.texts if defined_symbol(t) not in defined)
+    out.extend(t for t in support_texts if defined_symbol(t) not in defined)
     return "\n".join(out) + "\n"
-
-
-def describe_markers(sig: Signature) -> str:
-    """The markers of a split-mode call as the user wrote them, for error messages."""
-    kept = sig.stable_args or (False,) * len(sig.args)
-    return ", ".join(("enzyme_not_overwritten " if k else "") + f"enzyme_{a}" for a, k in zip(sig.args, kept))
 
 
 def check_split_pairs(calls: list[tuple[str, Signature, str]]) -> None:
@@ -1035,12 +727,6 @@ def check_split_pairs(calls: list[tuple[str, Signature, str]]) -> None:
             f"the tape would be read with the wrong layout",
             location=where, hint="give __enzyme_reverse exactly the markers of the __enzyme_augmentfwd "
                                  "that made its tape, enzyme_not_overwritten included")
-
-
-def _defined_symbol(text: str) -> str | None:
-    """The name a generated global or function definition defines."""
-    m = re.match(r'\s*(?:define [^@]*)?@("[^"]*"|[-a-zA-Z$._0-9]+)', text)
-    return strip_name("@" + m.group(1)) if m else None
 
 
 def _define_marker_global(line: str) -> str:

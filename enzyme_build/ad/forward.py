@@ -15,8 +15,9 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
                         make_name, strip_name)
-from .forward_abi import (ACTIVE, CONST, DUP, DUPNONEED, ForwardSignature, bind_tangents, layout, named_types,
-                          parse_forward_call, value_leaves)
+from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
+from .callsite import call_line, clear_shadow_globals, shadow_linkage
+from .forward_abi import bind_tangents, layout, named_types, value_leaves
 from .rules import FORWARD_INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
@@ -37,13 +38,13 @@ def lane_names(value: str, tag: str, width: int) -> list[str]:
     return [make_name(value[0], value, f"{tag}{k}") for k in range(width)]
 
 
-def returns_shadow(fn: Function, sig: ForwardSignature) -> bool:
+def returns_shadow(fn: Function, sig: Signature) -> bool:
     """A function returning a pointer, given shadowed memory, returns the pointer's shadows too
     (accessors like `double *row(Mat *m, int i)`)."""
     return fn.return_type == "ptr" and any(a in (DUP, DUPNONEED) for a in sig.args)
 
 
-def derived_return_type(fn: Function, sig: ForwardSignature) -> str:
+def derived_return_type(fn: Function, sig: Signature) -> str:
     """void, the primal type, or `{ T, T x width }` (primal then tangents or shadows)."""
     rt = fn.return_type
     if rt == "void" or not (is_active_type(rt) or returns_shadow(fn, sig)):
@@ -51,7 +52,7 @@ def derived_return_type(fn: Function, sig: ForwardSignature) -> str:
     return "{ " + ", ".join([rt] * (sig.width + 1)) + " }"
 
 
-def derived_params(fn: Function, sig: ForwardSignature) -> list[tuple[str, str]]:
+def derived_params(fn: Function, sig: Signature) -> list[tuple[str, str]]:
     """(type with attributes, name) of fwddiffe_<f>'s parameters."""
     out = []
     for p, a in zip(fn.params, sig.args):
@@ -65,7 +66,7 @@ def derived_params(fn: Function, sig: ForwardSignature) -> list[tuple[str, str]]
     return out
 
 
-def request_forward(engine, fn: Function, sig: ForwardSignature) -> str:
+def request_forward(engine, fn: Function, sig: Signature) -> str:
     """The name of fwddiffe_<f> for this signature, generated on first request (memoized in
     the engine, before the body is generated, so recursion and shared call sites work)."""
     key = ("forward", sig)
@@ -97,7 +98,6 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
     lines = list(call.lines)
     tangents: list[str] = []
     tangent_type = None
-    from .driver import call_line, clear_shadow_globals
     out = call_line(rty, name, call.passed, fresh, lines)
     if out is not None and rty != call.primal.return_type:
         tangent_type = call.primal.return_type
@@ -129,7 +129,7 @@ class _Operands:
 class ForwardGenerator:
     """Builds the text of one fwddiffe_<f>."""
 
-    def __init__(self, engine, fn: Function, sig: ForwardSignature, name: str):
+    def __init__(self, engine, fn: Function, sig: Signature, name: str):
         self.engine, self.fn, self.sig, self.name = engine, fn, sig, name
         self.width = sig.width
         self.act = self._activity()
@@ -256,7 +256,6 @@ class ForwardGenerator:
         key = ("forward-global", name)
         if key not in self.engine.memo:
             self.engine.memo[key] = {"global": name}
-            from .driver import shadow_linkage
             self.engine.texts.append(f"{name} = {shadow_linkage(self.engine.module, g)} global "
                                      f"{self.engine.active_globals[g]} zeroinitializer, align 16")
         return name
@@ -656,7 +655,7 @@ class ForwardGenerator:
         else:
             lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
 
-    def _callee_signature(self, inst: Instruction) -> ForwardSignature:
+    def _callee_signature(self, inst: Instruction) -> Signature:
         args = []
         for t, v in inst.operands:
             if is_local(v) and v in self.act.varied and is_float_type(t):
@@ -668,7 +667,7 @@ class ForwardGenerator:
                 args.append(DUP)
             else:
                 args.append(CONST)
-        return ForwardSignature(callee_name(inst), tuple(args), self.width)
+        return Signature(callee_name(inst), tuple(args), mode="forward", width=self.width)
 
     def _derived_call(self, inst: Instruction, lines: list[str]) -> None:
         sig = self._callee_signature(inst)

@@ -10,7 +10,6 @@ What the reverse sweep reads, and how it is kept, is decided in ad/cache.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
                                  global_base, is_inactive_call, pointer_global, pointer_roots)
@@ -21,6 +20,7 @@ from ..errors import EnzymeBuildError
 from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
+from .abi import Signature
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
 from .tape import CELL_BYTES, TAPE_TYPE
@@ -42,31 +42,6 @@ _CONSUMES_ACTIVE_SAFELY = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpex
                            "fptoui", "fcmp", "select", "phi", "load", "store", "call", "ret", "freeze",
                            "bitcast", "extractvalue", "insertvalue", "br", "switch", "getelementptr",
                            "alloca", "icmp", "ptrtoint", "addrspacecast"}
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What a derived function is specialized for."""
-    function: str
-    args: tuple[str, ...]      # per parameter: 'out' | 'dup' | 'dupnoneed' | 'const'
-    ret_active: bool
-    ret_shadow: bool = False   # a pointer return whose shadow the augmented piece returns too
-    # per parameter: the caller guarantees the memory it points to does not change between
-    # the augmented and the reverse piece (set only for calls from combined-mode code)
-    stable_args: tuple[bool, ...] = ()
-    # per parameter: the caller passes memory of its own (a local array or heap block) that no
-    # other argument reaches, so writes through it cannot change what the others point to
-    private_args: tuple[bool, ...] = ()
-    # per parameter: a pointer to float data whose shadow the caller has only in its reverse
-    # piece; the augmented piece gets poison for it (split pieces of split-mode callers)
-    rev_shadow_args: tuple[bool, ...] = ()
-
-    def code(self) -> str:
-        return "".join({"out": "o", "dup": "d", "dupnoneed": "n", "const": "c"}[a] for a in self.args) \
-            + ("r" if self.ret_active else "") + ("s" if self.ret_shadow else "") \
-            + ("k" + "".join("1" if x else "0" for x in self.stable_args) if any(self.stable_args) else "") \
-            + ("p" + "".join("1" if x else "0" for x in self.private_args) if any(self.private_args) else "") \
-            + ("v" + "".join("1" if x else "0" for x in self.rev_shadow_args) if any(self.rev_shadow_args) else "")
 
 
 def zero_of(ty: str) -> str:

@@ -1,0 +1,149 @@
+"""Lowering a parsed AD call site: the call of a derived function, binding its result to the
+original call's name (converting representation), the tape object of split mode, and the
+shadow globals a top-level call leaves adjoints or tangents in. Shared by every mode.
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import EnzymeBuildError
+from ..ir.model import is_float_type, make_name, strip_name
+from .rules import float_constant
+from .tape import TAPE_OBJECT_BYTES, TAPE_TYPE
+
+
+def call_line(ret_ty: str, callee: str, args: list[str], fresh, lines: list[str]) -> str | None:
+    """Emit `call ret_ty @callee(args)`; returns the result's name (None for void)."""
+    if ret_ty == "void":
+        lines.append(f"  call void @{callee}({', '.join(args)})")
+        return None
+    v = fresh()
+    lines.append(f"  {v} = call {ret_ty} @{callee}({', '.join(args)})")
+    return v
+
+
+def shadow_globals_reached(engine, derived: str, forward_width: int = 0) -> dict[str, str]:
+    """Shadow globals (name -> value type) that the derived function `derived` or anything it
+    calls names: the ones a top-level gradient call may leave adjoints in (forward mode,
+    `forward_width` > 0: the tangent globals of each lane, which hold the tangents of the
+    last values written). Memoized: a derived function reaches the same globals at every
+    call site that requests it."""
+    key = ("shadow-globals-reached", derived, forward_width)
+    if key not in engine.memo:
+        engine.memo[key] = _shadow_globals_reached(engine, derived, forward_width)
+    return engine.memo[key]
+
+
+def _shadow_globals_reached(engine, derived: str, forward_width: int) -> dict[str, str]:
+    if forward_width:
+        tags = ["fsh"] + [f"fsh{k}" for k in range(1, forward_width)]
+        shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags}
+    else:
+        shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used}
+    if not shadows:
+        return {}
+    bodies = {defined_symbol(t): t for t in engine.texts if t.lstrip().startswith("define")}
+    symbol = re.compile(r'@("[^"]*"|[-a-zA-Z$._0-9]+)')
+    found: dict[str, str] = {}
+    seen, todo = set(), [derived]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in bodies:
+            text = bodies[name]
+        elif name in engine.module.functions:
+            text = "\n".join(engine.module.functions.body_lines(name)[1:])
+        else:
+            continue
+        for m in symbol.finditer(text):
+            ref = "@" + m.group(1)
+            if ref in shadows:
+                found[ref] = shadows[ref]
+            else:
+                todo.append(strip_name(ref))
+    return found
+
+
+def clear_shadow_globals(engine, derived: str, fresh, lines: list[str], forward_width: int = 0) -> None:
+    """After a top-level gradient call (a combined function, or a reverse piece) returns, the
+    engine's shadow globals still hold the adjoints of the values the globals had before
+    the call: the globals were not arguments, so those are dropped (zeroed). Otherwise the
+    next gradient call's reverse sweep would consume them as its own (a static read before
+    it is written, e.g. a warm start). Shadows the caller passes as arguments are untouched.
+    Forward mode likewise drops the tangents left in its tangent globals: a global's value
+    from before the call is a constant of the next call."""
+    for g, ty in sorted(shadow_globals_reached(engine, derived, forward_width).items()):
+        if is_float_type(ty):
+            lines.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {g}, align 8")
+            continue
+        end, size = fresh(), fresh()
+        lines.append(f"  {end} = getelementptr {ty}, ptr null, i64 1")
+        lines.append(f"  {size} = ptrtoint ptr {end} to i64")
+        lines.append(f"  call void @llvm.memset.p0.i64(ptr {g}, i8 0, i64 {size}, i1 false)")
+        engine.declare("@llvm.memset.p0.i64")
+
+
+
+def tape_object(engine, tape_ptr, allocated, fresh, lines, where) -> str:
+    """The tape object of an __enzyme_augmentfwd call: the caller's buffer (enzyme_tape, checked
+    against enzyme_allocated), or a new one."""
+    if tape_ptr is not None:
+        if allocated is not None and re.fullmatch(r'-?\d+', allocated) and int(allocated) < TAPE_OBJECT_BYTES:
+            raise EnzymeBuildError(
+                f"enzyme_allocated gives {allocated} bytes but the tape object needs {TAPE_OBJECT_BYTES}",
+                location=where, hint="size the buffer with __enzyme_augmentsize(f, ...)")
+        lines.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {tape_ptr}, align 8")
+        return tape_ptr
+    engine.support.add("__enzyme_build_tape_new")
+    t = fresh()
+    lines.append(f"  {t} = call ptr @__enzyme_build_tape_new()")
+    return t
+
+
+def bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas) -> None:
+    """Give the original call's result name the derived value, converting representation."""
+    if sret is not None and value is not None:
+        lines.append(f"  store {value_ty} {value}, ptr {sret}, align 8")
+    if res is None or call_ty == "void":
+        return
+    if value is None:
+        lines.append(f"  {res} = select i1 true, {call_ty} zeroinitializer, {call_ty} zeroinitializer")
+    elif value_ty == call_ty:
+        if call_ty == "ptr":
+            lines.append(f"  {res} = getelementptr i8, ptr {value}, i64 0")
+        elif call_ty.startswith("i"):
+            lines.append(f"  {res} = add {call_ty} {value}, 0")
+        else:
+            lines.append(f"  {res} = select i1 true, {call_ty} {value}, {call_ty} {value}")
+    elif value_ty == "float" and call_ty == "double":
+        lines.append(f"  {res} = fpext float {value} to double")
+    elif value_ty == "double" and call_ty == "float":
+        lines.append(f"  {res} = fptrunc double {value} to float")
+    elif value_ty.startswith("i") and call_ty.startswith("i") and " " not in call_ty:
+        op = "trunc" if int(call_ty[1:]) < int(value_ty[1:]) else "zext"
+        lines.append(f"  {res} = {op} {value_ty} {value} to {call_ty}")
+    else:
+        tmp = fresh()
+        entry_allocas.append(f"  {tmp} = alloca [64 x i8], align 16")
+        lines.append(f"  store [64 x i8] zeroinitializer, ptr {tmp}, align 16")
+        lines.append(f"  store {value_ty} {value}, ptr {tmp}, align 8")
+        lines.append(f"  {res} = load {call_ty}, ptr {tmp}, align 8")
+
+
+
+def shadow_linkage(module, g: str) -> str:
+    """`internal` or `internal thread_local` for the shadow of global @g: a thread-local
+    accumulator's derivative is per thread as well."""
+    line = module.globals.get(strip_name(g) if g.startswith("@") else g, "")
+    m = re.search(r'\b(thread_local(?:\([a-z]+\))?)', line.split("=", 1)[-1].split(" global ", 1)[0]) \
+        if line else None
+    return f"internal {m.group(1)}" if m else "internal"
+
+
+
+def defined_symbol(text: str) -> str | None:
+    """The name a generated global or function definition defines."""
+    m = re.match(r'\s*(?:define [^@]*)?@("[^"]*"|[-a-zA-Z$._0-9]+)', text)
+    return strip_name("@" + m.group(1)) if m else None

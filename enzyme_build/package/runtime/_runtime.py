@@ -38,6 +38,30 @@ def pointer(array):
     return array.__array_interface__["data"][0]
 
 
+def python_length(tree):
+    """A length expression as Python source (integer division; -1 when dividing by zero)."""
+    kind = tree[0]
+    if kind == "num":
+        return str(tree[1])
+    if kind == "name":
+        return tree[1]
+    left, right = python_length(tree[1]), python_length(tree[2])
+    if kind == "/":
+        return f"({left} // {right} if {right} else -1)"
+    return f"({left} {kind} {right})"
+
+
+CTYPES_OF = {"float64": ctypes.c_double, "float32": ctypes.c_float}
+
+
+def array_pointer(array):
+    """The address of an array's data as a ctypes argument: by reference to a view of a
+    writable buffer (fast), else through __array_interface__."""
+    if array.flags.writeable and array.size:
+        return ctypes.byref(ctypes.c_char.from_buffer(array))
+    return array.__array_interface__["data"][0]
+
+
 class Export:
     """One exported function: argument checking and the calls into its C entry points."""
 
@@ -68,6 +92,100 @@ class Export:
             p["role"] in ("in", "out", "inout", "scalar") for p in self.params)
         self.reverse_entry = self._entry(library, f"{prefix}_reverse", True) if differentiable else None
         self.forward_entry = self._entry(library, f"{prefix}_forward", True) if differentiable else None
+        self.fast_primal = self._compile_fast_primal(for_tensors=False)
+        self.fast_primal_arrays = self._compile_fast_primal(for_tensors=True)
+
+    def _compile_fast_primal(self, for_tensors):
+        """A Python function specialized to this export's parameters for the common call:
+        positional arguments of exactly the right types. Anything else (and every error) goes
+        through the general path (bind + primal), which explains what is wrong."""
+        names = self.input_names
+        scope = {"_nd": np.ndarray, "_float": float, "_int": int, "_ptr": array_pointer,
+                 "_byref": ctypes.byref, "_empty": np.empty, "_entry": self.primal_entry,
+                 "_general": self.general_call, "_copy": np.array}
+        checks, lines, args, outputs = [], [], [], []
+        for p in self.params:
+            name, role = p["name"], p["role"]
+            if role in ("in", "inout", "index"):
+                scope[f"_dt_{name}"] = self.dtypes[name]
+                checks.append(f"type({name}) is _nd and {name}.dtype is _dt_{name} "
+                              f"and {name}.flags.c_contiguous")
+            elif role == "scalar":
+                checks.append(f"type({name}) is _float")
+            elif role == "int":
+                checks.append(f"type({name}) is _int")
+        for p in self.params:
+            if p["role"] == "length":
+                lines.append(f"{p['name']} = {p['source']}.size")
+        limits = [f"{low} <= {name} <= {high}" for name, (low, high) in self.int_limits.items()]
+        sizes = []
+        for p in self.params:
+            name, role = p["name"], p["role"]
+            if role in ("in", "inout", "index"):
+                sizes.append(f"{name}.size == {python_length(p['length'])}")
+            elif role == "out":
+                sizes.append(f"{python_length(p['length'])} >= 0")
+        body = []
+        for p in self.params:
+            name, role = p["name"], p["role"]
+            if role in ("int", "length"):
+                args.append(name)
+            elif role in ("in", "index"):
+                args.append(f"_ptr({name})")
+            elif role == "scalar":
+                scope[f"_ct_{name}"] = CTYPES_OF[p["dtype"]]
+                body.append(f"_c_{name} = _ct_{name}({name})")
+                args.append(f"_byref(_c_{name})")
+            elif role == "out":
+                scope[f"_dt_{name}"] = self.dtypes[name]
+                body.append(f"_o_{name} = _empty({python_length(p['length'])}, _dt_{name})")
+                args.append(f"_ptr(_o_{name})")
+                outputs.append(f"_o_{name}")
+            else:  # inout
+                body.append(f"_o_{name} = _copy({name})")
+                args.append(f"_ptr(_o_{name})")
+                outputs.append(f"_o_{name}")
+        if self.result["kind"] != "void" and for_tensors:
+            scope["_result_dtype"] = self.result_dtype
+            body.append("_result = _empty(1, _result_dtype)")
+            args.append("_ptr(_result)")
+            outputs.insert(0, "_result")
+        elif self.result["kind"] != "void":
+            scope["_result_type"] = CTYPES_OF.get(self.result["dtype"]) or \
+                INT_CTYPES[{"int32": "c_int", "int64": "c_longlong", "uint32": "c_uint",
+                            "uint64": "c_ulonglong", "int16": "c_short", "uint16": "c_ushort"}[self.result["dtype"]]]
+            scope["_result_dtype"] = self.result_dtype.type
+            body.append("_result = _result_type()")
+            args.append("_byref(_result)")
+            outputs.insert(0, "_result_dtype(_result.value)")
+        body.append(f"_entry({', '.join(args)})")
+        if for_tensors:  # every output as an array, in a list; the general path likewise
+            returned = f"[{', '.join(outputs)}]"
+            scope["_general"] = self.general_call_arrays
+        else:
+            returned = outputs[0] if len(outputs) == 1 else (f"({', '.join(outputs)})" if outputs else "None")
+        body.append(f"return {returned}")
+        indent = "    "
+        source = [f"def fast_primal({', '.join(names)}):"]
+        if checks:
+            source.append(f"{indent}if not ({' and '.join(checks)}):")
+            source.append(f"{indent * 2}return _general(({', '.join(names)}{',' if len(names) == 1 else ''}), {{}})")
+        source += [indent + line for line in lines]
+        guards = limits + sizes
+        if guards:
+            source.append(f"{indent}if not ({' and '.join(guards)}):")
+            source.append(f"{indent * 2}return _general(({', '.join(names)}{',' if len(names) == 1 else ''}), {{}})")
+        source += [indent + line for line in body]
+        exec(compile("\n".join(source) + "\n", f"<{self.function} fast path>", "exec"), scope)
+        return scope["fast_primal"]
+
+    def general_call_arrays(self, args, kwargs):
+        values, ints = self.bind(args, kwargs)
+        return self.primal(values, ints, result_array=True)
+
+    def general_call(self, args, kwargs):
+        values, ints = self.bind(args, kwargs)
+        return self.split(self.primal(values, ints))
 
     def _entry(self, library, symbol, derivative):
         function = getattr(library, symbol)
@@ -205,16 +323,16 @@ class Export:
             elif role == "out":
                 array = self.empty(p, ints)
                 outputs.append(array)
-                args.append(pointer(array))
+                args.append(array_pointer(array))
             elif role == "inout":
                 array = values[name].copy()
                 outputs.append(array)
-                args.append(pointer(array))
+                args.append(array_pointer(array))
             else:
-                args.append(pointer(values[name]))
+                args.append(array_pointer(values[name]))
         if self.result["kind"] != "void":
             result = np.empty(1, dtype=self.result_dtype)
-            args.append(pointer(result))
+            args.append(array_pointer(result))
             self.primal_entry(*args)
             return [result if result_array else result[0]] + outputs
         self.primal_entry(*args)
@@ -231,23 +349,23 @@ class Export:
             if role in ("int", "length"):
                 args.append(ints[name])
             elif role == "index":
-                args.append(pointer(values[name]))
+                args.append(array_pointer(values[name]))
             elif role in ("in", "scalar"):
                 shadow = np.zeros(values[name].size, dtype=self.dtypes[name])
                 gradients.append(shadow)
-                args += [pointer(values[name]), pointer(shadow)]
+                args += [array_pointer(values[name]), array_pointer(shadow)]
             else:  # out / inout: the shadow holds the cotangent and is consumed
                 primal = self.empty(p, ints) if role == "out" else values[name].copy()
                 shadow = self.cotangent(p, cotangents[position], ints)
                 position += 1
                 if role == "inout":
                     gradients.append(shadow)
-                args += [pointer(primal), pointer(shadow)]
+                args += [array_pointer(primal), array_pointer(shadow)]
         if self.float_result:
             result = np.empty(1, dtype=self.result_dtype)
             seed = np.array([0.0 if cotangents[0] is None else cotangents[0]],
                             dtype=self.result_dtype).reshape(1)
-            args += [pointer(result), pointer(seed)]
+            args += [array_pointer(result), array_pointer(seed)]
         self.reverse_entry(*args)
         return gradients
 
@@ -272,7 +390,7 @@ class Export:
             if role in ("int", "length"):
                 args.append(ints[name])
             elif role == "index":
-                args.append(pointer(values[name]))
+                args.append(array_pointer(values[name]))
             elif role in ("in", "scalar", "inout"):
                 tangent = self.cotangent(p, tangents[position], ints) if role != "scalar" else \
                     np.array([0.0 if tangents[position] is None else tangents[position]],
@@ -282,17 +400,17 @@ class Export:
                 if role == "inout":
                     outputs.append(primal)
                     output_tangents.append(tangent)
-                args += [pointer(primal), pointer(tangent)]
+                args += [array_pointer(primal), array_pointer(tangent)]
             else:
                 primal = self.empty(p, ints)
                 tangent = np.zeros_like(primal)
                 outputs.append(primal)
                 output_tangents.append(tangent)
-                args += [pointer(primal), pointer(tangent)]
+                args += [array_pointer(primal), array_pointer(tangent)]
         if self.float_result:
             result = np.empty(1, dtype=self.result_dtype)
             result_tangent = np.zeros(1, dtype=self.result_dtype)
-            args += [pointer(result), pointer(result_tangent)]
+            args += [array_pointer(result), array_pointer(result_tangent)]
             self.forward_entry(*args)
             return [result[0]] + outputs, [result_tangent[0]] + output_tangents
         self.forward_entry(*args)
@@ -320,9 +438,9 @@ class NumpyFunction:
                         f"{export.output_count} output(s).")
 
     def __call__(self, *args, **kwargs):
-        export = self.export
-        values, ints = export.bind(args, kwargs)
-        return export.split(export.primal(values, ints))
+        if kwargs or len(args) != len(self.export.input_names):
+            return self.export.general_call(args, kwargs)
+        return self.export.fast_primal(*args)
 
     def vjp(self, *args, cotangents):
         """Gradients of the differentiable inputs, given the outputs' cotangents."""

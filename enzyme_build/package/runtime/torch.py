@@ -31,24 +31,33 @@ def _make_function(export):
     inputs = export.inputs
     differentiable = {p["name"] for p in export.differentiable_inputs}
 
+    roles = [p["role"] for p in inputs]
+    fast = export.fast_primal_arrays
+    int_result = export.result["kind"] == "int"
+    scalar_result = export.result["kind"] != "void"
+    Tensor = _torch.Tensor
+
+    def convert(args):
+        arrays = []
+        for p, role, value in zip(inputs, roles, args):
+            if type(value) is Tensor or isinstance(value, Tensor):
+                value = value.item() if role == "scalar" and value.numel() == 1 \
+                    and not value.is_complex() else _to_numpy(export, p, value)
+            arrays.append(value)
+        return arrays
+
     class Function(_torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
-            arrays = [_to_numpy(export, p, a) for p, a in zip(inputs, args)]
-            values, ints = export.bind(arrays, {})
-            outputs = export.primal(values, ints, result_array=True)
+            arrays = convert(args)
+            outputs = fast(*arrays)
             ctx.arrays = arrays
-            ctx.ints = ints
-            ctx.shapes = [tuple(a.shape) if isinstance(a, _torch.Tensor) else None for a in args]
-            tensors = []
-            for index, output in enumerate(outputs):
-                tensor = _torch.from_numpy(output)
-                if index == 0 and export.result["kind"] != "void":
-                    tensor = tensor.reshape(())
-                tensors.append(tensor)
-            if export.result["kind"] == "int":
-                ctx.mark_non_differentiable(tensors[0])
-            ctx.save_for_backward(*[a for a in args if isinstance(a, _torch.Tensor)])
+            ctx.inputs = args
+            tensors = [_torch.from_numpy(output) for output in outputs]
+            if scalar_result:
+                tensors[0] = tensors[0].reshape(())
+                if int_result:
+                    ctx.mark_non_differentiable(tensors[0])
             return tuple(tensors)
 
         @staticmethod
@@ -57,7 +66,6 @@ def _make_function(export):
             if export.result["kind"] == "int":
                 grads = grads[1:]
             cotangents = [None if g is None else g.detach().contiguous().numpy() for g in grads]
-            ctx.saved_tensors  # raises if an input was modified in place since forward
             values, ints = export.bind(ctx.arrays, {})
             gradients = export.vjp(values, ints, cotangents)
             result = []
@@ -66,8 +74,9 @@ def _make_function(export):
                 if p["name"] in differentiable:
                     gradient = gradients[position]
                     position += 1
-                    if ctx.needs_input_grad[index] and ctx.shapes[index] is not None:
-                        result.append(_torch.from_numpy(gradient).reshape(ctx.shapes[index]))
+                    given = ctx.inputs[index]
+                    if ctx.needs_input_grad[index] and isinstance(given, Tensor):
+                        result.append(_torch.from_numpy(gradient).reshape(given.shape).to(given.dtype))
                         continue
                 result.append(None)
             return tuple(result)

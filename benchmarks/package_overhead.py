@@ -1,0 +1,149 @@
+"""Overhead of the generated bindings: one wrapped call (NumPy, PyTorch, JAX under jit) against
+the same entry point called directly from C, on a small input where the overhead dominates.
+
+    .venv/bin/python benchmarks/package_overhead.py [--n 16] [--repeat 5]
+
+Prints a table (µs per call; overhead = wrapped - C) with the targets of docs/packaging.md:
+≤ 5 µs for NumPy, ≤ 20 µs for PyTorch and JAX under jit.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import timeit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
+
+SOURCE = """\
+#include <math.h>
+double energy(const double *x, int n, double k) {
+  double e = 0.0;
+  for (int i = 0; i + 1 < n; i++) { double d = x[i + 1] - x[i] - 1.0; e += 0.5 * k * d * d; }
+  for (int i = 0; i < n; i++) e += cos(x[i]);
+  return e;
+}
+"""
+
+DRIVER = """\
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "bench.h"
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), calls = atoi(argv[2]);
+  double *x = malloc(n * sizeof *x), *dx = malloc(n * sizeof *dx), k = 1.5, dk, e, de, sink = 0;
+  for (int i = 0; i < n; i++) x[i] = 0.1 * i;
+  double best_primal = 1e9, best_reverse = 1e9;
+  for (int round = 0; round < 5; round++) {
+    double start = now();
+    for (int c = 0; c < calls; c++) { bench_energy_primal(x, n, &k, &e); sink += e; }
+    double primal = (now() - start) / calls;
+    start = now();
+    for (int c = 0; c < calls; c++) {
+      for (int i = 0; i < n; i++) dx[i] = 0;
+      dk = 0; de = 1.0;
+      bench_energy_reverse(x, dx, n, &k, &dk, &e, &de); sink += dx[0];
+    }
+    double reverse = (now() - start) / calls;
+    if (primal < best_primal) best_primal = primal;
+    if (reverse < best_reverse) best_reverse = reverse;
+  }
+  printf("%.6f %.6f %g\\n", best_primal * 1e6, best_reverse * 1e6, sink > 0 ? 0.0 : 1.0);
+  return 0;
+}
+"""
+
+MEASURE = """\
+import sys, timeit, json
+import numpy as np
+n, repeat = int(sys.argv[1]), int(sys.argv[2])
+import bench
+def best(statement, number):
+    return min(timeit.repeat(statement, number=number, repeat=repeat)) / number * 1e6
+x = np.linspace(0, 1, n)
+results = {}
+results["numpy primal"] = best(lambda: bench.energy(x, 1.5), 20000)
+results["numpy vjp"] = best(lambda: bench.energy.vjp(x, 1.5, cotangents=[1.0]), 20000)
+import torch
+xt = torch.from_numpy(x.copy()).requires_grad_()
+kt = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
+with torch.no_grad():
+    results["torch forward (no grad)"] = best(lambda: bench.torch.energy(xt, kt), 20000)
+results["torch forward (graph)"] = best(lambda: bench.torch.energy(xt, kt), 20000)
+def forward_backward():
+    bench.torch.energy(xt, kt).backward()
+results["torch forward+backward"] = best(forward_backward, 5000)
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+xj = jnp.asarray(x)
+f = jax.jit(bench.jax.energy)
+g = jax.jit(jax.grad(bench.jax.energy))
+f(xj, 1.5).block_until_ready(); g(xj, 1.5).block_until_ready()
+results["jax jit forward"] = best(lambda: f(xj, 1.5).block_until_ready(), 5000)
+results["jax jit grad"] = best(lambda: g(xj, 1.5).block_until_ready(), 5000)
+print(json.dumps(results))
+"""
+
+# row → (which C time it is compared with, target overhead in µs)
+ROWS = {
+    "numpy primal": ("primal", 5.0),
+    "numpy vjp": ("reverse", 5.0),
+    "torch forward (no grad)": ("primal", 20.0),
+    "torch forward (graph)": ("primal", 20.0),
+    "torch forward+backward": ("primal+reverse", 20.0),
+    "jax jit forward": ("primal", 20.0),
+    "jax jit grad": ("reverse", 20.0),
+}
+
+
+def run(argv, **kwargs):
+    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, **kwargs)
+    if proc.returncode != 0:
+        sys.exit(f"package_overhead: {' '.join(argv[:3])}… failed:\n{proc.stderr}")
+    return proc.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=16, help="array length (default 16)")
+    parser.add_argument("--repeat", type=int, default=5, help="timing rounds; the best is kept")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="package-overhead-")
+    try:
+        with open(os.path.join(work, "bench.c"), "w") as handle:
+            handle.write(SOURCE)
+        run([ENZYME_BUILD, "package", "bench.c", "-O2", "--name", "bench", "-o", "pkg",
+             "--export", "energy(x[n], n, k)"], cwd=work)
+        package = os.path.join(work, "pkg", "bench")
+        with open(os.path.join(work, "driver.c"), "w") as handle:
+            handle.write(DRIVER)
+        run(["clang-22", "-O2", "driver.c", "-I", package, "-L", package, "-lbench",
+             f"-Wl,-rpath,{package}", "-o", "driver"], cwd=work)
+        primal, reverse, _ = map(float, run([os.path.join(work, "driver"), str(args.n), "200000"]).split())
+        c_times = {"primal": primal, "reverse": reverse, "primal+reverse": primal + reverse}
+        import json
+        wrapped = json.loads(run([sys.executable, "-c", MEASURE, str(args.n), str(args.repeat)],
+                                 cwd=os.path.join(work, "pkg"),
+                                 env=dict(os.environ, JAX_PLATFORMS="cpu")))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"one call of energy(x[{args.n}], n, k), µs (best of {args.repeat} rounds)\n")
+    header = f"{'binding':<26} {'wrapped':>9} {'C direct':>9} {'C call':<15} {'overhead':>9} {'target':>7}  ok"
+    print(header)
+    print("-" * len(header))
+    for row, (c_name, target) in ROWS.items():
+        overhead = wrapped[row] - c_times[c_name]
+        mark = "yes" if overhead <= target else "NO"
+        print(f"{row:<26} {wrapped[row]:9.2f} {c_times[c_name]:9.3f} {c_name:<15} {overhead:9.2f} "
+              f"{target:7.1f}  {mark}")
+
+
+if __name__ == "__main__":
+    main()

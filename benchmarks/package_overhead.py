@@ -88,6 +88,21 @@ g = jax.jit(jax.grad(bench.jax.energy))
 f(xj, 1.5).block_until_ready(); g(xj, 1.5).block_until_ready()
 results["jax jit forward"] = best(lambda: f(xj, 1.5).block_until_ready(), 5000)
 results["jax jit grad"] = best(lambda: g(xj, 1.5).block_until_ready(), 5000)
+
+# what the frameworks cost by themselves, for scale: an autograd.Function doing nothing, a
+# jitted function returning its input's first element
+class Empty(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        return torch.empty((), dtype=torch.float64)
+    @staticmethod
+    def backward(ctx, grad):
+        return torch.zeros_like(xt), torch.zeros_like(kt)
+results["floor: torch Function forward"] = best(lambda: Empty.apply(xt, kt), 20000)
+results["floor: torch forward+backward"] = best(lambda: Empty.apply(xt, kt).backward(), 5000)
+h = jax.jit(lambda x, k: x[0] * k)
+h(xj, 1.5).block_until_ready()
+results["floor: jax jit call"] = best(lambda: h(xj, 1.5).block_until_ready(), 5000)
 print(json.dumps(results))
 """
 
@@ -143,6 +158,10 @@ def main() -> None:
         mark = "yes" if overhead <= target else "NO"
         print(f"{row:<26} {wrapped[row]:9.2f} {c_times[c_name]:9.3f} {c_name:<15} {overhead:9.2f} "
               f"{target:7.1f}  {mark}")
+    print("\nthe frameworks alone (no C call), for scale:")
+    for row, value in wrapped.items():
+        if row.startswith("floor: "):
+            print(f"  {row[7:]:<30} {value:9.2f}")
 
 
 if __name__ == "__main__":

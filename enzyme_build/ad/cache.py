@@ -13,7 +13,7 @@ from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inacti
 from ..analysis.invariance import iteration_invariant
 from ..errors import InternalError
 from ..analysis.types import memcpy_element_kind
-from ..ir.model import function_attributes, is_float_type, is_local, make_name, substitute_values
+from ..ir.model import function_attributes, is_local, make_name, substitute_values
 from .rules import math_rule
 from .tape import CELL_BYTES
 

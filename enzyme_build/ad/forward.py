@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 
-from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, global_base,
-                                 is_inactive_call)
+from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
-                        make_name, strip_name)
+                        make_name)
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
+from .sweep import classify_call
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
 from .rules import FORWARD_INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 
@@ -539,28 +539,8 @@ class ForwardGenerator:
                    for t, v in inst.operands)
 
     def _call_kind(self, inst: Instruction) -> str:
-        """'inactive' | 'free' | 'memory' | 'custom' | 'math' | 'derived' | 'unknown'."""
-        name = callee_name(inst)
-        if inst.callee is None:
-            return "unknown" if self._call_active(inst) else "inactive"
-        if name.startswith("llvm.dbg."):
-            return "drop"
-        if inst.callee in DEALLOCATORS:
-            return "free"
-        if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")) or inst.callee in ALLOCATORS:
-            return "memory"
-        rule = self.engine.custom.get(name)
-        if rule is not None and rule.forward and self._call_active(inst):
-            return "custom"
-        if name in self.engine.inactive or is_inactive_call(inst) or not self._call_active(inst):
-            return "inactive"
-        like = self.engine.function_like.get(name)
-        if math_rule(inst.callee) or (like and math_rule("@" + like)):
-            return "math"
-        callee = self.engine.module.functions.get(name)
-        if callee is not None and all(p.type != "..." for p in callee.params):
-            return "derived"
-        return "unknown"
+        """'drop' | 'free' | 'memory' | 'custom' | 'inactive' | 'math' | 'derived' | 'unknown'."""
+        return classify_call(self.engine, inst, mode="forward", active=lambda: self._call_active(inst))
 
     def _call(self, inst: Instruction, lines: list[str]) -> None:
         kind = self._call_kind(inst)

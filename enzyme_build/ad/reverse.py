@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
-                                 global_base, is_inactive_call, pointer_global, pointer_roots)
+                                 global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.types import (bits_stay_integer, check_memory_access, float_views, memcpy_element_kind,
                               memcpy_record_type)
@@ -21,6 +21,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
+from .sweep import DROP, FREE, INACTIVE, classify_call
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
 from .tape import CELL_BYTES, TAPE_TYPE
@@ -530,23 +531,10 @@ class ReverseGenerator(CachePlanner):
         return kind
 
     def _classify_call(self, inst: Instruction) -> str:
-        name = callee_name(inst)
-        if inst.callee is None:
-            return "unknown" if self._call_active(inst) else "inactive"
-        if name in self.engine.custom and self._call_active(inst):
-            return "custom"
-        if name in self.engine.inactive or is_inactive_call(inst):
-            return "inactive"
-        if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")) or inst.callee in ALLOCATORS:
-            return "memory"
-        if not self._call_active(inst):
-            return "inactive"
-        like = self.engine.function_like.get(name)
-        if math_rule(inst.callee) or (like and math_rule("@" + like)):
-            return "math"
-        if name in self.engine.differentiable:
-            return "derived"
-        return "unknown"
+        kind = classify_call(self.engine, inst, mode="reverse", active=lambda: self._call_active(inst))
+        # frees and debug intrinsics are copied like inactive calls (the reverse sweep frees
+        # shadows where it passes their allocation)
+        return INACTIVE if kind in (FREE, DROP) else kind
 
     def _call_active(self, inst: Instruction) -> bool:
         if inst.result and (inst.result in self.act.varied or inst.result in self.act.shadowed):

@@ -1,0 +1,52 @@
+"""What the reverse and forward sweeps share: how a call instruction is classified.
+
+`classify_call` is the one decision of what a call is to the engine, in one order for every
+mode. A user's custom rule comes first (it overrides every built-in treatment, as in Enzyme:
+a rule given for `realloc` or for a function the engine thinks inactive is used); then
+memory management (frees, allocations, memory intrinsics), whose shadows the sweeps handle
+themselves; then inactive calls; then the rules table; then functions with a body.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call
+from ..ir.model import Instruction
+from .rules import math_rule
+
+# what a call is: removed, a free, an allocation or memory intrinsic, a call of the user's
+# rule, without derivative, differentiated by the rules table, by its derived function, or
+# impossible to differentiate (an error when the sweep needs its derivative)
+DROP, FREE, MEMORY, CUSTOM, INACTIVE, MATH, DERIVED, UNKNOWN = (
+    "drop", "free", "memory", "custom", "inactive", "math", "derived", "unknown")
+
+_MEMORY_INTRINSICS = ("llvm.memcpy", "llvm.memmove", "llvm.memset")
+
+
+def classify_call(engine, inst: Instruction, *, mode: str, active: Callable[[], bool]) -> str:
+    """The kind of a call in `mode` ("reverse" or "forward"); `active()` says whether the call
+    has active operands or result (asked only when needed)."""
+    name = callee_name(inst)
+    if inst.callee is None:
+        return UNKNOWN if active() else INACTIVE
+    if name.startswith("llvm.dbg."):
+        return DROP
+    rule = engine.custom.get(name)
+    if rule is not None and (rule.forward if mode == "forward" else True) and active():
+        return CUSTOM
+    if inst.callee in DEALLOCATORS:
+        return FREE
+    if name.startswith(_MEMORY_INTRINSICS) or inst.callee in ALLOCATORS:
+        return MEMORY
+    if name in engine.inactive or is_inactive_call(inst) or not active():
+        return INACTIVE
+    like = engine.function_like.get(name)
+    if math_rule(inst.callee) or (like and math_rule("@" + like)):
+        return MATH
+    if mode == "forward":
+        callee = engine.module.functions.get(name)
+        if callee is not None and all(p.type != "..." for p in callee.params):
+            return DERIVED
+    elif name in engine.differentiable:
+        return DERIVED
+    return UNKNOWN

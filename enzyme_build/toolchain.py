@@ -74,10 +74,22 @@ def parse_version(text: str) -> str | None:
 
 
 def _resolve(candidate: str) -> str | None:
+    found = _which(candidate)
+    return found[0] if found else None
+
+
+def _which(candidate: str) -> tuple[str, bool] | None:
+    """(path, trusted) of a candidate: trusted unless found through a PATH entry that is
+    relative (`.`, or the empty entry of `PATH=:/usr/bin`) and so names whatever directory
+    the command happens to run in."""
     if os.sep in candidate:
-        return candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None
-    import shutil  # only on a cache miss
-    return shutil.which(candidate)
+        ok = os.path.isfile(candidate) and os.access(candidate, os.X_OK)
+        return (candidate, os.path.isabs(candidate)) if ok else None
+    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(entry or ".", candidate)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path, os.path.isabs(entry)
+    return None
 
 
 def probe(key: str, candidate: str) -> tuple[Tool | None, Attempt]:
@@ -85,6 +97,10 @@ def probe(key: str, candidate: str) -> tuple[Tool | None, Attempt]:
     path = _resolve(candidate)
     if path is None:
         return None, Attempt(candidate, "not found")
+    return _judge(key, candidate, path)
+
+
+def _judge(key: str, candidate: str, path: str) -> tuple[Tool | None, Attempt]:
     try:
         proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as err:
@@ -101,13 +117,24 @@ def probe(key: str, candidate: str) -> tuple[Tool | None, Attempt]:
 
 def search(key: str, env: dict[str, str] | None = None) -> tuple[Tool | None, list[Attempt]]:
     """Try every candidate for a tool; the first good one wins."""
+    tool, attempts, _trusted = _search(key, env)
+    return tool, attempts
+
+
+def _search(key: str, env: dict[str, str] | None = None):
+    """(tool, attempts, trusted): trusted is False for a tool found through a relative PATH
+    entry, which must not be remembered: from another directory it is another file."""
     attempts = []
     for candidate in candidates(key, env):
-        tool, attempt = probe(key, candidate)
+        found = _which(candidate)
+        if found is None:
+            attempts.append(Attempt(candidate, "not found"))
+            continue
+        tool, attempt = _judge(key, candidate, found[0])
         attempts.append(attempt)
         if tool is not None:
-            return tool, attempts
-    return None, attempts
+            return tool, attempts, found[1]
+    return None, attempts, False
 
 
 # --- a small on-disk cache, so a compile does not re-probe clang every time -----------
@@ -147,12 +174,11 @@ def _store_cache(entry_key: str, tool: Tool) -> None:
     data = _load_cache()
     data[entry_key] = {"path": tool.path, "version": tool.version, "stamp": _stamp(tool.path)}
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as fh:
-            import json
-            json.dump(data, fh)
-        os.replace(tmp, path)
+        import json
+
+        from .files import replace_atomically
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        replace_atomically(path, json.dumps(data))
     except OSError:
         pass  # a read-only home only costs a re-probe next time
 
@@ -173,14 +199,15 @@ def find(key: str) -> Tool:
         return _memo[key]
     tool = _cached(key)
     if tool is None:
-        tool, attempts = search(key)
+        tool, attempts, trusted = _search(key)
         if tool is None:
             tried = "\n".join(f"    {a.candidate}: {a.outcome}" for a in attempts)
             raise EnzymeBuildError(
                 f"no usable {TOOLS[key][0]} of LLVM {LLVM_MAJOR}; tried:\n{tried}",
                 hint=f"{INSTALL_HINT} (or point ENZYME_BUILD_LLVM_BIN / ENZYME_BUILD_CLANG "
                      f"at LLVM {LLVM_MAJOR} tools)")
-        _store_cache(_cache_key(key), tool)
+        if trusted:
+            _store_cache(_cache_key(key), tool)
     _memo[key] = tool
     return tool
 

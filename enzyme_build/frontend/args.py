@@ -266,6 +266,33 @@ def strip_inputs_and_output(args: list[str], *, drop_link_only: bool,
     return out
 
 
+def end_of_options(args: list[str]) -> int | None:
+    """Index of a `--` that ends the options (not the value of an option), or None."""
+    i = 0
+    while i < len(args):
+        if args[i] == "--":
+            return i
+        i += 2 if takes_separate_value(args[i]) else 1
+    return None
+
+
+def without_end_of_options(args: list[str]) -> list[str]:
+    """The same command line with `--` removed: the inputs after it that look like options
+    (`-weird.c`) are spelled `./-weird.c`, so options the wrapper adds later (`-c -o tmp.o`)
+    stay options instead of becoming input files after the user's `--`."""
+    k = end_of_options(args)
+    if k is None:
+        return args
+    rest = [a if a == "-" or not a.startswith("-") else os.path.join(".", a) for a in args[k + 1:]]
+    return args[:k] + rest
+
+
+def with_options(args: list[str], extra: list[str]) -> list[str]:
+    """`args` plus `extra` options, placed before a `--` if the command line has one."""
+    k = end_of_options(args)
+    return args + extra if k is None else args[:k] + extra + args[k:]
+
+
 def default_object_name(source: str) -> str:
     """The object clang's `-c` writes for a source when no -o is given (in the cwd)."""
     stem = os.path.splitext(os.path.basename(source))[0]

@@ -43,9 +43,9 @@ def run(argv: list[str], *, cxx: bool = False) -> int:
     except RecursionError as err:
         from ..errors import EnzymeBuildError
         raise EnzymeBuildError(str(err), hint="check the @response files for a cycle")
-    inv = argmodel.classify(expanded)
+    inv = argmodel.classify(argmodel.without_end_of_options(expanded))
     if inv.passthrough_reason is not None:
-        exec_clang(driver, argv + passthrough_additions(inv))
+        exec_clang(driver, argmodel.with_options(argv, passthrough_additions(inv)))
     missing = [i.path for i in inv.inputs if i.kind != "stdin" and not os.path.exists(i.path)]
     if missing:
         # clang words this best ("no such file or directory: 'x.c'"), with its exit code
@@ -176,12 +176,15 @@ def final_depfile(inv: Invocation, source: Input) -> str:
 
 def write_depfiles(parts: dict[str, list[str]]) -> None:
     """Write each dependency file once: the rules of all sources that map to it."""
+    from ..files import replace_atomically
     for path, pieces in parts.items():
-        text = "".join(_read_text(p) for p in pieces)
-        tmp = f"{path}.enzyme-tmp{os.getpid()}"
-        with open(tmp, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        replace_atomically(path, "".join(_read_text(p) for p in pieces), mode=0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _read_text(path: str) -> str:
@@ -310,10 +313,12 @@ def malformed_archive(path: str, err: Exception):
 
 
 def whole_program_link(driver: list[str], inv: Invocation, link_args: list[str], tmpdir: str) -> int:
+    from ..files import KEEP_VAR, keep_directory
     from ..link.wholeprogram import LinkPlan, link_whole_program
+    keep_dir = keep_directory(os.environ.get(KEEP_VAR))
     plan = LinkPlan(
         driver=driver, link_args=link_args, output=inv.output or "a.out", shared=inv.shared,
         export_dynamic=inv.export_dynamic, opt_level=inv.opt_level,
         pic=inv.shared or not inv.no_pie, tmpdir=tmpdir,
-        keep_dir=os.environ.get("ENZYME_BUILD_KEEP") or None, verbose=verbose_enabled())
+        keep_dir=keep_dir, verbose=verbose_enabled())
     return link_whole_program(plan)

@@ -298,14 +298,23 @@ def restore_private(module, private: set[str]) -> None:
 
 
 def keep_module(module, keep_dir: str | None, stem: str, stage: str) -> None:
+    """<KEEP>/<output>.<stage>.{bc,ll}; the directory was checked (files.keep_directory)."""
     if not keep_dir:
         return
-    os.makedirs(keep_dir, exist_ok=True)
+    from ..files import replace_atomically
     base = os.path.join(keep_dir, f"{stem}.{stage}")
-    with open(base + ".bc", "wb") as fh:
-        fh.write(module.bitcode())
-    with open(base + ".ll", "w") as fh:
-        fh.write(module.text())
+    replace_atomically(base + ".bc", module.bitcode())
+    replace_atomically(base + ".ll", module.text())
+
+
+def ad_keep_dir(keep_dir: str | None, stem: str) -> str | None:
+    """The AD stage's own files (ad-input.ll, ad-output.ll) go to <KEEP>/<output>.ad/, so
+    two links into one KEEP directory do not overwrite each other's."""
+    if not keep_dir:
+        return None
+    path = os.path.join(keep_dir, f"{stem}.ad")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
 
 
 def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
@@ -324,7 +333,7 @@ def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
                 location=stem, hint="update enzyme-build (enzyme_build.ad.stage.run_ad_stage)")
         private = private_definitions(module)
         module = run_ad_stage(module, ad_before_opt=os.environ.get(
-            "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=plan.keep_dir)
+            "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=ad_keep_dir(plan.keep_dir, stem))
         restore_private(module, private)
         speed, size = post_ad_levels(plan.opt_level)
     else:
@@ -427,6 +436,8 @@ def _extract_native_members(plan: LinkPlan, sel: Selection, archive: str, slot: 
 
 def link_whole_program(plan: LinkPlan) -> int:
     """The whole-program path end to end; returns the final link's exit code."""
+    from ..files import keep_directory
+    plan.keep_dir = keep_directory(plan.keep_dir)
     try:
         trace = trial_link(plan)
     except LinkFailed as failed:
@@ -445,7 +456,14 @@ def native_link(plan: LinkPlan, args: list[str]) -> int:
         log(plan.verbose, argv)
         return subprocess.run(argv).returncode
     out_dir = os.path.dirname(os.path.abspath(plan.output))
-    tmp_out = os.path.join(out_dir, f".{os.path.basename(plan.output)}.enzyme-tmp{os.getpid()}")
+    if not os.path.isdir(out_dir):
+        raise EnzymeBuildError(f"cannot write {plan.output}: no directory {os.path.dirname(plan.output)}",
+                               hint="create the directory first, or choose another -o")
+    from ..files import temporary_beside
+    try:
+        tmp_out = temporary_beside(plan.output)  # ours, unpredictable: the linker replaces it
+    except OSError as err:
+        raise EnzymeBuildError(f"cannot write {plan.output}: {err.strerror or err}")
     argv = plan.driver + args + ["-Qunused-arguments", "-o", tmp_out]
     log(plan.verbose, argv)
     try:

@@ -94,16 +94,13 @@ class Export:
         self.forward_entry = self._entry(library, f"{prefix}_forward", True) if differentiable else None
         self.fast_primal = self._compile_fast_primal(for_tensors=False)
         self.fast_primal_arrays = self._compile_fast_primal(for_tensors=True)
+        self.fast_vjp = self._compile_fast_vjp() if differentiable else None
 
-    def _compile_fast_primal(self, for_tensors):
-        """A Python function specialized to this export's parameters for the common call:
-        positional arguments of exactly the right types. Anything else (and every error) goes
-        through the general path (bind + primal), which explains what is wrong."""
+    def _fast_prologue(self, scope, fallback):
+        """Source lines that check positional arguments of exactly the right types (else
+        `return <fallback>`), then compute the inferred lengths and check every size."""
         names = self.input_names
-        scope = {"_nd": np.ndarray, "_float": float, "_int": int, "_ptr": array_pointer,
-                 "_byref": ctypes.byref, "_empty": np.empty, "_entry": self.primal_entry,
-                 "_general": self.general_call, "_copy": np.array}
-        checks, lines, args, outputs = [], [], [], []
+        checks, lines = [], []
         for p in self.params:
             name, role = p["name"], p["role"]
             if role in ("in", "inout", "index"):
@@ -114,18 +111,39 @@ class Export:
                 checks.append(f"type({name}) is _float")
             elif role == "int":
                 checks.append(f"type({name}) is _int")
+        if checks:
+            lines += [f"if not ({' and '.join(checks)}):", f"    return {fallback}"]
+        lines += [f"{p['name']} = {p['source']}.size" for p in self.params if p["role"] == "length"]
+        guards = [f"{low} <= {name} <= {high}" for name, (low, high) in self.int_limits.items()]
         for p in self.params:
-            if p["role"] == "length":
-                lines.append(f"{p['name']} = {p['source']}.size")
-        limits = [f"{low} <= {name} <= {high}" for name, (low, high) in self.int_limits.items()]
-        sizes = []
-        for p in self.params:
-            name, role = p["name"], p["role"]
-            if role in ("in", "inout", "index"):
-                sizes.append(f"{name}.size == {python_length(p['length'])}")
-            elif role == "out":
-                sizes.append(f"{python_length(p['length'])} >= 0")
-        body = []
+            if p["role"] in ("in", "inout", "index"):
+                guards.append(f"{p['name']}.size == {python_length(p['length'])}")
+            elif p["role"] == "out":
+                guards.append(f"{python_length(p['length'])} >= 0")
+        if guards:
+            lines += [f"if not ({' and '.join(guards)}):", f"    return {fallback}"]
+        return names, lines
+
+    def _fast_scope(self):
+        return {"_nd": np.ndarray, "_float": float, "_int": int, "_ptr": array_pointer,
+                "_byref": ctypes.byref, "_empty": np.empty, "_zeros": np.zeros, "_copy": np.array,
+                "_entry": self.primal_entry, "_reverse": self.reverse_entry}
+
+    @staticmethod
+    def _define(name, parameters, lines, scope, label):
+        source = [f"def {name}({', '.join(parameters)}):"] + ["    " + line for line in lines]
+        exec(compile("\n".join(source) + "\n", f"<{label}>", "exec"), scope)
+        return scope[name]
+
+    def _compile_fast_primal(self, for_tensors):
+        """A Python function specialized to this export's parameters for the common call:
+        positional arguments of exactly the right types. Anything else (and every error) goes
+        through the general path (bind + primal), which explains what is wrong."""
+        scope = self._fast_scope()
+        scope["_general"] = self.general_call_arrays if for_tensors else self.general_call
+        tuple_of_names = f"({', '.join(self.input_names)}{',' if len(self.input_names) == 1 else ''})"
+        names, lines = self._fast_prologue(scope, f"_general({tuple_of_names}, {{}})")
+        args, outputs = [], []
         for p in self.params:
             name, role = p["name"], p["role"]
             if role in ("int", "length"):
@@ -134,20 +152,20 @@ class Export:
                 args.append(f"_ptr({name})")
             elif role == "scalar":
                 scope[f"_ct_{name}"] = CTYPES_OF[p["dtype"]]
-                body.append(f"_c_{name} = _ct_{name}({name})")
+                lines.append(f"_c_{name} = _ct_{name}({name})")
                 args.append(f"_byref(_c_{name})")
             elif role == "out":
+                lines.append(f"_o_{name} = _empty({python_length(p['length'])}, _dt_{name})")
                 scope[f"_dt_{name}"] = self.dtypes[name]
-                body.append(f"_o_{name} = _empty({python_length(p['length'])}, _dt_{name})")
                 args.append(f"_ptr(_o_{name})")
                 outputs.append(f"_o_{name}")
             else:  # inout
-                body.append(f"_o_{name} = _copy({name})")
+                lines.append(f"_o_{name} = _copy({name})")
                 args.append(f"_ptr(_o_{name})")
                 outputs.append(f"_o_{name}")
         if self.result["kind"] != "void" and for_tensors:
             scope["_result_dtype"] = self.result_dtype
-            body.append("_result = _empty(1, _result_dtype)")
+            lines.append("_result = _empty(1, _result_dtype)")
             args.append("_ptr(_result)")
             outputs.insert(0, "_result")
         elif self.result["kind"] != "void":
@@ -155,29 +173,78 @@ class Export:
                 INT_CTYPES[{"int32": "c_int", "int64": "c_longlong", "uint32": "c_uint",
                             "uint64": "c_ulonglong", "int16": "c_short", "uint16": "c_ushort"}[self.result["dtype"]]]
             scope["_result_dtype"] = self.result_dtype.type
-            body.append("_result = _result_type()")
+            lines.append("_result = _result_type()")
             args.append("_byref(_result)")
             outputs.insert(0, "_result_dtype(_result.value)")
-        body.append(f"_entry({', '.join(args)})")
-        if for_tensors:  # every output as an array, in a list; the general path likewise
-            returned = f"[{', '.join(outputs)}]"
-            scope["_general"] = self.general_call_arrays
+        lines.append(f"_entry({', '.join(args)})")
+        if for_tensors:  # every output as an array, in a list, as the general path gives them
+            lines.append(f"return [{', '.join(outputs)}]")
         else:
-            returned = outputs[0] if len(outputs) == 1 else (f"({', '.join(outputs)})" if outputs else "None")
-        body.append(f"return {returned}")
-        indent = "    "
-        source = [f"def fast_primal({', '.join(names)}):"]
+            lines.append("return " + (outputs[0] if len(outputs) == 1 else
+                                      f"({', '.join(outputs)})" if outputs else "None"))
+        return self._define("fast_primal", names, lines, scope, f"{self.function} fast path")
+
+    def _compile_fast_vjp(self):
+        """The reverse pass for the common call (cotangents: a float for a float result,
+        contiguous arrays of the right dtype and size for array outputs); gradients of the
+        differentiable inputs as arrays (1 element for a scalar), as `vjp` gives them."""
+        scope = self._fast_scope()
+        scope["_general"] = self.general_vjp
+        tuple_of_names = f"({', '.join(self.input_names)}{',' if len(self.input_names) == 1 else ''})"
+        fallback = f"_general({tuple_of_names}, cotangents)"
+        names, lines = self._fast_prologue(scope, fallback)
+        checks, args, gradients = [], [], []
+        position = 0
+        if self.float_result:
+            lines.append("_c_ret = cotangents[0]")
+            checks.append("type(_c_ret) is _float")
+            position = 1
+        for p in self.array_outputs:
+            name = p["name"]
+            lines.append(f"_c_{name} = cotangents[{position}]")
+            position += 1
+            checks.append(f"type(_c_{name}) is _nd and _c_{name}.dtype is _dt_{name} and "
+                          f"_c_{name}.flags.c_contiguous and _c_{name}.size == {python_length(p['length'])}")
+            scope[f"_dt_{name}"] = self.dtypes[name]
+        lines.insert(0, f"if len(cotangents) != {position}:")
+        lines.insert(1, f"    return {fallback}")
         if checks:
-            source.append(f"{indent}if not ({' and '.join(checks)}):")
-            source.append(f"{indent * 2}return _general(({', '.join(names)}{',' if len(names) == 1 else ''}), {{}})")
-        source += [indent + line for line in lines]
-        guards = limits + sizes
-        if guards:
-            source.append(f"{indent}if not ({' and '.join(guards)}):")
-            source.append(f"{indent * 2}return _general(({', '.join(names)}{',' if len(names) == 1 else ''}), {{}})")
-        source += [indent + line for line in body]
-        exec(compile("\n".join(source) + "\n", f"<{self.function} fast path>", "exec"), scope)
-        return scope["fast_primal"]
+            lines += [f"if not ({' and '.join(checks)}):", f"    return {fallback}"]
+        for p in self.params:
+            name, role = p["name"], p["role"]
+            if role in ("int", "length"):
+                args.append(name)
+            elif role == "index":
+                args.append(f"_ptr({name})")
+            elif role == "in":
+                lines.append(f"_g_{name} = _zeros({name}.size, _dt_{name})")
+                args += [f"_ptr({name})", f"_ptr(_g_{name})"]
+                gradients.append(f"_g_{name}")
+            elif role == "scalar":
+                scope[f"_ct_{name}"] = CTYPES_OF[p["dtype"]]
+                scope[f"_dt_{name}"] = self.dtypes[name]
+                lines += [f"_v_{name} = _ct_{name}({name})", f"_g_{name} = _zeros(1, _dt_{name})"]
+                args += [f"_byref(_v_{name})", f"_ptr(_g_{name})"]
+                gradients.append(f"_g_{name}")
+            elif role == "out":
+                lines += [f"_p_{name} = _empty({python_length(p['length'])}, _dt_{name})",
+                          f"_s_{name} = _copy(_c_{name})"]
+                args += [f"_ptr(_p_{name})", f"_ptr(_s_{name})"]
+            else:  # inout: the shadow enters as the output's cotangent, leaves as the gradient
+                lines += [f"_p_{name} = _copy({name})", f"_g_{name} = _copy(_c_{name})"]
+                args += [f"_ptr(_p_{name})", f"_ptr(_g_{name})"]
+                gradients.append(f"_g_{name}")
+        if self.float_result:
+            scope["_ct_ret"] = CTYPES_OF[self.result["dtype"]]
+            lines += ["_r = _ct_ret()", "_d = _ct_ret(_c_ret)"]
+            args += ["_byref(_r)", "_byref(_d)"]
+        lines.append(f"_reverse({', '.join(args)})")
+        lines.append(f"return [{', '.join(gradients)}]")
+        return self._define("fast_vjp", [*names, "cotangents"], lines, scope, f"{self.function} fast vjp")
+
+    def general_vjp(self, args, cotangents):
+        values, ints = self.bind(args, {})
+        return self.vjp(values, ints, list(cotangents))
 
     def general_call_arrays(self, args, kwargs):
         values, ints = self.bind(args, kwargs)
@@ -446,12 +513,14 @@ class NumpyFunction:
         """Gradients of the differentiable inputs, given the outputs' cotangents."""
         export = self.export
         export.require_derivatives()
-        values, ints = export.bind(args, {})
         cotangents = list(cotangents) if isinstance(cotangents, (list, tuple)) else [cotangents]
         if len(cotangents) != export.differentiable_output_count:
             raise export.fail(TypeError, f"expected {export.differentiable_output_count} cotangent(s)")
-        gradients = export.vjp(values, ints, cotangents)
-        return [g[0] if p["role"] == "scalar" else g.reshape(values[p["name"]].shape)
+        if len(args) != len(export.input_names):
+            export.bind(args, {})  # raises the error that explains
+        gradients = export.fast_vjp(*args, cotangents)
+        values = dict(zip(export.input_names, args))
+        return [g[0] if p["role"] == "scalar" else g.reshape(np.shape(values[p["name"]]))
                 for p, g in zip(export.differentiable_inputs, gradients)]
 
     def jvp(self, *args, tangents):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import math
 import os
 
@@ -36,9 +37,17 @@ if not os.path.exists(_HANDLERS_PATH):
 _handlers = ctypes.CDLL(_HANDLERS_PATH)
 
 
-def _register(target):
-    _jax.ffi.register_ffi_target(target, _jax.ffi.pycapsule(getattr(_handlers, f"{target}_ffi")),
+# FFI target names are process-wide: two builds of one package (enzyme_build.load after a
+# source change) must not share them, so each library directory gets its own suffix.
+_TARGET_SUFFIX = hashlib.sha256(_library.directory.encode()).hexdigest()[:12]
+
+
+def _register(symbol):
+    """Register the handler `<symbol>_ffi` under a target name unique to this library."""
+    target = f"{symbol}_{_TARGET_SUFFIX}"
+    _jax.ffi.register_ffi_target(target, _jax.ffi.pycapsule(getattr(_handlers, f"{symbol}_ffi")),
                                  platform="cpu")
+    return target
 
 
 class _Export:
@@ -97,7 +106,7 @@ class _Export:
         primitive.multiple_results = True
         primitive.def_abstract_eval(lambda *args, ints, batch: avals(ints, batch))
         primitive.def_impl(functools.partial(_eager, primitive))
-        _register(target)
+        target = _register(target)
 
         def lowering(ctx, *args, ints, batch):
             attributes = {name: _np.int64(value) for name, value in ints}

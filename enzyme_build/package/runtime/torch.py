@@ -35,6 +35,8 @@ def _make_function(export):
     fast = export.fast_primal_arrays
     int_result = export.result["kind"] == "int"
     scalar_result = export.result["kind"] != "void"
+    float_result = export.float_result
+    fast_vjp = export.fast_vjp
     Tensor = _torch.Tensor
 
     def convert(args):
@@ -65,9 +67,9 @@ def _make_function(export):
         def backward(ctx, *grads):
             if export.result["kind"] == "int":
                 grads = grads[1:]
-            cotangents = [None if g is None else g.detach().contiguous().numpy() for g in grads]
-            values, ints = export.bind(ctx.arrays, {})
-            gradients = export.vjp(values, ints, cotangents)
+            cotangents = [None if g is None else g.item() if index == 0 and float_result
+                          else g.detach().contiguous().numpy() for index, g in enumerate(grads)]
+            gradients = fast_vjp(*ctx.arrays, cotangents)
             result = []
             position = 0
             for index, p in enumerate(inputs):
@@ -76,7 +78,10 @@ def _make_function(export):
                     position += 1
                     given = ctx.inputs[index]
                     if ctx.needs_input_grad[index] and isinstance(given, Tensor):
-                        result.append(_torch.from_numpy(gradient).reshape(given.shape).to(given.dtype))
+                        gradient = _torch.from_numpy(gradient)
+                        if gradient.shape != given.shape:
+                            gradient = gradient.reshape(given.shape)
+                        result.append(gradient if gradient.dtype == given.dtype else gradient.to(given.dtype))
                         continue
                 result.append(None)
             return tuple(result)

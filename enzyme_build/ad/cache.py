@@ -11,6 +11,7 @@ import re
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
 from ..analysis.invariance import iteration_invariant
+from ..analysis.library import REUSABLE_MATH, WRITES_THROUGH_ARGS
 from ..errors import InternalError
 from ..analysis.types import memcpy_element_kind
 from ..ir.model import function_attributes, is_local, make_name, substitute_values
@@ -22,17 +23,12 @@ FRAME_OFFSET = "%frame.offset$"   # split mode: where this call's frame record s
 FRAME_PUSH_MARK = "  ;frame-offset-push"
 SIDE = "%side$"                       # the side table object (`_place_side_tables`)
 SIDE_LATCH_MARK = "  ;side-latch "    # + loop header: the reverse sweep starts an earlier iteration
-# calls the engine treats as inactive (or as math) that write through their pointer arguments
-_WRITES_THROUGH_ARGS = {"fread", "sprintf", "snprintf", "strcpy", "strtod", "strtol", "time",
-                        "__cxa_guard_acquire", "__cxa_guard_release"}
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
                  "ashr", "and", "or", "xor", "icmp", "bitcast", "inttoptr", "ptrtoint"}
 # float arithmetic recomputed in the reverse sweep when all its operands come for free
 _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
-# math calls whose value the reverse sweep takes from the primal when it computed it anyway
-_REUSABLE_CALLS = {"sin", "cos", "sinh", "cosh", "exp", "log", "sqrt"}
 
 
 def derived_pointers(fn, roots: dict[str, str]) -> dict[str, str]:
@@ -275,7 +271,7 @@ class CachePlanner:
                 name = callee_name(inst)
                 if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
                     targets = [inst.operands[0][1]]
-                elif math_rule(inst.callee or "") or name in _WRITES_THROUGH_ARGS:
+                elif math_rule(inst.callee or "") or name in WRITES_THROUGH_ARGS:
                     # modf/frexp/sincos results, fread/sprintf buffers
                     targets = [v for t, v in inst.operands if t == "ptr"]
                 elif name.startswith("llvm.") or is_inactive_call(inst):
@@ -398,7 +394,7 @@ class CachePlanner:
     def _reuse_primal_call(self, base, fty, call_args, label) -> str | None:
         """sin'(x) = cos(x): when the primal also computes cos(x), reuse it (fetched like any
         forward value) instead of calling cos again in the reverse sweep."""
-        if len(call_args) != 1 or base not in _REUSABLE_CALLS:
+        if len(call_args) != 1 or base not in REUSABLE_MATH:
             return None
         if self._primal_calls is None:
             self._primal_calls = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
+from ..analysis.library import allocation_size_args
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
                         make_name)
@@ -600,9 +601,7 @@ class ForwardGenerator:
                 elif name == "realloc":
                     self._realloc_shadow(inst, sh, lines)
                 else:
-                    size = args[1] if name == "aligned_alloc" else args[0] if len(args) == 1 else args[-1]
-                    if name.startswith("_Zn") and "align_val" in name:
-                        size = args[0]
+                    size = args[allocation_size_args(name)[0]]
                     lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
             return
         d = inst.operands[0][1]

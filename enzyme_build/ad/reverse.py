@@ -14,6 +14,7 @@ import re
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
+from ..analysis.library import allocation_size_args
 from ..analysis.types import (bits_stay_integer, check_memory_access, float_views, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
@@ -498,7 +499,7 @@ class ReverseGenerator(CachePlanner):
                 self.home[n_copy] = inst.block
                 self.realloc_copied[inst.result] = n_copy
             else:
-                size = args[-1] if name != "aligned_alloc" else args[1]
+                size = args[allocation_size_args(name)[0]]   # operator new(size, align): the size
                 lines.append(f"  {sh} = call ptr @__enzyme_build_shadow_alloc(i64 {size})")
             self.engine.declare("@calloc")
         elif op in ("getelementptr", "bitcast", "addrspacecast", "freeze"):

@@ -15,33 +15,10 @@ from dataclasses import dataclass, field
 import re
 
 from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local
+# the library facts this module and its importers use (the one table: analysis/library.py)
+from .library import (ALLOCATORS, DEALLOCATORS, INACTIVE_FUNCTIONS,  # noqa: F401  (re-exported)
+                      INACTIVE_INTRINSIC_PREFIXES)
 
-ALLOCATORS = {"@malloc", "@calloc", "@_Znwm", "@_Znam", "@aligned_alloc", "@_ZnwmSt11align_val_t",
-              "@_ZnamSt11align_val_t", "@realloc"}
-DEALLOCATORS = {"@free", "@_ZdlPv", "@_ZdaPv", "@_ZdlPvm", "@_ZdaPvm", "@_ZdlPvSt11align_val_t",
-                "@_ZdlPvmSt11align_val_t"}
-# library functions that never carry derivatives (I/O, allocation sizes, string helpers)
-INACTIVE_FUNCTIONS = {
-    "printf", "fprintf", "sprintf", "snprintf", "puts", "fputs", "putchar", "fputc", "fflush",
-    "fwrite", "fread", "fopen", "fclose", "perror", "exit", "abort", "__assert_fail", "assert",
-    "strlen", "strcmp", "strncmp", "strcpy", "memcmp", "time", "clock", "rand", "srand", "getenv",
-    "atoi", "atof", "strtod", "strtol", "__cxa_guard_acquire", "__cxa_guard_release",
-    "free", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm", "malloc_usable_size", "__errno_location",
-    "isnan", "isinf", "__isnan", "__isinf", "__fpclassify", "__stack_chk_fail",
-    "__isnanf", "__isinff", "__finite", "__finitef", "finite", "__signbit", "__signbitf",
-    # libm results that are integers: no derivative flows through them
-    "lround", "lroundf", "lrint", "lrintf", "llround", "llroundf", "llrint", "llrintf",
-    "ilogb", "ilogbf",
-    "__enzyme_build_tape_push", "__enzyme_build_tape_pop",
-}
-INACTIVE_INTRINSIC_PREFIXES = ("llvm.lifetime", "llvm.dbg", "llvm.assume", "llvm.experimental.noalias",
-                               "llvm.stacksave", "llvm.stackrestore", "llvm.invariant",
-                               "llvm.prefetch", "llvm.umax", "llvm.umin", "llvm.smax", "llvm.smin",
-                               "llvm.abs", "llvm.ctlz", "llvm.cttz", "llvm.ctpop", "llvm.bswap",
-                               "llvm.is.fpclass", "llvm.objectsize", "llvm.trap", "llvm.expect",
-                               "llvm.sadd", "llvm.uadd", "llvm.ssub", "llvm.usub", "llvm.smul", "llvm.umul",
-                               "llvm.fshl", "llvm.fshr", "llvm.lround", "llvm.llround", "llvm.lrint",
-                               "llvm.llrint", "llvm.fptosi.sat", "llvm.fptoui.sat")
 _POINTER_FORWARDERS = {"getelementptr", "bitcast", "addrspacecast", "phi", "select", "freeze"}
 
 

@@ -12,6 +12,7 @@ import re
 
 from ..ir.model import Function, Module, tbaa_type
 from .activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
+from .library import FILLS_BUFFERS, VA_OUTPUT
 
 # intrinsics that only touch the function's own va_list
 _VA_INTRINSICS = ("llvm.va_start", "llvm.va_end", "llvm.va_copy")
@@ -102,14 +103,11 @@ def _inert(module, fn, inst, is_pure_math, memo) -> bool:
             return _own_stack(fn, inst.operands[0][1])
         if name.startswith(_VA_INTRINSICS) or is_pure_math(inst.callee):
             return True
-        if inst.callee in ALLOCATORS or inst.callee in DEALLOCATORS or name in _FILLS_BUFFERS:
+        if inst.callee in ALLOCATORS or inst.callee in DEALLOCATORS or name in FILLS_BUFFERS:
             return False   # shadows of freed blocks and of filled buffers stay the engine's business
-        if is_inactive_call(inst) or name in _IO_FUNCTIONS:
+        if is_inactive_call(inst) or name in VA_OUTPUT:
             return True
         return derivative_free(module, name, is_pure_math, memo)
     return False
 
 
-# formatted output through a va_list: reads its arguments, writes only characters
-_FILLS_BUFFERS = {"fread"}
-_IO_FUNCTIONS = {"vprintf", "vfprintf", "vsnprintf", "vsprintf", "vdprintf", "dprintf"}

@@ -57,6 +57,12 @@ def test_byval_at_O0(build, run_ok):
     assert run_ok(build(os.path.join(PROGRAMS, "byval.c"), opt="-O0")) == 12
 
 
+def test_cxx_over_aligned_new_delete(build, run_ok):
+    """operator new(size, align) gets a shadow of its size (the alignment was taken for it in
+    reverse mode) and the over-aligned delete is a free (reverse mode refused it)."""
+    assert run_ok(build(os.path.join(PROGRAMS, "aligned_new.cc"))) == 7
+
+
 def test_cxx_new_delete(build, run_ok):
     assert run_ok(build(os.path.join(PROGRAMS, "cxx.cc"), cxx=True)) > 0
 

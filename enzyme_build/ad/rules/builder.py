@@ -9,10 +9,8 @@ import functools
 import struct
 from typing import Callable
 
-# functions with an LLVM intrinsic spelling (llvm.<name>.f64 / .f32); the rest use libm
-INTRINSIC_MATH = {"sqrt", "sin", "cos", "tan", "exp", "exp2", "log", "log2", "log10", "fabs", "pow",
-                  "floor", "ceil", "trunc", "copysign", "fma", "round", "rint", "nearbyint",
-                  "minnum", "maxnum", "minimum", "maximum", "fmuladd"}
+from ...analysis.library import INTRINSIC_MATH, math_arity
+
 HELPERS = {"digamma": "__enzyme_build_digamma"}
 _SUFFIX = {"double": "f64", "float": "f32", "x86_fp80": "f80"}
 _LIBM_SUFFIX = {"double": "", "float": "f", "x86_fp80": "l"}
@@ -45,10 +43,7 @@ def _fp80_constant(value: float) -> str:
 
 def math_callee(base: str, fty: str) -> tuple[str, str]:
     """(callee '@name', declaration line) for a one- or two-argument math function."""
-    nargs = 3 if base in ("fma", "fmuladd") else 2 if base in (
-        "pow", "copysign", "minnum", "maxnum", "minimum", "maximum", "atan2", "hypot", "fmod",
-        "remainder", "fdim") else 1
-    params = ", ".join([fty] * nargs)
+    params = ", ".join([fty] * math_arity(base))
     if base == "powi":
         name = f"llvm.powi.{_SUFFIX[fty]}.i32"
         params = f"{fty}, i32"

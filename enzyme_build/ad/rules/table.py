@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from ...analysis.library import INTRINSIC_ONLY
 from .builder import Builder
 
 Partial = Callable[[Builder, "object"], "str | None"]
@@ -153,18 +154,14 @@ def math_rule(callee: str) -> tuple[Rule, str] | None:
     if m:
         rule = MATH_RULES.get(m.group(1))
         return (rule, {"f64": "double", "f32": "float", "f80": "x86_fp80"}[m.group(2)]) if rule else None
-    if name in MATH_RULES and name not in _INTRINSIC_ONLY:
+    if name in MATH_RULES and name not in INTRINSIC_ONLY:
         return MATH_RULES[name], "double"
-    if name.endswith("f") and name[:-1] in MATH_RULES and name[:-1] not in _INTRINSIC_ONLY:
+    if name.endswith("f") and name[:-1] in MATH_RULES and name[:-1] not in INTRINSIC_ONLY:
         return MATH_RULES[name[:-1]], "float"
-    if name.endswith("l") and name[:-1] in MATH_RULES and name[:-1] not in _INTRINSIC_ONLY:
+    if name.endswith("l") and name[:-1] in MATH_RULES and name[:-1] not in INTRINSIC_ONLY:
         return MATH_RULES[name[:-1]], "x86_fp80"
     return None
 
-
-# names that exist only as intrinsics (no libm function of that spelling)
-_INTRINSIC_ONLY = {"fmuladd", "minnum", "maxnum", "minimum", "maximum", "minimumnum",
-                   "maximumnum", "powi"}
 
 
 # fdiv for forward mode: the denominator's partial -q/b as -q * (1/b), sharing the

@@ -1,0 +1,153 @@
+"""What the engine knows about library functions (libc, libm, libstdc++), in one table each for
+functions and for math, and the views the analyses and sweeps ask for.
+
+`LIBRARY` maps a function name to its facts: allocates (which arguments multiply to the new
+block's size), frees, inactive (no derivative flows through it), writes through its pointer
+arguments, fills data buffers, formatted output through a va_list. `MATH` maps a libm base
+name (`sin`, with `sinf`/`sinl` and `llvm.sin.f64`/`.f32` spellings) to its arity, whether
+LLVM has an intrinsic of that name, whether libm has the function at all, and whether the
+reverse sweep may reuse a primal call of it. The derivative rules themselves live in
+ad/rules/table.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LibraryFunction:
+    allocates: tuple[int, ...] | None = None  # arguments whose product is the size of the new block
+    frees: bool = False
+    inactive: bool = False        # carries no derivative (I/O, sizes, string helpers, integer results)
+    writes_args: bool = False     # writes through its pointer arguments (buffers, out-parameters)
+    fills_buffers: bool = False   # writes data (possibly floats) the engine must see into a buffer
+    va_output: bool = False       # formatted output through a va_list: reads its arguments only
+
+
+_ALLOC = LibraryFunction
+_INACTIVE = LibraryFunction(inactive=True)
+_FREE = LibraryFunction(frees=True, inactive=True)
+
+LIBRARY: dict[str, LibraryFunction] = {
+    # ---- allocation
+    "malloc": _ALLOC(allocates=(0,)),
+    "calloc": _ALLOC(allocates=(0, 1)),
+    "realloc": _ALLOC(allocates=(1,)),
+    "aligned_alloc": _ALLOC(allocates=(1,)),
+    "_Znwm": _ALLOC(allocates=(0,)),                         # operator new(size)
+    "_Znam": _ALLOC(allocates=(0,)),                         # operator new[](size)
+    "_ZnwmSt11align_val_t": _ALLOC(allocates=(0,)),          # operator new(size, align)
+    "_ZnamSt11align_val_t": _ALLOC(allocates=(0,)),
+    # ---- deallocation
+    "free": _FREE,
+    "_ZdlPv": _FREE, "_ZdaPv": _FREE, "_ZdlPvm": _FREE, "_ZdaPvm": _FREE,
+    # over-aligned deletes free like the others (not listed as inactive before: kept so)
+    "_ZdlPvSt11align_val_t": LibraryFunction(frees=True),
+    "_ZdlPvmSt11align_val_t": LibraryFunction(frees=True),
+    # ---- I/O
+    "printf": _INACTIVE, "fprintf": _INACTIVE, "puts": _INACTIVE, "fputs": _INACTIVE,
+    "putchar": _INACTIVE, "fputc": _INACTIVE, "fflush": _INACTIVE, "fwrite": _INACTIVE,
+    "fopen": _INACTIVE, "fclose": _INACTIVE, "perror": _INACTIVE,
+    "sprintf": LibraryFunction(inactive=True, writes_args=True),
+    "snprintf": LibraryFunction(inactive=True, writes_args=True),
+    "fread": LibraryFunction(inactive=True, writes_args=True, fills_buffers=True),
+    "vprintf": LibraryFunction(va_output=True), "vfprintf": LibraryFunction(va_output=True),
+    "vsnprintf": LibraryFunction(va_output=True), "vsprintf": LibraryFunction(va_output=True),
+    "vdprintf": LibraryFunction(va_output=True), "dprintf": LibraryFunction(va_output=True),
+    # ---- process, time, randomness, environment
+    "exit": _INACTIVE, "abort": _INACTIVE, "__assert_fail": _INACTIVE, "assert": _INACTIVE,
+    "time": LibraryFunction(inactive=True, writes_args=True), "clock": _INACTIVE,
+    "rand": _INACTIVE, "srand": _INACTIVE, "getenv": _INACTIVE, "__stack_chk_fail": _INACTIVE,
+    "__errno_location": _INACTIVE, "malloc_usable_size": _INACTIVE,
+    "__cxa_guard_acquire": LibraryFunction(inactive=True, writes_args=True),
+    "__cxa_guard_release": LibraryFunction(inactive=True, writes_args=True),
+    # ---- strings and conversions
+    "strlen": _INACTIVE, "strcmp": _INACTIVE, "strncmp": _INACTIVE, "memcmp": _INACTIVE,
+    "strcpy": LibraryFunction(inactive=True, writes_args=True),
+    "atoi": _INACTIVE, "atof": _INACTIVE,
+    "strtod": LibraryFunction(inactive=True, writes_args=True),
+    "strtol": LibraryFunction(inactive=True, writes_args=True),
+    # ---- classification and libm results that are integers: no derivative flows through them
+    "isnan": _INACTIVE, "isinf": _INACTIVE, "__isnan": _INACTIVE, "__isinf": _INACTIVE,
+    "__fpclassify": _INACTIVE, "__isnanf": _INACTIVE, "__isinff": _INACTIVE, "__finite": _INACTIVE,
+    "__finitef": _INACTIVE, "finite": _INACTIVE, "__signbit": _INACTIVE, "__signbitf": _INACTIVE,
+    "lround": _INACTIVE, "lroundf": _INACTIVE, "lrint": _INACTIVE, "lrintf": _INACTIVE,
+    "llround": _INACTIVE, "llroundf": _INACTIVE, "llrint": _INACTIVE, "llrintf": _INACTIVE,
+    "ilogb": _INACTIVE, "ilogbf": _INACTIVE,
+    # ---- the engine's own tape helpers (nested AD renames them when they carry tangents)
+    "__enzyme_build_tape_push": _INACTIVE, "__enzyme_build_tape_pop": _INACTIVE,
+}
+
+# LLVM intrinsics that carry no derivative (by name prefix)
+INACTIVE_INTRINSIC_PREFIXES = ("llvm.lifetime", "llvm.dbg", "llvm.assume", "llvm.experimental.noalias",
+                               "llvm.stacksave", "llvm.stackrestore", "llvm.invariant",
+                               "llvm.prefetch", "llvm.umax", "llvm.umin", "llvm.smax", "llvm.smin",
+                               "llvm.abs", "llvm.ctlz", "llvm.cttz", "llvm.ctpop", "llvm.bswap",
+                               "llvm.is.fpclass", "llvm.objectsize", "llvm.trap", "llvm.expect",
+                               "llvm.sadd", "llvm.uadd", "llvm.ssub", "llvm.usub", "llvm.smul", "llvm.umul",
+                               "llvm.fshl", "llvm.fshr", "llvm.lround", "llvm.llround", "llvm.lrint",
+                               "llvm.llrint", "llvm.fptosi.sat", "llvm.fptoui.sat")
+
+
+@dataclass(frozen=True)
+class MathFunction:
+    arity: int = 1              # float operands (powi, ldexp, frexp, modf: the float one first)
+    intrinsic: bool = False     # LLVM has llvm.<name>.f64 / .f32
+    libm: bool = True           # libm has <name>, <name>f, <name>l
+    reusable: bool = False      # the reverse sweep may reuse the primal's call of it (cos for sin')
+
+
+_M = MathFunction
+MATH: dict[str, MathFunction] = {
+    "sqrt": _M(intrinsic=True, reusable=True), "cbrt": _M(), "pow": _M(2, intrinsic=True),
+    "powi": _M(1, intrinsic=True, libm=False), "hypot": _M(2),
+    "exp": _M(intrinsic=True, reusable=True), "exp2": _M(intrinsic=True), "exp10": _M(), "expm1": _M(),
+    "log": _M(intrinsic=True, reusable=True), "log2": _M(intrinsic=True), "log10": _M(intrinsic=True),
+    "log1p": _M(),
+    "sin": _M(intrinsic=True, reusable=True), "cos": _M(intrinsic=True, reusable=True),
+    "tan": _M(intrinsic=True), "asin": _M(), "acos": _M(), "atan": _M(), "atan2": _M(2),
+    "sinh": _M(reusable=True), "cosh": _M(reusable=True), "tanh": _M(), "asinh": _M(), "acosh": _M(),
+    "atanh": _M(),
+    "erf": _M(), "erfc": _M(), "lgamma": _M(), "tgamma": _M(),
+    "j0": _M(), "j1": _M(), "y0": _M(), "y1": _M(), "logb": _M(),
+    "ldexp": _M(1), "scalbn": _M(1), "frexp": _M(1), "modf": _M(1),
+    "fma": _M(3, intrinsic=True), "fmuladd": _M(3, intrinsic=True, libm=False),
+    "fmod": _M(2), "remainder": _M(2), "fdim": _M(2),
+    "fabs": _M(intrinsic=True), "copysign": _M(2, intrinsic=True),
+    "fmin": _M(2), "fmax": _M(2),
+    "minnum": _M(2, intrinsic=True, libm=False), "maxnum": _M(2, intrinsic=True, libm=False),
+    "minimum": _M(2, intrinsic=True, libm=False), "maximum": _M(2, intrinsic=True, libm=False),
+    "minimumnum": _M(2, libm=False), "maximumnum": _M(2, libm=False),
+    "floor": _M(intrinsic=True), "ceil": _M(intrinsic=True), "trunc": _M(intrinsic=True),
+    "round": _M(intrinsic=True), "rint": _M(intrinsic=True), "nearbyint": _M(intrinsic=True),
+    "roundeven": _M(),
+}
+
+
+def library_function(name: str) -> LibraryFunction | None:
+    """The facts of @name (given with or without the @), or None for a function not in the table."""
+    return LIBRARY.get(name[1:] if name.startswith("@") else name)
+
+
+def allocation_size_args(name: str) -> tuple[int, ...] | None:
+    """The arguments whose product is the size of the block allocator @name returns."""
+    f = library_function(name)
+    return f.allocates if f is not None else None
+
+
+# ---------------------------------------------------------------- views (by IR spelling)
+ALLOCATORS = frozenset("@" + n for n, f in LIBRARY.items() if f.allocates is not None)
+DEALLOCATORS = frozenset("@" + n for n, f in LIBRARY.items() if f.frees)
+INACTIVE_FUNCTIONS = frozenset(n for n, f in LIBRARY.items() if f.inactive)
+WRITES_THROUGH_ARGS = frozenset(n for n, f in LIBRARY.items() if f.writes_args)
+FILLS_BUFFERS = frozenset(n for n, f in LIBRARY.items() if f.fills_buffers)
+VA_OUTPUT = frozenset(n for n, f in LIBRARY.items() if f.va_output)
+INTRINSIC_MATH = frozenset(n for n, f in MATH.items() if f.intrinsic)
+INTRINSIC_ONLY = frozenset(n for n, f in MATH.items() if not f.libm)
+REUSABLE_MATH = frozenset(n for n, f in MATH.items() if f.reusable)
+
+
+def math_arity(base: str) -> int:
+    """Float operands of the math function `base` (1 when unknown)."""
+    f = MATH.get(base)
+    return f.arity if f is not None else 1

@@ -94,6 +94,8 @@ class Engine:
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}
         self.split_calls: list[tuple[str, Signature, str]] = []   # (kind, signature, call site)
+        # record type -> the helper that moves the adjoints of a memcpy of such records
+        self.record_adjoint_helpers: dict[str, str] = {}
 
     # ---------------------------------------------------------------- inlining
     INLINE_PIECES_MAX = 200   # instructions of the primal

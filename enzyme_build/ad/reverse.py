@@ -958,7 +958,7 @@ class ReverseGenerator(CachePlanner):
     def _record_adjoint_helper(self, record: str) -> str:
         """A function moving the adjoints of a copy of `record` elements back to the source:
         per element and float field `src' += dst'; dst' = 0` (integer fields untouched)."""
-        helpers = self.engine.__dict__.setdefault("record_adjoint_helpers", {})
+        helpers = self.engine.record_adjoint_helpers
         if record in helpers:
             return helpers[record]
         name = make_name("@", f"__enzyme_build_memcpy_adjoint_rec{len(helpers)}")

@@ -103,7 +103,7 @@ def compile_library(name: str, inputs: CompileInputs, bindings: list[Binding], p
     library = os.path.join(package_dir, f"lib{name}.so")
     argv = enzyme_build_command(inputs.cxx) + [
         "-O2", "-fPIC", *inputs.arguments, "-x", "c", shim_path, "-x", "none",
-        "-shared", f"-Wl,-soname,lib{name}.so", "-o", library, "-lm"]
+        "-shared", "-o", library, "-lm"]
     proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         output = (proc.stderr or proc.stdout).strip()

@@ -114,3 +114,36 @@ print("ok")
     assert out.strip().endswith("ok")
     assert "must have dtype float64" in out and "jax_enable_x64" in out
     assert "static under jit" in out
+
+
+def test_jax_many_calls_do_not_grow_memory(physics):
+    out = run_script(PRELUDE + """
+import resource
+x = jnp.linspace(0.0, 1.0, 1000)
+step = jax.jit(lambda x: jax.grad(lambda x: J.energy(J.residual(x), 1.0))(x))
+batched = jax.jit(jax.vmap(J.energy, in_axes=(0, None)))
+X = jnp.stack([x, x + 1.0, x - 1.0])
+for _ in range(500):
+    step(x).block_until_ready(); batched(X, 2.0).block_until_ready(); J.energy(x, 1.0)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(5000):
+    step(x).block_until_ready(); batched(X, 2.0).block_until_ready(); J.energy(x, 1.0)
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(grown)
+assert grown < 8192, grown
+""", physics)
+    assert int(out.strip()) < 8192
+
+
+def test_two_builds_of_one_package_in_one_process(tmp_path):
+    (tmp_path / "sq.c").write_text("double sq(double x) { return SCALE * x * x; }\n")
+    out = run_script("""
+import jax
+jax.config.update("jax_enable_x64", True)
+import enzyme_build
+one = enzyme_build.load("sq.c", exports=["sq(x)"], extra_cflags=["-DSCALE=1.0"])
+two = enzyme_build.load("sq.c", exports=["sq(x)"], extra_cflags=["-DSCALE=2.0"])
+assert one is not two
+print(float(jax.jit(jax.grad(one.jax.sq))(3.0)), float(jax.jit(jax.grad(two.jax.sq))(3.0)))
+""", str(tmp_path), env_extra={"ENZYME_BUILD_CACHE": str(tmp_path / "cache")})
+    assert out.split() == ["6.0", "12.0"]

@@ -35,6 +35,10 @@ if not os.path.exists(_HANDLERS_PATH):
                       f"built (jaxlib was missing when the package was made): pip install jax, then "
                       f"run enzyme-build package again")
 _handlers = ctypes.CDLL(_HANDLERS_PATH)
+_initialize = _handlers[f"{_library.package}_jax_init"]
+_initialize.argtypes = [ctypes.c_void_p]
+if _initialize(_library.handle._handle) != 0:
+    raise ImportError(f"{_HANDLERS_PATH} does not match lib{_library.package}.so: build the package again")
 
 
 # FFI target names are process-wide: two builds of one package (enzyme_build.load after a

@@ -57,12 +57,20 @@ def is_local(value: str) -> bool:
     return value.startswith("%")
 
 
+_SPLIT_MARKS: dict[str, re.Pattern] = {}
+_NESTING = re.compile(r'[(\[{<"]')
+
+
 def split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` outside (), [], {}, <> and quotes."""
-    if not any(c in text for c in '([{<"'):
+    if _NESTING.search(text) is None:
         return [p for p in (q.strip() for q in text.split(sep)) if p]
-    parts, depth, cur, quote = [], 0, [], False
-    for ch in text:
+    marks = _SPLIT_MARKS.get(sep)
+    if marks is None:   # only the characters that matter are visited
+        marks = _SPLIT_MARKS[sep] = re.compile('[][(){}<>"' + re.escape(sep) + ']')
+    parts, depth, start, quote = [], 0, 0, False
+    for m in marks.finditer(text):
+        ch = m.group()
         if ch == '"':
             quote = not quote
         elif not quote:
@@ -71,11 +79,9 @@ def split_top(text: str, sep: str = ",") -> list[str]:
             elif ch in ")]}>":
                 depth -= 1
             elif ch == sep and depth == 0:
-                parts.append("".join(cur).strip())
-                cur = []
-                continue
-        cur.append(ch)
-    tail = "".join(cur).strip()
+                parts.append(text[start:m.start()].strip())
+                start = m.end()
+    tail = text[start:].strip()
     if tail:
         parts.append(tail)
     return parts

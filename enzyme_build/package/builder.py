@@ -112,6 +112,31 @@ def compile_library(name: str, inputs: CompileInputs, bindings: list[Binding], p
     return library
 
 
+def compile_second_order(name: str, inputs: CompileInputs, bindings: list[Binding],
+                         package_dir: str) -> str | None:
+    """Build lib<name>_second.so (forward over reverse entry points); on failure a note, not
+    an error: the first-order package stands without it."""
+    if not any(shim._has_derivatives(b) for b in bindings):
+        return None
+    shim_path = os.path.join(package_dir, f"_{name}_second.c")
+    with open(shim_path, "w", encoding="utf-8") as handle:
+        handle.write(shim.second_order_source(name, bindings))
+    library = os.path.join(package_dir, f"lib{name}_second.so")
+    argv = enzyme_build_command(inputs.cxx) + [
+        "-O2", "-fPIC", *inputs.arguments, "-x", "c", shim_path, "-x", "none",
+        "-shared", "-o", library, "-lm"]
+    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        os.remove(shim_path)
+        if os.path.exists(library):
+            os.remove(library)
+        first_line = (proc.stderr or proc.stdout).strip().splitlines()[:1]
+        return (f"second derivatives of {name} are not available (the engine could not "
+                f"differentiate the reverse pass: {first_line[0] if first_line else 'unknown error'}); "
+                f"first-order derivatives are unaffected")
+    return None
+
+
 def _prepare_output(output: str) -> None:
     if os.path.lexists(output):
         if not os.path.isdir(output) or (os.listdir(output) and
@@ -151,9 +176,10 @@ def build_package(request: PackageRequest, log=None) -> list[Binding]:
             handle.write(shim.header_source(request.name, bindings))
         pygen.write_python_package(staging, request.name, bindings)
         if request.jax:
-            note = jaxgen.build_handlers(request.name, bindings, package_dir)
-            if note and log:
-                log(note)
+            for note in (compile_second_order(request.name, inputs, bindings, package_dir),
+                         jaxgen.build_handlers(request.name, bindings, package_dir)):
+                if note and log:
+                    log(note)
         open(os.path.join(staging, MARKER), "w").close()
         os.chmod(staging, 0o755)
         _install(staging, output)

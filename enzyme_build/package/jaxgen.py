@@ -14,6 +14,7 @@ import subprocess
 
 from .. import toolchain
 from ..errors import EnzymeBuildError
+from . import shim
 from .binding import Binding, Param
 
 HANDLER_PRELUDE = """\
@@ -84,6 +85,7 @@ def operands(binding: Binding) -> list[Param]:
 def _handler(name: str, binding: Binding, mode: str) -> str:
     prefix = f"{name}_{binding.function}"
     symbol = f"{prefix}_{mode}_ffi"
+    # the second-order handler's results are the tangents of the input gradients
     ops = operands(binding)
     differentiable_ops = [p for p in ops if p.role != "index"]
     array_outputs = [p for p in binding.params if p.role in ("out", "inout")]
@@ -108,11 +110,18 @@ def _handler(name: str, binding: Binding, mode: str) -> str:
             arg(f"tangent_{p.name}")
             checks.append(f"  if (!fits(tangent_{p.name}, batch_size, size_{p.name})) "
                           f"return size_error(\"{binding.function}\", \"tangent of {p.name}\");")
-    if mode == "reverse":
+    if mode in ("reverse", "second"):
         if binding.float_result:
             arg("cotangent_ret")
         for p in array_outputs:
             arg(f"cotangent_{p.name}")
+    if mode == "second":
+        for p in differentiable_ops:
+            arg(f"tangent_{p.name}")
+        if binding.float_result:
+            arg("tangent_cotangent_ret")
+        for p in array_outputs:
+            arg(f"tangent_cotangent_{p.name}")
     if mode == "primal":
         if result.kind != "void":
             ret("out_ret")
@@ -123,7 +132,7 @@ def _handler(name: str, binding: Binding, mode: str) -> str:
             ret("out_ret")
         for p in array_outputs:
             ret(f"out_{p.name}")
-    else:
+    else:  # reverse and second: one result per differentiable operand
         for p in differentiable_ops:
             ret(f"out_{p.name}")
     signature.append("int64_t batch_size")
@@ -137,15 +146,20 @@ def _handler(name: str, binding: Binding, mode: str) -> str:
     # scratch memory: primal outputs the caller does not want, shadows it must not see change
     for p in binding.params:
         base = p.ctype.base
-        scratch = (mode != "primal" and p.role in ("out", "inout")) or \
-                  (mode == "reverse" and p.role == "out")
         if mode != "primal" and p.role in ("out", "inout"):
             setup.append(f"  std::vector<{base}> primal_{p.name}(size_{p.name});")
-        if mode == "reverse" and p.role == "out":
+        if mode in ("reverse", "second") and p.role == "out":
             setup.append(f"  std::vector<{base}> shadow_{p.name}(size_{p.name});")
-        del scratch
+        if mode == "second" and p.differentiable:
+            if p.role != "inout":
+                setup.append(f"  std::vector<{base}> tangent_primal_{p.name}(size_{p.name});")
+            setup.append(f"  std::vector<{base}> scratch_{p.name}(size_{p.name});")
+            if p.role == "out":
+                setup.append(f"  std::vector<{base}> tangent_shadow_{p.name}(size_{p.name});")
     if mode != "primal" and binding.float_result:
         setup.append(f"  {result.base} primal_ret = 0, shadow_ret = 0;")
+    if mode == "second" and binding.float_result:
+        setup.append(f"  {result.base} tangent_primal_ret = 0, tangent_shadow_ret = 0;")
 
     call_args = []
     for p in binding.params:
@@ -182,8 +196,35 @@ def _handler(name: str, binding: Binding, mode: str) -> str:
                             f"    std::memcpy(tangent_out_{name_}, {tangent}, size_{name_} * sizeof({base}));")
                 call_args += [f"primal_{name_}.data()", f"tangent_out_{name_}"]
             continue
-        # reverse: input shadows are the zeroed result slots; output shadows hold the cotangent
         cotangent = f"item_of<{base}>(cotangent_{name_}, b, size_{name_})"
+        if mode == "second":
+            # forward over reverse: every derivative-carrying pointer of _reverse and its
+            # tangent; the tangents of the input shadows are the results
+            tangent = f"item_of<{base}>(tangent_{name_}, b, size_{name_})"
+            tangent_cotangent = f"item_of<{base}>(tangent_cotangent_{name_}, b, size_{name_})"
+            bytes_ = f"size_{name_} * sizeof({base})"
+            if p.role in ("in", "scalar"):
+                body.append(f"    std::memset(scratch_{name_}.data(), 0, {bytes_});\n"
+                            f"    {base} *result_{name_} = {slot};\n"
+                            f"    std::memset(result_{name_}, 0, {bytes_});")
+                call_args += [item, tangent, f"scratch_{name_}.data()", f"result_{name_}"]
+            elif p.role == "out":
+                body.append(f"    std::memset(tangent_primal_{name_}.data(), 0, {bytes_});\n"
+                            f"    std::memcpy(shadow_{name_}.data(), {cotangent}, {bytes_});\n"
+                            f"    std::memcpy(tangent_shadow_{name_}.data(), {tangent_cotangent}, {bytes_});")
+                call_args += [f"primal_{name_}.data()", f"tangent_primal_{name_}.data()",
+                              f"shadow_{name_}.data()", f"tangent_shadow_{name_}.data()"]
+            else:  # inout
+                body.append(f"    std::memcpy(primal_{name_}.data(), {item}, {bytes_});\n"
+                            f"    std::memcpy(scratch_{name_}.data(), {tangent}, {bytes_});\n"
+                            f"    {base} *result_{name_} = {slot};\n"
+                            f"    std::memcpy(result_{name_}, {tangent_cotangent}, {bytes_});")
+                call_args += [f"primal_{name_}.data()", f"scratch_{name_}.data()",
+                              f"gradient_scratch_{name_}.data()", f"result_{name_}"]
+                setup.append(f"  std::vector<{base}> gradient_scratch_{name_}(size_{name_});")
+                body.append(f"    std::memcpy(gradient_scratch_{name_}.data(), {cotangent}, {bytes_});")
+            continue
+        # reverse: input shadows are the zeroed result slots; output shadows hold the cotangent
         if p.role in ("in", "scalar"):
             body.append(f"    {base} *gradient_{name_} = {slot};\n"
                         f"    std::memset(gradient_{name_}, 0, size_{name_} * sizeof({base}));")
@@ -204,17 +245,22 @@ def _handler(name: str, binding: Binding, mode: str) -> str:
         elif binding.float_result and mode == "forward":
             body.append(f"    {base} *tangent_out_ret = {slot};\n    *tangent_out_ret = 0;")
             call_args += ["&primal_ret", "tangent_out_ret"]
+        elif binding.float_result and mode == "second":
+            body.append(f"    shadow_ret = *item_of<{base}>(cotangent_ret, b, 1);\n"
+                        f"    tangent_primal_ret = 0;\n"
+                        f"    tangent_shadow_ret = *item_of<{base}>(tangent_cotangent_ret, b, 1);")
+            call_args += ["&primal_ret", "&tangent_primal_ret", "&shadow_ret", "&tangent_shadow_ret"]
         elif binding.float_result:
             body.append(f"    shadow_ret = *item_of<{base}>(cotangent_ret, b, 1);")
             call_args += ["&primal_ret", "&shadow_ret"]
-    entry = f"{prefix}_{mode}"
+    entry = f"{prefix}_{'reverse_forward' if mode == 'second' else mode}"
     body.append(f"    call_{entry}({', '.join(call_args)});")
-    if mode == "reverse" and binding.float_result:
+    if mode in ("reverse", "second") and binding.float_result:
         checks.append("  if (static_cast<int64_t>(cotangent_ret.element_count()) != batch_size "
                       "&& cotangent_ret.element_count() != 1) "
                       f"return size_error(\"{binding.function}\", \"cotangent of the result\");")
     for p in array_outputs:
-        if mode == "reverse":
+        if mode in ("reverse", "second"):
             checks.append(f"  if (!fits(cotangent_{p.name}, batch_size, size_{p.name})) "
                           f"return size_error(\"{binding.function}\", \"cotangent of {p.name}\");")
     lines = [f"\nstatic ffi::Error {symbol}_impl({', '.join(signature)}) {{"]
@@ -236,22 +282,31 @@ def handler_source(name: str, bindings: list[Binding]) -> str:
     """The handlers reach the library's entry points through pointers set by
     `<name>_jax_init(handle)` from the handle Python already holds, not by linking: two builds
     of one package in a process would otherwise share the first library loaded."""
-    entries = []
+    entries, second_entries, declarations = [], [], []
     for binding in bindings:
         modes = ("primal", "forward", "reverse") if has_derivatives(binding) else ("primal",)
         entries += [f"{name}_{binding.function}_{mode}" for mode in modes]
+        if has_derivatives(binding):
+            entry = f"{name}_{binding.function}_reverse_forward"
+            second_entries.append(entry)
+            declarations.append(f"extern \"C\" void {entry}({', '.join(shim.second_order_params(binding))});")
     parts = [HANDLER_PRELUDE.format(name=name)]
-    parts.append("\n".join(f"static decltype(&{entry}) call_{entry};" for entry in entries) + "\n")
+    declarations += [f"static decltype(&{entry}) call_{entry};" for entry in entries + second_entries]
+    parts.append("\n".join(declarations) + "\n")
     resolve = "\n".join(
         f"  call_{entry} = reinterpret_cast<decltype(&{entry})>(dlsym(library, \"{entry}\"));\n"
         f"  if (!call_{entry}) return 1;" for entry in entries)
-    parts.append(f"\nextern \"C\" __attribute__((visibility(\"default\"))) int {name}_jax_init(void *library) {{\n"
-                 f"{resolve}\n  return 0;\n}}\n")
+    resolve_second = "\n".join(
+        f"  call_{entry} = reinterpret_cast<decltype(&{entry})>(dlsym(second, \"{entry}\"));\n"
+        f"  if (!call_{entry}) return 2;" for entry in second_entries)
+    parts.append(f"\n// library: lib{name}.so; second: lib{name}_second.so or null (no second derivatives)\n"
+                 f"extern \"C\" __attribute__((visibility(\"default\"))) int {name}_jax_init(void *library, "
+                 f"void *second) {{\n{resolve}\n  if (!second) return 0;\n{resolve_second}\n  return 0;\n}}\n")
     for binding in bindings:
         parts.append(_handler(name, binding, "primal"))
         if has_derivatives(binding):
-            parts.append(_handler(name, binding, "forward"))
-            parts.append(_handler(name, binding, "reverse"))
+            for mode in ("forward", "reverse", "second"):
+                parts.append(_handler(name, binding, mode))
     return "".join(parts)
 
 

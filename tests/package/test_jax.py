@@ -61,6 +61,29 @@ print("ok")
     assert out.strip() == "ok"
 
 
+def test_jax_second_order_forward_over_reverse(physics):
+    out = run_script(PRELUDE + """
+rng = np.random.default_rng(3)
+x = jnp.asarray(rng.uniform(-1, 2, 5))
+def gradient(x, k):
+    return physics.energy.vjp(np.asarray(x), k, cotangents=[1.0])[0]
+h = 1e-5
+fd = np.array([(gradient(x + h * e, 1.5) - gradient(x - h * e, 1.5)) / (2 * h) for e in np.eye(5)])
+assert np.allclose(jax.jit(jax.hessian(J.energy))(x, 1.5), fd, atol=1e-6)
+# order 2 through forward over reverse: the gradient's own derivatives checked in forward mode
+idx = jnp.array([1, 2, 5], dtype=jnp.int32)
+cases = [(J.energy, (x, 1.5)), (J.residual, (x,)), (J.damp, (x, 0.3)),
+         (lambda A, s: J.gather(A, 4, idx, s), (jnp.asarray(rng.normal(size=12)), 2.0))]
+for f, args in cases:
+    scalar = lambda *a: jnp.sum(jnp.sin(jnp.atleast_1d(f(*a))))
+    check_grads(jax.grad(scalar, argnums=tuple(range(len(args)))), args, order=1, modes=("fwd",))
+# Hessians of a batch
+assert jax.vmap(jax.hessian(J.energy), in_axes=(0, None))(jnp.stack([x, x + 1]), 1.5).shape == (2, 5, 5)
+print("ok")
+""", physics)
+    assert out.strip() == "ok"
+
+
 def test_jax_vmap_batches_in_c(physics):
     out = run_script(PRELUDE + """
 rng = np.random.default_rng(2)
@@ -100,7 +123,8 @@ cases = {
     "wrong size": lambda: J.gather(jnp.zeros(11), 4, jnp.zeros(3, jnp.int32), 1.0),
     "traced int": lambda: jax.jit(lambda A, n: J.gather(A, n, jnp.zeros(3, jnp.int32), 1.0))(jnp.zeros(12), 4),
     "missing": lambda: J.energy(x),
-    "second order": lambda: jax.hessian(J.energy)(x, 1.0),
+    "reverse over reverse": lambda: jax.jacrev(jax.grad(J.energy))(x, 1.0),
+    "forward over forward": lambda: jax.jacfwd(jax.jacfwd(J.energy))(x, 1.0),
 }
 for what, call in cases.items():
     try:

@@ -35,9 +35,13 @@ if not os.path.exists(_HANDLERS_PATH):
                       f"built (jaxlib was missing when the package was made): pip install jax, then "
                       f"run enzyme-build package again")
 _handlers = ctypes.CDLL(_HANDLERS_PATH)
+# second derivatives (forward over reverse) live in their own library, built when the engine
+# could differentiate the reverse passes
+_SECOND_PATH = os.path.join(_library.directory, f"lib{_library.package}_second.so")
+_second = ctypes.CDLL(_SECOND_PATH) if os.path.exists(_SECOND_PATH) else None
 _initialize = _handlers[f"{_library.package}_jax_init"]
-_initialize.argtypes = [ctypes.c_void_p]
-if _initialize(_library.handle._handle) != 0:
+_initialize.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+if _initialize(_library.handle._handle, _second._handle if _second is not None else None) != 0:
     raise ImportError(f"{_HANDLERS_PATH} does not match lib{_library.package}.so: build the package again")
 
 
@@ -76,11 +80,16 @@ class _Export:
                                      operand_ranks + tangent_ranks) if differentiable else None
         self.vjp_p = self._primitive(f"{target}_reverse", self._cotangent_avals,
                                      operand_ranks + cotangent_ranks) if differentiable else None
+        self.hvp_p = self._primitive(f"{target}_second", self._cotangent_avals,
+                                     operand_ranks + cotangent_ranks + tangent_ranks + cotangent_ranks) \
+            if differentiable and _second is not None else None
         if differentiable:
             _ad.primitive_jvps[self.primal_p] = self._primal_jvp
             _ad.primitive_transposes[self.jvp_p] = self._jvp_transpose
-            _ad.primitive_jvps[self.vjp_p] = self._no_second_order
+            _ad.primitive_jvps[self.vjp_p] = self._vjp_jvp if self.hvp_p is not None else self._no_second_order
             _ad.primitive_jvps[self.jvp_p] = self._no_second_order
+            if self.hvp_p is not None:
+                _ad.primitive_jvps[self.hvp_p] = self._no_second_order
 
     # --- shapes ---------------------------------------------------------------------------
 
@@ -141,10 +150,22 @@ class _Export:
         return [None] * len(primals) + [g if _ad.is_undefined_primal(t) else None
                                         for g, t in zip(gradients, tangent_args)]
 
+    def _vjp_jvp(self, primals, tangents, *, ints, batch):
+        """Forward over reverse: the tangent of the input gradients (Hessian-vector products)."""
+        count = len(self.operands)
+        gradients = self.vjp_p.bind(*primals, ints=ints, batch=batch)
+        operand_tangents = [_ad.instantiate_zeros(t) for p, t in zip(self.operands, tangents[:count])
+                            if p["role"] != "index"]
+        cotangent_tangents = [_ad.instantiate_zeros(t) for t in tangents[count:]]
+        gradient_tangents = self.hvp_p.bind(*primals, *operand_tangents, *cotangent_tangents,
+                                            ints=ints, batch=batch)
+        return gradients, gradient_tangents
+
     def _no_second_order(self, primals, tangents, **params):
         raise NotImplementedError(
-            f"{self.name}: second derivatives (differentiating a derivative) are not available; "
-            f"the library provides first-order forward and reverse entry points")
+            f"{self.name}: this derivative cannot be differentiated again; available are first "
+            f"derivatives in both modes and, when lib{_library.package}_second.so was built, "
+            f"forward over reverse (jax.hessian, jacfwd(grad), jvp of grad)")
 
     # --- batching -------------------------------------------------------------------------
 

@@ -84,8 +84,7 @@ def operands(binding: Binding) -> list[Param]:
 
 def _handler(name: str, binding: Binding, mode: str) -> str:
     prefix = f"{name}_{binding.function}"
-    symbol = f"{prefix}_{mode}_ffi"
-    # the second-order handler's results are the tangents of the input gradients
+    symbol = f"{prefix}_{mode}_ffi"  # mode "second": forward over reverse
     ops = operands(binding)
     differentiable_ops = [p for p in ops if p.role != "index"]
     array_outputs = [p for p in binding.params if p.role in ("out", "inout")]
@@ -118,10 +117,16 @@ def _handler(name: str, binding: Binding, mode: str) -> str:
     if mode == "second":
         for p in differentiable_ops:
             arg(f"tangent_{p.name}")
+            checks.append(f"  if (!fits(tangent_{p.name}, batch_size, size_{p.name})) "
+                          f"return size_error(\"{binding.function}\", \"tangent of {p.name}\");")
         if binding.float_result:
             arg("tangent_cotangent_ret")
+            checks.append("  if (!fits(tangent_cotangent_ret, batch_size, 1)) "
+                          f"return size_error(\"{binding.function}\", \"tangent of the result's cotangent\");")
         for p in array_outputs:
             arg(f"tangent_cotangent_{p.name}")
+            checks.append(f"  if (!fits(tangent_cotangent_{p.name}, batch_size, size_{p.name})) "
+                          f"return size_error(\"{binding.function}\", \"tangent of {p.name}'s cotangent\");")
     if mode == "primal":
         if result.kind != "void":
             ret("out_ret")
@@ -256,8 +261,7 @@ def _handler(name: str, binding: Binding, mode: str) -> str:
     entry = f"{prefix}_{'reverse_forward' if mode == 'second' else mode}"
     body.append(f"    call_{entry}({', '.join(call_args)});")
     if mode in ("reverse", "second") and binding.float_result:
-        checks.append("  if (static_cast<int64_t>(cotangent_ret.element_count()) != batch_size "
-                      "&& cotangent_ret.element_count() != 1) "
+        checks.append("  if (!fits(cotangent_ret, batch_size, 1)) "
                       f"return size_error(\"{binding.function}\", \"cotangent of the result\");")
     for p in array_outputs:
         if mode in ("reverse", "second"):

@@ -95,6 +95,77 @@ class Export:
         self.fast_primal = self._compile_fast_primal(for_tensors=False)
         self.fast_primal_arrays = self._compile_fast_primal(for_tensors=True)
         self.fast_vjp = self._compile_fast_vjp() if differentiable else None
+        self.package = package
+        self.differentiable = differentiable
+        self._second_entry = None
+
+    def second_entry(self, second_library):
+        """`_reverse_forward` from lib<package>_second.so (None when it was not built)."""
+        if self._second_entry is None and second_library is not None and self.differentiable:
+            function = getattr(second_library, f"{self.package}_{self.function}_reverse_forward")
+            argtypes = []
+            for p in self.params:
+                if p["role"] in ("int", "length"):
+                    argtypes.append(INT_CTYPES[p["ctype"]])
+                elif p["role"] == "index":
+                    argtypes.append(ctypes.c_void_p)
+                else:
+                    argtypes += [ctypes.c_void_p] * 4
+            if self.float_result:
+                argtypes += [ctypes.c_void_p] * 4
+            function.argtypes = argtypes
+            function.restype = None
+            self._second_entry = function
+        return self._second_entry
+
+    def hessian_vector(self, second_library, values, ints, cotangents, tangents):
+        """Forward over reverse: the derivative of `vjp(values, cotangents)` along `tangents`
+        (one per differentiable input; cotangents held fixed) — sum_i cotangent_i H_i tangent."""
+        entry = self.second_entry(second_library)
+        if entry is None:
+            raise self.fail(NotImplementedError, "second derivatives were not built for this package")
+        args, results = [], []
+        position = int(self.float_result)
+        tangent_position = 0
+        for p in self.params:
+            role, name = p["role"], p["name"]
+            if role in ("int", "length"):
+                args.append(ints[name])
+                continue
+            if role == "index":
+                args.append(array_pointer(values[name]))
+                continue
+            dtype = self.dtypes[name]
+            size = 1 if role == "scalar" else evaluate(p["length"], ints)
+            if role in ("in", "scalar", "inout"):
+                given = tangents[tangent_position]
+                tangent_position += 1
+                tangent = np.zeros(size, dtype) if given is None else \
+                    np.array(given, dtype=dtype, copy=True).reshape(size)
+            if role in ("in", "scalar"):
+                result = np.zeros(size, dtype)
+                args += [array_pointer(values[name]), array_pointer(tangent),
+                         array_pointer(np.zeros(size, dtype)), array_pointer(result)]
+                results.append(result)
+                continue
+            cotangent = self.cotangent(p, cotangents[position], ints)
+            position += 1
+            if role == "out":
+                args += [array_pointer(np.empty(size, dtype)), array_pointer(np.zeros(size, dtype)),
+                         array_pointer(cotangent), array_pointer(np.zeros(size, dtype))]
+            else:  # inout: the tangent of its shadow becomes the result
+                result = np.zeros(size, dtype)
+                args += [array_pointer(values[name].copy()), array_pointer(tangent),
+                         array_pointer(cotangent), array_pointer(result)]
+                results.append(result)
+        if self.float_result:
+            seed = np.array([0.0 if cotangents[0] is None else cotangents[0]], dtype=self.result_dtype)
+            scratch = [np.zeros(1, self.result_dtype) for _ in range(3)]
+            args += [array_pointer(scratch[0]), array_pointer(scratch[1]), array_pointer(seed),
+                     array_pointer(scratch[2])]
+        keep_alive = args  # the temporary arrays live until the call returns
+        entry(*keep_alive)
+        return results
 
     def _fast_prologue(self, scope, fallback):
         """Source lines that check positional arguments of exactly the right types (else
@@ -545,6 +616,9 @@ class Library:
         self.handle = ctypes.CDLL(self.path)
         self.exports = {name: Export(self.handle, package, description)
                         for name, description in exports.items()}
+        second = os.path.join(directory, f"lib{package}_second.so")
+        # forward over reverse entry points, when the engine could build them
+        self.second = ctypes.CDLL(second) if os.path.exists(second) else None
 
     def numpy_function(self, name):
         return NumpyFunction(self.exports[name])

@@ -37,8 +37,7 @@ if not os.path.exists(_HANDLERS_PATH):
 _handlers = ctypes.CDLL(_HANDLERS_PATH)
 # second derivatives (forward over reverse) live in their own library, built when the engine
 # could differentiate the reverse passes
-_SECOND_PATH = os.path.join(_library.directory, f"lib{_library.package}_second.so")
-_second = ctypes.CDLL(_SECOND_PATH) if os.path.exists(_SECOND_PATH) else None
+_second = _library.second
 _initialize = _handlers[f"{_library.package}_jax_init"]
 _initialize.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 if _initialize(_library.handle._handle, _second._handle if _second is not None else None) != 0:

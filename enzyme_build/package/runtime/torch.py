@@ -2,7 +2,9 @@
 
 Copied verbatim into each generated package. The backward pass calls the library's reverse
 entry point on the inputs saved by forward (the primal is recomputed inside it), so no tape
-outlives its graph and backward may run any number of times (retain_graph=True).
+outlives its graph and backward may run any number of times (retain_graph=True). With
+create_graph=True the backward is itself differentiable once (double backward): forward over
+reverse for the inputs, forward mode for the cotangents.
 """
 from __future__ import annotations
 
@@ -63,27 +65,78 @@ def _make_function(export):
             return tuple(tensors)
 
         @staticmethod
-        @_once_differentiable
         def backward(ctx, *grads):
-            if export.result["kind"] == "int":
+            if int_result:
                 grads = grads[1:]
+            if _torch.is_grad_enabled() and _library.second is not None:
+                # create_graph=True: the gradients themselves must be differentiable
+                gradients = Backward.apply(len(args_of(ctx)), *args_of(ctx), *grads)
+                return tuple(gradients[position[index]] if index in position
+                             and isinstance(given, Tensor) else None
+                             for index, given in enumerate(args_of(ctx)))
+            return first_order(ctx, grads)
+
+    # position of each differentiable input among the gradients
+    position = {index: count for count, index in enumerate(
+        i for i, p in enumerate(inputs) if p["name"] in differentiable)}
+
+    def args_of(ctx):
+        return ctx.inputs
+
+    def as_tensor(gradient, given):
+        gradient = _torch.from_numpy(gradient)
+        if isinstance(given, Tensor):
+            if gradient.shape != given.shape:
+                gradient = gradient.reshape(given.shape)
+            if gradient.dtype != given.dtype:
+                gradient = gradient.to(given.dtype)
+        else:
+            gradient = gradient.reshape(())
+        return gradient
+
+    def first_order(ctx, grads):
+        with _torch.no_grad():
             cotangents = [None if g is None else g.item() if index == 0 and float_result
                           else g.detach().contiguous().numpy() for index, g in enumerate(grads)]
             gradients = fast_vjp(*ctx.arrays, cotangents)
             result = []
-            position = 0
-            for index, p in enumerate(inputs):
-                if p["name"] in differentiable:
-                    gradient = gradients[position]
-                    position += 1
-                    given = ctx.inputs[index]
-                    if ctx.needs_input_grad[index] and isinstance(given, Tensor):
-                        gradient = _torch.from_numpy(gradient)
-                        if gradient.shape != given.shape:
-                            gradient = gradient.reshape(given.shape)
-                        result.append(gradient if gradient.dtype == given.dtype else gradient.to(given.dtype))
-                        continue
-                result.append(None)
+            for index, given in enumerate(ctx.inputs):
+                if index in position and ctx.needs_input_grad[index] and isinstance(given, Tensor):
+                    result.append(as_tensor(gradients[position[index]], given))
+                else:
+                    result.append(None)
+            return tuple(result)
+
+    class Backward(_torch.autograd.Function):
+        """The reverse pass as a function of the inputs and the cotangents, so that a graph
+        made with create_graph=True can be differentiated once more: forward over reverse
+        (lib<package>_second.so) for the inputs, forward mode for the cotangents."""
+
+        @staticmethod
+        def forward(ctx, count, *args):
+            given, grads = args[:count], args[count:]
+            arrays = convert(given)
+            cotangents = [None if g is None else g.detach().contiguous().numpy() for g in grads]
+            values, ints = export.bind(arrays, {})
+            gradients = export.vjp(values, ints, cotangents)
+            ctx.arrays, ctx.given, ctx.cotangents, ctx.grads = arrays, given, cotangents, grads
+            return tuple(as_tensor(g, given[index]) for index, g in
+                         zip((i for i in range(len(given)) if i in position), gradients))
+
+        @staticmethod
+        @_once_differentiable
+        def backward(ctx, *directions):
+            tangents = [None if d is None else d.detach().contiguous().numpy() for d in directions]
+            values, ints = export.bind(ctx.arrays, {})
+            for_inputs = export.hessian_vector(_library.second, values, ints, ctx.cotangents, tangents)
+            _, output_tangents = export.jvp(values, ints, tangents)
+            result = [None]
+            for index, given in enumerate(ctx.given):
+                result.append(as_tensor(for_inputs[position[index]], given)
+                              if index in position and isinstance(given, Tensor) else None)
+            for grad, tangent in zip(ctx.grads, output_tangents):
+                result.append(None if grad is None else
+                              _torch.as_tensor(_np.asarray(tangent)).reshape(grad.shape).to(grad.dtype))
             return tuple(result)
 
     Function.__name__ = f"{export.function}_Function"

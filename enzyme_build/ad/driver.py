@@ -8,6 +8,8 @@ return activity, mode) so call sites share them; names are deterministic:
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 
 from ..analysis.activity import callee_name, written_float_globals
@@ -455,6 +457,27 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
     other __enzyme_* call; the inner site becomes a call of a derived function, which is
     plain code the next pass differentiates like any other.
     """
+    with _cyclic_gc_paused():
+        return _differentiate_module(text, registry)
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """The stage builds millions of small objects that all live until it ends (the parsed
+    module, analyses, emitted lines); the cyclic collector would scan them again at every
+    full collection, a cost that grows with the module (a fifth of the time at 100k
+    instructions). Reference counting still frees everything; the stage makes no garbage
+    cycles to speak of (same peak memory), and the collector resumes afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _differentiate_module(text: str, registry: Registry | None) -> str:
     text, module = _specialize_callback_arguments(
         lower_threadlocal_addresses(text), set((registry or Registry()).rules) | set((registry or Registry()).inactive))
     for _ in range(16):

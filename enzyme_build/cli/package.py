@@ -13,7 +13,8 @@ import click
 @click.option("-o", "output", required=True, metavar="DIR", help="the package directory to create")
 @click.option("--export", "exports", multiple=True, metavar="SPEC",
               help="a function and its parameters, e.g. 'energy(x[n], n, k)'; repeat for more")
-@click.option("--no-jax", is_flag=True, help="do not build the JAX FFI handlers")
+@click.option("--no-jax", is_flag=True,
+              help="do not build the JAX FFI handlers (nor the second-derivative library they use)")
 def package(arguments, name, output, exports, no_jax):
     """Build DIR: an installable Python package around functions of SRC….
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from . import jaxgen, pygen, shim
 from .binding import Binding, bind
 from .signature import read_signature
 from .spec import parse_export
+from .tools import run_tool
 
 C_SUFFIXES = (".c",)
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
@@ -104,7 +104,7 @@ def compile_library(name: str, inputs: CompileInputs, bindings: list[Binding], p
     argv = enzyme_build_command(inputs.cxx) + [
         "-O2", "-fPIC", *inputs.arguments, "-x", "c", shim_path, "-x", "none",
         "-shared", "-o", library, "-lm"]
-    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    proc = run_tool(argv)
     if proc.returncode != 0:
         output = (proc.stderr or proc.stdout).strip()
         raise EnzymeBuildError(f"building lib{name}.so failed:\n{output}",
@@ -125,7 +125,7 @@ def compile_second_order(name: str, inputs: CompileInputs, bindings: list[Bindin
     argv = enzyme_build_command(inputs.cxx) + [
         "-O2", "-fPIC", *inputs.arguments, "-x", "c", shim_path, "-x", "none",
         "-shared", "-o", library, "-lm"]
-    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    proc = run_tool(argv)
     if proc.returncode != 0:
         os.remove(shim_path)
         if os.path.exists(library):

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 
 from .. import toolchain
 from ..errors import EnzymeBuildError
+from .tools import run_tool
 
 # C scalar types a package binds: spelling → (kind, ctypes name, numpy dtype name).
 FLOAT_TYPES = {"double": "float64", "float": "float32"}
@@ -112,7 +112,7 @@ def _ast_declarations(source: str, function: str, cflags: list[str], kind: str =
     argv = toolchain.clang_command(cxx=cxx) + [
         "-fsyntax-only", "-Qunused-arguments", "-w", "-Xclang", "-ast-dump=json",
         "-Xclang", f"-ast-dump-filter={function}", *cflags, source]
-    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    proc = run_tool(argv)
     if proc.returncode != 0:
         diagnostics = proc.stderr.strip() or f"clang exited with status {proc.returncode}"
         raise EnzymeBuildError(f"cannot read the declarations of {source}:\n{diagnostics}",

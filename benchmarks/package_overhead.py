@@ -1,10 +1,11 @@
 """Overhead of the generated bindings: one wrapped call (NumPy, PyTorch, JAX under jit) against
 the same entry point called directly from C, on a small input where the overhead dominates.
 
-    .venv/bin/python benchmarks/package_overhead.py [--n 16] [--repeat 5]
+    .venv/bin/python benchmarks/package_overhead.py [--n 16] [--repeat 5] [--quick]
 
 Prints a table (µs per call; overhead = wrapped - C) with the targets of docs/packaging.md:
-≤ 5 µs for NumPy, ≤ 20 µs for PyTorch and JAX under jit.
+≤ 5 µs for NumPy, ≤ 20 µs for PyTorch and JAX under jit; writes
+benchmarks/results/package_overhead.svg.
 """
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ import tempfile
 import timeit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from svg import Panel, bar_chart  # noqa: E402
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 
 SOURCE = """\
@@ -62,9 +66,10 @@ int main(int argc, char **argv) {
 MEASURE = """\
 import sys, timeit, json
 import numpy as np
-n, repeat = int(sys.argv[1]), int(sys.argv[2])
+n, repeat, scale = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 import bench
 def best(statement, number):
+    number = max(1, int(number * scale))
     return min(timeit.repeat(statement, number=number, repeat=repeat)) / number * 1e6
 x = np.linspace(0, 1, n)
 results = {}
@@ -129,6 +134,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=16, help="array length (default 16)")
     parser.add_argument("--repeat", type=int, default=5, help="timing rounds; the best is kept")
+    parser.add_argument("--quick", action="store_true", help="a few calls per round (a smoke run)")
+    parser.add_argument("--results", default=RESULTS, help="where the plot goes")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="package-overhead-")
     try:
@@ -141,10 +148,12 @@ def main() -> None:
             handle.write(DRIVER)
         run(["clang-22", "-O2", "driver.c", "-I", package, "-L", package, "-lbench",
              f"-Wl,-rpath,{package}", "-o", "driver"], cwd=work)
-        primal, reverse, _ = map(float, run([os.path.join(work, "driver"), str(args.n), "200000"]).split())
+        calls = "2000" if args.quick else "200000"
+        primal, reverse, _ = map(float, run([os.path.join(work, "driver"), str(args.n), calls]).split())
         c_times = {"primal": primal, "reverse": reverse, "primal+reverse": primal + reverse}
         import json
-        wrapped = json.loads(run([sys.executable, "-c", MEASURE, str(args.n), str(args.repeat)],
+        scale = "0.01" if args.quick else "1"
+        wrapped = json.loads(run([sys.executable, "-c", MEASURE, str(args.n), str(args.repeat), scale],
                                  cwd=os.path.join(work, "pkg"),
                                  env=dict(os.environ, JAX_PLATFORMS="cpu")))
     finally:
@@ -162,6 +171,17 @@ def main() -> None:
     for row, value in wrapped.items():
         if row.startswith("floor: "):
             print(f"  {row[7:]:<30} {value:9.2f}")
+    os.makedirs(args.results, exist_ok=True)
+    plot = os.path.join(args.results, "package_overhead.svg")
+    groups = list(ROWS)
+    panel = Panel(title=f"one call, x[{args.n}] (µs, log scale)", groups=groups, unit=" µs",
+                  series={"wrapped": [wrapped[g] for g in groups],
+                          "C direct": [c_times[ROWS[g][0]] for g in groups]},
+                  target=20.0, target_label="20 µs (torch/jax target)")
+    with open(plot, "w") as handle:
+        handle.write(bar_chart([panel], title="Overhead of the generated bindings",
+                               subtitle="benchmarks/package_overhead.py", panel_width=760))
+    print(f"\nplot: {os.path.relpath(plot)}")
 
 
 if __name__ == "__main__":

@@ -127,3 +127,26 @@ print(grown)
 assert grown < 4096, f"max RSS grew by {grown} KiB over 20000 calls"
 """, physics)
     assert int(out.strip()) < 4096
+
+
+def test_numpy_calls_from_threads(physics):
+    out = run_script("""
+import threading
+import numpy as np
+import physics as P
+rng = np.random.default_rng(4)
+inputs = [rng.normal(size=200) for _ in range(8)]
+expected = [(P.energy(x, 1.5), P.energy.vjp(x, 1.5, cotangents=[1.0])[0]) for x in inputs]
+failures = []
+def work(index):
+    x = inputs[index]
+    for _ in range(300):
+        value, (gradient, _) = P.energy(x, 1.5), P.energy.vjp(x, 1.5, cotangents=[1.0])
+        if value != expected[index][0] or not np.array_equal(gradient, expected[index][1]):
+            failures.append(index)
+threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("ok" if not failures else failures)
+""", physics)
+    assert out.strip() == "ok"

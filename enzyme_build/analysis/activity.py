@@ -239,6 +239,9 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
             if (v in act.varied or (vty == "ptr" and any_shadowed(v))) and not any_shadowed(p):
                 if not all(r in const_params for r in roots_of(p)):
                     act.lost_stores.append(inst)
+    # the recursive closure refers to itself through its cell: a reference cycle that would
+    # keep the function (and its module) alive until the cyclic collector runs
+    give_shadow = None  # noqa: F841
     return act
 
 
@@ -302,27 +305,29 @@ def print_activity(fn: Function, arg_activity: list[str], **kw) -> str:
 def _float_record_type(module, ty: str) -> bool:
     """A struct (or array of structs) holding floats next to integers but no pointers: a
     shadow of the same type keeps the floats' adjoints, its integer fields stay unused."""
-    from ..ir.model import float_leaves, named_type_body, split_top
-
-    def no_pointers(t: str, depth: int = 0) -> bool:
-        t = t.strip()
-        if depth > 16 or t == "ptr" or t.endswith("*"):
-            return False
-        if t.startswith("%"):
-            body = named_type_body(module, t)
-            return body is not None and no_pointers(body, depth + 1)
-        m = re.fullmatch(r'\[(\d+) x (.+)\]', t)
-        if m:
-            return no_pointers(m.group(2), depth + 1)
-        if t.startswith("<{") and t.endswith("}>"):
-            return all(no_pointers(e, depth + 1) for e in split_top(t[2:-2]))
-        if t.startswith("{") and t.endswith("}"):
-            return all(no_pointers(e, depth + 1) for e in split_top(t[1:-1]))
-        return not t.startswith("<")   # scalars; vectors are left alone
-
+    from ..ir.model import float_leaves
     if not (ty.startswith(("%", "{", "<{")) or ty.startswith("[")):
         return False
-    return no_pointers(ty) and any(True for _ in float_leaves(module, ty))
+    return _no_pointers(module, ty) and any(True for _ in float_leaves(module, ty))
+
+
+def _no_pointers(module, t: str, depth: int = 0) -> bool:
+    """Whether type `t` holds no pointer (vectors count as holding one)."""
+    from ..ir.model import named_type_body, split_top
+    t = t.strip()
+    if depth > 16 or t == "ptr" or t.endswith("*"):
+        return False
+    if t.startswith("%"):
+        body = named_type_body(module, t)
+        return body is not None and _no_pointers(module, body, depth + 1)
+    m = re.fullmatch(r'\[(\d+) x (.+)\]', t)
+    if m:
+        return _no_pointers(module, m.group(2), depth + 1)
+    if t.startswith("<{") and t.endswith("}>"):
+        return all(_no_pointers(module, e, depth + 1) for e in split_top(t[2:-2]))
+    if t.startswith("{") and t.endswith("}"):
+        return all(_no_pointers(module, e, depth + 1) for e in split_top(t[1:-1]))
+    return not t.startswith("<")   # scalars; vectors are left alone
 
 
 def written_float_globals(module) -> dict[str, str]:

@@ -51,17 +51,25 @@ import torch
 import physics
 T = physics.torch
 x = torch.rand(6, dtype=torch.float64)
+def modified_in_place():
+    y = torch.rand(6, dtype=torch.float64, requires_grad=True)
+    z = y * 1.0
+    e = T.energy(z, 1.0)
+    with torch.no_grad():
+        z.add_(1.0)
+    e.backward()
 cases = {
     "float32": lambda: T.energy(x.float(), 1.0),
     "non-contiguous": lambda: T.energy(torch.rand(6, 2, dtype=torch.float64)[:, 0], 1.0),
     "missing": lambda: T.energy(x),
+    "modified in place": lambda: modified_in_place(),
     "wrong size": lambda: T.gather(torch.zeros(11, dtype=torch.float64), 4,
                                    torch.zeros(3, dtype=torch.int32), 1.0),
 }
 for what, call in cases.items():
     try:
         call()
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, RuntimeError) as err:
         print(what, "->", err)
     else:
         raise AssertionError(what)

@@ -57,6 +57,9 @@ def _make_function(export):
             outputs = fast(*arrays)
             ctx.arrays = arrays
             ctx.inputs = args
+            # backward reads the inputs again: an in-place change in between must be an error,
+            # as for tensors saved with save_for_backward
+            ctx.versions = [a._version if isinstance(a, Tensor) else None for a in args]
             tensors = [_torch.from_numpy(output) for output in outputs]
             if scalar_result:
                 tensors[0] = tensors[0].reshape(())
@@ -66,6 +69,11 @@ def _make_function(export):
 
         @staticmethod
         def backward(ctx, *grads):
+            for index, (given, version) in enumerate(zip(ctx.inputs, ctx.versions)):
+                if version is not None and given._version != version:
+                    raise RuntimeError(
+                        f"{export.function}: argument {inputs[index]['name']} was modified in place "
+                        f"after the forward call; its gradient would be wrong (clone it first)")
             if int_result:
                 grads = grads[1:]
             if _torch.is_grad_enabled() and _library.second is not None:

@@ -14,7 +14,7 @@ import click
 @click.option("--export", "exports", multiple=True, metavar="SPEC",
               help="a function and its parameters, e.g. 'energy(x[n], n, k)'; repeat for more")
 @click.option("--no-jax", is_flag=True,
-              help="do not build the JAX FFI handlers (nor the second-derivative library they use)")
+              help="do not build the JAX FFI handlers")
 def package(arguments, name, output, exports, no_jax):
     """Build DIR: an installable Python package around functions of SRC….
 

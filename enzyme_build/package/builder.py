@@ -175,11 +175,12 @@ def build_package(request: PackageRequest, log=None) -> list[Binding]:
         with open(os.path.join(package_dir, f"{request.name}.h"), "w", encoding="utf-8") as handle:
             handle.write(shim.header_source(request.name, bindings))
         pygen.write_python_package(staging, request.name, bindings)
+        notes = [compile_second_order(request.name, inputs, bindings, package_dir)]
         if request.jax:
-            for note in (compile_second_order(request.name, inputs, bindings, package_dir),
-                         jaxgen.build_handlers(request.name, bindings, package_dir)):
-                if note and log:
-                    log(note)
+            notes.append(jaxgen.build_handlers(request.name, bindings, package_dir))
+        for note in notes:
+            if note and log:
+                log(note)
         open(os.path.join(staging, MARKER), "w").close()
         os.chmod(staging, 0o755)
         _install(staging, output)

@@ -52,6 +52,8 @@ assert jax.grad(lambda M: J.gather(M, 4, idx, 2.0))(M).shape == (4, 3)
 # float32 without x64 semantics: energyf takes float
 x32 = jnp.asarray(rng.uniform(-1, 1, 4), dtype=jnp.float32)
 g32 = jax.grad(J.energyf)(x32, jnp.float32(2.0))
+# a Python float for a C float takes float32 (weak type), also as a differentiated argument
+assert np.isclose(jax.grad(J.energyf, argnums=1)(x32, 2.0), np.sum(np.asarray(x32) ** 2), rtol=1e-5)
 assert g32.dtype == jnp.float32 and np.allclose(g32, 4 * x32 + np.cos(x32), rtol=1e-5)
 
 # an int result passes through and differentiation around it works

@@ -196,6 +196,17 @@ def _eager(primitive, *args, ints, batch):
     return _compiled(primitive, ints, batch)(*args)
 
 
+def _weakly_typed(value):
+    """A Python number, or a JAX value made from one (weak type): JAX's own ops let such
+    values take the other operand's dtype, so a binding does too."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return True
+    try:
+        return bool(_jax.typeof(value).weak_type)
+    except (TypeError, AttributeError):
+        return False
+
+
 def _check(export, wrapped, args, kwargs):
     """Operands for the primitives (1-D arrays, scalars 0-d) and the integer parameters."""
     values = export.bind_names(args, kwargs)
@@ -213,6 +224,8 @@ def _check(export, wrapped, args, kwargs):
             continue
         dtype = _np.dtype(p["dtype"])
         array = _jnp.asarray(value) if not hasattr(value, "dtype") else value
+        if array.dtype != dtype and _weakly_typed(value):
+            array = _jnp.asarray(array, dtype=dtype)  # a Python number takes the C type
         if array.dtype != dtype:
             hint = ("; JAX makes float32 arrays unless jax.config.update('jax_enable_x64', True)"
                     if dtype == _np.float64 or dtype == _np.int64 else "")

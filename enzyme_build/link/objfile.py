@@ -44,6 +44,10 @@ def _elf_sections(data: bytes) -> list[tuple[str, int, int, int, int]] | None:
     for k in range(shnum):
         name, stype, _flags, _addr, off, size, link = struct.unpack_from(
             "<IIQQQQI", data, shoff + k * shentsize)
+        # a section reaching past the end of the file is read as far as the file goes
+        # (the linker warns and goes on; we must not index outside the data)
+        off = min(off, len(data))
+        size = min(size, len(data) - off)
         headers.append((name, stype, off, size, link))
     if shstrndx >= len(headers):
         return None
@@ -230,7 +234,7 @@ def archive_members(data: bytes, archive_path: str = ".") -> list[Member]:
                 raise MalformedArchive(f"BSD name {raw_name!r} longer than its member")
             name = body[:length].rstrip(b"\0").decode("latin-1")
             body = body[length:]
-        elif raw_name.startswith("/") and raw_name[1:].isdigit():
+        elif raw_name.startswith("/") and raw_name[1:].isascii() and raw_name[1:].isdigit():
             start = int(raw_name[1:])
             if start >= len(long_names):
                 raise MalformedArchive(f"long name {raw_name!r} outside the name table")

@@ -21,6 +21,8 @@ from .tools import run_tool
 C_SUFFIXES = (".c",)
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
 LINK_SUFFIXES = (".o", ".a", ".so")
+# headers declare exported functions whose code comes in an object or library
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx")
 # flags whose value is the next argument
 FLAGS_WITH_VALUE = {"-I", "-D", "-U", "-L", "-l", "-include", "-isystem", "-iquote", "-idirafter",
                     "-x", "-Xlinker", "-framework"}
@@ -39,14 +41,14 @@ class PackageRequest:
 
 @dataclass(frozen=True)
 class CompileInputs:
-    sources: tuple[str, ...]  # C/C++ sources (their declarations are read)
-    arguments: tuple[str, ...]  # everything for the link, in order
+    sources: tuple[str, ...]  # C/C++ sources and headers (their declarations are read)
+    arguments: tuple[str, ...]  # everything for the link, in order (headers left out)
     syntax_flags: tuple[str, ...]  # the flags that matter to reading declarations
     cxx: bool
 
 
 def split_arguments(arguments: tuple[str, ...]) -> CompileInputs:
-    sources, syntax_flags = [], []
+    sources, syntax_flags, link_arguments, linked_code = [], [], [], False
     index = 0
     while index < len(arguments):
         argument = arguments[index]
@@ -55,6 +57,7 @@ def split_arguments(arguments: tuple[str, ...]) -> CompileInputs:
                 raise EnzymeBuildError(f"{argument} needs a value", hint=f"write {argument}VALUE")
             if not argument.startswith(LINK_ONLY_PREFIXES):
                 syntax_flags += [argument, arguments[index + 1]]
+            link_arguments += [argument, arguments[index + 1]]
             index += 2
             continue
         if argument.startswith("-"):
@@ -63,20 +66,26 @@ def split_arguments(arguments: tuple[str, ...]) -> CompileInputs:
                                        hint="give the output directory with -o DIR after the sources")
             if not argument.startswith(LINK_ONLY_PREFIXES):
                 syntax_flags.append(argument)
+            link_arguments.append(argument)
         else:
             if not os.path.isfile(argument):
                 raise EnzymeBuildError(f"no such file: {argument}", hint="check the source paths")
-            if not argument.endswith(C_SUFFIXES + CXX_SUFFIXES + LINK_SUFFIXES):
-                raise EnzymeBuildError(f"{argument}: not a C/C++ source, object or library",
-                                       hint="pass .c/.cc/.cpp sources and .o/.a/.so inputs")
-            if argument.endswith(C_SUFFIXES + CXX_SUFFIXES):
+            if not argument.endswith(C_SUFFIXES + CXX_SUFFIXES + LINK_SUFFIXES + HEADER_SUFFIXES):
+                raise EnzymeBuildError(f"{argument}: not a C/C++ source, header, object or library",
+                                       hint="pass .c/.cc/.cpp sources, .h headers and .o/.a/.so inputs")
+            if argument.endswith(C_SUFFIXES + CXX_SUFFIXES + HEADER_SUFFIXES):
                 sources.append(argument)
+            if not argument.endswith(HEADER_SUFFIXES):
+                link_arguments.append(argument)
+                linked_code = True
         index += 1
-    if not sources:
-        raise EnzymeBuildError("no C or C++ source given",
-                               hint="enzyme-build package energy.c --name NAME -o DIR --export 'f(x[n], n)'")
-    cxx = any(s.endswith(CXX_SUFFIXES) for s in sources)
-    return CompileInputs(tuple(sources), tuple(arguments), tuple(syntax_flags), cxx)
+    if not sources or not linked_code:
+        raise EnzymeBuildError("no C or C++ source given" if not sources else
+                               "headers declare the functions but nothing provides their code",
+                               hint="enzyme-build package energy.c --name NAME -o DIR --export 'f(x[n], n)' "
+                                    "(or a header with the fat library: fit.h libfit.a)")
+    cxx = any(s.endswith(CXX_SUFFIXES + (".hh", ".hpp", ".hxx")) for s in sources)
+    return CompileInputs(tuple(sources), tuple(link_arguments), tuple(syntax_flags), cxx)
 
 
 def resolve_bindings(exports: tuple[str, ...], inputs: CompileInputs) -> list[Binding]:
@@ -96,13 +105,16 @@ def enzyme_build_command(cxx: bool) -> list[str]:
 
 
 def compile_library(name: str, inputs: CompileInputs, bindings: list[Binding], package_dir: str) -> str:
-    """Build lib<name>.so from the user's inputs and the generated shim with our own compiler."""
+    """Build lib<name>.so from the user's inputs and the generated shim with our own compiler.
+
+    The shim comes first: it is what calls into the user's code, so archives after it
+    contribute the members it needs, as with any link."""
     shim_path = os.path.join(package_dir, f"_{name}_shim.c")
     with open(shim_path, "w", encoding="utf-8") as handle:
         handle.write(shim.shim_source(name, bindings))
     library = os.path.join(package_dir, f"lib{name}.so")
     argv = enzyme_build_command(inputs.cxx) + [
-        "-O2", "-fPIC", *inputs.arguments, "-x", "c", shim_path, "-x", "none",
+        "-O2", "-fPIC", "-x", "c", shim_path, "-x", "none", *inputs.arguments,
         "-shared", "-o", library, "-lm"]
     proc = run_tool(argv)
     if proc.returncode != 0:
@@ -123,7 +135,7 @@ def compile_second_order(name: str, inputs: CompileInputs, bindings: list[Bindin
         handle.write(shim.second_order_source(name, bindings))
     library = os.path.join(package_dir, f"lib{name}_second.so")
     argv = enzyme_build_command(inputs.cxx) + [
-        "-O2", "-fPIC", *inputs.arguments, "-x", "c", shim_path, "-x", "none",
+        "-O2", "-fPIC", "-x", "c", shim_path, "-x", "none", *inputs.arguments,
         "-shared", "-o", library, "-lm"]
     proc = run_tool(argv)
     if proc.returncode != 0:

@@ -108,7 +108,7 @@ def _json_objects(text: str):
 
 
 def _ast_declarations(source: str, function: str, cflags: list[str], kind: str = "FunctionDecl") -> list[dict]:
-    cxx = os.path.splitext(source)[1] not in (".c", ".i")
+    cxx = os.path.splitext(source)[1] not in (".c", ".i", ".h")
     argv = toolchain.clang_command(cxx=cxx) + [
         "-fsyntax-only", "-Qunused-arguments", "-w", "-Xclang", "-ast-dump=json",
         "-Xclang", f"-ast-dump-filter={function}", *cflags, source]

@@ -9,6 +9,7 @@ import shutil
 from .. import __version__
 from ..errors import EnzymeBuildError
 from .binding import Binding
+from .signature import FLOAT_TYPES, INT_TYPES
 
 RUNTIME_DIR = os.path.join(os.path.dirname(__file__), "runtime")
 RUNTIME_FILES = ("_runtime.py", "torch.py", "jax.py")
@@ -46,7 +47,6 @@ def _length_tree(tree: tuple) -> list:
 
 def describe(binding: Binding) -> dict:
     """What the runtime needs to know about one export (plain data, written to _exports.py)."""
-    from .signature import FLOAT_TYPES, INT_TYPES
     params = []
     for p in binding.params:
         entry = {"name": p.name, "role": p.role, "c_type": p.ctype.spelling, "dtype": p.dtype}

@@ -34,10 +34,6 @@ def evaluate(tree, values):
     return left // right if right else -1
 
 
-def pointer(array):
-    return array.__array_interface__["data"][0]
-
-
 def python_length(tree):
     """A length expression as Python source (integer division; -1 when dividing by zero)."""
     kind = tree[0]
@@ -369,21 +365,7 @@ class Export:
     def bind(self, args, kwargs):
         """Checked inputs: {name: ndarray | int} with scalars as 1-element arrays, and the
         integer parameters' values (given or inferred)."""
-        if len(args) > len(self.inputs):
-            raise self.fail(TypeError, f"takes {len(self.inputs)} argument(s) "
-                                       f"({', '.join(self.input_names)}), got {len(args)}")
-        values = dict(zip(self.input_names, args))
-        if kwargs:
-            for key, value in kwargs.items():
-                if key not in self.input_names:
-                    raise self.fail(TypeError, f"unexpected argument {key!r}; arguments are "
-                                               f"{', '.join(self.input_names)}")
-                if key in values:
-                    raise self.fail(TypeError, f"argument {key!r} given twice")
-                values[key] = value
-        if len(values) != len(self.inputs):
-            missing = [n for n in self.input_names if n not in values]
-            raise self.fail(TypeError, f"missing argument(s) {', '.join(missing)}")
+        values = self.bind_names(args, kwargs)
         ints = {}
         for p in self.inputs:
             name, role = p["name"], p["role"]

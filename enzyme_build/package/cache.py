@@ -1,6 +1,7 @@
 """`enzyme_build.load`: build a package once, keyed by a content hash, and import it.
 
-The key covers the sources' (and declared dependencies') contents, the exports, the flags,
+The key covers the contents of the sources, of the headers they include (clang -MM) and of
+declared dependencies, the exports, the flags,
 the package name, enzyme-build's own code and version, the clang it uses, jaxlib's version
 and Python's. Builds of one key are serialized by an exclusive lock on a file next to the
 cache entry, and a package appears in the cache only by an atomic rename, so concurrent
@@ -18,7 +19,8 @@ from importlib import metadata
 
 from .. import __version__, toolchain
 from ..errors import EnzymeBuildError
-from .builder import MARKER, PackageRequest, build_package
+from .builder import HEADER_SUFFIXES, MARKER, PackageRequest, build_package, split_arguments
+from .tools import run_tool
 
 CACHE_VARIABLE = "ENZYME_BUILD_CACHE"
 _code_digest: str | None = None
@@ -64,6 +66,25 @@ def _version_of(distribution: str) -> str:
         return "absent"
 
 
+def included_files(sources: list[str], flags: list[str]) -> list[str]:
+    """The non-system headers the sources include (clang -MM), so that editing one rebuilds."""
+    try:
+        inputs = split_arguments((*sources, *flags))
+    except EnzymeBuildError:
+        return []  # the build reports it
+    found: list[str] = []
+    for source in inputs.sources:
+        if source.endswith(HEADER_SUFFIXES):
+            continue
+        proc = run_tool(toolchain.clang_command(cxx=not source.endswith(".c")) + [
+            "-MM", "-Qunused-arguments", *inputs.syntax_flags, source])
+        if proc.returncode != 0:
+            continue  # a compile error: the build itself reports it
+        words = proc.stdout.replace("\\\n", " ").split()[1:]  # after "target.o:"
+        found += [os.path.abspath(w) for w in words if w != "\\" and os.path.abspath(w) != source]
+    return sorted(set(found))
+
+
 def cache_key(name: str, sources: list[str], depends: list[str], exports: list[str],
               flags: list[str]) -> str:
     digest = hashlib.sha256()
@@ -83,7 +104,7 @@ def cache_key(name: str, sources: list[str], depends: list[str], exports: list[s
         add("export", export)
     for flag in flags:
         add("flag", flag)
-    for path in sources + depends:
+    for path in sources + depends + included_files(sources, flags):
         try:
             with open(path, "rb") as handle:
                 add("file", os.path.basename(path))

@@ -93,3 +93,16 @@ except EnzymeBuildError as err:
     assert "fix: list every C parameter" in proc.stdout
     assert "use of undeclared identifier 'SHIFT'" in proc.stdout
     assert entries(tmp_path / "cache") == []
+
+
+def test_an_included_header_is_part_of_the_key(tmp_path):
+    (tmp_path / "scale.h").write_text("#define SHIFT 1.0\n")
+    (tmp_path / "energy.c").write_text('#include "scale.h"\n' + SOURCE)
+    cache = tmp_path / "cache"
+    first, err = finish(load_in_process(tmp_path, cache))
+    assert "building springs" in err
+    _, err = finish(load_in_process(tmp_path, cache))
+    assert "building" not in err
+    (tmp_path / "scale.h").write_text("#define SHIFT 5.0\n")
+    second, err = finish(load_in_process(tmp_path, cache))
+    assert "building springs" in err and second != first

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from .. import toolchain
+from ..errors import child_status
 from . import args as argmodel
 from .args import Input, Invocation
 
@@ -44,6 +45,8 @@ def run(argv: list[str], *, cxx: bool = False) -> int:
         from ..errors import EnzymeBuildError
         raise EnzymeBuildError(str(err), hint="check the @response files for a cycle")
     inv = argmodel.classify(argmodel.without_end_of_options(expanded))
+    if inv.passthrough_reason == "input from stdin" and stdin_is_source(inv):
+        return compile_stdin(driver, inv, cxx=cxx)
     if inv.passthrough_reason is not None:
         exec_clang(driver, argmodel.with_options(argv, passthrough_additions(inv)))
     missing = [i.path for i in inv.inputs if i.kind != "stdin" and not os.path.exists(i.path)]
@@ -53,6 +56,38 @@ def run(argv: list[str], *, cxx: bool = False) -> int:
     if inv.compile_only:
         return compile_objects(driver, inv)
     return compile_and_link(driver, inv)
+
+
+def stdin_is_source(inv: Invocation) -> bool:
+    """One `-` input, in a C-family language given by -x (clang insists on -x for stdin)."""
+    stdin = [i for i in inv.inputs if i.kind == "stdin"]
+    return len(stdin) == 1 and stdin[0].lang in argmodel.SOURCE_LANGS
+
+
+def compile_stdin(driver: list[str], inv: Invocation, *, cxx: bool) -> int:
+    """`cc -x c - …`: the source is read from stdin into a temporary file and built like any
+    other, so a program piped in gets its derivatives too. `-c` without `-o` writes `-.o`,
+    the name clang gives it."""
+    import shutil
+    import tempfile
+    stdin = next(i for i in inv.inputs if i.kind == "stdin")
+    tmpdir = tempfile.mkdtemp(prefix="enzyme-build-stdin-")
+    try:
+        path = os.path.join(tmpdir, "stdin")
+        with open(path, "wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        args = list(inv.args)
+        args[stdin.index] = path
+        if inv.compile_only and inv.output is None:
+            args += ["-o", "-.o"]
+        replaced = argmodel.classify(args)
+        if replaced.passthrough_reason is not None:
+            return child_status(subprocess.run(driver + args).returncode, os.path.basename(driver[0]))
+        if replaced.compile_only:
+            return compile_objects(driver, replaced)
+        return compile_and_link(driver, replaced)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def exec_clang(driver: list[str], argv: list[str]) -> None:
@@ -106,7 +141,7 @@ def run_compile(command: list[str], source: Input, output: str) -> int:
     if returncode == 0 and source.kind == "source" and os.path.isfile(output):
         from ..link.objfile import rename_bitcode_section
         rename_bitcode_section(output)
-    return returncode
+    return child_status(returncode, os.path.basename(command[0]))
 
 
 def _attribute_hook(command, source, output, stderr_text):
@@ -260,7 +295,7 @@ def compile_and_link(driver: list[str], inv: Invocation) -> int:
                 command += ["-o", inv.output]
             log_command(command)
             sys.stdout.flush()
-            return subprocess.run(command).returncode
+            return child_status(subprocess.run(command).returncode, os.path.basename(command[0]))
         return whole_program_link(driver, inv, link_args, tmpdir)
     finally:
         if os.environ.get("ENZYME_BUILD_KEEP_TEMPS") != "1":

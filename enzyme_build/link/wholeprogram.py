@@ -18,7 +18,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
-from ..errors import EnzymeBuildError
+from ..errors import EnzymeBuildError, child_status
 from . import objfile
 
 # Marker globals of the AD ABI (ARCHITECTURE §4): never internalized before AD (their
@@ -102,7 +102,9 @@ def trial_link(plan: LinkPlan) -> list[tuple[str, str | None]]:
         "-Qunused-arguments", "-Wl,--trace", "-Wl,--trace",
         "-Wl,--unresolved-symbols=ignore-all", "-Wl,--no-fatal-warnings", "-o", trial_out]
     log(plan.verbose, argv)
-    proc = subprocess.run(argv, capture_output=True, text=True, errors="replace")
+    # file names as the OS gives them (bytes that are not UTF-8 kept as surrogate escapes,
+    # like os.fsdecode), so each traced path opens the very file the linker read
+    proc = subprocess.run(argv, capture_output=True, text=True, errors="surrogateescape")
     if proc.returncode != 0:
         raise LinkFailed(proc.returncode, proc.stderr)
     return parse_trace(proc.stdout)
@@ -441,8 +443,9 @@ def link_whole_program(plan: LinkPlan) -> int:
     try:
         trace = trial_link(plan)
     except LinkFailed as failed:
-        sys.stderr.write(failed.stderr)
-        return failed.returncode
+        sys.stderr.buffer.write(failed.stderr.encode("utf-8", "surrogateescape"))
+        sys.stderr.flush()
+        return child_status(failed.returncode, os.path.basename(plan.driver[0]))
     sel = select_inputs(trace)
     program_object = compile_whole_program(sel, plan)
     args = final_link_args(plan, sel, program_object)
@@ -454,7 +457,7 @@ def native_link(plan: LinkPlan, args: list[str]) -> int:
     if os.path.exists(plan.output) and not os.path.isfile(plan.output):
         argv = plan.driver + args + ["-Qunused-arguments", "-o", plan.output]  # /dev/null
         log(plan.verbose, argv)
-        return subprocess.run(argv).returncode
+        return child_status(subprocess.run(argv).returncode, os.path.basename(argv[0]))
     out_dir = os.path.dirname(os.path.abspath(plan.output))
     if not os.path.isdir(out_dir):
         raise EnzymeBuildError(f"cannot write {plan.output}: no directory {os.path.dirname(plan.output)}",
@@ -470,7 +473,7 @@ def native_link(plan: LinkPlan, args: list[str]) -> int:
         proc = subprocess.run(argv)
         if proc.returncode == 0:
             os.replace(tmp_out, plan.output)
-        return proc.returncode
+        return child_status(proc.returncode, os.path.basename(argv[0]))
     finally:
         if os.path.exists(tmp_out):
             os.unlink(tmp_out)

@@ -17,19 +17,15 @@ from ..ir.model import (entry_point_name, Function, Instruction, byval_attribute
                         make_name)
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
-from .sweep import classify_call
+from .sweep import RuleOperands, classify_call, zero_of
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
-from .rules import FORWARD_INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
+from .rules import FORWARD_INSTRUCTION_RULES, Builder, fused_fmul_rule, math_rule
 
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 _ALIGN_RE = re.compile(r',\s*align\s+(\d+)')
 # how the activity analysis names a parameter's activity
 _ANALYSIS_ACTIVITY = {ACTIVE: "out", DUP: "dup", DUPNONEED: "dupnoneed", CONST: "const"}
 _UNSUPPORTED_FLOATS = {"fp128", "ppc_fp128"}
-
-
-def zero_of(ty: str) -> str:
-    return float_constant(0.0, ty) if is_float_type(ty) else "zeroinitializer"
 
 
 def lane_names(value: str, tag: str, width: int) -> list[str]:
@@ -109,22 +105,6 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
     bind_tangents(engine, call, inst, tangents, tangent_type, fresh, lines, where)
     clear_shadow_globals(engine, name, fresh, lines, forward_width=call.sig.width)
     return lines
-
-
-class _Operands:
-    """Operands for a rule: in forward mode the primal values are simply at hand."""
-
-    def __init__(self, operands: list[str], result: str, builder: Builder):
-        self._ops, self.result, self._b = operands, result, builder
-
-    def __getitem__(self, i):
-        return self._ops[i]
-
-    def int_operand(self, i):
-        return self._ops[i]
-
-    def int_minus_one(self, i):
-        return self._b.emit(f"sub i32 {self._ops[i]}, 1", "n")
 
 
 class ForwardGenerator:
@@ -467,7 +447,7 @@ class ForwardGenerator:
                                    hint="vector floating-point values are not supported by the engine")
         b = Builder(fty, self.fresh)
         b.lines = lines
-        x = _Operands([v for _, v in operands], res, b)
+        x = RuleOperands([v for _, v in operands], res, b)
         partials = []
         for i, (ty, v) in enumerate(operands):
             if not (is_local(v) and v in self.act.varied):

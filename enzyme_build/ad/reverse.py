@@ -22,7 +22,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
-from .sweep import DROP, FREE, INACTIVE, classify_call
+from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
 from .tape import CELL_BYTES, TAPE_TYPE
@@ -44,10 +44,6 @@ _CONSUMES_ACTIVE_SAFELY = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpex
                            "fptoui", "fcmp", "select", "phi", "load", "store", "call", "ret", "freeze",
                            "bitcast", "extractvalue", "insertvalue", "br", "switch", "getelementptr",
                            "alloca", "icmp", "ptrtoint", "addrspacecast"}
-
-
-def zero_of(ty: str) -> str:
-    return float_constant(0.0, ty) if is_float_type(ty) else "zeroinitializer"
 
 
 def shadow_param(name: str) -> str:
@@ -87,26 +83,6 @@ def derived_params(fn: Function, sig: Signature) -> list[tuple[str, str]]:
         if a in ("dup", "dupnoneed"):
             out.append(("ptr", caller_shadow_param(p.name) if byval else shadow_param(p.name)))
     return out
-
-
-class _LazyOperands:
-    """Operands for a rule: fetched for the reverse sweep only when the rule reads them."""
-
-    def __init__(self, gen, block, operands, result, builder):
-        self._gen, self._block, self._ops, self._res, self._b = gen, block, operands, result, builder
-
-    def __getitem__(self, i):
-        return self._gen._fetch(self._ops[i], self._block)
-
-    @property
-    def result(self):
-        return self._gen._fetch(self._res, self._block)
-
-    def int_operand(self, i):
-        return self[i]
-
-    def int_minus_one(self, i):
-        return self._b.emit(f"sub i32 {self[i]}, 1", "n")
 
 
 class ReverseGenerator(CachePlanner):
@@ -837,7 +813,7 @@ class ReverseGenerator(CachePlanner):
         b = Builder(fty, self.fresh)
         b.lines = lines
         b.reuse = lambda base, ty, call_args: self._reuse_primal_call(base, ty, call_args, label)
-        args = _LazyOperands(self, label, [v for _, v in operands], res, b)
+        args = RuleOperands([v for _, v in operands], res, b, fetch=lambda v: self._fetch(v, label))
         for i, (ty, v) in enumerate(operands):
             if not (is_local(v) and v in self.act.varied):
                 continue

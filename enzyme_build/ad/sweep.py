@@ -1,4 +1,5 @@
-"""What the reverse and forward sweeps share: how a call instruction is classified.
+"""What the reverse and forward sweeps share: how a call instruction is classified, the
+operand view derivative rules read, and the zero of a type.
 
 `classify_call` is the one decision of what a call is to the engine, in one order for every
 mode. A user's custom rule comes first (it overrides every built-in treatment, as in Enzyme:
@@ -11,8 +12,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call
-from ..ir.model import Instruction
-from .rules import math_rule
+from ..ir.model import Instruction, is_float_type
+from .rules import Builder, float_constant, math_rule
 
 # what a call is: removed, a free, an allocation or memory intrinsic, a call of the user's
 # rule, without derivative, differentiated by the rules table, by its derived function, or
@@ -50,3 +51,32 @@ def classify_call(engine, inst: Instruction, *, mode: str, active: Callable[[], 
     elif name in engine.differentiable:
         return DERIVED
     return UNKNOWN
+
+
+def zero_of(ty: str) -> str:
+    """The zero of an IR type (a float constant, or zeroinitializer)."""
+    return float_constant(0.0, ty) if is_float_type(ty) else "zeroinitializer"
+
+
+class RuleOperands:
+    """The operands of an instruction as a derivative rule reads them (`x[i]`, `x.result`,
+    `x.int_operand(i)`, `x.int_minus_one(i)`), each passed through `fetch` when read: the
+    identity in forward mode, where primal values are at hand; the reverse sweep's lookup
+    (so a rule that never reads an operand never caches it)."""
+
+    def __init__(self, values: list[str], result: str | None, builder: Builder,
+                 fetch: Callable[[str], str] = lambda v: v):
+        self._values, self._result, self._b, self._fetch = values, result, builder, fetch
+
+    def __getitem__(self, i: int) -> str:
+        return self._fetch(self._values[i])
+
+    @property
+    def result(self) -> str:
+        return self._fetch(self._result)
+
+    def int_operand(self, i: int) -> str:
+        return self[i]
+
+    def int_minus_one(self, i: int) -> str:
+        return self._b.emit(f"sub i32 {self[i]}, 1", "n")

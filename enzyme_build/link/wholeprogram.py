@@ -319,13 +319,17 @@ def ad_keep_dir(keep_dir: str | None, stem: str) -> str | None:
     return path
 
 
-def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
+def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
     """Bitcode -> AD -> optimized native object in plan.tmpdir; returns its path."""
     from .. import llvm
+    from .progress import LinkProgress
+    progress = progress or LinkProgress(plan.output, verbose=False, live=False)
     stem = os.path.basename(plan.output)
-    module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
-                          name=stem, named=linker_named_symbols(plan.link_args), tmpdir=plan.tmpdir)
-    keep_module(module, plan.keep_dir, stem, "pre-ad")
+    with progress.stage("bitcode"):
+        module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
+                              name=stem, named=linker_named_symbols(plan.link_args),
+                              tmpdir=plan.tmpdir)
+        keep_module(module, plan.keep_dir, stem, "pre-ad")
     from ..ad import stage
     if stage.module_needs_ad(module.function_names()):
         run_ad_stage = getattr(stage, "run_ad_stage", None)
@@ -334,20 +338,23 @@ def compile_whole_program(sel: Selection, plan: LinkPlan) -> str:
                 "this program calls __enzyme_* functions but the AD stage is not available",
                 location=stem, hint="update enzyme-build (enzyme_build.ad.stage.run_ad_stage)")
         private = private_definitions(module)
-        module = run_ad_stage(module, ad_before_opt=os.environ.get(
-            "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=ad_keep_dir(plan.keep_dir, stem))
+        with progress.stage("derivatives"):
+            module = run_ad_stage(module, ad_before_opt=os.environ.get(
+                "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=ad_keep_dir(plan.keep_dir, stem))
         restore_private(module, private)
         speed, size = post_ad_levels(plan.opt_level)
     else:
         speed, size = plain_levels(plan.opt_level)
-    module = define_leftover_markers(module)
-    llvm.optimize(module, speed, size_level=size, pic=plan.pic)
-    llvm.verify(module, generated=True)
-    keep_module(module, plan.keep_dir, stem, "post-ad")
-    obj = llvm.emit_object(module, opt=max(speed, 1) if speed else 0, pic=plan.pic)
-    path = os.path.join(plan.tmpdir, "whole-program.o")
-    with open(path, "wb") as fh:
-        fh.write(obj)
+    with progress.stage("optimization"):
+        module = define_leftover_markers(module)
+        llvm.optimize(module, speed, size_level=size, pic=plan.pic)
+        llvm.verify(module, generated=True)
+        keep_module(module, plan.keep_dir, stem, "post-ad")
+    with progress.stage("code generation"):
+        obj = llvm.emit_object(module, opt=max(speed, 1) if speed else 0, pic=plan.pic)
+        path = os.path.join(plan.tmpdir, "whole-program.o")
+        with open(path, "wb") as fh:
+            fh.write(obj)
     return path
 
 
@@ -439,17 +446,26 @@ def _extract_native_members(plan: LinkPlan, sel: Selection, archive: str, slot: 
 def link_whole_program(plan: LinkPlan) -> int:
     """The whole-program path end to end; returns the final link's exit code."""
     from ..files import keep_directory
+    from .progress import LinkProgress
     plan.keep_dir = keep_directory(plan.keep_dir)
+    progress = LinkProgress(plan.output, verbose=plan.verbose)
     try:
-        trace = trial_link(plan)
-    except LinkFailed as failed:
-        sys.stderr.buffer.write(failed.stderr.encode("utf-8", "surrogateescape"))
-        sys.stderr.flush()
-        return child_status(failed.returncode, os.path.basename(plan.driver[0]))
-    sel = select_inputs(trace)
-    program_object = compile_whole_program(sel, plan)
-    args = final_link_args(plan, sel, program_object)
-    return native_link(plan, args)
+        try:
+            with progress.stage("trial link"):
+                trace = trial_link(plan)
+        except LinkFailed as failed:
+            progress.finish()
+            sys.stderr.buffer.write(failed.stderr.encode("utf-8", "surrogateescape"))
+            sys.stderr.flush()
+            return child_status(failed.returncode, os.path.basename(plan.driver[0]))
+        with progress.stage("inputs"):
+            sel = select_inputs(trace)
+        program_object = compile_whole_program(sel, plan, progress)
+        args = final_link_args(plan, sel, program_object)
+        with progress.stage("system link"):
+            return native_link(plan, args)
+    finally:
+        progress.finish()
 
 
 def native_link(plan: LinkPlan, args: list[str]) -> int:

@@ -116,7 +116,7 @@ def children_mentioning(marker: str) -> list[int]:
 def test_signal_stops_the_build_and_leaves_nothing(tmp_path, signum):
     big_program(tmp_path / "big.c")
     tmpdir, env = private_tmp(tmp_path)
-    proc = subprocess.Popen([ENZYME_BUILD, "cc", "-O2", "big.c", "-o", "prog"], cwd=tmp_path,
+    proc = subprocess.Popen([ENZYME_BUILD, "cc", "-O2", "big.c", "-o", "prog", "-lm"], cwd=tmp_path,
                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60

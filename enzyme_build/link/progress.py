@@ -1,0 +1,86 @@
+"""What a long link is doing: stage names on a terminal, a timing line with ENZYME_BUILD_VERBOSE.
+
+A whole-program link with AD can take seconds (bitcode, optimization, derivative
+synthesis, code generation). On a terminal, a link still running after DELAY seconds
+shows its current stage on one transient line (rich); build logs (no terminal) stay
+exactly as clang would leave them. ENZYME_BUILD_VERBOSE=1 adds one summary line:
+
+    enzyme-build: linked prog in 2.41 s: trial link 0.05 s, bitcode 0.21 s, ...
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from contextlib import contextmanager
+
+DELAY = 1.0
+
+
+class LinkProgress:
+    """Stages of one link: shown live on a terminal after DELAY, summed up when verbose."""
+
+    def __init__(self, output: str, *, verbose: bool, live: bool | None = None):
+        self.output = output
+        self.verbose = verbose
+        self.live = sys.stderr.isatty() if live is None else live
+        self.started = time.monotonic()
+        self.times: list[tuple[str, float]] = []
+        self.current = "starting"
+        self._status = None
+        self._lock = threading.Lock()
+        self._timer = None
+        self._finished = False
+        if self.live:
+            self._timer = threading.Timer(DELAY, self._show)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _show(self) -> None:
+        with self._lock:
+            if self._status is not None or self._timer is None:
+                return
+            from rich.console import Console
+            console = Console(stderr=True, highlight=False)
+            self._status = console.status(self._text(), spinner="dots")
+            self._status.start()
+
+    def _text(self) -> str:
+        elapsed = time.monotonic() - self.started
+        return f"enzyme-build: linking {self.output}: {self.current} ({elapsed:.0f} s)"
+
+    @contextmanager
+    def stage(self, name: str):
+        """Time one stage; on a terminal, show its name while it runs."""
+        start = time.monotonic()
+        with self._lock:
+            self.current = name
+            if self._status is not None:
+                self._status.update(self._text())
+        try:
+            yield
+        finally:
+            self.times.append((name, time.monotonic() - start))
+
+    def finish(self) -> None:
+        """Remove the live line; print the summary when verbose (once)."""
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+        if self.verbose and self.times:
+            total = time.monotonic() - self.started
+            parts = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.times)
+            print(f"enzyme-build: linked {self.output} in {total:.2f} s: {parts}",
+                  file=sys.stderr, flush=True)
+
+
+def verbose_enabled() -> bool:
+    return os.environ.get("ENZYME_BUILD_VERBOSE", "") not in ("", "0")

@@ -1,0 +1,57 @@
+"""A long link shows its stages on a terminal and a timing line with ENZYME_BUILD_VERBOSE=1;
+build logs (no terminal) stay as clang leaves them."""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from test_failure_handling import AD_PROGRAM, ENZYME_BUILD, big_program
+
+STAGES = ("trial link", "inputs", "bitcode", "derivatives", "optimization", "code generation",
+          "system link")
+
+
+@pytest.fixture
+def small_object(tmp_path):
+    (tmp_path / "main.c").write_text(AD_PROGRAM)
+    subprocess.run([ENZYME_BUILD, "cc", "-O2", "-c", "main.c"], cwd=tmp_path, check=True)
+    return tmp_path
+
+
+def test_no_terminal_no_progress(small_object):
+    result = subprocess.run([ENZYME_BUILD, "cc", "-O2", "main.o", "-o", "prog"], cwd=small_object,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0
+    assert result.stdout == "" and result.stderr == ""
+
+
+def test_verbose_prints_one_timing_line(small_object):
+    env = dict(os.environ, ENZYME_BUILD_VERBOSE="1")
+    result = subprocess.run([ENZYME_BUILD, "cc", "-O2", "main.o", "-o", "prog"], cwd=small_object,
+                            capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    summary = [line for line in result.stderr.splitlines() if line.startswith("enzyme-build: linked prog in")]
+    assert len(summary) == 1, result.stderr
+    for stage in STAGES:
+        assert f"{stage} " in summary[0], summary[0]
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux `script` gives a terminal")
+def test_terminal_shows_the_stages_of_a_long_link(tmp_path):
+    big_program(tmp_path / "big.c", functions=60)
+    subprocess.run([ENZYME_BUILD, "cc", "-O2", "-c", "big.c"], cwd=tmp_path, check=True)
+    log = tmp_path / "typescript"
+    command = shlex.join([ENZYME_BUILD, "cc", "-O2", "big.o", "-o", "prog", "-lm"])
+    done = subprocess.run(["script", "-qec", command, str(log)], cwd=tmp_path, capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=600)
+    assert done.returncode == 0, done.stdout
+    screen = log.read_bytes().decode("utf-8", "replace")
+    shown = {stage for stage in STAGES if f"linking prog: {stage}" in screen}
+    assert shown, screen[-2000:]
+    assert (tmp_path / "prog").is_file()
+    assert subprocess.run([str(tmp_path / "prog")], capture_output=True).returncode == 0

@@ -10,7 +10,7 @@ import pytest
 
 from enzyme_build.ad.abi import (ACTIVE, CONST, DUP, OUT, Signature, marker_kind, parse_forward_call,
                                  parse_reverse_call)
-from enzyme_build.ad.driver import Engine
+from enzyme_build.ad.engine import Engine
 from enzyme_build.custom.registry import Registry
 from enzyme_build.errors import EnzymeBuildError
 from enzyme_build.ir.model import parse_module

@@ -6,7 +6,8 @@ import re
 
 from ad_helpers import frontend_ir
 from enzyme_build import llvm
-from enzyme_build.ad.driver import _define_marker_global, differentiate_module
+from enzyme_build.ad.driver import differentiate_module
+from enzyme_build.ad.passes import _define_marker_global
 from enzyme_build.ad.stage import canonicalize_markers, run_ad_stage
 
 RAW = """\

@@ -1,0 +1,118 @@
+"""The messages the AD engine gives users when it cannot differentiate something: which
+construct, where (file:line with -g), through which chain of callers, and the fixes.
+Names are shown as the user wrote them (C++ names demangled).
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import EnzymeBuildError
+from ..ir.model import Function, Instruction, entry_point_name, strip_name
+from .abi import marker_kind
+
+
+def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bool = False,
+                       mode: str = "reverse") -> None:
+    """Raise the error for an active call the engine cannot differentiate: nested AD, inline
+    assembly, an indirect call, an intrinsic, or a function without body and rule (naming
+    the function, the caller chain and both fixes, in the user's C++ spelling)."""
+    if inst.callee and marker_kind(inst.callee):
+        raise EnzymeBuildError(
+            f"@{fn.name} calls {entry_point_name(inst.callee)}: differentiating a function that itself "
+            f"differentiates (e.g. reverse over reverse for Hessians) is not supported",
+            location=engine.location(inst) or f"@{fn.name}",
+            hint="compute the inner derivative by hand (or with finite differences), or give the "
+                 "inner function a custom derivative rule")
+    if inst.callee is None and re.search(r'\basm\b', inst.text.split("(", 1)[0]):
+        chain = " -> ".join([c for c, _ in engine.chain])
+        raise EnzymeBuildError(
+            f"cannot differentiate through inline assembly with active operands (call chain: {chain})",
+            location=engine.location(inst) or f"@{fn.name}",
+            hint="move the assembly into a function with a custom derivative rule, or mark that "
+                 "function inactive if it does not affect derivatives")
+    if inst.callee is None:
+        chain = " -> ".join([c for c, _ in engine.chain])
+        origin = _function_pointer_origin(fn, inst)
+        raise EnzymeBuildError(
+            f"cannot differentiate through an indirect call (function pointer or virtual call) "
+            f"with active arguments (call chain: {chain} -> ?)" + (f": the function pointer is {origin}"
+                                                                   if origin else ""),
+            location=engine.location(inst) or f"@{fn.name}",
+            hint="call the function directly (or let the optimizer devirtualize it, e.g. with a "
+                 "final class), or mark the data it touches enzyme_const" + (
+                     "; a callback passed as an argument of the differentiated function itself (enzyme_const "
+                     "and the function's name) is specialized, and so is one stored in a struct the "
+                     "program fills with a known function before calling (differentiate that wrapper)"
+                     if origin else ""))
+    raw_callee = strip_name(inst.callee)
+    names = demangled([c for c, _ in engine.chain] + [raw_callee, fn.name])
+    callee = names.get(raw_callee, raw_callee)
+    chain = " -> ".join(names.get(c, c) for c in [c for c, _ in engine.chain] + [raw_callee])
+    where = engine.location(inst) or f"@{names.get(fn.name, fn.name)}"
+    if raw_callee.startswith("llvm."):
+        raise EnzymeBuildError(
+            f"cannot differentiate the LLVM intrinsic '{raw_callee}' with active operands (call chain: {chain})",
+            location=where, hint="this construct is not supported by the AD engine; move it into a function "
+                                 "with a custom derivative rule, or keep it away from active data")
+    what = "has only part of a custom rule (augment and gradient are both needed)" if partial_rule \
+        else "has no body and no derivative rule"
+    # C++: a rule is named by a plain identifier, the function by its qualified name
+    ident = re.sub(r"\W", "_", callee.split("(", 1)[0].split("::")[-1]) if raw_callee.startswith("_Z") else callee
+    ref = f"(void*){callee.split('(', 1)[0]}" if raw_callee.startswith("_Z") else callee
+    ext = 'extern "C" ' if raw_callee.startswith("_Z") else ""
+    on_decl = f" on the declaration of {callee.split('(', 1)[0]}" if raw_callee.startswith("_Z") else ""
+    if mode == "forward":
+        raise EnzymeBuildError(
+            f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",
+            location=where,
+            hint=f"give it a forward rule, e.g. __attribute__((enzyme(\"forward\", {ident}_fwd))){on_decl} or a "
+                 f"global `{ext}void* __enzyme_register_derivative_{ident}[] = {{{ref}, (void*){ident}_fwd}};` "
+                 f"where {ident}_fwd takes each argument followed by its tangent and returns "
+                 f"`struct {{ double primal, tangent; }}` — or, if it does not affect derivatives, mark it "
+                 f"inactive: `{ext}void* __enzyme_inactivefn[] = {{{ref}}};`")
+    raise EnzymeBuildError(
+        f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",
+        location=where,
+        hint=f"give it a custom rule, e.g. __attribute__((enzyme(\"augment\", {ident}_aug))) and "
+             f"__attribute__((enzyme(\"gradient\", {ident}_grad))){on_decl} or a global "
+             f"`{ext}void* __enzyme_register_gradient_{ident}[] = {{{ref}, (void*){ident}_aug, (void*){ident}_grad}};`"
+             f" — or, if it does not affect derivatives, mark it inactive: "
+             f"`{ext}void* __enzyme_inactivefn[] = {{{ref}}};`")
+
+
+def _function_pointer_origin(fn: Function, inst: Instruction) -> str | None:
+    """Where an indirect call's target comes from, in the user's terms, when it is a
+    parameter or is loaded from memory a parameter points to."""
+    from ..analysis.activity import pointer_roots
+    m = re.search(r'\bcall\b[^%(]*?(%[-a-zA-Z$._0-9]+)\(', inst.text)
+    if m is None:
+        return None
+    params = {p.name: k for k, p in enumerate(fn.params, 1)}
+    value = m.group(1)
+    if value in params:
+        return f"parameter {params[value]} of {fn.name}"
+    d = fn.defs.get(value)
+    if d is None or d.opcode != "load" or not d.operands:
+        return None
+    for root in sorted(pointer_roots(fn, d.operands[0][1])):
+        if root in params:
+            return f"loaded from memory that parameter {params[root]} of {fn.name} points to (e.g. a struct of callbacks)"
+    return None
+
+
+def demangled(names: list[str]) -> dict[str, str]:
+    """C++ names as the user wrote them (`_ZN3sim8blackboxEd` -> `sim::blackbox(double)`), for
+    messages; through llvm-cxxfilt (or c++filt), names unchanged when neither is there."""
+    import shutil
+    import subprocess
+    mangled = sorted({n for n in names if n.startswith("_Z")})
+    tool = next((t for t in ("llvm-cxxfilt-22", "/usr/lib/llvm-22/bin/llvm-cxxfilt", "llvm-cxxfilt", "c++filt")
+                 if shutil.which(t)), None)
+    if not mangled or tool is None:
+        return {}
+    try:
+        proc = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out = proc.stdout.splitlines()
+    return dict(zip(mangled, out)) if proc.returncode == 0 and len(out) == len(mangled) else {}

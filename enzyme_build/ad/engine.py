@@ -1,0 +1,230 @@
+"""The AD engine's state for one module: the IR, the registrations (custom rules, inactive
+and function_like functions), what is inactive or reaches active globals, the memo of derived
+functions (keyed by their Signature, which holds the function, the activity of each
+parameter, the mode and the width; reverse-mode keys add whether the split pieces are
+meant), the derived function texts, declarations and support code they need.
+"""
+from __future__ import annotations
+
+import re
+
+from ..analysis.activity import callee_name, written_float_globals
+from ..analysis.effects import derivative_free
+from ..custom.registry import Registry
+from ..ir.model import Function, Instruction, make_name
+from .abi import Signature
+from .cache import derived_pointers, float_data_misuses, passes_reverse_only_shadow
+from .diagnostics import missing_derivative
+from .reverse import ReverseGenerator
+from .rules import math_rule
+from .tape import DECLARATIONS
+
+
+class _Inactive:
+    """Registered inactive functions, plus functions whose bodies cannot affect any derivative
+    (decided on first query: bodies are parsed lazily)."""
+
+    def __init__(self, registered: set[str], module):
+        self.registered, self.module, self._memo = registered, module, {}
+
+    def __contains__(self, name) -> bool:
+        return name in self.registered or derivative_free(
+            self.module, name, lambda callee: math_rule(callee) is not None, self._memo)
+
+    def __iter__(self):
+        return iter(self.registered)
+
+
+class _GlobalUsers:
+    """Functions whose bodies (or callees') name an active global: a call of one is active
+    even when no argument is (the optimizer specializes `sum(G, n)` into `sum(n)`)."""
+
+    def __init__(self, module, active_globals):
+        self.module, self.active = module, active_globals
+        self._memo: dict[str, bool] = {}
+        self._pattern = re.compile("(" + "|".join(re.escape(g) for g in active_globals) + r")(?![-\w$.])") \
+            if active_globals else None
+        self._call = re.compile(r'\bcall\b[^@]*@("[^"]+"|[-a-zA-Z$._0-9]+)\(')
+
+    def __contains__(self, name) -> bool:
+        if self._pattern is None:
+            return False
+        if name in self._memo:
+            return self._memo[name]
+        if name not in self.module.functions:
+            return False
+        self._memo[name] = False          # recursion: decided by the other paths
+        lines = self.module.functions.body_lines(name)[1:]
+        found = any("@" in line and self._pattern.search(line) for line in lines)
+        if not found:
+            for line in lines:
+                for callee in self._call.findall(line):
+                    if callee.strip('"') in self:
+                        found = True
+                        break
+                if found:
+                    break
+        self._memo[name] = found
+        return found
+
+
+class Engine:
+    """Per-module state: the IR, registrations, memo of derived functions, emitted text."""
+
+    def __init__(self, module, registry: Registry):
+        self.module = module
+        self.registry = registry
+        self.custom = dict(registry.rules)
+        self.inactive = _Inactive(set(registry.inactive), module)
+        self.function_like = dict(registry.function_like)
+        self.differentiable = {n for n in module.functions if n not in self.custom and n not in self.inactive}
+        self.memo: dict[tuple, dict[str, str]] = {}
+        self.used_names: set[str] = set(module.functions) | set(module.declarations) | set(module.globals)
+        self.texts: list[str] = []
+        self.declarations: dict[str, str] = {}
+        self.support: set[str] = set()
+        self.chain: list[tuple[str, str | None]] = []   # (function, call location) being derived
+        self.active_globals = written_float_globals(module)   # global -> value type
+        self.global_users = _GlobalUsers(module, self.active_globals)
+        self.shadow_globals_used: set[str] = set()
+        self._returns_shadow: dict[tuple, bool] = {}
+        self.split_calls: list[tuple[str, Signature, str]] = []   # (kind, signature, call site)
+        # record type -> the helper that moves the adjoints of a memcpy of such records
+        self.record_adjoint_helpers: dict[str, str] = {}
+
+    # ---------------------------------------------------------------- inlining
+    INLINE_PIECES_MAX = 200   # instructions of the primal
+
+    def inline_pieces(self, fn: Function) -> bool:
+        """Whether the split pieces of `fn` are marked alwaysinline: small, non-recursive
+        functions. The two pieces talk through memory (tape records, shadow pointers, adjoint
+        slots); inlined into their callers, O3 keeps that traffic in registers. Left to the
+        inliner, a piece with two callers (a combined and a split gradient of the same
+        function) stays a call and the gradient gets a third slower."""
+        key = ("inline-pieces", fn.name)
+        if key not in self.memo:
+            small = sum(1 for _ in fn.instructions()) <= self.INLINE_PIECES_MAX
+            self.memo[key] = small and not self._reaches(fn.name, fn.name)
+        return self.memo[key]
+
+    def _reaches(self, start: str, target: str) -> bool:
+        """Whether @start calls @target, directly or through functions of the module."""
+        seen, todo = set(), [start]
+        while todo:
+            name = todo.pop()
+            fn = self.module.functions.get(name)
+            if fn is None:
+                continue
+            for inst in fn.instructions():
+                if inst.opcode not in ("call", "invoke"):
+                    continue
+                callee = callee_name(inst)
+                if callee == target:
+                    return True
+                if callee and callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        return False
+
+    def reverse_only_shadow(self, name: str, k: int) -> bool:
+        """Whether the split pieces of @name can take parameter k's shadow in the reverse piece
+        only (poison in the augmented piece): the parameter addresses float data and nothing
+        else, here and in the derived callees it is passed on to."""
+        key = ("reverse-only-shadow", name, k)
+        if key not in self.memo:
+            self.memo[key] = False   # recursion: no
+            fn = self.module.functions.get(name)
+            if fn is not None and name in self.differentiable and name not in self.custom \
+                    and k < len(fn.params) and fn.params[k].type == "ptr":
+                root = fn.params[k].name
+                derived = derived_pointers(fn, {root: root})
+                self.memo[key] = not float_data_misuses(
+                    fn, derived, lambda inst, v: passes_reverse_only_shadow(self, inst, v))
+        return self.memo[key]
+
+    # ---------------------------------------------------------------- naming and memo
+    def _unique(self, base: str, sig: Signature) -> str:
+        name = make_name("@", base)[1:]
+        if name in self.used_names:
+            name = make_name("@", f"{base}.{sig.code()}")[1:]
+        n = 1
+        while name in self.used_names:
+            name = make_name("@", f"{base}.{sig.code()}.{n}")[1:]
+            n += 1
+        self.used_names.add(name)
+        return name
+
+    def names_for(self, fn: Function, sig: Signature, split: bool) -> dict[str, str]:
+        return self.memo[(sig, split)]
+
+    def request_combined(self, fn: Function, sig: Signature) -> str:
+        key = (sig, False)
+        if key not in self.memo:
+            self.memo[key] = {"combined": self._unique(f"diffe_{fn.name}", sig)}
+            self._generate(fn, sig, split=False)
+        return self.memo[key]["combined"]
+
+    def request_split(self, fn: Function, sig: Signature, caller: str | None = None) -> tuple[str, str]:
+        key = (sig, True)
+        if key not in self.memo:
+            self.memo[key] = {"augmented": self._unique(f"augmented_{fn.name}", sig),
+                              "reverse": self._unique(f"reverse_{fn.name}", sig)}
+            self._generate(fn, sig, split=True)
+        names = self.memo[key]
+        return names["augmented"], names["reverse"]
+
+    def returns_shadow(self, name: str, args: tuple[str, ...], needed: bool = False) -> bool:
+        """Whether `name` called with this activity returns a pointer that has a shadow.
+        Recursive questions in flight are answered optimistically (True); a function whose
+        returned pointer then turns out to have no shadow is refused when generated."""
+        key = (name, args, needed)
+        if key in self._returns_shadow:
+            return self._returns_shadow[key]
+        fn = self.module.functions.get(name)
+        if fn is None or fn.return_type != "ptr":
+            return False
+        self._returns_shadow[key] = True
+        from ..analysis.activity import analyze_activity
+        from ..analysis.types import float_views
+        act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
+                               custom=self.custom, active_globals=set(self.active_globals),
+                               views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
+                               ret_needs_shadow=needed, global_users=self.global_users)
+        rets = [b.terminator.operands[0][1] for b in fn.blocks
+                if b.terminator.opcode == "ret" and b.terminator.operands]
+        answer = any(act.has_shadow(v) for v in rets)
+        self._returns_shadow[key] = answer
+        return answer
+
+    def _generate(self, fn: Function, sig: Signature, split: bool) -> None:
+        self.chain.append((fn.name, None))
+        try:
+            self.texts.extend(ReverseGenerator(self, fn, sig, split).generate())
+        finally:
+            self.chain.pop()
+
+    # ---------------------------------------------------------------- declarations and errors
+    def declare(self, callee: str, decl: str | None = None) -> None:
+        self.declarations[callee] = decl or DECLARATIONS[callee]
+
+    def location(self, inst: Instruction | None) -> str | None:
+        from ..ir.model import source_location
+        if inst is None:
+            return None
+        return source_location(self.module, inst.metadata.get("!dbg"))
+
+    def location_of_function(self, fn: Function) -> str:
+        from ..ir.model import source_location
+        return source_location(self.module, fn.dbg) or f"@{fn.name}"
+
+    def function_return_type(self, name: str) -> str:
+        fn = self.module.functions.get(name)
+        if fn:
+            return fn.return_type
+        decl = self.module.declarations.get(name, "")
+        m = re.match(r'declare\s+(?:\S+\s+)*?(\S+|\{[^}]*\})\s+@', decl)
+        return m.group(1) if m else "ptr"
+
+    def missing_derivative(self, inst: Instruction, fn: Function, partial_rule: bool = False,
+                           mode: str = "reverse") -> None:
+        missing_derivative(self, inst, fn, partial_rule, mode)

@@ -1,0 +1,158 @@
+"""Text passes of the AD stage over the whole module, each with one job: before the engine
+runs (thread-local addresses as globals, callbacks specialized into copies), between
+nested-AD passes (derived names freed, shadow blocks and tapes made plain for the next
+pass), and after it (marker globals defined).
+"""
+from __future__ import annotations
+
+import re
+
+from ..ir.model import make_name, parse_module, strip_name
+from .abi import marker_kind
+
+
+def _no_spare_tapes(text: str) -> str:
+    """The per-thread spare tape block is a pointer in a global the outer pass gives no
+    shadow: its tangent tapes would share the primal's block. Code an outer pass
+    differentiates allocates and frees its tapes plainly (only a little slower)."""
+    # the engine treats its own push/pop as inactive; in code an outer pass differentiates
+    # they move values that carry tangents, so they become ordinary functions there
+    text = re.sub(r'@__enzyme_build_tape_(push|pop)(?=\()', r'@__enzyme_build_tape_\1.nested', text)
+    text = text.replace("%fits = icmp uge i64 %spcap, %need", "%fits = icmp ult i64 %spcap, 0")
+    text = text.replace("%bigger = icmp ugt i64 %cap, %spcap", "%bigger = icmp ult i64 %cap, 0")
+    # a frame grows the tape inside a call the outer pass sees as integer-only: reserve the
+    # room first, through the call it differentiates, so the tangent tapes grow with it
+    if re.search(r'^define [^@\n]*@__enzyme_build_tape_reserve\(', text, re.M):
+        text = re.sub(r'^(\s*)(%[-a-zA-Z$._0-9]+ = call i64 @__enzyme_build_tape_frame\(ptr (%[-a-zA-Z$._0-9]+), '
+                      r'i64 ([^)]+)\))',
+                      r'\1call void @__enzyme_build_tape_reserve(ptr \3, i64 \4)\n\1\2', text, flags=re.M)
+    return text
+
+
+def _plain_shadow_allocations(text: str) -> str:
+    """A reverse pass's shadow blocks (`__enzyme_build_shadow_alloc`) are calloc'd blocks to
+    the next pass: adjoints accumulated there carry tangents when forward mode runs over a
+    gradient, so the allocation must be one the engine knows (it gets a shadow of its own)."""
+    if "@__enzyme_build_shadow_alloc(i64 " not in text:
+        return text
+    text = re.sub(r'call ptr @__enzyme_build_shadow_alloc\(i64 ', 'call ptr @calloc(i64 1, i64 ', text)
+    if not re.search(r'^(?:declare|define)[^@\n]*@calloc\(', text, re.M):
+        text += "declare ptr @calloc(i64, i64)\n"
+    return text
+
+
+_LOCAL_WITH_DOLLAR = re.compile(r'(?<![-a-zA-Z$._0-9"])(%|^)([-a-zA-Z._0-9]*\$[-a-zA-Z$._0-9]*)(?=[:\s,)\]}]|$)', re.M)
+
+
+def _free_derived_names(text: str) -> str:
+    """Double the `$` in local names an AD pass made (`%x$t` -> `%x$$t`), so the next pass,
+    which names tangents and shadows `<name>$t` / `<name>$sh`, cannot collide with them."""
+    # only code lines: constants (`c"%1$s"` formats) and metadata stay as they are
+    return "\n".join(line if line.startswith(("@", "!", "attributes ", "declare ", ";"))
+                     else _LOCAL_WITH_DOLLAR.sub(lambda m: m.group(1) + m.group(2).replace("$", "$$"), line)
+                     for line in text.split("\n"))
+
+
+_TLS_ADDRESS = re.compile(r'^\s*(%[-a-zA-Z$._0-9]+) = (?:tail |notail |musttail )?call (?:align \d+ |[a-z]+(?:\(\d+\))? )*'
+                          r'ptr @llvm\.threadlocal\.address\.p0\(ptr (?:align \d+ |[a-z]+(?:\(\d+\))? )*'
+                          r'(@[-a-zA-Z$._0-9]+)\)')
+_LOCAL_NAME = re.compile(r'%[-a-zA-Z$._0-9]+(?![-a-zA-Z$._0-9])')
+
+
+def lower_threadlocal_addresses(text: str) -> str:
+    """`%p = call ptr @llvm.threadlocal.address.p0(ptr @g)` -> uses of @g itself (the calling
+    thread's instance, as the IR meant before the intrinsic): thread-local accumulators are
+    then globals like any other, and their shadows are thread-local too (see shadow_linkage)."""
+    if "@llvm.threadlocal.address" not in text:
+        return text
+    out: list[str] = []
+    body: list[str] = []
+    mapping: dict[str, str] = {}
+
+    def flush() -> None:
+        if mapping:
+            out.extend(_LOCAL_NAME.sub(lambda m: mapping.get(m.group(0), m.group(0)), line) for line in body)
+        else:
+            out.extend(body)
+        body.clear()
+        mapping.clear()
+
+    for line in text.split("\n"):
+        if line.startswith("define "):
+            flush()
+        m = _TLS_ADDRESS.match(line)
+        if m:
+            mapping[m.group(1)] = m.group(2)
+            continue
+        body.append(line)
+        if line.startswith("}"):
+            flush()
+    flush()
+    return "\n".join(out)
+
+
+_DBG_ATTACHMENT = re.compile(r',? !dbg !\d+')
+
+
+def specialize_callback_arguments(text: str, keep: set[str] = frozenset()) -> str:
+    """`__enzyme_*(simpson, enzyme_const, integrand, …)` where simpson calls its parameter:
+    differentiate a copy of simpson with that parameter replaced by the function passed,
+    so the calls through it are direct (quadrature, root finders and ODE solvers taking
+    their integrand as a callback). The copy keeps the signature; the parameter is unused.
+    Functions in `keep` (with custom rules, or inactive) are left as they are."""
+    return _specialize_callback_arguments(text, keep)[0]
+
+
+def _specialize_callback_arguments(text: str, keep: set[str]):
+    """specialize_callback_arguments, plus the parsed module when the text is unchanged
+    (None when there was nothing to parse or the text changed)."""
+    if "__enzyme_" not in text:
+        return text, None
+    module = parse_module(text)
+    extra: list[str] = []
+    lines = list(module.lines)
+    clones: dict[tuple, str] = {}
+    for name in module.functions:
+        if not any("__enzyme_" in line for line in module.functions.body_lines(name)[1:]):
+            continue
+        for inst in module.functions[name].instructions():
+            if inst.opcode != "call" or not marker_kind(inst.callee) or not inst.operands:
+                continue
+            m = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', inst.operands[0][1])
+            primal = module.functions.get(strip_name("@" + m.group(1))) if m else None
+            if primal is None or not re.fullmatch(r'[-a-zA-Z$._0-9]+', primal.name) or primal.name in keep:
+                continue
+            called = [p.name for p in primal.params
+                      if any(i.opcode == "call" and i.callee is None and re.search(
+                          re.escape(p.name) + r'\(', i.text.split("=", 1)[-1]) for i in primal.instructions())]
+            passed = [v for t, v in inst.operands[1:] if t == "ptr" and v.startswith("@")
+                      and strip_name(v) in module.functions]
+            if not called or len(passed) != len(called):
+                continue
+            key = (primal.name, tuple(passed))
+            if key not in clones:
+                clone = make_name("@", primal.name, "cb" + str(len(clones)))
+                clones[key] = clone
+                mapping = dict(zip(called, passed))
+                body = module.functions.body_lines(primal.name)
+                head = re.sub(r'^define\s+(?:(?:private|internal|external|linkonce_odr|linkonce|weak_odr|weak|'
+                              r'available_externally|dso_local|hidden|protected|default)\s+)*', "define internal ",
+                              body[0])
+                # the copy has no debug info of its own (a subprogram belongs to one function)
+                extra.append(_DBG_ATTACHMENT.sub("", head.replace("@" + primal.name + "(", clone + "(", 1)))
+                extra += [_DBG_ATTACHMENT.sub("", _LOCAL_NAME.sub(lambda x: mapping.get(x.group(0), x.group(0)), ln))
+                          for ln in body[1:] if not ln.lstrip().startswith("#dbg_")]
+            target = inst.operands[0][1]
+            line = lines[inst.first_line]
+            lines[inst.first_line] = line.replace(target, target.replace("@" + m.group(1), clones[key]), 1)
+    if not clones:
+        return text, module
+    return "\n".join(lines + extra) + "\n", None
+
+
+def _define_marker_global(line: str) -> str:
+    """`@enzyme_dup = external global i32` -> a weak definition, so the final link never fails."""
+    m = re.match(r'^(@enzyme_[A-Za-z0-9_]+) = external (?:[a-z_]+ )*global i32(.*)$', line)
+    if m:
+        return f"{m.group(1)} = weak global i32 0{m.group(2)}"
+    return line

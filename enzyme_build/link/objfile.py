@@ -181,6 +181,22 @@ def dynamic_symbols(data: bytes) -> set[str]:
     return out
 
 
+def defined_dynamic_symbols(data: bytes) -> set[str]:
+    """Names a shared library defines (exports) in its dynamic symbol table."""
+    sections = _elf_sections(data) or []
+    out: set[str] = set()
+    for _name, stype, off, size, link in sections:
+        if stype != _SHT_DYNSYM or link >= len(sections):
+            continue
+        str_off = sections[link][2]
+        for pos in range(off, off + size - 23, 24):
+            st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", data, pos)
+            if st_name and st_shndx != _SHN_UNDEF and (st_info >> 4) in (_STB_GLOBAL, _STB_WEAK):
+                end = data.find(b"\0", str_off + st_name)
+                out.add(data[str_off + st_name:end].decode("latin-1"))
+    return out
+
+
 def is_archive(data: bytes) -> bool:
     return data[:8] in (b"!<arch>\n", b"!<thin>\n")
 

@@ -57,6 +57,8 @@ class Selection:
     bitcode: list[tuple[str, bytes]] = field(default_factory=list)  # (name, bitcode)
     native_undefined: set[str] = field(default_factory=set)        # refs from native inputs
     shared_symbols: set[str] = field(default_factory=set)          # dynsym of shared libs
+    shared_definitions: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    # name -> (shared library that defines it, whether that library carries bitcode)
     absorbed_files: set[str] = field(default_factory=set)          # real paths fully absorbed
     native_members: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
     # archive real path -> native (non-bitcode) members the link pulled from it
@@ -132,6 +134,9 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
                 continue
             if objfile.is_shared_object_path(real):
                 sel.shared_symbols |= objfile.dynamic_symbols(data)
+                has_bitcode = objfile.embedded_bitcode(data) is not None
+                for name in objfile.defined_dynamic_symbols(data):
+                    sel.shared_definitions.setdefault(name, (path, has_bitcode))
                 continue
             bitcode = objfile.embedded_bitcode(data)
             if bitcode is not None:
@@ -339,8 +344,11 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
                 location=stem, hint="update enzyme-build (enzyme_build.ad.stage.run_ad_stage)")
         private = private_definitions(module)
         with progress.stage("derivatives"):
-            module = run_ad_stage(module, ad_before_opt=os.environ.get(
-                "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=ad_keep_dir(plan.keep_dir, stem))
+            try:
+                module = run_ad_stage(module, ad_before_opt=os.environ.get(
+                    "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=ad_keep_dir(plan.keep_dir, stem))
+            except EnzymeBuildError as err:
+                raise in_shared_library(err, sel) from err
         restore_private(module, private)
         speed, size = post_ad_levels(plan.opt_level)
     else:
@@ -356,6 +364,34 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
         with open(path, "wb") as fh:
             fh.write(obj)
     return path
+
+
+_NO_BODY = re.compile(r"cannot differentiate through '([^']+)': it has no body")
+
+
+def in_shared_library(err: EnzymeBuildError, sel: Selection) -> EnzymeBuildError:
+    """A function without a body that a linked shared library defines: say which library,
+    and that the fix is to link its code statically (its bitcode), not to write a rule."""
+    match = _NO_BODY.search(err.message)
+    found = sel.shared_definitions.get(match.group(1)) if match else None
+    if found is None:
+        return err
+    library, has_bitcode = found
+    name = match.group(1)
+    base = os.path.basename(library).split(".so", 1)[0]
+    static = f"{base}.a"
+    if has_bitcode:
+        why = (f"'{name}' comes from the shared library {library}, which carries enzyme-build "
+               f"bitcode, but derivatives are only built from code linked into this output")
+    else:
+        why = (f"'{name}' comes from the shared library {library}, which has no embedded "
+               f"bitcode (it was not built with enzyme-build)")
+    return EnzymeBuildError(
+        f"{err.message}\n  {why}", location=err.location,
+        hint=f"link the static library instead ({static}: -l:{static}, or "
+             f"-Wl,-Bstatic -l{base[3:] if base.startswith('lib') else base} -Wl,-Bdynamic), "
+             f"or its objects, built with enzyme-build cc -c; or, if '{name}' does not affect "
+             f"derivatives, mark it inactive")
 
 
 WHOLE_ARCHIVE_ON = frozenset({"--whole-archive", "-whole-archive"})

@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-ENZYME_CALL_MARKERS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd",
-                       "__enzyme_reverse", "__enzyme_batch", "__enzyme_augmentsize")
+from .abi import ENTRY_POINTS as ENZYME_CALL_MARKERS  # the entry points of Enzyme's ABI
 
 
 def module_needs_ad(function_names) -> bool:

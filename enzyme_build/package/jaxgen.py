@@ -293,7 +293,8 @@ def handler_source(name: str, bindings: list[Binding]) -> str:
         if has_derivatives(binding):
             entry = f"{name}_{binding.function}_reverse_forward"
             second_entries.append(entry)
-            declarations.append(f"extern \"C\" void {entry}({', '.join(shim.second_order_params(binding))});")
+            declarations.append(f"extern \"C\" void {entry}("
+                                f"{', '.join(shim.second_order_params(shim.for_cxx(binding)))});")
     parts = [HANDLER_PRELUDE.format(name=name)]
     declarations += [f"static decltype(&{entry}) call_{entry};" for entry in entries + second_entries]
     parts.append("\n".join(declarations) + "\n")

@@ -31,6 +31,9 @@ def check_export_names(bindings: list[Binding]) -> None:
     seen = set()
     for binding in bindings:
         name = binding.function
+        if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+            raise EnzymeBuildError(f"cannot export '{name}': it is a Python keyword, so `package.{name}` "
+                                   f"could not be written", hint="export a C wrapper under another name")
         if name in RESERVED or name.startswith("_"):
             raise EnzymeBuildError(f"cannot export '{name}': the generated package uses that name itself",
                                    hint="export a wrapper under another name")

@@ -138,3 +138,30 @@ def test_existing_directory_is_not_overwritten(tmp_path):
     assert proc.returncode == 1 and "is not a package made by enzyme-build package" in proc.stderr
     assert os.listdir(tmp_path / "out") == ["precious.txt"]
     assert sorted(os.listdir(tmp_path)) == ["out"]
+
+
+def test_parameter_names_that_python_or_cxx_reserve(tmp_path):
+    source = tmp_path / "kw.c"
+    source.write_text("double kw(const double *new, int class, double this, const double *type) {\n"
+                      "  double s = 0; for (int i = 0; i < class; i++) s += this * new[i] * new[i] + type[i];\n"
+                      "  return s;\n}\n")
+    proc = run_package([str(source), "--name", "kw", "-o", "out",
+                        "--export", "kw(new[class], class, this, type[class])"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = run_script("""
+import jax
+jax.config.update("jax_enable_x64", True)
+import numpy as np, kw
+x = np.array([1.0, 2.0])
+print(kw.kw(x, 3.0, x), kw.kw.vjp(x, 3.0, x, cotangents=[1.0])[0].tolist(),
+      jax.grad(kw.jax.kw)(x, 3.0, x).tolist())
+""", str(tmp_path / "out"))
+    assert out.split("[")[0].strip() == "18.0" and out.count("[6.0, 12.0]") == 2
+
+
+def test_a_function_named_like_a_python_keyword_is_refused(tmp_path):
+    source = tmp_path / "pk.c"
+    source.write_text("double pass(double x) { return x; }\n")
+    proc = run_package([str(source), "--name", "pk", "-o", "out", "--export", "pass(x)"], cwd=tmp_path)
+    assert proc.returncode == 1 and "cannot export 'pass': it is a Python keyword" in proc.stderr
+    assert sorted(os.listdir(tmp_path)) == ["pk.c"]

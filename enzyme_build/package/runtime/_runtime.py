@@ -40,7 +40,7 @@ def python_length(tree):
     if kind == "num":
         return str(tree[1])
     if kind == "name":
-        return tree[1]
+        return f"v_{tree[1]}"  # the generated code's name for that parameter
     left, right = python_length(tree[1]), python_length(tree[2])
     if kind == "/":
         return f"({left} // {right} if {right} else -1)"
@@ -166,25 +166,25 @@ class Export:
     def _fast_prologue(self, scope, fallback):
         """Source lines that check positional arguments of exactly the right types (else
         `return <fallback>`), then compute the inferred lengths and check every size."""
-        names = self.input_names
+        names = [f"v_{n}" for n in self.input_names]  # v_: C names may be Python keywords
         checks, lines = [], []
         for p in self.params:
             name, role = p["name"], p["role"]
             if role in ("in", "inout", "index"):
                 scope[f"_dt_{name}"] = self.dtypes[name]
-                checks.append(f"type({name}) is _nd and {name}.dtype is _dt_{name} "
-                              f"and {name}.flags.c_contiguous")
+                checks.append(f"type(v_{name}) is _nd and v_{name}.dtype is _dt_{name} "
+                              f"and v_{name}.flags.c_contiguous")
             elif role == "scalar":
-                checks.append(f"type({name}) is _float")
+                checks.append(f"type(v_{name}) is _float")
             elif role == "int":
-                checks.append(f"type({name}) is _int")
+                checks.append(f"type(v_{name}) is _int")
         if checks:
             lines += [f"if not ({' and '.join(checks)}):", f"    return {fallback}"]
-        lines += [f"{p['name']} = {p['source']}.size" for p in self.params if p["role"] == "length"]
-        guards = [f"{low} <= {name} <= {high}" for name, (low, high) in self.int_limits.items()]
+        lines += [f"v_{p['name']} = v_{p['source']}.size" for p in self.params if p["role"] == "length"]
+        guards = [f"{low} <= v_{name} <= {high}" for name, (low, high) in self.int_limits.items()]
         for p in self.params:
             if p["role"] in ("in", "inout", "index"):
-                guards.append(f"{p['name']}.size == {python_length(p['length'])}")
+                guards.append(f"v_{p['name']}.size == {python_length(p['length'])}")
             elif p["role"] == "out":
                 guards.append(f"{python_length(p['length'])} >= 0")
         if guards:
@@ -208,18 +208,18 @@ class Export:
         through the general path (bind + primal), which explains what is wrong."""
         scope = self._fast_scope()
         scope["_general"] = self.general_call_arrays if for_tensors else self.general_call
-        tuple_of_names = f"({', '.join(self.input_names)}{',' if len(self.input_names) == 1 else ''})"
+        tuple_of_names = "(" + "".join(f"v_{n}, " for n in self.input_names) + ")"
         names, lines = self._fast_prologue(scope, f"_general({tuple_of_names}, {{}})")
         args, outputs = [], []
         for p in self.params:
             name, role = p["name"], p["role"]
             if role in ("int", "length"):
-                args.append(name)
+                args.append(f"v_{name}")
             elif role in ("in", "index"):
-                args.append(f"_ptr({name})")
+                args.append(f"_ptr(v_{name})")
             elif role == "scalar":
                 scope[f"_ct_{name}"] = CTYPES_OF[p["dtype"]]
-                lines.append(f"_c_{name} = _ct_{name}({name})")
+                lines.append(f"_c_{name} = _ct_{name}(v_{name})")
                 args.append(f"_byref(_c_{name})")
             elif role == "out":
                 lines.append(f"_o_{name} = _empty({python_length(p['length'])}, _dt_{name})")
@@ -227,7 +227,7 @@ class Export:
                 args.append(f"_ptr(_o_{name})")
                 outputs.append(f"_o_{name}")
             else:  # inout
-                lines.append(f"_o_{name} = _copy({name})")
+                lines.append(f"_o_{name} = _copy(v_{name})")
                 args.append(f"_ptr(_o_{name})")
                 outputs.append(f"_o_{name}")
         if self.result["kind"] != "void" and for_tensors:
@@ -257,14 +257,14 @@ class Export:
         differentiable inputs as arrays (1 element for a scalar), as `vjp` gives them."""
         scope = self._fast_scope()
         scope["_general"] = self.general_vjp
-        tuple_of_names = f"({', '.join(self.input_names)}{',' if len(self.input_names) == 1 else ''})"
+        tuple_of_names = "(" + "".join(f"v_{n}, " for n in self.input_names) + ")"
         fallback = f"_general({tuple_of_names}, cotangents)"
         names, lines = self._fast_prologue(scope, fallback)
         checks, args, gradients = [], [], []
         position = 0
         if self.float_result:
-            lines.append("_c_ret = cotangents[0]")
-            checks.append("type(_c_ret) is _float")
+            lines.append("_result_cotangent = cotangents[0]")
+            checks.append("type(_result_cotangent) is _float")
             position = 1
         for p in self.array_outputs:
             name = p["name"]
@@ -280,17 +280,17 @@ class Export:
         for p in self.params:
             name, role = p["name"], p["role"]
             if role in ("int", "length"):
-                args.append(name)
+                args.append(f"v_{name}")
             elif role == "index":
-                args.append(f"_ptr({name})")
+                args.append(f"_ptr(v_{name})")
             elif role == "in":
-                lines.append(f"_g_{name} = _zeros({name}.size, _dt_{name})")
-                args += [f"_ptr({name})", f"_ptr(_g_{name})"]
+                lines.append(f"_g_{name} = _zeros(v_{name}.size, _dt_{name})")
+                args += [f"_ptr(v_{name})", f"_ptr(_g_{name})"]
                 gradients.append(f"_g_{name}")
             elif role == "scalar":
                 scope[f"_ct_{name}"] = CTYPES_OF[p["dtype"]]
                 scope[f"_dt_{name}"] = self.dtypes[name]
-                lines += [f"_v_{name} = _ct_{name}({name})", f"_g_{name} = _zeros(1, _dt_{name})"]
+                lines += [f"_v_{name} = _ct_{name}(v_{name})", f"_g_{name} = _zeros(1, _dt_{name})"]
                 args += [f"_byref(_v_{name})", f"_ptr(_g_{name})"]
                 gradients.append(f"_g_{name}")
             elif role == "out":
@@ -298,12 +298,12 @@ class Export:
                           f"_s_{name} = _copy(_c_{name})"]
                 args += [f"_ptr(_p_{name})", f"_ptr(_s_{name})"]
             else:  # inout: the shadow enters as the output's cotangent, leaves as the gradient
-                lines += [f"_p_{name} = _copy({name})", f"_g_{name} = _copy(_c_{name})"]
+                lines += [f"_p_{name} = _copy(v_{name})", f"_g_{name} = _copy(_c_{name})"]
                 args += [f"_ptr(_p_{name})", f"_ptr(_g_{name})"]
                 gradients.append(f"_g_{name}")
         if self.float_result:
             scope["_ct_ret"] = CTYPES_OF[self.result["dtype"]]
-            lines += ["_r = _ct_ret()", "_d = _ct_ret(_c_ret)"]
+            lines += ["_r = _ct_ret()", "_d = _ct_ret(_result_cotangent)"]
             args += ["_byref(_r)", "_byref(_d)"]
         lines.append(f"_reverse({', '.join(args)})")
         lines.append(f"return [{', '.join(gradients)}]")

@@ -99,9 +99,10 @@ def trial_link(plan: LinkPlan) -> list[tuple[str, str | None]]:
     scripts); `--trace` twice makes GNU ld name archive members too. Unresolved symbols
     are ignored: the __enzyme_* calls only get definitions from the AD stage.
     """
+    from ..frontend.driver import LINK_GUARD
     trial_out = os.path.join(plan.tmpdir, "trial.out")
     argv = plan.driver + plan.link_args + [
-        "-Qunused-arguments", "-Wl,--trace", "-Wl,--trace",
+        "-Qunused-arguments", "-Wl,--trace", "-Wl,--trace", f"-Wl,--defsym={LINK_GUARD}=0",
         "-Wl,--unresolved-symbols=ignore-all", "-Wl,--no-fatal-warnings", "-o", trial_out]
     log(plan.verbose, argv)
     # file names as the OS gives them (bytes that are not UTF-8 kept as surrogate escapes,
@@ -279,11 +280,14 @@ def define_leftover_markers(module):
     Only the ABI's names: another `extern int enzyme_x;` may be meant for a shared library.
     """
     from .. import llvm
+    from ..frontend.driver import LINK_GUARD
     defined = {name for name, _k, _l in llvm.defined_symbols(module)}
     leftover = [g for g in module.global_names() if g in ABI_MARKERS and g not in defined]
-    if not leftover:
+    # guarded archive members the native link may still pull in find the guard defined
+    text = f"@{LINK_GUARD} = weak hidden global i8 0\n" if LINK_GUARD not in defined else ""
+    if not leftover and not text:
         return module
-    text = "\n".join(f"@{g} = weak global i32 0" for g in leftover) + "\n"
+    text += "".join(f"@{g} = weak global i32 0\n" for g in leftover)
     extra = llvm.parse_assembly(text, "enzyme-markers")
     return llvm.link_modules([module, extra])
 

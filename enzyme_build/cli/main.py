@@ -5,7 +5,8 @@ import importlib
 import sys
 
 # Subcommands added only if their module exists (they are developed separately).
-OPTIONAL_COMMANDS = (("enzyme_build.cli.build", "build"), ("enzyme_build.cli.package", "package"))
+OPTIONAL_COMMANDS = (("enzyme_build.cli.build", "build"), ("enzyme_build.cli.package", "package"),
+                     ("enzyme_build.cli.config", "config"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -14,6 +15,10 @@ def main(argv: list[str] | None = None) -> None:
     if argv and argv[0] in ("cc", "c++"):
         from .cc import run_cc
         sys.exit(run_cc(argv[1:], cxx=argv[0] == "c++"))
+    if argv == ["--print-include-dir"]:  # as clang's -print-… options: for scripts, no click
+        from .config import INCLUDE_DIR
+        print(INCLUDE_DIR)
+        sys.exit(0)
     from ..errors import run_guarded
     # click exits by itself (SystemExit passes through); our errors become one message
     sys.exit(run_guarded(lambda: build_group().main(args=argv, prog_name="enzyme-build")))

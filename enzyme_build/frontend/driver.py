@@ -34,8 +34,42 @@ def log_command(argv: list[str]) -> None:
         print("enzyme-build: " + shlex.join(argv), file=sys.stderr, flush=True)
 
 
+def launched_compiler(argv: list[str]) -> tuple[list[str], bool] | None:
+    """As a build system's compiler or linker *launcher* (CMake's C_COMPILER_LAUNCHER /
+    C_LINKER_LAUNCHER, Meson's and Make's wrappers) we are given the real compiler first:
+    `enzyme-cc /usr/bin/clang-22 -c x.c`. Returns (the arguments after it, whether it is a
+    C++ driver), or None when argv does not start with a compiler."""
+    if not argv or argv[0].startswith("-") or os.sep not in argv[0] and not _is_compiler_name(argv[0]):
+        return None
+    import shutil
+    path = argv[0] if os.sep in argv[0] else shutil.which(argv[0])
+    if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return None
+    names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
+    if not any(_is_compiler_name(name) for name in names):
+        return None
+    if not any("clang" in name for name in names):
+        from ..errors import EnzymeBuildError
+        raise EnzymeBuildError(
+            f"enzyme-build was launched with the compiler {argv[0]}, which is not clang",
+            hint=f"configure the build with clang-{toolchain.LLVM_MAJOR} as the compiler "
+                 f"(CC=clang-{toolchain.LLVM_MAJOR}, -DCMAKE_C_COMPILER=clang-{toolchain.LLVM_MAJOR}), "
+                 "or use enzyme-cc itself as the compiler")
+    return argv[1:], any("++" in name for name in names)
+
+
+def _is_compiler_name(name: str) -> bool:
+    if "." in name:  # main.cc is a source, not a compiler
+        return False
+    base = name.rsplit("-", 1)[0] if name[-1:].isdigit() else name  # clang-22, gcc-12
+    return base.endswith(("clang", "clang++", "gcc", "g++", "cc", "c++"))
+
+
 def run(argv: list[str], *, cxx: bool = False) -> int:
     """Entry point of `enzyme-build cc ARGS…` (cxx: `c++`). Returns the exit code."""
+    launched = launched_compiler(argv)
+    if launched is not None:
+        argv, cxx = launched
     driver = toolchain.clang_command(cxx)
     if os.environ.get("ENZYME_BUILD_CONFIGURE_ONLY") == "1":
         exec_clang(driver, argv)

@@ -155,9 +155,11 @@ def fat_flags(source: Input) -> list[str]:
 
 def run_compile(command: list[str], source: Input, output: str) -> int:
     """Run one compile; apply the custom-derivative attribute hook; show clang's stderr."""
-    log_command(command)
+    from .launcher import launch
+    launched, launch_env = launch(command)
+    log_command(launched)
     sys.stdout.flush()
-    proc = subprocess.run(command, stderr=subprocess.PIPE)
+    proc = subprocess.run(launched, stderr=subprocess.PIPE, env=launch_env)
     stderr_text = proc.stderr.decode("utf-8", errors="replace")
     returncode = proc.returncode
     hooked = None

@@ -22,7 +22,8 @@ CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".CPP", ".mm")
 # Environment variables the wrapper reads besides ENZYME_BUILD_*; SCons starts commands
 # with a near-empty environment, so each one must be forwarded by name.
 FORWARDED_VARS = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "SOURCE_DATE_EPOCH")
-FORWARDED_PREFIX = "ENZYME_BUILD_"
+# ENZYME_BUILD_LAUNCHER's tools read their own settings (cache dir, hosts) from these.
+FORWARDED_PREFIX = ("ENZYME_BUILD_", "CCACHE_", "SCCACHE_", "DISTCC_", "ICECC_", "XDG_CACHE_HOME")
 
 # Wrapper settings that change what a command produces. SCons does not hash the process
 # environment, so they are added to the command signatures (never to the command lines).

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import PROGRAMS, run_package, run_script
+from package_helpers import PROGRAMS, run_package, run_script
 
 PHYSICS = os.path.join(PROGRAMS, "physics.c")
 

@@ -2,7 +2,7 @@
 differences, float32, in-out and index arrays, bad arrays as exceptions, no memory growth."""
 from __future__ import annotations
 
-from conftest import run_script
+from package_helpers import run_script
 
 FINITE_DIFFERENCES = """
 import numpy as np

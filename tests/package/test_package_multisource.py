@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import ENZYME_BUILD, build, run_script
+from package_helpers import ENZYME_BUILD, build, run_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MULTISOURCE = os.path.join(ROOT, "examples", "multisource")

@@ -2,7 +2,7 @@
 jacrev, vmap (nested, shared operands), check_grads in both modes, bad arguments."""
 from __future__ import annotations
 
-from conftest import run_script
+from package_helpers import run_script
 
 PRELUDE = """
 import jax

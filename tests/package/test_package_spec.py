@@ -10,7 +10,7 @@ from enzyme_build.package.binding import bind
 from enzyme_build.package.signature import classify, read_signature
 from enzyme_build.package.spec import evaluate, parse_export
 
-from conftest import PROGRAMS
+from package_helpers import PROGRAMS
 
 PHYSICS = os.path.join(PROGRAMS, "physics.c")
 

@@ -2,7 +2,7 @@
 bad tensors as exceptions, no memory growth from graphs built and dropped."""
 from __future__ import annotations
 
-from conftest import run_script
+from package_helpers import run_script
 
 
 def test_torch_gradcheck_and_backward_twice(physics):

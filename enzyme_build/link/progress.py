@@ -15,7 +15,14 @@ import threading
 import time
 from contextlib import contextmanager
 
-DELAY = 1.0
+DELAY = 1.0  # seconds; ENZYME_BUILD_PROGRESS_DELAY overrides (0: show every link at once)
+
+
+def delay() -> float:
+    try:
+        return max(0.0, float(os.environ.get("ENZYME_BUILD_PROGRESS_DELAY", DELAY)))
+    except ValueError:
+        return DELAY
 
 
 class LinkProgress:
@@ -33,7 +40,7 @@ class LinkProgress:
         self._timer = None
         self._finished = False
         if self.live:
-            self._timer = threading.Timer(DELAY, self._show)
+            self._timer = threading.Timer(delay(), self._show)
             self._timer.daemon = True
             self._timer.start()
 

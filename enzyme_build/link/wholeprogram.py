@@ -59,6 +59,8 @@ class Selection:
     shared_symbols: set[str] = field(default_factory=set)          # dynsym of shared libs
     shared_definitions: dict[str, tuple[str, bool]] = field(default_factory=dict)
     # name -> (shared library that defines it, whether that library carries bitcode)
+    shared_bitcode: list[tuple[str, bytes, frozenset]] = field(default_factory=list)
+    # (shared library, its embedded bitcode, the names it exports), for libraries built by us
     absorbed_files: set[str] = field(default_factory=set)          # real paths fully absorbed
     native_members: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
     # archive real path -> native (non-bitcode) members the link pulled from it
@@ -135,9 +137,12 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
                 continue
             if objfile.is_shared_object_path(real):
                 sel.shared_symbols |= objfile.dynamic_symbols(data)
-                has_bitcode = objfile.embedded_bitcode(data) is not None
-                for name in objfile.defined_dynamic_symbols(data):
-                    sel.shared_definitions.setdefault(name, (path, has_bitcode))
+                bitcode = objfile.embedded_bitcode(data)
+                exported = frozenset(objfile.defined_dynamic_symbols(data))
+                for name in exported:
+                    sel.shared_definitions.setdefault(name, (path, bitcode is not None))
+                if bitcode is not None:
+                    sel.shared_bitcode.append((path, bitcode, exported))
                 continue
             bitcode = objfile.embedded_bitcode(data)
             if bitcode is not None:
@@ -249,7 +254,8 @@ def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool,
 
 
 def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: str,
-                 named: set[str] = frozenset(), tmpdir: str | None = None):
+                 named: set[str] = frozenset(), tmpdir: str | None = None,
+                 libraries: list[tuple[str, bytes, frozenset]] = ()):
     """Parse and link the selected bitcode into one module, then internalize it.
 
     The bitcode comes from objects anyone may have made: a child process reads it first
@@ -270,8 +276,36 @@ def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: st
     module.name = name
     llvm.internalize(module, keep_set(module, sel, shared=shared, export_dynamic=export_dynamic,
                                       named=named))
+    for library in libraries:
+        module = llvm.link_modules([module, library_module(library, tmpdir)])
     llvm.verify(module)
     return module
+
+
+def library_module(library: tuple[str, bytes, frozenset], tmpdir: str | None):
+    """A linked shared library's bitcode, prepared by llvm.adopt_library_code."""
+    from .. import llvm
+    from ..llvm import probe
+    path, section, exported = library
+    pieces = [(f"{path}#{k}", data) for k, data in enumerate(objfile.split_bitcode_modules(section))]
+    for verdict in probe.check_modules(pieces, tmpdir):
+        if verdict.problem is not None:
+            raise EnzymeBuildError(f"malformed embedded bitcode in {verdict.label}: {verdict.problem}",
+                                   hint="rebuild that library with enzyme-build")
+    module = llvm.link_modules([llvm.parse_bitcode(data, label) for label, data in pieces])
+    why_not = llvm.adopt_library_code(module, set(exported))
+    if why_not is not None:
+        raise LibraryNotAdoptable(path, why_not)
+    return module
+
+
+class LibraryNotAdoptable(Exception):
+    """A shared library's bitcode that a program must not copy (see adopt_library_code)."""
+
+    def __init__(self, path: str, why: str):
+        super().__init__(why)
+        self.path = path
+        self.why = why
 
 
 def define_leftover_markers(module):
@@ -334,29 +368,39 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
     from .progress import LinkProgress
     progress = progress or LinkProgress(plan.output, verbose=False, live=False)
     stem = os.path.basename(plan.output)
-    with progress.stage("bitcode"):
-        module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
-                              name=stem, named=linker_named_symbols(plan.link_args),
-                              tmpdir=plan.tmpdir)
-        keep_module(module, plan.keep_dir, stem, "pre-ad")
-    from ..ad import stage
-    if stage.module_needs_ad(module.function_names()):
-        run_ad_stage = getattr(stage, "run_ad_stage", None)
-        if run_ad_stage is None:
-            raise EnzymeBuildError(
-                "this program calls __enzyme_* functions but the AD stage is not available",
-                location=stem, hint="update enzyme-build (enzyme_build.ad.stage.run_ad_stage)")
+    libraries: list = []
+    while True:
+        with progress.stage("bitcode"):
+            try:
+                module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
+                                      name=stem, named=linker_named_symbols(plan.link_args),
+                                      tmpdir=plan.tmpdir, libraries=libraries)
+            except LibraryNotAdoptable as refused:
+                raise EnzymeBuildError(
+                    f"the derivative needs code from {refused.path}, but that library's bitcode "
+                    f"cannot be copied into this output: {refused.why}",
+                    hint=f"link its static archive (or its objects) instead of "
+                         f"{os.path.basename(refused.path)}") from refused
+            keep_module(module, plan.keep_dir, stem, "pre-ad")
+        from ..ad import stage
+        if not stage.module_needs_ad(module.function_names()):
+            speed, size = plain_levels(plan.opt_level)
+            break
         private = private_definitions(module)
         with progress.stage("derivatives"):
             try:
-                module = run_ad_stage(module, ad_before_opt=os.environ.get(
+                module = stage.run_ad_stage(module, ad_before_opt=os.environ.get(
                     "ENZYME_BUILD_AD_BEFORE_OPT") == "1", keep_dir=ad_keep_dir(plan.keep_dir, stem))
             except EnzymeBuildError as err:
-                raise in_shared_library(err, sel) from err
+                # a function without a body defined by a linked shared library that carries
+                # our bitcode: once more, with the libraries' code (docs/getting-started.md)
+                if libraries or not sel.shared_bitcode or not _no_body_in_library(err, sel):
+                    raise in_shared_library(err, sel) from err
+                libraries = list(sel.shared_bitcode)
+                continue
         restore_private(module, private)
         speed, size = post_ad_levels(plan.opt_level)
-    else:
-        speed, size = plain_levels(plan.opt_level)
+        break
     with progress.stage("optimization"):
         module = define_leftover_markers(module)
         llvm.optimize(module, speed, size_level=size, pic=plan.pic)
@@ -371,6 +415,12 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
 
 
 _NO_BODY = re.compile(r"cannot differentiate through '([^']+)': it has no body")
+
+
+def _no_body_in_library(err: EnzymeBuildError, sel: Selection) -> bool:
+    match = _NO_BODY.search(err.message)
+    found = sel.shared_definitions.get(match.group(1)) if match else None
+    return found is not None and found[1]
 
 
 def in_shared_library(err: EnzymeBuildError, sel: Selection) -> EnzymeBuildError:

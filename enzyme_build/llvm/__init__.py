@@ -204,6 +204,42 @@ def emit_object(module: Module, *, opt: int = 2, pic: bool = True) -> bytes:
         raise EnzymeBuildError(f"code generation failed: {err}", location=module.name)
 
 
+def adopt_library_code(module: Module, exported: set[str]) -> str | None:
+    """Turn a shared library's own bitcode into code a program linked against the library
+    may differentiate: what the library exports becomes `available_externally` (the
+    optimizer and the AD engine see the bodies; calls and data still bind to the library at
+    run time), what it does not export becomes a private copy. Returns None when done, or
+    why the library's code cannot be used this way: a private copy of mutable state would
+    diverge from the library's own, and its constructors would run twice."""
+    for g in module.ref.global_variables:
+        if g.name in ("llvm.global_ctors", "llvm.global_dtors"):
+            return "it has static constructors or destructors"
+        if g.is_declaration or g.name.startswith("llvm."):
+            continue
+        local = g.linkage.name in ("internal", "private")
+        if not local and g.name in exported:
+            g.linkage = "available_externally"
+            continue
+        if not _is_constant_global(g):
+            return f"it keeps mutable state that it does not export (@{g.name})"
+        if not local:
+            g.linkage = "internal"
+    for f in module.ref.functions:
+        if f.is_declaration or f.linkage.name in ("internal", "private"):
+            continue
+        f.linkage = "available_externally" if f.name in exported else "internal"
+    return None
+
+
+def _is_constant_global(g) -> bool:
+    """Whether a global variable is declared `constant` (read from its IR line)."""
+    head = str(g).split("=", 1)[-1]
+    for word in head.replace(",", " ").split():
+        if word in ("constant", "global"):
+            return word == "constant"
+    return False
+
+
 def exported_definitions(module: Module) -> list[str]:
     """Definitions a shared library exports: non-local linkage and default visibility."""
     local = {"internal", "private", "available_externally"}

@@ -42,13 +42,15 @@ def test_verbose_prints_one_timing_line(small_object):
 
 
 @pytest.mark.skipif(shutil.which("script") is None, reason="util-linux `script` gives a terminal")
-def test_terminal_shows_the_stages_of_a_long_link(tmp_path):
-    big_program(tmp_path / "big.c", functions=60)
+def test_terminal_shows_the_stages_of_a_link(tmp_path):
+    """ENZYME_BUILD_PROGRESS_DELAY=0 shows the stages at once (by default after 1 s)."""
+    big_program(tmp_path / "big.c", functions=20)
     subprocess.run([ENZYME_BUILD, "cc", "-O2", "-c", "big.c"], cwd=tmp_path, check=True)
     log = tmp_path / "typescript"
     command = shlex.join([ENZYME_BUILD, "cc", "-O2", "big.o", "-o", "prog", "-lm"])
+    env = dict(os.environ, ENZYME_BUILD_PROGRESS_DELAY="0")
     done = subprocess.run(["script", "-qec", command, str(log)], cwd=tmp_path, capture_output=True,
-                          stdin=subprocess.DEVNULL, timeout=600)
+                          stdin=subprocess.DEVNULL, timeout=600, env=env)
     assert done.returncode == 0, done.stdout
     screen = log.read_bytes().decode("utf-8", "replace")
     shown = {stage for stage in STAGES if f"linking prog: {stage}" in screen}

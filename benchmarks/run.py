@@ -245,7 +245,9 @@ def measure_ad_pass(keep_dir: Path, timeout: float = 900) -> Step:
     canonicalization and the pre-AD pipeline) as ad-input.ll; the child re-runs
     enzyme_build.ad.driver.differentiate_module on that text, best of a few runs.
     """
-    module = keep_dir / AD_INPUT_NAME
+    # the link step keeps the AD stage's files in <KEEP>/<output>.ad/ (directly in KEEP before)
+    found = [keep_dir / AD_INPUT_NAME] + sorted(keep_dir.glob(f"*.ad/{AD_INPUT_NAME}"))
+    module = next((m for m in found if m.exists()), found[0])
     if not module.exists():
         return Step(False, error=f"the build kept no {AD_INPUT_NAME} in {keep_dir}")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure-ad", str(module)]

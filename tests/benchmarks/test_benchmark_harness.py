@@ -61,6 +61,8 @@ def test_latest_json_has_every_mode_checked(quick_run):
         for key in ("grad_ratio", "fwd_ratio", "split_overhead", "vec_ratio", "vec4_s", "fwd4_s"):
             assert isinstance(rec[key], float) and rec[key] > 0, (rec["kernel"], key, rec[key])
         assert rec["clang"]["result"]["check"] == "skipped"
+        # the AD stage was found in the kept files and timed on its own
+        assert isinstance(rec["ad_seconds"], float) and rec["ad_seconds"] > 0, (rec["kernel"], rec.get("notes"))
 
 
 def test_svg_parses_with_vector_panel(quick_run):

@@ -7,6 +7,7 @@ meant), the derived function texts, declarations and support code they need.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..analysis.activity import callee_name, written_float_globals
 from ..analysis.effects import derivative_free
@@ -18,6 +19,15 @@ from .diagnostics import missing_derivative
 from .reverse import ReverseGenerator
 from .rules import math_rule
 from .tape import DECLARATIONS
+
+
+@dataclass(frozen=True)
+class DerivedKey:
+    """What a derived function is memoized by: its Signature (function, activity per
+    parameter, mode, width, and the call's promises) and, in reverse mode, whether the split
+    pieces (augmented + reverse) or the combined function is meant."""
+    sig: Signature
+    split: bool = False
 
 
 class _Inactive:
@@ -78,7 +88,8 @@ class Engine:
         self.inactive = _Inactive(set(registry.inactive), module)
         self.function_like = dict(registry.function_like)
         self.differentiable = {n for n in module.functions if n not in self.custom and n not in self.inactive}
-        self.memo: dict[tuple, dict[str, str]] = {}
+        self.derived: dict[DerivedKey, dict[str, str]] = {}   # derived function names by key
+        self.memo: dict[tuple, object] = {}   # answers of the engine's other questions (cached)
         self.used_names: set[str] = set(module.functions) | set(module.declarations) | set(module.globals)
         self.texts: list[str] = []
         self.declarations: dict[str, str] = {}
@@ -155,23 +166,37 @@ class Engine:
         return name
 
     def names_for(self, fn: Function, sig: Signature, split: bool) -> dict[str, str]:
-        return self.memo[(sig, split)]
+        return self.derived[DerivedKey(sig, split)]
 
     def request_combined(self, fn: Function, sig: Signature) -> str:
-        key = (sig, False)
-        if key not in self.memo:
-            self.memo[key] = {"combined": self._unique(f"diffe_{fn.name}", sig)}
+        key = DerivedKey(sig)
+        if key not in self.derived:
+            self.derived[key] = {"combined": self._unique(f"diffe_{fn.name}", sig)}
             self._generate(fn, sig, split=False)
-        return self.memo[key]["combined"]
+        return self.derived[key]["combined"]
 
     def request_split(self, fn: Function, sig: Signature, caller: str | None = None) -> tuple[str, str]:
-        key = (sig, True)
-        if key not in self.memo:
-            self.memo[key] = {"augmented": self._unique(f"augmented_{fn.name}", sig),
-                              "reverse": self._unique(f"reverse_{fn.name}", sig)}
+        key = DerivedKey(sig, split=True)
+        if key not in self.derived:
+            self.derived[key] = {"augmented": self._unique(f"augmented_{fn.name}", sig),
+                                 "reverse": self._unique(f"reverse_{fn.name}", sig)}
             self._generate(fn, sig, split=True)
-        names = self.memo[key]
+        names = self.derived[key]
         return names["augmented"], names["reverse"]
+
+    def request_forward(self, fn: Function, sig: Signature, generate) -> str:
+        """The name of fwddiffe_<f> for this forward-mode signature; `generate(name)` returns
+        its text, called once (after the name is memoized, so recursion and shared call sites
+        work)."""
+        key = DerivedKey(sig)
+        if key not in self.derived:
+            self.derived[key] = {"forward": self._unique(f"fwddiffe_{fn.name}", sig)}
+            self.chain.append((fn.name, None))
+            try:
+                self.texts.append(generate(self.derived[key]["forward"]))
+            finally:
+                self.chain.pop()
+        return self.derived[key]["forward"]
 
     def returns_shadow(self, name: str, args: tuple[str, ...], needed: bool = False) -> bool:
         """Whether `name` called with this activity returns a pointer that has a shadow.

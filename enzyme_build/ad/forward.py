@@ -66,15 +66,7 @@ def derived_params(fn: Function, sig: Signature) -> list[tuple[str, str]]:
 def request_forward(engine, fn: Function, sig: Signature) -> str:
     """The name of fwddiffe_<f> for this signature, generated on first request (memoized in
     the engine, before the body is generated, so recursion and shared call sites work)."""
-    key = ("forward", sig)
-    if key not in engine.memo:
-        engine.memo[key] = {"forward": engine._unique(f"fwddiffe_{fn.name}", sig)}
-        engine.chain.append((fn.name, None))
-        try:
-            engine.texts.append(ForwardGenerator(engine, fn, sig, engine.memo[key]["forward"]).generate())
-        finally:
-            engine.chain.pop()
-    return engine.memo[key]["forward"]
+    return engine.request_forward(fn, sig, lambda name: ForwardGenerator(engine, fn, sig, name).generate())
 
 
 def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:

@@ -25,6 +25,9 @@ def _init() -> None:
     if not _initialized:
         _llvm.initialize_native_target()
         _llvm.initialize_native_asmprinter()
+        # inline assembly (`__asm__ volatile("nop")`, glibc's and Eigen's headers) is parsed
+        # when the object is emitted; without the parser LLVM aborts the process
+        _llvm.initialize_native_asmparser()
         _initialized = True
 
 

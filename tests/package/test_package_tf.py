@@ -13,7 +13,8 @@ import pytest
 
 from package_helpers import run_script
 
-if importlib.util.find_spec("tensorflow") is None and not os.environ.get("CI"):
+if importlib.util.find_spec("tensorflow") is None and \
+        os.environ.get("CI", "").lower() in ("", "0", "false"):
     pytest.skip("TensorFlow is not installed (pip install tensorflow-cpu, or ./bootstrap test)",
                 allow_module_level=True)
 

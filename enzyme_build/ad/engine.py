@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import progress
 from ..analysis.activity import callee_name, written_float_globals
 from ..analysis.effects import derivative_free
 from ..custom.registry import Registry
@@ -191,6 +192,7 @@ class Engine:
         key = DerivedKey(sig)
         if key not in self.derived:
             self.derived[key] = {"forward": self._unique(f"fwddiffe_{fn.name}", sig)}
+            progress.report(f"tangent of {fn.name}")
             self.chain.append((fn.name, None))
             try:
                 self.texts.append(generate(self.derived[key]["forward"]))
@@ -222,6 +224,7 @@ class Engine:
         return answer
 
     def _generate(self, fn: Function, sig: Signature, split: bool) -> None:
+        progress.report(f"{'split ' if split else ''}gradient of {fn.name}")
         self.chain.append((fn.name, None))
         try:
             self.texts.extend(ReverseGenerator(self, fn, sig, split).generate())

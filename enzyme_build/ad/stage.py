@@ -275,6 +275,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     registry = _collect_registry(text)
     text = _protect_registrations(text, registry)
     m = llvm.parse_assembly(text, module.name)
+    from .. import progress
+    progress.report("pre-AD optimization")
     if ad_before_opt:
         llvm.run_named_passes(m, ["sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
     else:

@@ -6,6 +6,7 @@ shows its current stage on one transient line (rich); build logs (no terminal) s
 exactly as clang would leave them. ENZYME_BUILD_VERBOSE=1 adds one summary line:
 
     enzyme-build: linked prog in 2.41 s: trial link 0.05 s, bitcode 0.21 s, ...
+    enzyme-build: slowest steps: gradient of energy 0.80 s, pre-AD optimization 0.31 s, ...
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import threading
 import time
 from contextlib import contextmanager
 
+SLOWEST_SHOWN = 5  # the derivatives (and other reported steps) a verbose link names
 DELAY = 1.0  # seconds; ENZYME_BUILD_PROGRESS_DELAY overrides (0: show every link at once)
 
 
@@ -34,6 +36,7 @@ class LinkProgress:
         self.live = sys.stderr.isatty() if live is None else live
         self.started = time.monotonic()
         self.times: list[tuple[str, float]] = []
+        self.details: list[tuple[str, float]] = []  # what the stages reported, timed
         self.current = "starting"
         self._status = None
         self._lock = threading.Lock()
@@ -59,16 +62,32 @@ class LinkProgress:
 
     @contextmanager
     def stage(self, name: str):
-        """Time one stage; on a terminal, show its name while it runs."""
+        """Time one stage; on a terminal, show its name (and what it reports) while it runs."""
+        from .. import progress
         start = time.monotonic()
+        self._show_step(name)
+        last = [None, start]  # the detail in progress and when it began
+
+        def detail(step: str) -> None:
+            now = time.monotonic()
+            if last[0] is not None:
+                self.details.append((last[0], now - last[1]))
+            last[0], last[1] = step, now
+            self._show_step(f"{name}: {step}")
+        try:
+            with progress.listening(detail):
+                yield
+        finally:
+            end = time.monotonic()
+            if last[0] is not None:
+                self.details.append((last[0], end - last[1]))
+            self.times.append((name, end - start))
+
+    def _show_step(self, text: str) -> None:
         with self._lock:
-            self.current = name
+            self.current = text
             if self._status is not None:
                 self._status.update(self._text())
-        try:
-            yield
-        finally:
-            self.times.append((name, time.monotonic() - start))
 
     def finish(self) -> None:
         """Remove the live line; print the summary when verbose (once)."""
@@ -87,6 +106,10 @@ class LinkProgress:
             parts = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.times)
             print(f"enzyme-build: linked {self.output} in {total:.2f} s: {parts}",
                   file=sys.stderr, flush=True)
+            slowest = sorted(self.details, key=lambda item: -item[1])[:SLOWEST_SHOWN]
+            if slowest:
+                steps = ", ".join(f"{step} {seconds:.2f} s" for step, seconds in slowest)
+                print(f"enzyme-build: slowest steps: {steps}", file=sys.stderr, flush=True)
 
 
 def verbose_enabled() -> bool:

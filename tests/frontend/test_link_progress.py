@@ -39,6 +39,9 @@ def test_verbose_prints_one_timing_line(small_object):
     assert len(summary) == 1, result.stderr
     for stage in STAGES:
         assert f"{stage} " in summary[0], summary[0]
+    # the AD stage names each derivative it synthesizes; the slowest are listed
+    slowest = [line for line in result.stderr.splitlines() if line.startswith("enzyme-build: slowest steps:")]
+    assert len(slowest) == 1 and "gradient of f " in slowest[0], result.stderr
 
 
 @pytest.mark.skipif(shutil.which("script") is None, reason="util-linux `script` gives a terminal")

@@ -1,6 +1,7 @@
 """The generated TensorFlow layer, in fresh interpreters with real TensorFlow: gradients against
-finite differences, float32, tf.function, persistent tapes, bad tensors as exceptions, no memory
-growth over many calls, and the ImportError when TensorFlow is missing.
+finite differences, float32, tf.function, persistent tapes, second derivatives and forward mode,
+bad tensors as exceptions, no memory growth over many calls, and the ImportError when
+TensorFlow is missing.
 
 TensorFlow is part of the test environment (`./bootstrap test` installs it); when it cannot be
 imported these tests fail, except outside CI where they skip with the install command."""
@@ -157,19 +158,67 @@ for _ in range(20):
     v.assign_sub(0.01 * tape.gradient(loss, v))
 assert T.energy(v, 0.8).numpy() < before
 
-# second derivatives are refused, not silently zero
-with tf.GradientTape() as outer:
-    outer.watch(x)
-    with tf.GradientTape() as inner:
-        inner.watch(x)
-        e = T.energy(x, 1.0)
-    s = tf.reduce_sum(inner.gradient(e, x))
+print("ok")
+""", physics)
+    assert out.strip() == "ok"
+
+
+def test_tf_second_derivatives_and_forward_mode(physics):
+    out = run_tf("""
+import numpy as np
+import tensorflow as tf
+import physics
+T = physics.tf
+rng = np.random.default_rng(1)
+x = tf.constant(rng.random(6))
+k = tf.constant(1.3, tf.float64)
+w = tf.constant(rng.random(6))
+
+# Hessian-vector products through nested tapes (forward over reverse), eager and in tf.function
+def second(x, k):
+    with tf.GradientTape() as outer:
+        outer.watch([x, k])
+        with tf.GradientTape() as inner:
+            inner.watch([x, k])
+            e = T.energy(x, k) + tf.reduce_sum(w * T.damp(x, k))
+        gx, gk = inner.gradient(e, [x, k])
+        s = tf.reduce_sum(w * gx) + gk
+    return outer.gradient(s, [x, k])
+
+def s_np(xv, kv):  # the same from the NumPy layer's vjp, for finite differences
+    a = physics.energy.vjp(xv, kv, cotangents=[1.0])
+    b = physics.damp.vjp(xv, kv, cotangents=[w.numpy()])
+    return np.sum(w.numpy() * (a[0] + b[0])) + a[1] + b[1]
+eps, x0 = 1e-6, x.numpy()
+fdx = np.array([(s_np(x0 + eps * e, 1.3) - s_np(x0 - eps * e, 1.3)) / (2 * eps) for e in np.eye(6)])
+fdk = (s_np(x0, 1.3 + eps) - s_np(x0, 1.3 - eps)) / (2 * eps)
+for hx, hk in (second(x, k), tf.function(second)(x, k)):
+    assert np.allclose(hx.numpy(), fdx, rtol=1e-6, atol=1e-7), (hx, fdx)
+    assert np.isclose(hk.numpy(), fdk, rtol=1e-6, atol=1e-7), (hk, fdk)
+
+# forward mode: tf.autodiff.ForwardAccumulator gets the tangents of the outputs
+with tf.autodiff.ForwardAccumulator([x, k], [w, tf.constant(0.5, tf.float64)]) as acc:
+    e = T.energy(x, k)
+    r = T.residual(x)
+assert np.isclose(acc.jvp(e).numpy(), physics.energy.jvp(x0, 1.3, tangents=[w.numpy(), 0.5])[1][0])
+assert np.allclose(acc.jvp(r).numpy(), physics.residual.jvp(x0, tangents=[w.numpy()])[1][0])
+
+# a third order raises instead of being silently zero
+with tf.GradientTape() as t3:
+    t3.watch(x)
+    with tf.GradientTape() as t2:
+        t2.watch(x)
+        with tf.GradientTape() as t1:
+            t1.watch(x)
+            e = T.energy(x, 1.0)
+        g = tf.reduce_sum(t1.gradient(e, x))
+    h = tf.reduce_sum(t2.gradient(g, x))
 try:
-    outer.gradient(s, x)
+    t3.gradient(h, x)
 except NotImplementedError as err:
-    assert "differentiable once" in str(err)
+    assert "differentiable twice at most" in str(err)
 else:
-    raise AssertionError("second derivative did not raise")
+    raise AssertionError("third order did not raise")
 print("ok")
 """, physics)
     assert out.strip() == "ok"

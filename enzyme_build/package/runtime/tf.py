@@ -3,11 +3,13 @@
 Copied verbatim into each generated package. The forward pass runs the library's primal entry
 point; the gradient runs its reverse entry point on the inputs the forward pass was given (the
 primal is recomputed inside it), so no tape outlives the TensorFlow graph or GradientTape that
-holds the inputs, and a gradient may be computed any number of times (persistent tapes).
+holds the inputs, and a gradient may be computed any number of times (persistent tapes). The
+gradient is differentiable once more (Hessian-vector products, forward-mode accumulators)
+through the `_reverse_forward` entry points of lib<package>_second.so; a third order raises.
 
 Eagerly, the C functions are called directly on the tensors' buffers. Inside `tf.function` they
 run through `tf.numpy_function` ops (so the traced graph runs in this process, like any graph
-with Python ops; it cannot be exported with SavedModel). Second derivatives raise.
+with Python ops; it cannot be exported with SavedModel).
 """
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ try:
 except ImportError as _error:  # the rest of the package works without TensorFlow
     raise ImportError(f"{_library.package}.tf needs TensorFlow, which is not installed: "
                       f"pip install tensorflow-cpu") from _error
+
+try:  # whether some tape or forward accumulator could want a gradient of these tensors
+    from tensorflow.python.ops.gradients_util import PossibleTapeGradientTypes as _possible_gradients
+except ImportError:  # not public API: without it, every eager call records a custom gradient
+    def _possible_gradients(tensors):
+        return 1
 
 __all__ = sorted(_library.exports)
 
@@ -149,7 +157,8 @@ class _Export:
             outputs = self.primal_numpy([t.numpy() for t in operands], ints)
             return [_tf.constant(o) for o in outputs]
 
-        # one Python function per trace: tf.numpy_function keeps it alive with the graph
+        # one Python function per trace (tf.numpy_function keeps it alive with the graph); eager
+        # calls use none, since in eager mode it would be kept for the life of the process
         def run(*arrays):
             return self.primal_numpy(arrays, ints)
         outputs = _tf.numpy_function(run, list(operands), self.output_dtypes,
@@ -162,28 +171,70 @@ class _Export:
             output.set_shape(shape)
         return list(outputs)
 
+    def hvp_numpy(self, arrays, ints, cotangents, directions):
+        """The derivative of vjp_numpy along `directions` (one per differentiable input, for the
+        gradients it returned): forward over reverse for the inputs, forward mode for the
+        cotangents (the reverse pass is linear in them)."""
+        export = self.export
+        values, ints = export.bind(self.c_args(arrays, ints), {})
+        cotangents = [_np.asarray(c) for c in cotangents]
+        directions = [_np.asarray(d) for d in directions]
+        for_inputs = export.hessian_vector(_library.second, values, ints, cotangents, directions)
+        _, for_cotangents = export.jvp(values, ints, directions)
+        shapes = {p["name"]: _np.shape(a) for p, a in zip(self.operands, arrays)}
+        return [g.reshape(shapes[p["name"]]) for p, g in zip(self.differentiable, for_inputs)] + \
+            [_np.asarray(t, dtype=c.dtype).reshape(c.shape) for t, c in zip(for_cotangents, cotangents)]
+
+    def run(self, compute, inputs, like, name):
+        """compute(*arrays) -> arrays, on tensors: directly when eager, else as a
+        tf.numpy_function op; the results get the dtypes and static shapes of the tensors in
+        `like`."""
+        if _tf.executing_eagerly():
+            return [_tf.constant(r) for r in compute(*[t.numpy() for t in inputs])]
+        results = _tf.numpy_function(compute, list(inputs), [t.dtype for t in like],
+                                     name=f"{self.export.function}_{name}")
+        for result, model in zip(results, like):
+            result.set_shape(model.shape)
+        return list(results)
+
     def backward(self, operands, ints, cotangents):
+        """The gradients of the differentiable inputs; differentiable once more (second
+        derivatives, forward-mode accumulators) through the `_second` library."""
+        function = self.export.function
+        count = len(operands)
         differentiable = [t for p, t in zip(self.operands, operands) if p["role"] in _DIFFERENTIABLE_ROLES]
+
+        def first_order():
+            return self.run(lambda *arrays: self.vjp_numpy(arrays[:count], ints, arrays[count:]),
+                            list(operands) + list(cotangents), differentiable, "reverse")
+        if _tf.executing_eagerly() and not _possible_gradients(differentiable + list(cotangents)):
+            return first_order()  # the usual gradient: no tape records it
 
         @_tf.custom_gradient
         def reverse(*args):
-            if _tf.executing_eagerly():
-                gradients = [_tf.constant(g) for g in self.vjp_numpy(
-                    [t.numpy() for t in operands], ints, [c.numpy() for c in cotangents])]
-            else:
-                def run(*arrays):
-                    return self.vjp_numpy(arrays[:len(operands)], ints, arrays[len(operands):])
-                gradients = _tf.numpy_function(run, list(operands) + list(cotangents),
-                                               [t.dtype for t in differentiable],
-                                               name=f"{self.export.function}_reverse")
-                for gradient, given in zip(gradients, differentiable):
-                    gradient.set_shape(given.shape)
-                gradients = list(gradients)
+            gradients = first_order()
 
-            def second_order(*_):
-                raise NotImplementedError(
-                    f"{self.export.function}: the TensorFlow layer is differentiable once; for second "
-                    f"derivatives use the PyTorch or JAX layer")
+            def second_order(*directions):
+                if _library.second is None:
+                    raise NotImplementedError(f"{function}: second derivatives were not built for this "
+                                              f"package (see the note enzyme-build package printed)")
+                directions = [_tf.zeros_like(g) if d is None else _tf.convert_to_tensor(d)
+                              for d, g in zip(directions, gradients)]
+                extra = len(cotangents)
+
+                @_tf.custom_gradient
+                def hessian_vector(*_):
+                    results = self.run(
+                        lambda *arrays: self.hvp_numpy(arrays[:count], ints, arrays[count:count + extra],
+                                                       arrays[count + extra:]),
+                        list(operands) + list(cotangents) + directions,
+                        differentiable + list(cotangents), "reverse_forward")
+
+                    def third_order(*_):
+                        raise NotImplementedError(f"{function}: the TensorFlow layer is differentiable "
+                                                  f"twice at most")
+                    return results, third_order
+                return list(hessian_vector(*differentiable, *cotangents, *directions))
             return gradients, second_order
         return list(reverse(*differentiable, *cotangents))
 
@@ -193,6 +244,8 @@ class _Export:
         if not self.has_gradient:
             return [_tf.stop_gradient(o) for o in self.forward(operands, ints, known)]
         positions = [i for i, p in enumerate(self.operands) if p["role"] in _DIFFERENTIABLE_ROLES]
+        if _tf.executing_eagerly() and not _possible_gradients([operands[i] for i in positions]):
+            return self.forward(operands, ints, known)  # nothing records: no custom_gradient
 
         @_tf.custom_gradient
         def function(*differentiable):

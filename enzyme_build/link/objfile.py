@@ -145,20 +145,23 @@ def _section_name_offset(data: bytes, section: str) -> int | None:
     return str_off + start
 
 
-def undefined_symbols(data: bytes) -> set[str]:
-    """Global/weak symbols a native ELF object references but does not define."""
+def _global_symbols(data: bytes, table_type: int):
+    """(name, defined?) of every global or weak symbol in the ELF symbol tables of a type."""
     sections = _elf_sections(data) or []
-    out: set[str] = set()
     for _name, stype, off, size, link in sections:
-        if stype != _SHT_SYMTAB or link >= len(sections):
+        if stype != table_type or link >= len(sections):
             continue
         str_off = sections[link][2]
         for pos in range(off, off + size - 23, 24):
             st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", data, pos)
-            if st_shndx == _SHN_UNDEF and st_name and (st_info >> 4) in (_STB_GLOBAL, _STB_WEAK):
+            if st_name and (st_info >> 4) in (_STB_GLOBAL, _STB_WEAK):
                 end = data.find(b"\0", str_off + st_name)
-                out.add(data[str_off + st_name:end].decode("latin-1"))
-    return out
+                yield data[str_off + st_name:end].decode("latin-1"), st_shndx != _SHN_UNDEF
+
+
+def undefined_symbols(data: bytes) -> set[str]:
+    """Global/weak symbols a native ELF object references but does not define."""
+    return {name for name, defined in _global_symbols(data, _SHT_SYMTAB) if not defined}
 
 
 def dynamic_symbols(data: bytes) -> set[str]:
@@ -167,34 +170,12 @@ def dynamic_symbols(data: bytes) -> set[str]:
     An executable exports its definitions of these names (the library calls back into
     them, or they interpose on the library's own), so they must survive internalization.
     """
-    sections = _elf_sections(data) or []
-    out: set[str] = set()
-    for _name, stype, off, size, link in sections:
-        if stype != _SHT_DYNSYM or link >= len(sections):
-            continue
-        str_off = sections[link][2]
-        for pos in range(off, off + size - 23, 24):
-            st_name, st_info = struct.unpack_from("<IB", data, pos)
-            if st_name and (st_info >> 4) in (_STB_GLOBAL, _STB_WEAK):
-                end = data.find(b"\0", str_off + st_name)
-                out.add(data[str_off + st_name:end].decode("latin-1"))
-    return out
+    return {name for name, _defined in _global_symbols(data, _SHT_DYNSYM)}
 
 
 def defined_dynamic_symbols(data: bytes) -> set[str]:
     """Names a shared library defines (exports) in its dynamic symbol table."""
-    sections = _elf_sections(data) or []
-    out: set[str] = set()
-    for _name, stype, off, size, link in sections:
-        if stype != _SHT_DYNSYM or link >= len(sections):
-            continue
-        str_off = sections[link][2]
-        for pos in range(off, off + size - 23, 24):
-            st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", data, pos)
-            if st_name and st_shndx != _SHN_UNDEF and (st_info >> 4) in (_STB_GLOBAL, _STB_WEAK):
-                end = data.find(b"\0", str_off + st_name)
-                out.add(data[str_off + st_name:end].decode("latin-1"))
-    return out
+    return {name for name, defined in _global_symbols(data, _SHT_DYNSYM) if defined}
 
 
 def is_archive(data: bytes) -> bool:

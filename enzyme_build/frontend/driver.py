@@ -9,10 +9,10 @@ import os
 import subprocess
 import sys
 
+from .. import cmdline as argmodel
 from .. import toolchain
+from ..cmdline import Input, Invocation
 from ..errors import child_status
-from . import args as argmodel
-from .args import Input, Invocation
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 
@@ -210,62 +210,19 @@ def compile_objects(driver: list[str], inv: Invocation) -> int:
         source = sources[0]
         output = inv.output or argmodel.default_object_name(source.path)
         command = driver + diagnostics_prefix() + inv.args + fat_flags(source)
-        return run_compile(command, source, output) or guard_object(driver, output)
+        return run_compile(command, source, output) or _guard(driver, output)
     options = argmodel.strip_inputs_and_output(inv.args, drop_link_only=False, drop_depfile=False)
     for source in sources:
         output = argmodel.default_object_name(source.path)
         command = (driver + diagnostics_prefix() + options + ["-c"] + _lang(source)
                    + [source.path, "-o", output] + fat_flags(source))
-        status = run_compile(command, source, output) or guard_object(driver, output) or status
+        status = run_compile(command, source, output) or _guard(driver, output) or status
     return status
 
 
-# A fat object whose code calls __enzyme_* only becomes a working program through our link
-# step. Linked by anything else it would lack its derivatives -- loudly for an executable
-# (undefined __enzyme_autodiff), silently for a shared library (undefined symbols are
-# allowed there). So such an object also references a hidden symbol that only our link
-# defines: any other link stops with the symbol's name, which says what to do. The data
-# section holding the reference is kept under --gc-sections ("R" = SHF_GNU_RETAIN).
-LINK_GUARD = "__enzyme_build_link_step_required__link_with_enzyme_cc"
-LINK_GUARD_ASM = f"""\
-\t.section .data.rel.ro.enzyme_build_link_guard,"awR",@progbits
-\t.p2align 3
-\t.hidden {LINK_GUARD}
-\t.quad {LINK_GUARD}
-\t.section .note.GNU-stack,"",@progbits
-"""
-
-
-def guard_object(driver: list[str], output: str) -> int:
-    """Add the link guard to a fresh fat object that calls __enzyme_* (0, or clang's status)."""
-    from ..link.objfile import mentions_enzyme, read_file
-    try:
-        if not mentions_enzyme(read_file(output)):
-            return 0
-    except OSError:
-        return 0
-    import tempfile
-    from ..files import temporary_beside
-    with tempfile.TemporaryDirectory(prefix="enzyme-build-guard-") as tmp:
-        guard = os.path.join(tmp, "guard.o")
-        made = subprocess.run([driver[0], "-c", "-x", "assembler", "-", "-o", guard],
-                              input=LINK_GUARD_ASM.encode(), capture_output=True)
-        if made.returncode != 0:
-            sys.stderr.buffer.write(made.stderr)
-            return child_status(made.returncode, os.path.basename(driver[0]))
-        combined = temporary_beside(output)
-        named = os.path.join(".", output) if output.startswith("-") else output  # not an option
-        try:
-            merged = subprocess.run([driver[0], "-r", "-nostdlib", named, guard, "-o", combined],
-                                    capture_output=True)
-            if merged.returncode != 0:
-                sys.stderr.buffer.write(merged.stderr)
-                return child_status(merged.returncode, os.path.basename(driver[0]))
-            os.replace(combined, output)
-        finally:
-            if os.path.exists(combined):
-                os.unlink(combined)
-    return 0
+def _guard(driver: list[str], output: str) -> int:
+    from ..link.guard import guard_object
+    return guard_object(driver, output)
 
 
 def _lang(source: Input) -> list[str]:

@@ -101,7 +101,7 @@ def trial_link(plan: LinkPlan) -> list[tuple[str, str | None]]:
     scripts); `--trace` twice makes GNU ld name archive members too. Unresolved symbols
     are ignored: the __enzyme_* calls only get definitions from the AD stage.
     """
-    from ..frontend.driver import LINK_GUARD
+    from .guard import LINK_GUARD
     trial_out = os.path.join(plan.tmpdir, "trial.out")
     argv = plan.driver + plan.link_args + [
         "-Qunused-arguments", "-Wl,--trace", "-Wl,--trace", f"-Wl,--defsym={LINK_GUARD}=0",
@@ -314,7 +314,7 @@ def define_leftover_markers(module):
     Only the ABI's names: another `extern int enzyme_x;` may be meant for a shared library.
     """
     from .. import llvm
-    from ..frontend.driver import LINK_GUARD
+    from .guard import LINK_GUARD
     defined = {name for name, _k, _l in llvm.defined_symbols(module)}
     leftover = [g for g in module.global_names() if g in ABI_MARKERS and g not in defined]
     # guarded archive members the native link may still pull in find the guard defined
@@ -470,7 +470,7 @@ def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list
     Inside --whole-archive they would load everything again, so there they leave, and
     their native (non-bitcode) members are extracted in their place.
     """
-    from ..frontend.args import takes_separate_value
+    from ..cmdline import takes_separate_value
     out: list[str] = []
     placed = False
     whole_archive = False

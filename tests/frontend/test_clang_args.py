@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from enzyme_build.frontend import args as A
+from enzyme_build import cmdline as A
 
 
 def kinds(argv):

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from enzyme_build.frontend.driver import LINK_GUARD
+from enzyme_build.link.guard import LINK_GUARD
 from test_failure_handling import ENZYME_BUILD
 from test_shared_library_inputs import LIB, USE
 

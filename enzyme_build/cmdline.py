@@ -1,8 +1,9 @@
-"""A small model of clang driver arguments: inputs, outputs, actions and link-only flags.
+"""The one model of a clang command line: inputs, outputs, actions and link-only flags.
 
 It knows just enough of clang's option table to tell an option's value from an input
 file, to decide what the invocation does (compile, link, or something we pass through),
-and to split a link into per-source compiles plus a link of objects.
+and to split a link into per-source compiles plus a link of objects. The compile front
+end (frontend/) and the link step (link/) both read command lines through it.
 """
 from __future__ import annotations
 

@@ -210,19 +210,19 @@ def compile_objects(driver: list[str], inv: Invocation) -> int:
         source = sources[0]
         output = inv.output or argmodel.default_object_name(source.path)
         command = driver + diagnostics_prefix() + inv.args + fat_flags(source)
-        return run_compile(command, source, output) or _guard(driver, output)
+        return run_compile(command, source, output) or _guard(driver, output, inv.args)
     options = argmodel.strip_inputs_and_output(inv.args, drop_link_only=False, drop_depfile=False)
     for source in sources:
         output = argmodel.default_object_name(source.path)
         command = (driver + diagnostics_prefix() + options + ["-c"] + _lang(source)
                    + [source.path, "-o", output] + fat_flags(source))
-        status = run_compile(command, source, output) or _guard(driver, output) or status
+        status = run_compile(command, source, output) or _guard(driver, output, options) or status
     return status
 
 
-def _guard(driver: list[str], output: str) -> int:
+def _guard(driver: list[str], output: str, args: list[str]) -> int:
     from ..link.guard import guard_object
-    return guard_object(driver, output)
+    return guard_object(driver, output, args)
 
 
 def _lang(source: Input) -> list[str]:

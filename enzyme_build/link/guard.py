@@ -5,8 +5,6 @@ import os
 import subprocess
 import sys
 
-from ..errors import child_status
-
 # A fat object whose code calls __enzyme_* only becomes a working program through our link
 # step. Linked by anything else it would lack its derivatives -- loudly for an executable
 # (undefined __enzyme_autodiff), silently for a shared library (undefined symbols are
@@ -23,8 +21,23 @@ LINK_GUARD_ASM = f"""\
 """
 
 
-def guard_object(driver: list[str], output: str) -> int:
-    """Add the link guard to a fresh fat object that calls __enzyme_* (0, or clang's status)."""
+def target_flags(args: list[str]) -> list[str]:
+    """The options of a compile that choose its target, for assembling the guard alike."""
+    out = []
+    for k, arg in enumerate(args):
+        if arg.startswith(("--target=", "-target=", "--gcc-toolchain=")) or arg in ("-m32", "-m64", "-mx32"):
+            out.append(arg)
+        elif arg in ("-target", "--target") and k + 1 < len(args):
+            out += [arg, args[k + 1]]
+    return out
+
+
+def guard_object(driver: list[str], output: str, args: list[str] = ()) -> int:
+    """Add the link guard to a fresh fat object that calls __enzyme_* (always 0).
+
+    The guard is a safety net: if it cannot be added (an unusual target, a linker without
+    -r), the object stays as clang made it and a warning says so.
+    """
     from .objfile import mentions_enzyme, read_file
     try:
         if not mentions_enzyme(read_file(output)):
@@ -35,21 +48,31 @@ def guard_object(driver: list[str], output: str) -> int:
     from ..files import temporary_beside
     with tempfile.TemporaryDirectory(prefix="enzyme-build-guard-") as tmp:
         guard = os.path.join(tmp, "guard.o")
-        made = subprocess.run([driver[0], "-c", "-x", "assembler", "-", "-o", guard],
+        target = target_flags(list(args))
+        made = subprocess.run([driver[0], *target, "-c", "-x", "assembler", "-", "-o", guard],
                               input=LINK_GUARD_ASM.encode(), capture_output=True)
         if made.returncode != 0:
-            sys.stderr.buffer.write(made.stderr)
-            return child_status(made.returncode, os.path.basename(driver[0]))
+            return _not_guarded(output, made)
         combined = temporary_beside(output)
         named = os.path.join(".", output) if output.startswith("-") else output  # not an option
         try:
-            merged = subprocess.run([driver[0], "-r", "-nostdlib", named, guard, "-o", combined],
-                                    capture_output=True)
+            # another target: lld, which links every target (GNU ld only its own)
+            linker = ["-fuse-ld=lld"] if target else []
+            merged = subprocess.run([driver[0], *target, *linker, "-r", "-nostdlib", named, guard,
+                                     "-o", combined], capture_output=True)
             if merged.returncode != 0:
-                sys.stderr.buffer.write(merged.stderr)
-                return child_status(merged.returncode, os.path.basename(driver[0]))
+                return _not_guarded(output, merged)
             os.replace(combined, output)
         finally:
             if os.path.exists(combined):
                 os.unlink(combined)
+    return 0
+
+
+def _not_guarded(output: str, proc: subprocess.CompletedProcess) -> int:
+    first = proc.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
+    detail = f": {first[0]}" if first else ""
+    print(f"enzyme-build: warning: {output} calls __enzyme_* but the link guard could not be "
+          f"added{detail}; link it with enzyme-build (a plain link would lack the derivatives)",
+          file=sys.stderr, flush=True)
     return 0

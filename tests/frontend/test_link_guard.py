@@ -62,3 +62,18 @@ def test_enzyme_build_links_guarded_objects(objects):
     exported = subprocess.run([nm, "-D", "--defined-only", str(objects / "libok.so")],
                               capture_output=True, text=True).stdout
     assert LINK_GUARD not in exported and "main" in exported
+
+
+def test_objects_for_another_target_are_guarded_alike(tmp_path):
+    """--target=aarch64-linux-gnu: the guard is assembled for that target and merged with lld."""
+    (tmp_path / "g.c").write_text("double __enzyme_autodiff(void *, ...);\n"
+                                  "double sq(double x) { return x * x; }\n"
+                                  "double g(double x) { return __enzyme_autodiff((void *)sq, x); }\n")
+    done = subprocess.run([ENZYME_BUILD, "cc", "--target=aarch64-linux-gnu", "-O2", "-c", "g.c"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+    table = sections(tmp_path / "g.o")
+    assert "enzyme_build_link_guard" in table and ".enzbc" in table
+    readelf = shutil.which("llvm-readelf-22") or "readelf"
+    header = subprocess.run([readelf, "-h", str(tmp_path / "g.o")], capture_output=True, text=True).stdout
+    assert "AArch64" in header

@@ -302,6 +302,22 @@ def parse_reverse_call(engine, fn: Function, inst: Instruction, fresh) -> Revers
         raise EnzymeBuildError(f"too few arguments in call to {kind} for @{primal.name} "
                                f"({len(params)} parameters)", location=where)
     ret_active = is_float_type(primal.return_type)
+    if kind != "__enzyme_reverse" and args.remaining():
+        # (__enzyme_reverse goes on with the return adjoint and the tape: call.trailing())
+        extra = args.next()
+        raise EnzymeBuildError(
+            f"too many arguments in the call to {kind} for @{primal.name}: it has {len(params)} "
+            f"parameter{'s' if len(params) != 1 else ''}, and {extra[0]} {extra[1]} is one more",
+            location=where, hint="pass one value per parameter (a pointer with enzyme_dup: the "
+                                 "pointer, then its shadow); markers do not count")
+    if not ret_active and primal.return_type != "void" and not any(
+            act in (OUT, DUP, DUPNONEED) for act in activity):
+        raise EnzymeBuildError(
+            f"{kind} of @{primal.name} has nothing to differentiate: it returns "
+            f"{primal.return_type} and no argument is active (no floating-point value, no "
+            f"pointer with a shadow)", location=where,
+            hint="differentiate a function that returns a floating-point value, or pass the "
+                 "data it reads and writes through pointers marked enzyme_dup")
     split_call = kind in SPLIT_ENTRY_POINTS
     call.sig = Signature(primal.name, tuple(activity), ret_active,
                          stable_args=tuple(kept) if split_call and any(kept) else ())

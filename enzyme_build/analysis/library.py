@@ -74,6 +74,63 @@ LIBRARY: dict[str, LibraryFunction] = {
     "lround": _INACTIVE, "lroundf": _INACTIVE, "lrint": _INACTIVE, "lrintf": _INACTIVE,
     "llround": _INACTIVE, "llroundf": _INACTIVE, "llrint": _INACTIVE, "llrintf": _INACTIVE,
     "ilogb": _INACTIVE, "ilogbf": _INACTIVE,
+    # ---- more process, time and randomness (random numbers carry no derivative of the inputs)
+    "gettimeofday": LibraryFunction(inactive=True, writes_args=True),
+    "clock_gettime": LibraryFunction(inactive=True, writes_args=True),
+    "nanosleep": _INACTIVE, "usleep": _INACTIVE, "sleep": _INACTIVE,
+    "random": _INACTIVE, "srandom": _INACTIVE, "drand48": _INACTIVE, "srand48": _INACTIVE,
+    "rand_r": LibraryFunction(inactive=True, writes_args=True),
+    "__cxa_atexit": _INACTIVE, "atexit": _INACTIVE,
+    "strchr": _INACTIVE, "strrchr": _INACTIVE, "strstr": _INACTIVE, "strncpy": LibraryFunction(
+        inactive=True, writes_args=True), "strcat": LibraryFunction(inactive=True, writes_args=True),
+    "strdup": _INACTIVE, "toupper": _INACTIVE, "tolower": _INACTIVE,
+    # ---- libstdc++: iostream inserters (operator<< of numbers, strings, endl, flush)
+    **{f"_ZNSo9_M_insertI{t}EERSoT_": _INACTIVE for t in ("d", "e", "l", "m", "x", "y", "b", "PKv")},
+    **{f"_ZNSols{t}": _INACTIVE for t in ("Ei", "Es", "Ej", "Et", "Ed", "Ef", "Ee", "El", "Em", "Ex",
+                                         "Ey", "Eb", "EPKv", "EPFRSoS_E", "EPFRSt8ios_baseS0_E")},
+    "_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_PKc": _INACTIVE,
+    "_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_c": _INACTIVE,
+    "_ZStlsIcSt11char_traitsIcESaIcEERSt13basic_ostreamIT_T0_ES7_RKNSt7__cxx1112basic_stringIS4_S5_T1_EE":
+        _INACTIVE,
+    "_ZNSo3putEc": _INACTIVE, "_ZNSo5flushEv": _INACTIVE, "_ZNSo5writeEPKcl": _INACTIVE,
+    "_ZSt16__ostream_insertIcSt11char_traitsIcEERSt13basic_ostreamIT_T0_ES6_PKS3_l": _INACTIVE,
+    "_ZSt4endlIcSt11char_traitsIcEERSt13basic_ostreamIT_T0_ES6_": _INACTIVE,
+    "_ZNKSt5ctypeIcE13_M_widen_initEv": _INACTIVE, "_ZNSt9basic_iosIcSt11char_traitsIcEE5clearESt12_Ios_Iostate": _INACTIVE,
+    "_ZNSt8ios_base4InitC1Ev": _INACTIVE, "_ZNSt8ios_base4InitD1Ev": _INACTIVE,
+    "_ZNSt6localeC1Ev": _INACTIVE, "_ZNSt6localeD1Ev": _INACTIVE,
+    # ---- libstdc++: hashing and the hash tables' rehash policy (integers only)
+    "_ZSt11_Hash_bytesPKvmm": _INACTIVE, "_ZSt15_Fnv_hash_bytesPKvmm": _INACTIVE,
+    "_ZNKSt8__detail20_Prime_rehash_policy14_M_need_rehashEmmm": _INACTIVE,
+    "_ZNKSt8__detail20_Prime_rehash_policy11_M_next_bktEm": _INACTIVE,
+    "_ZNSt8__detail15_List_node_base7_M_hookEPS0_": LibraryFunction(inactive=True, writes_args=True),
+    "_ZNSt8__detail15_List_node_base9_M_unhookEv": LibraryFunction(inactive=True, writes_args=True),
+    "_ZSt18_Rb_tree_incrementPSt18_Rb_tree_node_base": _INACTIVE,
+    "_ZSt18_Rb_tree_decrementPSt18_Rb_tree_node_base": _INACTIVE,
+    "_ZSt18_Rb_tree_incrementPKSt18_Rb_tree_node_base": _INACTIVE,
+    "_ZSt18_Rb_tree_decrementPKSt18_Rb_tree_node_base": _INACTIVE,
+    "_ZSt29_Rb_tree_insert_and_rebalancebPSt18_Rb_tree_node_baseS0_RS_": LibraryFunction(
+        inactive=True, writes_args=True),
+    "_ZSt28_Rb_tree_rebalance_for_erasePSt18_Rb_tree_node_baseRS_": LibraryFunction(
+        inactive=True, writes_args=True),
+    # ---- libstdc++: std::string (characters only; they write into the string object)
+    **{f"_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE{m}": LibraryFunction(
+        inactive=True, writes_args=True) for m in (
+        "9_M_createERmm", "9_M_mutateEmmPKcm", "10_M_replaceEmmPKcm", "9_M_appendEPKcm",
+        "9_M_assignERKS4_", "7reserveEm", "8_M_eraseEmm", "4swapERS4_", "14_M_replace_auxEmmmc",
+        "12_M_constructEmc", "6resizeEmc")},
+    **{f"_ZNKSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE{m}": _INACTIVE for m in (
+        "7compareEPKc", "7compareERKS4_", "4findEPKcmm", "4findEcm", "5rfindEcm", "6substrEmm")},
+    # ---- libstdc++: exceptions and their helpers (control flow, no values)
+    "__cxa_allocate_exception": _INACTIVE, "__cxa_free_exception": _INACTIVE,
+    "__cxa_throw": _INACTIVE, "__cxa_rethrow": _INACTIVE, "__cxa_begin_catch": _INACTIVE,
+    "__cxa_end_catch": _INACTIVE, "__cxa_call_unexpected": _INACTIVE, "_Unwind_Resume": _INACTIVE,
+    "__cxa_pure_virtual": _INACTIVE, "_ZSt9terminatev": _INACTIVE,
+    **{name: _INACTIVE for name in (
+        "_ZSt17__throw_bad_allocv", "_ZSt20__throw_length_errorPKc", "_ZSt19__throw_logic_errorPKc",
+        "_ZSt20__throw_out_of_rangePKc", "_ZSt24__throw_out_of_range_fmtPKcz",
+        "_ZSt28__throw_bad_array_new_lengthv", "_ZSt16__throw_bad_castv",
+        "_ZSt25__throw_bad_function_callv", "_ZSt21__throw_runtime_errorPKc",
+        "_ZSt24__throw_invalid_argumentPKc", "_ZSt20__throw_system_errori")},
     # ---- the engine's own tape helpers (nested AD renames them when they carry tangents)
     "__enzyme_build_tape_push": _INACTIVE, "__enzyme_build_tape_pop": _INACTIVE,
 }

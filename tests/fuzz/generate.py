@@ -1,0 +1,258 @@
+"""Seeded generator of random differentiable C programs for the differential fuzzer.
+
+`gen(seed)` returns the source of one self-checking-free program: it defines
+`double f(const double *x)` over N inputs and a `main` that prints
+
+    VAL <f(x)>
+    REV <i> <d f / d x_i from one __enzyme_autodiff call>
+    FWD <i> <d f / d x_i from __enzyme_fwddiff along basis direction i>
+    FD <h> <i> <central finite difference with step h>
+
+The oracle lives in run.py.  Programs are valid C without undefined behaviour: every
+index is in range by construction, log/sqrt/pow only see arguments >= 1, divisions are by
+1.5 + y*y, trip counts are clamped, recursion depth is a constant, and every malloc is freed.
+The same seed always gives the same text (only `random.Random(seed)` is used).
+"""
+from __future__ import annotations
+
+import random
+import sys
+
+N = 4          # inputs of f
+M = 6          # length of the working arrays a (local) and b (malloc'd)
+FD_STEPS = ("1e-4", "1e-5", "1e-6")
+
+
+class _Gen:
+    def __init__(self, seed: int):
+        self.r = random.Random(seed)
+        self.helpers: list[str] = []
+        self.helper_names: list[tuple[str, str]] = []  # (name, kind)
+        self.tmp = 0
+
+    # ---------------------------------------------------------------- expressions
+    def expr(self, leaves: list[str], depth: int = 0) -> str:
+        r = self.r
+        if depth >= 3 or (depth > 0 and r.random() < 0.35):
+            if r.random() < 0.15:
+                return r.choice(["0.5", "1.25", "0.75", "-0.3"])
+            return r.choice(leaves)
+        op = r.choice(["+", "-", "*", "*", "sin", "cos", "exp", "log", "sqrt", "tanh", "pow", "div", "sq"])
+        a = self.expr(leaves, depth + 1)
+        if op in ("+", "-", "*"):
+            return f"({a} {op} {self.expr(leaves, depth + 1)})"
+        if op == "sq":
+            return f"({a} * {a})"
+        if op == "div":
+            b = self.expr(leaves, depth + 1)
+            return f"({a} / (1.5 + ({b}) * ({b})))"
+        if op == "exp":
+            return f"exp(0.5 * tanh({a}))"
+        if op == "log":
+            return f"log(1.0 + ({a}) * ({a}))"
+        if op == "sqrt":
+            return f"sqrt(1.0 + ({a}) * ({a}))"
+        if op == "pow":
+            b = self.expr(leaves, depth + 1)
+            return f"pow(1.25 + ({a}) * ({a}), 0.5 + 0.25 * tanh({b}))"
+        return f"{op}({a})"
+
+    def bexpr(self, leaves: list[str]) -> str:
+        """A bounded expression (result in (-1.5, 1.5)): safe to accumulate in loops."""
+        return f"{self.r.choice(['tanh', 'sin'])}({self.expr(leaves)})"
+
+    def name(self, p: str) -> str:
+        self.tmp += 1
+        return f"{p}{self.tmp}"
+
+    # ---------------------------------------------------------------- helpers
+    def make_helpers(self) -> None:
+        r = self.r
+        for k in range(r.randint(1, 3)):
+            kind = r.choice(["scalar", "array", "struct", "rec", "u64copy"])
+            attr = "__attribute__((noinline)) " if r.random() < 0.6 else "static "
+            nm = f"h{k}_{kind}"
+            if kind == "scalar":
+                body = f"{attr}double {nm}(double u, double v) {{\n  return {self.expr(['u', 'v'])};\n}}"
+            elif kind == "array":
+                body = (f"{attr}double {nm}(double *p, int n, double v) {{\n"
+                        f"  double acc = 0.0;\n"
+                        f"  for (int i = 0; i < n; i++) {{ p[i] = {self.bexpr(['p[i]', 'v'])}; acc += p[i] * {r.choice(['0.5', '0.25', 'v'])}; }}\n"
+                        f"  return acc;\n}}")
+            elif kind == "struct":
+                body = (f"{attr}void {nm}(struct S *s, double v) {{\n"
+                        f"  double t = s->u;\n"
+                        f"  s->u = {self.bexpr(['s->u', 's->v', 'v'])};\n"
+                        f"  s->v = {self.bexpr(['t', 's->v', 'v'])} + s->k * 0.125;\n}}")
+            elif kind == "rec":
+                body = (f"{attr}double {nm}(double v, double w, int d) {{\n"
+                        f"  if (d <= 0) return {self.expr(['v', 'w'])};\n"
+                        f"  return {self.bexpr(['v', 'w'])} + 0.5 * {nm}({self.bexpr(['v', 'w'])}, w, d - 1);\n}}")
+            else:  # u64copy: a generic copy of 8-byte words over uint64_t
+                body = (f"{attr}void {nm}(void *dst, const void *src, int n) {{\n"
+                        f"  uint64_t *d = dst; const uint64_t *s = src;\n"
+                        f"  for (int i = 0; i < n; i++) d[i] = s[i];\n}}")
+            self.helpers.append(body)
+            self.helper_names.append((nm, kind))
+
+    # ---------------------------------------------------------------- statements of f
+    def idx(self) -> int:
+        return self.r.randrange(M)
+
+    def stmt(self, depth: int = 0) -> list[str]:
+        r = self.r
+        leaves = ["s", "t", f"a[{self.idx()}]", f"b[{self.idx()}]", f"x[{r.randrange(N)}]"]
+        kinds = ["assign", "assign", "if", "loop", "triangular", "datatrip", "while", "overwrite",
+                 "memcpy", "memmove", "u64", "ptr", "struct", "helper", "helper"]
+        if depth > 0:
+            kinds = [k for k in kinds if k not in ("if", "loop", "triangular", "datatrip")]
+        kind = r.choice(kinds)
+        if kind == "assign":
+            tgt = r.choice(["s", "t", f"a[{self.idx()}]", f"b[{self.idx()}]"])
+            return [f"{tgt} = {self.bexpr(leaves)};"]
+        if kind == "if":
+            cond = self.expr(leaves)
+            th = self.stmt(depth + 1)
+            el = self.stmt(depth + 1)
+            return [f"if ({cond} > {r.choice(['0.1', '0.3', '-0.2'])}) {{"] + ["  " + l for l in th] + ["} else {"] + \
+                   ["  " + l for l in el] + ["}"]
+        if kind == "loop":
+            i = self.name("i")
+            lv = ["s", "t", f"a[{i}]", f"b[{i}]", f"a[({i} + {r.randint(1, M - 1)}) % {M}]", f"x[{i} % {N}]"]
+            tgt = r.choice([f"a[{i}]", f"b[{i}]", "s", "t"])
+            upd = f"{tgt} = 0.5 * {tgt} + 0.5 * {self.bexpr(lv)};"
+            if r.random() < 0.4:
+                j = self.name("j")
+                lv2 = lv + [f"a[{j}]", f"b[({i} + {j}) % {M}]"]
+                return [f"for (int {i} = 0; {i} < {M}; {i}++) {{",
+                        f"  for (int {j} = 0; {j} < {r.randint(2, 4)}; {j}++) t = 0.5 * t + 0.25 * {self.bexpr(lv2)};",
+                        f"  {upd}", "}"]
+            return [f"for (int {i} = 0; {i} < {M}; {i}++) {{ {upd} }}"]
+        if kind == "triangular":
+            i, j = self.name("i"), self.name("j")
+            lv = ["s", f"a[{i}]", f"a[{j}]", f"b[{j}]", f"x[{j} % {N}]"]
+            tgt = r.choice(["s", "t", f"b[{i}]", f"a[{i}]"])
+            return [f"for (int {i} = 0; {i} < {M}; {i}++)",
+                    f"  for (int {j} = 0; {j} <= {i}; {j}++) {tgt} = 0.75 * {tgt} + 0.25 * {self.bexpr(lv)};"]
+        if kind == "datatrip":
+            m, i = self.name("m"), self.name("i")
+            # (int) of a value in [0, M-1): a trip count in [1, M-1], constant near the point.
+            lv = ["s", "t", f"a[{i}]", f"b[{i}]", f"x[{i} % {N}]"]
+            tgt = r.choice([f"a[{i}]", f"b[{i}]", "s", "t"])
+            return [f"{{ int {m} = 1 + (int)({(M - 2) / 2:.1f} * (1.0 + tanh({self.expr(leaves)})));",
+                    f"  for (int {i} = 0; {i} < {m}; {i}++) {tgt} = 0.5 * {tgt} + 0.5 * {self.bexpr(lv)}; }}"]
+        if kind == "while":
+            k = self.name("k")
+            return [f"{{ int {k} = 0; while ({k} < {M} && s < {r.choice(['1.5', '2.0', '2.5'])}) "
+                    f"{{ s = s + 0.3 + 0.2 * {self.bexpr(['s', f'a[{k}]', f'b[{k}]'])}; {k}++; }} }}"]
+        if kind == "overwrite":
+            i = self.name("i")
+            arr = r.choice(["a", "b"])
+            return [f"for (int {i} = 0; {i} < {M - 1}; {i}++) {arr}[{i}] = {self.bexpr([f'{arr}[{i}]', f'{arr}[{i} + 1]', 's'])};"]
+        if kind == "memcpy":
+            n = r.randint(1, M)
+            src_off, dst_off = r.randrange(M - n + 1), r.randrange(M - n + 1)
+            src, dst = r.choice([("a", "b"), ("b", "a")])
+            return [f"memcpy({dst} + {dst_off}, {src} + {src_off}, {n} * sizeof(double));"]
+        if kind == "memmove":
+            n = r.randint(1, M - 1)
+            arr = r.choice(["a", "b"])
+            src_off, dst_off = r.randrange(M - n + 1), r.randrange(M - n + 1)
+            return [f"memmove({arr} + {dst_off}, {arr} + {src_off}, {n} * sizeof(double));"]
+        if kind == "u64":
+            w = self.name("w")
+            src = r.choice(["a", "b"]) + f"[{self.idx()}]"
+            dst = r.choice(["a", "b"]) + f"[{self.idx()}]"
+            return [f"{{ uint64_t {w}; memcpy(&{w}, &{src}, sizeof {w}); memcpy(&{dst}, &{w}, sizeof {w}); }}"]
+        if kind == "ptr":
+            p, i = self.name("p"), self.name("i")
+            arr = r.choice(["a", "b"])
+            off = r.randint(0, 2)
+            cnt = r.randint(1, M - off)
+            return [f"{{ double *{p} = {arr} + {off};",
+                    f"  for (int {i} = 0; {i} < {cnt}; {i}++) {{ *{p} = {self.bexpr([f'*{p}', 's', 't'])}; {p}++; }}",
+                    f"  t = t + 0.5 * {p}[-1]; }}"]
+        if kind == "struct":
+            return [f"st.u = {self.bexpr(leaves)}; st.v = st.v * 0.5 + {self.bexpr(leaves)};",
+                    f"s = s + 0.25 * st.u * st.v;"]
+        # helper call
+        nm, hk = r.choice(self.helper_names)
+        if hk == "scalar":
+            return [f"{r.choice(['s', 't'])} = tanh({nm}({self.expr(leaves)}, {r.choice(leaves)}));"]
+        if hk == "array":
+            arr, off = r.choice(["a", "b"]), r.randint(0, 2)
+            return [f"t = 0.5 * t + 0.5 * tanh({nm}({arr} + {off}, {r.randint(1, M - off)}, {r.choice(leaves)}));"]
+        if hk == "struct":
+            return [f"{nm}(&st, {r.choice(leaves)}); s = s + 0.25 * st.u - 0.125 * st.v;"]
+        if hk == "rec":
+            return [f"t = tanh({nm}({r.choice(leaves)}, {r.choice(leaves)}, {r.randint(1, 4)}));"]
+        n = r.randint(1, M)
+        src, dst = r.choice([("a", "b"), ("b", "a")])
+        so, do = r.randrange(M - n + 1), r.randrange(M - n + 1)
+        return [f"{nm}({dst} + {do}, {src} + {so}, {n});"]
+
+    # ---------------------------------------------------------------- program
+    def program(self) -> str:
+        r = self.r
+        self.make_helpers()
+        body: list[str] = []
+        for _ in range(r.randint(3, 7)):
+            body += self.stmt()
+        wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
+        wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
+        x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]
+        init = [f"  for (int i = 0; i < {M}; i++) {{ a[i] = {self.expr([f'x[i % {N}]', f'x[(i + 1) % {N}]'])} + 0.1 * i; "
+                f"b[i] = {self.bexpr([f'x[(i + 2) % {N}]', 'a[i]'])}; }}"]
+        lines = [
+            "#include <math.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
+            "#include <string.h>",
+            "extern int enzyme_dup, enzyme_const;",
+            "void __enzyme_autodiff(void *, ...);",
+            "double __enzyme_fwddiff(void *, ...);",
+            "struct S { double u; double v; int k; };",
+            "",
+        ] + [h + "\n" for h in self.helpers] + [
+            "__attribute__((noinline)) double f(const double *x) {",
+            f"  double a[{M}];",
+            f"  double *b = malloc({M} * sizeof(double));",
+            f"  double s = {self.bexpr(['x[0]', 'x[1]'])}, t = {self.bexpr([f'x[{N - 1}]', 'x[2]'])};",
+            f"  struct S st = {{ x[1] * 0.5, {self.bexpr(['x[0]', 'x[3]'])}, {r.randint(0, 3)} }};",
+        ] + init + ["  " + l for l in body] + [
+            f"  static const double wa[{M}] = {{{', '.join(wa)}}}, wb[{M}] = {{{', '.join(wb)}}};",
+            "  double out = s + 0.5 * t + 0.25 * st.u - 0.125 * st.v;",
+            f"  for (int i = 0; i < {M}; i++) out += wa[i] * a[i] + wb[i] * b[i];",
+            "  free(b);",
+            "  return out;",
+            "}",
+            "",
+            "int main(void) {",
+            f"  double x[{N}] = {{{', '.join(x0)}}};",
+            f"  double g[{N}] = {{0}};",
+            '  printf("VAL %.17g\\n", f(x));',
+            "  __enzyme_autodiff((void *)f, enzyme_dup, x, g);",
+            f'  for (int i = 0; i < {N}; i++) printf("REV %d %.17g\\n", i, g[i]);',
+            f"  for (int i = 0; i < {N}; i++) {{",
+            f"    double e[{N}] = {{0}};",
+            "    e[i] = 1.0;",
+            '    printf("FWD %d %.17g\\n", i, __enzyme_fwddiff((void *)f, enzyme_dup, x, e));',
+            "  }",
+            f"  static const double steps[3] = {{{', '.join(FD_STEPS)}}};",
+            "  for (int k = 0; k < 3; k++)",
+            f"    for (int i = 0; i < {N}; i++) {{",
+            f"      double xp[{N}], xm[{N}];",
+            f"      memcpy(xp, x, sizeof xp); memcpy(xm, x, sizeof xm);",
+            "      xp[i] += steps[k]; xm[i] -= steps[k];",
+            '      printf("FD %g %d %.17g\\n", steps[k], i, (f(xp) - f(xm)) / (xp[i] - xm[i]));',
+            "    }",
+            "  return 0;",
+            "}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def gen(seed: int) -> str:
+    return _Gen(seed).program()
+
+
+if __name__ == "__main__":
+    sys.stdout.write(gen(int(sys.argv[1]) if len(sys.argv) > 1 else 0))

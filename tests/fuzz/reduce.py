@@ -5,7 +5,7 @@
 
 Line-based delta debugging: chunks of lines (halves, quarters, ... single lines) are
 deleted from the program above `main` as long as the reduced program still builds and
-gives the same outcome (for `refused`/`internal`, the same message up to the first " in @"
+gives the same outcome (f's prologue, which initialises every array, is kept) (for `refused`/`internal`, the same message up to the first " in @"
 or "%"; for `wrong`, any wrong gradient).  Deletions that break the C make clang fail, which
 changes the outcome, so they are rejected.
 """
@@ -40,14 +40,24 @@ def reduce(source: str, config: str, verbose: bool = True) -> tuple[str, dict]:
         main_at = next(i for i, l in enumerate(lines) if l.startswith("int main("))
         # Keep the includes/declarations (everything up to the struct) and main.
         lo = next(i for i, l in enumerate(lines) if l.startswith("struct S")) + 1
-        body = lines[lo:main_at]
+        # f's prologue (declarations and the loop that initialises a and b) is kept, so
+        # the reduced program never reads uninitialised memory; so is free(b).
+        f_at = next(i for i, l in enumerate(lines) if l.startswith("__attribute__((noinline)) double f("))
+        init_at = next(i for i in range(f_at, main_at) if lines[i].startswith("  for (int i = 0; i < "))
+        keep = set(range(f_at, init_at + 1)) | {i for i in range(f_at, main_at) if lines[i].strip() == "free(b);"}
+        body = [(i, lines[i]) for i in range(lo, main_at)]
         head, tail = lines[:lo], lines[main_at:]
+
+        def text(cand: list[tuple[int, str]]) -> str:
+            return "\n".join(head + [l for _, l in cand] + tail) + "\n"
         tries = 0
 
         def still_fails(cand: list[str]) -> bool:
             nonlocal tries
             tries += 1
-            res = fuzz.run_one(0, config, wd, "\n".join(head + cand + tail) + "\n")
+            if not keep <= {i for i, _ in cand}:
+                return False
+            res = fuzz.run_one(0, config, wd, text(cand))
             return _key(res) == want
 
         chunk = max(1, len(body) // 2)
@@ -63,7 +73,7 @@ def reduce(source: str, config: str, verbose: bool = True) -> tuple[str, dict]:
                     i += chunk
             if not changed:
                 chunk //= 2
-        out = "\n".join(head + body + tail) + "\n"
+        out = text(body)
         return out, fuzz.run_one(0, config, wd, out)
 
 

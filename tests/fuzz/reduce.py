@@ -7,18 +7,31 @@ Line-based delta debugging: chunks of lines (halves, quarters, ... single lines)
 deleted from the program above `main` as long as the reduced program still builds and
 gives the same outcome (f's prologue, which initialises every array, is kept) (for `refused`/`internal`, the same message up to the first " in @"
 or "%"; for `wrong`, any wrong gradient).  Deletions that break the C make clang fail, which
-changes the outcome, so they are rejected.
+changes the outcome, so they are rejected; so are deletions after which clang warns of a
+missing return or an uninitialised value (-Werror=return-type, -Werror=uninitialized).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as fuzz  # noqa: E402
+
+
+CLANG = shutil.which("clang-22") or shutil.which("clang") or "clang"
+# A deletion must not leave a non-void function without its return or a value unset.
+STRICT = ["-fsyntax-only", "-Werror=return-type", "-Werror=uninitialized", "-Werror=sometimes-uninitialized",
+          "-Werror=conditional-uninitialized"]
+
+
+def _valid(path: str) -> bool:
+    return subprocess.run([CLANG, *STRICT, path], capture_output=True).returncode == 0
 
 
 def _key(res: dict) -> tuple[str, str]:
@@ -56,6 +69,11 @@ def reduce(source: str, config: str, verbose: bool = True) -> tuple[str, dict]:
             nonlocal tries
             tries += 1
             if not keep <= {i for i, _ in cand}:
+                return False
+            path = os.path.join(wd, "cand.c")
+            with open(path, "w") as fh:
+                fh.write(text(cand))
+            if not _valid(path):
                 return False
             res = fuzz.run_one(0, config, wd, text(cand))
             return _key(res) == want

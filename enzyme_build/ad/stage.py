@@ -115,9 +115,17 @@ _MEMALIGN_RE = re.compile(r'^(\s*)(?:(%[-a-zA-Z$._0-9]+) = )?(?:tail |notail )?c
                           r'i64 (?:[a-z]+ )*(\S+)\)')
 
 
-def _lower_line(line: str, need: set) -> list[str] | None:
+SIZE_CHECK = "__enzyme_build_check_size"
+
+
+def _lower_line(line: str, need: set, counter) -> list[str] | None:
     """Library calls the engine handles better as simpler IR: pairs of results become
-    scalars with known rules, out-parameter allocation becomes a returned allocation."""
+    scalars with known rules, out-parameter allocation becomes a returned allocation, libc
+    memory copies become the intrinsics."""
+    if "@mem" in line or "_chk(" in line:
+        lowered = _lower_libc_memory(line, need, counter)
+        if lowered is not None:
+            return lowered
     m = _MODF_RE.match(line)
     if m:
         ind, res, ty, x = m.groups()
@@ -160,18 +168,74 @@ def _lower_line(line: str, need: set) -> list[str] | None:
     return None
 
 
-_LOWERED_DECLS = {"aligned_alloc": "declare ptr @aligned_alloc(i64, i64)"}
+_LOWERED_DECLS = {
+    "aligned_alloc": "declare ptr @aligned_alloc(i64, i64)",
+    "llvm.memcpy.p0.p0.i64": "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)",
+    "llvm.memmove.p0.p0.i64": "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)",
+    "llvm.memset.p0.i64": "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)",
+    SIZE_CHECK: f"""define internal void @{SIZE_CHECK}(i64 %n, i64 %room) {{
+entry:
+  %too.big = icmp ugt i64 %n, %room
+  br i1 %too.big, label %fail, label %ok
+fail:
+  call void @__chk_fail()
+  unreachable
+ok:
+  ret void
+}}
+declare void @__chk_fail()""",
+}
+
+# memcpy/memmove/memset as libc calls (-fno-builtin, -ffreestanding, a call through a
+# pointer) and their _FORTIFY_SOURCE forms (an extra last argument: the room at the
+# destination) mean what the llvm.mem* intrinsics mean; the engine knows those. The checked
+# forms keep their check, as a call of SIZE_CHECK (it calls glibc's __chk_fail as they do).
+_LIBC_MEMORY_RE = re.compile(
+    r'^(\s*)(?:(%[-a-zA-Z$._0-9]+) = )?(?:tail |notail |musttail )?call (?:[a-z_]+ )*ptr '
+    r'@(memcpy|memmove|memset|__memcpy_chk|__memmove_chk|__memset_chk)\((.*)\)(.*)$')
+_ARG_VALUE_RE = re.compile(r'(\S+)\s*$')
+
+
+def _lower_libc_memory(line: str, need: set, counter) -> list[str] | None:
+    m = _LIBC_MEMORY_RE.match(line)
+    if m is None:
+        return None
+    ind, res, name, arglist, _rest = m.groups()
+    from ..ir.model import split_top
+    args = [_ARG_VALUE_RE.search(a.strip()).group(1) for a in split_top(arglist)]
+    base = name.removeprefix("__").removesuffix("_chk")
+    if len(args) != (4 if name.endswith("_chk") else 3):
+        return None
+    tag = f"%libc.mem.{next(counter)}"
+    out = []
+    if name.endswith("_chk"):
+        need.add(("void", SIZE_CHECK))
+        out.append(f"{ind}call void @{SIZE_CHECK}(i64 {args[2]}, i64 {args[3]})")
+    if base == "memset":
+        need.add(("void", "llvm.memset.p0.i64"))
+        out += [f"{ind}{tag}.byte = trunc i32 {args[1]} to i8",
+                f"{ind}call void @llvm.memset.p0.i64(ptr {args[0]}, i8 {tag}.byte, i64 {args[2]}, i1 false)"]
+    else:
+        intrinsic = f"llvm.{base}.p0.p0.i64"
+        need.add(("void", intrinsic))
+        out.append(f"{ind}call void @{intrinsic}(ptr {args[0]}, ptr {args[1]}, i64 {args[2]}, i1 false)")
+    if res:  # the call returns its destination
+        out.append(f"{ind}{res} = getelementptr i8, ptr {args[0]}, i64 0")
+    return out
 
 
 def lower_library_calls(text: str) -> str:
     """`llvm.modf`/`llvm.sincos` (what the optimizer makes of modf, sin+cos) and GNU sincos
     as scalar calls with known rules; posix_memalign as aligned_alloc stored through its
-    out-parameter (an allocation the engine shadows)."""
-    if not any(k in text for k in ("@llvm.modf.", "@llvm.sincos.", "@sincos", "@posix_memalign")):
+    out-parameter (an allocation the engine shadows); libc memcpy/memmove/memset and their
+    _FORTIFY_SOURCE forms as the llvm.mem* intrinsics."""
+    if not any(k in text for k in ("@llvm.modf.", "@llvm.sincos.", "@sincos", "@posix_memalign",
+                                   "@memcpy(", "@memmove(", "@memset(", "_chk(")):
         return text
-    out, need = [], set()
+    import itertools
+    out, need, counter = [], set(), itertools.count()
     for line in text.split("\n"):
-        lowered = _lower_line(line, need) if "call" in line else None
+        lowered = _lower_line(line, need, counter) if "call" in line else None
         if lowered is not None:
             out += lowered
             continue
@@ -179,7 +243,10 @@ def lower_library_calls(text: str) -> str:
     text = "\n".join(out)
     for ty, name in sorted(need):
         if f"@{name}(" in text and not re.search(rf'^declare [^@]*@{re.escape(name)}\(', text, re.M):
-            text += "\n" + _LOWERED_DECLS.get(name, f"declare {ty} @{name}({ty})") + "\n"
+            added = _LOWERED_DECLS.get(name, f"declare {ty} @{name}({ty})")
+            if re.search(r'^declare [^@]*@__chk_fail\(', text, re.M):  # the program's own
+                added = added.replace("\ndeclare void @__chk_fail()", "")
+            text += "\n" + added + "\n"
     return text
 
 

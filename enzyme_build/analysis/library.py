@@ -131,6 +131,19 @@ LIBRARY: dict[str, LibraryFunction] = {
         "_ZSt28__throw_bad_array_new_lengthv", "_ZSt16__throw_bad_castv",
         "_ZSt25__throw_bad_function_callv", "_ZSt21__throw_runtime_errorPKc",
         "_ZSt24__throw_invalid_argumentPKc", "_ZSt20__throw_system_errori")},
+    # ---- _FORTIFY_SOURCE's checked forms mean what the unchecked ones mean (the memory
+    # copies are lowered to the llvm.mem* intrinsics by the AD stage, with their check kept)
+    "__printf_chk": _INACTIVE, "__fprintf_chk": _INACTIVE, "__puts_chk": _INACTIVE,
+    "__sprintf_chk": LibraryFunction(inactive=True, writes_args=True),
+    "__snprintf_chk": LibraryFunction(inactive=True, writes_args=True),
+    "__strcpy_chk": LibraryFunction(inactive=True, writes_args=True),
+    "__strncpy_chk": LibraryFunction(inactive=True, writes_args=True),
+    "__strcat_chk": LibraryFunction(inactive=True, writes_args=True),
+    "__fread_chk": LibraryFunction(inactive=True, writes_args=True, fills_buffers=True),
+    "__vprintf_chk": LibraryFunction(va_output=True), "__vfprintf_chk": LibraryFunction(va_output=True),
+    "__vsnprintf_chk": LibraryFunction(va_output=True), "__vsprintf_chk": LibraryFunction(va_output=True),
+    "__vdprintf_chk": LibraryFunction(va_output=True), "__dprintf_chk": LibraryFunction(va_output=True),
+    "__chk_fail": _INACTIVE, "__enzyme_build_check_size": _INACTIVE,
     # ---- the engine's own tape helpers (nested AD renames them when they carry tangents)
     "__enzyme_build_tape_push": _INACTIVE, "__enzyme_build_tape_pop": _INACTIVE,
 }

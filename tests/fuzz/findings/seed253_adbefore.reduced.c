@@ -8,6 +8,8 @@ void __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
 struct S { double u; double v; int k; };
 static double h1_array(double *p, int n, double v) {
+  double acc = 0.0;
+  return acc;
 }
 static void h2_u64copy(void *dst, const void *src, int n) {
   uint64_t *d = dst; const uint64_t *s = src;

@@ -28,6 +28,9 @@ Partial = Callable[[Builder, "object"], "str | None"]
 class Rule:
     names: tuple[str, ...]          # base spellings covered
     partials: tuple[Partial, ...]   # one per operand
+    # the partial is infinite at a finite point (sqrt and cbrt at 0): in forward mode a zero
+    # tangent then gives a zero term, not inf * 0 = NaN (Enzyme's convention: d sqrt(x*x) at 0)
+    zero_tangent_gives_zero: bool = False
 
 
 def _zero(b, x):
@@ -76,8 +79,10 @@ _MATH: list[Rule] = [
     # roots and powers
     # 0.5 * (1 / sqrt(x)), equal to 0.5 / sqrt(x) bit for bit: the reciprocal is the one a
     # quotient by sqrt(x) needs as well (Rodrigues' rot / theta), so one division serves both
-    Rule(("sqrt",), (lambda b, x: b.fmul(b.const(0.5), b.fdiv(b.const(1.0), x.result)),)),
-    Rule(("cbrt",), (lambda b, x: b.fdiv(x.result, b.fmul(b.const(3.0), x[0])),)),
+    Rule(("sqrt",), (lambda b, x: b.fmul(b.const(0.5), b.fdiv(b.const(1.0), x.result)),),
+         zero_tangent_gives_zero=True),
+    Rule(("cbrt",), (lambda b, x: b.fdiv(x.result, b.fmul(b.const(3.0), x[0])),),
+         zero_tangent_gives_zero=True),
     Rule(("pow",), (lambda b, x: b.fmul(x[1], b.call("pow", x[0], b.fsub(x[1], b.const(1.0)))),
                     lambda b, x: b.fmul(b.call("log", x[0]), x.result))),
     Rule(("powi",), (lambda b, x: b.fmul(b.int_to_float(x.int_operand(1), "i32"),
@@ -136,7 +141,8 @@ _MATH: list[Rule] = [
     # fdim(x, y) = x > y ? x - y : 0
     Rule(("fdim",), (lambda b, x: b.select(b.fcmp("ogt", x[0], x[1]), b.const(1.0), b.const(0.0)),
                      lambda b, x: b.select(b.fcmp("ogt", x[0], x[1]), b.const(-1.0), b.const(0.0)))),
-    Rule(("fabs",), (lambda b, x: b.select(b.fcmp("olt", x[0], b.const(0.0)), b.const(-1.0), b.const(1.0)),)),
+    # the sign of x, -0.0 included (Enzyme's convention: d|x| at -0.0 is -1)
+    Rule(("fabs",), (lambda b, x: b.call("copysign", b.const(1.0), x[0]),)),
     Rule(("copysign",), (lambda b, x: b.fmul(b.call("copysign", b.const(1.0), x[0]),
                                              b.call("copysign", b.const(1.0), x[1])), _zero)),
     Rule(("fmin", "minnum", "minimum", "minimumnum"), (_min_first, _min_second)),

@@ -17,25 +17,46 @@ TAPE_OBJECT_BYTES = 24
 CELL_BYTES = 8
 
 def _memcpy_adjoint(suffix: str, ty: str, log2_size: int, align: int) -> str:
-    """The reverse of a memcpy of floats of one type: src' += dst'; dst' = 0, elementwise."""
+    """The reverse of a memcpy/memmove of floats of one type: src' += dst'; dst' = 0, per
+    element. For overlapping ranges (memmove) the walk goes away from the overlap: upwards
+    when dst lies above src, downwards when below, so each dst' is read before an earlier
+    step changed it and no src' sum is zeroed afterwards (the same as copying dst' aside
+    first). A move onto itself changes nothing."""
     return f"""\
 define internal void @__enzyme_build_memcpy_adjoint_{suffix}(ptr %dst, ptr %src, i64 %bytes) {{
 entry:
   %n = lshr i64 %bytes, {log2_size}
-  %any = icmp ne i64 %n, 0
-  br i1 %any, label %loop, label %done
+  %some = icmp ne i64 %n, 0
+  %moved = icmp ne ptr %dst, %src
+  %any = and i1 %some, %moved
+  %down = icmp ult ptr %dst, %src
+  br i1 %any, label %pick, label %done
+pick:
+  br i1 %down, label %back, label %loop
 loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %i = phi i64 [ 0, %pick ], [ %next, %loop ]
   %dp = getelementptr inbounds {ty}, ptr %dst, i64 %i
   %sp = getelementptr inbounds {ty}, ptr %src, i64 %i
   %d = load {ty}, ptr %dp, align {align}
   %s = load {ty}, ptr %sp, align {align}
   %sum = fadd {ty} %s, %d
-  store {ty} %sum, ptr %sp, align {align}
   store {ty} 0.0, ptr %dp, align {align}
+  store {ty} %sum, ptr %sp, align {align}
   %next = add nuw i64 %i, 1
   %more = icmp ult i64 %next, %n
   br i1 %more, label %loop, label %done
+back:
+  %j = phi i64 [ %n, %pick ], [ %k, %back ]
+  %k = sub nuw i64 %j, 1
+  %bdp = getelementptr inbounds {ty}, ptr %dst, i64 %k
+  %bsp = getelementptr inbounds {ty}, ptr %src, i64 %k
+  %bd = load {ty}, ptr %bdp, align {align}
+  %bs = load {ty}, ptr %bsp, align {align}
+  %bsum = fadd {ty} %bs, %bd
+  store {ty} 0.0, ptr %bdp, align {align}
+  store {ty} %bsum, ptr %bsp, align {align}
+  %bmore = icmp ne i64 %k, 0
+  br i1 %bmore, label %back, label %done
 done:
   ret void
 }}"""

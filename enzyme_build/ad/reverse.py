@@ -904,7 +904,9 @@ class ReverseGenerator(CachePlanner):
                 nn = self._fetch(n, label)
                 if self._ptr_shadowed(s):
                     ssh = self._fetch(self.shadow(s), label)
-                    helper = "__enzyme_build_memcpy_adjoint_" + ("f64" if kind == "double" else "f32")
+                    # memmove's ranges may overlap: its adjoint walks away from the overlap
+                    helper = ("__enzyme_build_memmove_adjoint_" if name.startswith("llvm.memmove")
+                              else "__enzyme_build_memcpy_adjoint_") + ("f64" if kind == "double" else "f32")
                     self.engine.support.add(helper)
                     lines.append(f"  call void @{helper}(ptr {dsh}, ptr {ssh}, i64 {nn})")
                 else:

@@ -17,13 +17,38 @@ TAPE_OBJECT_BYTES = 24
 CELL_BYTES = 8
 
 def _memcpy_adjoint(suffix: str, ty: str, log2_size: int, align: int) -> str:
-    """The reverse of a memcpy/memmove of floats of one type: src' += dst'; dst' = 0, per
-    element. For overlapping ranges (memmove) the walk goes away from the overlap: upwards
-    when dst lies above src, downwards when below, so each dst' is read before an earlier
-    step changed it and no src' sum is zeroed afterwards (the same as copying dst' aside
-    first). A move onto itself changes nothing."""
+    """The reverse of a memcpy of floats of one type: src' += dst'; dst' = 0, elementwise
+    (the ranges do not overlap: that would be undefined for memcpy)."""
     return f"""\
 define internal void @__enzyme_build_memcpy_adjoint_{suffix}(ptr %dst, ptr %src, i64 %bytes) {{
+entry:
+  %n = lshr i64 %bytes, {log2_size}
+  %any = icmp ne i64 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %dp = getelementptr inbounds {ty}, ptr %dst, i64 %i
+  %sp = getelementptr inbounds {ty}, ptr %src, i64 %i
+  %d = load {ty}, ptr %dp, align {align}
+  %s = load {ty}, ptr %sp, align {align}
+  %sum = fadd {ty} %s, %d
+  store {ty} %sum, ptr %sp, align {align}
+  store {ty} 0.0, ptr %dp, align {align}
+  %next = add nuw i64 %i, 1
+  %more = icmp ult i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}"""
+
+
+def _memmove_adjoint(suffix: str, ty: str, log2_size: int, align: int) -> str:
+    """The reverse of a memmove of floats of one type, whose ranges may overlap: the walk
+    goes away from the overlap -- upwards when dst lies above src, downwards when below --
+    so each dst' is read before an earlier step changed it and no src' sum is zeroed
+    afterwards (the same as copying dst' aside first). A move onto itself changes nothing."""
+    return f"""\
+define internal void @__enzyme_build_memmove_adjoint_{suffix}(ptr %dst, ptr %src, i64 %bytes) {{
 entry:
   %n = lshr i64 %bytes, {log2_size}
   %some = icmp ne i64 %n, 0
@@ -236,6 +261,8 @@ entry:
 }""",
     "__enzyme_build_memcpy_adjoint_f64": _memcpy_adjoint("f64", "double", 3, 8),
     "__enzyme_build_memcpy_adjoint_f32": _memcpy_adjoint("f32", "float", 2, 4),
+    "__enzyme_build_memmove_adjoint_f64": _memmove_adjoint("f64", "double", 3, 8),
+    "__enzyme_build_memmove_adjoint_f32": _memmove_adjoint("f32", "float", 2, 4),
     # psi(x): shift x up with psi(x) = psi(x+1) - 1/x, then the asymptotic series
     "__enzyme_build_digamma": """\
 define internal double @__enzyme_build_digamma(double %x) {

@@ -181,11 +181,9 @@ def write_if_changed(path: str, text: str) -> None:
                 return
     except OSError:
         pass
+    from ..files import replace_atomically
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    replace_atomically(path, text)
 
 
 # --- running SCons ------------------------------------------------------------------------

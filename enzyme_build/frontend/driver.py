@@ -378,14 +378,8 @@ def needs_whole_program(link_args: list[str]) -> bool:
             if objfile.mentions_enzyme(data, path):
                 return True
         except objfile.MalformedArchive as err:
-            raise malformed_archive(path, err) from err
+            raise objfile.malformed_archive(path, err) from err
     return False
-
-
-def malformed_archive(path: str, err: Exception):
-    from ..errors import EnzymeBuildError
-    return EnzymeBuildError(f"malformed archive {path}: {err}",
-                            hint="recreate it with ar or llvm-ar (a linker rejects it too)")
 
 
 def whole_program_link(driver: list[str], inv: Invocation, link_args: list[str], tmpdir: str) -> int:

@@ -186,6 +186,13 @@ class MalformedArchive(ValueError):
     """An archive whose structure no linker would accept (the link stops with our message)."""
 
 
+def malformed_archive(path: str, err: MalformedArchive):
+    """The user's error for an archive the reader rejected."""
+    from ..errors import EnzymeBuildError
+    return EnzymeBuildError(f"malformed archive {path}: {err}",
+                            hint="recreate it with ar or llvm-ar (a linker rejects it too)")
+
+
 # A member header's size field: up to ten decimal digits, space padded.
 _AR_HEADER_END = b"`\n"
 

@@ -156,8 +156,7 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
             try:
                 archives[real] = objfile.archive_members(data, real) if data else []
             except objfile.MalformedArchive as err:
-                raise EnzymeBuildError(f"malformed archive {path}: {err}",
-                                       hint="recreate it with ar or llvm-ar") from err
+                raise objfile.malformed_archive(path, err) from err
         # the same member name may occur several times in one archive: take them in order
         nth = seen_members.get((real, member), 0)
         seen_members[(real, member)] = nth + 1
@@ -262,15 +261,11 @@ def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: st
     (llvm.probe), so a damaged section is reported by name instead of aborting us.
     """
     from .. import llvm
-    from ..llvm import probe
     if not sel.bitcode:
         raise EnzymeBuildError("no embedded bitcode among the linked inputs", location=name,
                                hint="compile the objects with enzyme-build cc -c")
-    for verdict in probe.check_modules(sel.bitcode, tmpdir):
-        if verdict.problem is not None:
-            raise EnzymeBuildError(
-                f"malformed embedded bitcode in {verdict.label}: {verdict.problem}",
-                hint="rebuild that object with enzyme-build cc -c, or leave it out of the link")
+    check_bitcode(sel.bitcode, tmpdir,
+                  hint="rebuild that object with enzyme-build cc -c, or leave it out of the link")
     modules = [llvm.parse_bitcode(data, label) for label, data in sel.bitcode]
     module = llvm.link_modules(modules)
     module.name = name
@@ -282,16 +277,22 @@ def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: st
     return module
 
 
+def check_bitcode(modules: list[tuple[str, bytes]], tmpdir: str | None, *, hint: str) -> None:
+    """Read (label, bitcode) pieces in the probe's child process first; the first damaged
+    one is the user's error."""
+    from ..llvm import probe
+    for verdict in probe.check_modules(modules, tmpdir):
+        if verdict.problem is not None:
+            raise EnzymeBuildError(f"malformed embedded bitcode in {verdict.label}: {verdict.problem}",
+                                   hint=hint)
+
+
 def library_module(library: tuple[str, bytes, frozenset], tmpdir: str | None):
     """A linked shared library's bitcode, prepared by llvm.adopt_library_code."""
     from .. import llvm
-    from ..llvm import probe
     path, section, exported = library
     pieces = [(f"{path}#{k}", data) for k, data in enumerate(objfile.split_bitcode_modules(section))]
-    for verdict in probe.check_modules(pieces, tmpdir):
-        if verdict.problem is not None:
-            raise EnzymeBuildError(f"malformed embedded bitcode in {verdict.label}: {verdict.problem}",
-                                   hint="rebuild that library with enzyme-build")
+    check_bitcode(pieces, tmpdir, hint="rebuild that library with enzyme-build")
     module = llvm.link_modules([llvm.parse_bitcode(data, label) for label, data in pieces])
     why_not = llvm.adopt_library_code(module, set(exported))
     if why_not is not None:
@@ -417,21 +418,26 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
 _NO_BODY = re.compile(r"cannot differentiate through '([^']+)': it has no body")
 
 
-def _no_body_in_library(err: EnzymeBuildError, sel: Selection) -> bool:
+def _library_of(err: EnzymeBuildError, sel: Selection) -> tuple[str, str, bool] | None:
+    """(function, shared library defining it, whether it carries bitcode) for an error about
+    a function without a body that a linked shared library defines; None otherwise."""
     match = _NO_BODY.search(err.message)
     found = sel.shared_definitions.get(match.group(1)) if match else None
-    return found is not None and found[1]
+    return (match.group(1), *found) if found is not None else None
+
+
+def _no_body_in_library(err: EnzymeBuildError, sel: Selection) -> bool:
+    found = _library_of(err, sel)
+    return found is not None and found[2]
 
 
 def in_shared_library(err: EnzymeBuildError, sel: Selection) -> EnzymeBuildError:
     """A function without a body that a linked shared library defines: say which library,
     and that the fix is to link its code statically (its bitcode), not to write a rule."""
-    match = _NO_BODY.search(err.message)
-    found = sel.shared_definitions.get(match.group(1)) if match else None
+    found = _library_of(err, sel)
     if found is None:
         return err
-    library, has_bitcode = found
-    name = match.group(1)
+    name, library, has_bitcode = found
     base = os.path.basename(library).split(".so", 1)[0]
     static = f"{base}.a"
     if has_bitcode:

@@ -61,6 +61,8 @@ struct bench_opts {
   int quick;       /* smaller problem sizes, shorter timing (for smoke runs) */
   double min_time; /* total seconds spent timing each case */
   int repeats;     /* batches per case; the median batch gives the per-call time */
+  long size;       /* --size=N: the kernel's main problem size (0: its default) */
+  int dump;        /* --dump: print the checked gradient (GRAD lines) for comparisons with peers */
 };
 
 /* One timed thing: a no-argument function working on the kernel's globals. */
@@ -73,12 +75,17 @@ struct bench_case {
 };
 
 static struct bench_opts bench_parse(int argc, char **argv) {
-  struct bench_opts o = {0, 0.25, 5};
+  struct bench_opts o = {0, 0.25, 5, 0, 0};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) { o.quick = 1; o.min_time = 0.02; o.repeats = 3; }
     else if (strncmp(argv[i], "--min-time=", 11) == 0) o.min_time = atof(argv[i] + 11);
     else if (strncmp(argv[i], "--repeats=", 10) == 0) o.repeats = atoi(argv[i] + 10);
-    else { fprintf(stderr, "usage: %s [--quick] [--min-time=S] [--repeats=N]\n", argv[0]); exit(2); }
+    else if (strncmp(argv[i], "--size=", 7) == 0) o.size = atol(argv[i] + 7);
+    else if (strcmp(argv[i], "--dump") == 0) o.dump = 1;
+    else {
+      fprintf(stderr, "usage: %s [--quick] [--min-time=S] [--repeats=N] [--size=N] [--dump]\n", argv[0]);
+      exit(2);
+    }
   }
   if (o.repeats < 1) o.repeats = 1;
   return o;
@@ -236,6 +243,13 @@ static void bench_alloc_lanes(double *lanes[BENCH_WIDTH], long n, double lo, dou
 
 static inline void bench_zero_lanes(double *lanes[BENCH_WIDTH], long n) {
   for (int k = 0; k < BENCH_WIDTH; k++) memset(lanes[k], 0, sizeof(double) * (size_t)n);
+}
+
+/* --dump: one `GRAD <name> <index> <value>` line per entry, so a peer implementation's
+ * gradient can be compared with ours on the same seeded data. */
+static void bench_dump(const struct bench_opts *o, const char *name, const double *g, long n) {
+  if (!o->dump) return;
+  for (long i = 0; i < n; i++) printf("GRAD %s %ld %.17g\n", name, i, g[i]);
 }
 
 /* Adds a timed case to the list when its mode is compiled in. */

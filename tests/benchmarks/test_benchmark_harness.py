@@ -105,10 +105,10 @@ MISSING_SHADOW = ("enzyme_dup, in, v_in[0], v_in[1], v_in[2], v_in[3]",
 
 
 def broken_norm_record(run, tmp_path: Path, edit: tuple[str, str]) -> dict:
-    """Builds and runs norm with one edit to its vector call; returns run.py's record."""
+    """Builds and runs norm with one edit to its (harness's) vector call; returns run.py's record."""
     kernel_dir = tmp_path / "kernels"
     shutil.copytree(RUN_PY.parent / "kernels", kernel_dir)
-    source = kernel_dir / "norm.c"
+    source = kernel_dir / "harness" / "norm.h"  # the harness norm and its variants share
     text = source.read_text()
     assert text.count(edit[0]) == 1
     source.write_text(text.replace(edit[0], edit[1]))

@@ -12,12 +12,14 @@ import re
 
 from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
 from ..analysis.library import allocation_size_args
+from ..analysis.types import float_views, strip_punned_tbaa
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
                         make_name)
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
 from .sweep import RuleOperands, classify_call, zero_of
+from ..analysis.types import bits_stay_integer
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
 from .rules import FORWARD_INSTRUCTION_RULES, Builder, fused_fmul_rule, math_rule
 
@@ -126,11 +128,21 @@ class ForwardGenerator:
         pointer given shadowed memory (its derived function returns the shadows) get them,
         re-seeding the analysis until stable."""
         seeds = set(self.engine.active_globals)
+        # integer copies of float bytes (memory type analysis): they make the memory they are
+        # stored into active, and are then moved as bytes (`_load_bits`), not as tangents
+        # integers carrying float bytes (`float_views`: integer copies of float data, loads
+        # later bitcast to a float) make the memory they are stored into active; in this
+        # sweep they move as bytes (`_load_bits`, `_float_bits`), not as tangents
+        views = float_views(self.fn, self.engine.module)
+        copies = {v for v in views if not is_float_type(self.fn.defs[v].type if v in self.fn.defs else "double")}
+        self.int_views = copies
+        strip_punned_tbaa(self.fn, self.engine.module, views)
         while True:
             act = analyze_activity(self.fn, [_ANALYSIS_ACTIVITY[a] for a in self.sig.args],
                                    defined=self.engine.differentiable, inactive=self.engine.inactive,
-                                   custom=set(self.engine.custom), active_globals=seeds,
+                                   custom=set(self.engine.custom), active_globals=seeds, views=views,
                                    global_users=self.engine.global_users)
+            act.varied -= copies
             grown = {inst.result for inst in self.fn.instructions()
                      if inst.opcode == "call" and inst.result and inst.result not in act.shadowed
                      and self._call_returns_shadow(inst, act)}
@@ -327,6 +339,10 @@ class ForwardGenerator:
             raise EnzymeBuildError(f"cannot differentiate {what} in @{self.fn.name}", location=self.where(inst),
                                    hint=hint)
         lines.append(_DBG_RE.sub("", inst.text))
+        if op == "bitcast" and res and not is_float_type(inst.type) and inst.operands[0][1] in self.act.varied:
+            self._float_bits(inst, lines)
+        if res and res in self.int_views:
+            self._check_bits_uses(res)
         if res and res in self.act.shadowed:
             self._shadow(inst, lines)
         if res and res in self.act.varied:
@@ -365,6 +381,27 @@ class ForwardGenerator:
         for name, at in zip(names, self.shadows(inst.operands[0][1])):
             lines.append(f"  {name} = load {inst.type}, ptr {at}{tail}")
         self.bits[res] = names
+
+    def _float_bits(self, inst: Instruction, lines: list[str]) -> None:
+        """`bitcast double %x to i64`: the tangent's bits travel along with the value's."""
+        src_ty, src = inst.operands[0]
+        names = lane_names(inst.result, "bits", self.width)
+        for name, t in zip(names, self.tangents(src, src_ty)):
+            lines.append(f"  {name} = bitcast {src_ty} {t} to {inst.type}")
+        self.bits[inst.result] = names
+
+    def _check_bits_uses(self, value: str) -> None:
+        """An integer holding a float's bytes may be stored, bitcast back or compared; merged
+        through a phi/select or computed with, its tangent cannot follow: refuse."""
+        for u in self._users(value):
+            if u.opcode in ("store", "bitcast", "icmp", "getelementptr", "br", "switch", "call"):
+                continue
+            if u.result and u.type.startswith("i") and bits_stay_integer(self.fn, u.result):
+                continue
+            raise EnzymeBuildError(
+                f"the bits of an active float travel as an integer ('{u.opcode}' on {value}) in "
+                f"@{self.fn.name}; its derivative cannot follow them", location=self.where(u),
+                hint="move floating-point data as double/float values, not through integer phis or arithmetic")
 
     def _stored_bits(self, inst: Instruction, vty: str, v: str) -> list[str]:
         """What a non-float store writes into shadow memory: the bytes loaded along with the
@@ -416,6 +453,14 @@ class ForwardGenerator:
             tail = f", align {align.group(1)}" if align else ""
             for name, at in zip(names, self.shadows(inst.operands[0][1])):
                 lines.append(f"  {name} = load {ty}, ptr {at}{tail}")
+        elif op == "bitcast":
+            src_ty, src = inst.operands[0]
+            lanes = self.bits.get(src) if not is_float_type(src_ty) else self.tangents(src, src_ty)
+            for k, name in enumerate(names):
+                if lanes is None:
+                    lines.append(f"  {name} = select i1 true, {ty} {zero_of(ty)}, {ty} {zero_of(ty)}")
+                else:
+                    lines.append(f"  {name} = bitcast {src_ty} {lanes[k]} to {ty}")
         elif op == "extractvalue":
             aty, agg = inst.operands[0]
             idx = ", ".join(str(i) for i in inst.indices)

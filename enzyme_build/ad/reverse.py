@@ -15,7 +15,7 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.library import allocation_size_args
-from ..analysis.types import (bits_stay_integer, check_memory_access, float_views, memcpy_element_kind,
+from ..analysis.types import (bits_stay_integer, check_memory_access, float_views, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
 from ..custom.registry import check_rule_arity
@@ -96,6 +96,7 @@ class ReverseGenerator(CachePlanner):
                                    hint="give it a fixed parameter list, or mark it inactive")
         self.cfg = analyze_cfg(fn)
         self.views = float_views(fn, engine.module)
+        strip_punned_tbaa(fn, engine.module, self.views)
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,
                                     inactive=engine.inactive, custom=engine.custom,
                                     active_globals=set(engine.active_globals), views=self.views,

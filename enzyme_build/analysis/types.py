@@ -13,6 +13,7 @@ import re
 from ..errors import EnzymeBuildError
 from ..ir.model import is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
+from .memtypes import copy_kinds
 
 _FLOATISH = {"double": "double", "float": "float"}
 
@@ -163,26 +164,50 @@ def float_views(fn, module) -> dict[str, str]:
             kind = _kind_of_tbaa(tbaa_type(module, inst.metadata.get("!tbaa")))
             if kind == widths[inst.type]:
                 views[inst.result] = kind
+    # integer copies (values only stored again) of bytes the memory type analysis finds to be
+    # one float of the same width: `memcpy(&w, &b[1], 8)`, uint64_t word-copy loops, swaps
+    for value, kinds in copy_kinds(module, fn).items():
+        ty = fn.defs[value].type if value in fn.defs else ""
+        if value not in views and len(kinds) == 1 and widths.get(ty) in kinds:
+            views[value] = widths[ty]
     return views
 
 
+_TBAA_ATTACH = re.compile(r',\s*!tbaa\s+!\d+')
+
+
+def strip_punned_tbaa(fn, module, views: dict[str, str]) -> None:
+    """Integer loads/stores that move float bytes (views) under an integer `!tbaa` tag (a
+    `uint64_t` word copy of doubles) lose the tag: once derivatives are inlined next to the
+    float accesses of the same memory, the tag would let the optimizer reorder them."""
+    for inst in fn.instructions():
+        if inst.opcode == "load" and inst.result in views:
+            pass
+        elif inst.opcode == "store" and inst.operands[0][1] in views:
+            pass
+        else:
+            continue
+        kind = _kind_of_tbaa(tbaa_type(module, inst.metadata.get("!tbaa")))
+        if inst.metadata.get("!tbaa") and kind not in ("double", "float"):
+            inst.text = _TBAA_ATTACH.sub("", inst.text)
+            inst.metadata.pop("!tbaa", None)
+
+
 def check_integer_copy(gen, inst) -> None:
-    """An integer load whose value is only stored (a copy) from/to active memory, with no
-    type tag: decide from the other accesses to the same memory, or refuse."""
+    """An integer load whose value is only stored (a copy) from/to active memory: the memory
+    type analysis decides what it moves (`float_views` made the single-float cases views);
+    refuse when the bytes are floats or pointers it cannot move as one value."""
     if inst.opcode != "load" or inst.result in gen.views or inst.type not in ("i64", "i32"):
         return
-    users = [u for u in gen.fn.instructions() if inst.result in u.values()]
-    if not users or any(u.opcode != "store" or u.operands[0][1] != inst.result for u in users):
+    kinds = copy_kinds(gen.engine.module, gen.fn).get(inst.result)
+    if not kinds or kinds <= {"int"}:
         return
-    if tbaa_type(gen.engine.module, inst.metadata.get("!tbaa")) is not None:
-        return
-    kinds = _kinds_through_roots(gen, [inst.operands[0][1]] + [u.operands[1][1] for u in users])
-    if not kinds:
-        return
+    what = "/".join(sorted(kinds))
     raise EnzymeBuildError(
-        f"cannot tell whether the integer copy {inst.text.strip()} in @{gen.fn.name} moves "
-        f"{'/'.join(sorted(kinds))} data", location=gen.engine.location(inst),
-        hint="copy the fields explicitly (or build with -O1+ so clang emits type tags)")
+        f"the integer copy {inst.text.split(', !', 1)[0].strip()} in @{gen.fn.name} moves {what} data "
+        f"that cannot be differentiated as one {inst.type} value", location=gen.engine.location(inst),
+        hint="copy the floating-point values as double/float (or field by field), not through an "
+             "integer of another width or one mixing types")
 
 
 # integer users through which the bits of a float view stay ordinary integers

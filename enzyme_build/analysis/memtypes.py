@@ -1,0 +1,576 @@
+"""Type analysis of memory by byte offset: what the bytes an access touches hold.
+
+An integer load whose value is only stored again (a copy: `memcpy(&w, &b[1], 8)` after
+SROA, a `uint64_t` word-copy loop, a generic swap) moves whatever the bytes are. Its type
+is decided from every other access to the same bytes, as Enzyme's TypeAnalysis does:
+
+- **Addresses.** Every pointer value is a set of (root, offset, stride): the bytes at
+  `root + offset + k*stride` for some k (stride 0: exactly that offset). GEPs add constant
+  offsets and turn variable indices into strides (gcd with the element size); phis and
+  selects join (a pointer walk `p++` becomes stride 8). Roots are allocas, arguments,
+  allocation calls, loaded pointers and globals.
+- **Evidence.** Loads and stores of floats and pointers are *strong* evidence of their
+  type at their address; integer loads and stores used as integers (arithmetic,
+  comparisons, indexing) are strong integer evidence; a `bitcast double` stored as i64 is
+  double evidence; `!tbaa` integer tags on a pure copy are *weak* (the word-copy helper's
+  `uint64_t` is not what the bytes are) and count only when nothing else is known.
+- **Propagation.** Copies (integer copies, `memcpy`/`memmove` of constant length) carry
+  the types found on either side to the other, to a fixpoint. Memory reached through a
+  function's pointer parameters also takes the evidence of the callers' arguments, and
+  memory passed to a defined callee the evidence of the callee's accesses (a few levels,
+  memoized per function).
+
+`copy_kinds` answers the question the engine asks (which types a copy moves);
+`print_memory_types` prints the analysis of one function for tests and debugging.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from ..ir.model import Function, Module, is_float_type, make_name, named_type_body, split_top, tbaa_type
+
+# kinds: what bytes hold
+DOUBLE, FLOAT, INT, POINTER = "double", "float", "int", "pointer"
+
+_FORWARDERS = {"getelementptr", "bitcast", "addrspacecast", "phi", "select", "freeze"}
+_INT_TBAA = {"int", "long", "long long", "short", "char", "bool", "_Bool", "unsigned int",
+             "unsigned long", "unsigned long long"}
+_MAX_ROUNDS = 6
+_DEPTH = 4
+
+
+# ---------------------------------------------------------------- layout (x86-64)
+
+def type_size(module: Module | None, ty: str) -> int | None:
+    """Allocation size in bytes of an IR type; None when unknown (opaque, scalable)."""
+    info = _layout(module, ty.strip(), 0)
+    return info[0] if info else None
+
+
+def _layout(module, ty: str, depth: int) -> tuple[int, int] | None:
+    """(alloc size, alignment)."""
+    if depth > 32:
+        return None
+    if ty in ("double", "i64", "ptr"):
+        return 8, 8
+    if ty in ("float", "i32"):
+        return 4, 4
+    if ty in ("i16", "half", "bfloat"):
+        return 2, 2
+    if ty in ("i8", "i1"):
+        return 1, 1
+    if ty in ("x86_fp80", "fp128", "i128"):
+        return 16, 16
+    m = re.fullmatch(r'i(\d+)', ty)
+    if m:
+        bits = int(m.group(1))
+        size = 1 << max(0, math.ceil(math.log2(max(8, bits) / 8)))
+        return size, min(size, 16)
+    m = re.fullmatch(r'\[(\d+) x (.+)\]', ty)
+    if m:
+        elem = _layout(module, m.group(2).strip(), depth + 1)
+        return (int(m.group(1)) * elem[0], elem[1]) if elem else None
+    m = re.fullmatch(r'<(\d+) x (.+)>', ty)
+    if m:
+        elem = _layout(module, m.group(2).strip(), depth + 1)
+        if not elem:
+            return None
+        size = int(m.group(1)) * elem[0]
+        p2 = 1 << max(0, (size - 1).bit_length())
+        return p2, min(p2, 64)
+    if ty.startswith("%") and module is not None:
+        body = named_type_body(module, ty)
+        return _layout(module, body, depth + 1) if body else None
+    packed = ty.startswith("<{")
+    if packed or ty.startswith("{"):
+        inner = ty[2:-2] if packed else ty[1:-1]
+        off, align = 0, 1
+        for e in (split_top(inner) if inner.strip() else []):
+            info = _layout(module, e.strip(), depth + 1)
+            if not info:
+                return None
+            a = 1 if packed else info[1]
+            off = -(-off // a) * a + info[0]
+            align = max(align, a)
+        return -(-off // align) * align, align
+    return None
+
+
+def field_offset(module, ty: str, index: int) -> tuple[int, str] | None:
+    """Byte offset and type of field `index` of a struct, array or vector type."""
+    ty = ty.strip()
+    if ty.startswith("%"):
+        body = named_type_body(module, ty)
+        return field_offset(module, body, index) if body else None
+    m = re.fullmatch(r'[\[<](\d+) x (.+)[\]>]', ty)
+    if m:
+        size = type_size(module, m.group(2).strip())
+        return (index * size, m.group(2).strip()) if size is not None else None
+    packed = ty.startswith("<{")
+    if packed or ty.startswith("{"):
+        inner = ty[2:-2] if packed else ty[1:-1]
+        elems = split_top(inner) if inner.strip() else []
+        off = 0
+        for k, e in enumerate(elems):
+            info = _layout(module, e.strip(), 0)
+            if not info:
+                return None
+            a = 1 if packed else info[1]
+            off = -(-off // a) * a
+            if k == index:
+                return off, e.strip()
+            off += info[0]
+    return None
+
+
+def scalar_kind(ty: str) -> str | None:
+    ty = ty.strip()
+    if ty in (DOUBLE, FLOAT):
+        return ty
+    if ty == "ptr":
+        return POINTER
+    if re.fullmatch(r'i\d+', ty):
+        return INT
+    return None
+
+
+# ---------------------------------------------------------------- addresses
+
+@dataclass(frozen=True)
+class Place:
+    """Bytes at root + offset + k*stride (stride 0: exactly root + offset)."""
+    root: str
+    offset: int
+    stride: int = 0
+
+    def __str__(self) -> str:
+        at = f"{self.root}+{self.offset}"
+        return at + (f" (mod {self.stride})" if self.stride else "")
+
+
+def _join(a: Place, b: Place) -> Place:
+    s = math.gcd(a.stride, b.stride, abs(a.offset - b.offset))
+    return Place(a.root, a.offset % s if s else a.offset, s)
+
+
+def _shift(p: Place, delta: int | None, stride: int = 0) -> Place:
+    if delta is None:
+        return Place(p.root, 0, 1)
+    s = math.gcd(p.stride, stride)
+    off = p.offset + delta
+    return Place(p.root, off % s if s else off, s)
+
+
+def may_overlap(a: Place, asize: int, b: Place, bsize: int) -> bool:
+    if a.root != b.root:
+        return False
+    g = math.gcd(a.stride, b.stride)
+    d = b.offset - a.offset
+    if g == 0:
+        return -bsize < d < asize
+    r = d % g
+    return r < asize or g - r < bsize
+
+
+def same_bytes(a: Place, asize: int, b: Place, bsize: int) -> bool:
+    """Whether the access at b, when it overlaps a, lines up with it exactly."""
+    if asize != bsize:
+        return False
+    g = math.gcd(a.stride, b.stride)
+    d = b.offset - a.offset
+    return d == 0 if g == 0 else d % g == 0 and (g % asize == 0 or g == asize)
+
+
+@dataclass
+class Fact:
+    place: Place
+    size: int
+    kind: str
+    strong: bool
+    where: str               # the instruction, for printing
+
+    def __str__(self) -> str:
+        return f"{self.place} [{self.size}] {self.kind}{'' if self.strong else ' (weak)'}  ; {self.where}"
+
+
+@dataclass
+class FunctionTypes:
+    fn: Function
+    places: dict[str, dict[str, Place]] = field(default_factory=dict)   # pointer -> root -> place
+    facts: list[Fact] = field(default_factory=list)
+    copies: dict[str, tuple] = field(default_factory=dict)  # copy load -> (size, src places, dst places)
+    copy_kinds: dict[str, set[str]] = field(default_factory=dict)
+    moves: list[tuple] = field(default_factory=list)         # memcpy: (dst places, src places, length)
+    calls: list[tuple] = field(default_factory=list)         # (callee, arg index, places)
+
+
+class MemoryTypes:
+    """The analysis of a module, one function at a time (memoized on the module)."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.functions: dict[str, FunctionTypes] = {}
+        self._callers: dict[str, list[tuple[str, object]]] | None = None
+        self._param_facts: dict[tuple[str, int, int], list[Fact]] = {}
+
+    @classmethod
+    def of(cls, module: Module) -> "MemoryTypes":
+        mt = getattr(module, "_memory_types", None)
+        if mt is None:
+            mt = cls(module)
+            module._memory_types = mt
+        return mt
+
+    # ------------------------------------------------------------ per function
+    def function(self, fn: Function) -> FunctionTypes:
+        ft = self.functions.get(fn.name)
+        if ft is None or ft.fn is not fn:
+            ft = FunctionTypes(fn)
+            self.functions[fn.name] = ft
+            self._places(ft)
+            self._collect(ft)
+        return ft
+
+    def _places(self, ft: FunctionTypes) -> None:
+        fn, module = ft.fn, self.module
+        places = ft.places
+        for p in fn.params:
+            if p.type == "ptr":
+                places[p.name] = {p.name: Place(p.name, 0)}
+        pending = []
+        for inst in fn.instructions():
+            if not inst.result or inst.type != "ptr":
+                continue
+            if inst.opcode in _FORWARDERS:
+                pending.append(inst)
+            else:
+                places[inst.result] = {inst.result: Place(inst.result, 0)}
+
+        def of(v: str) -> dict[str, Place]:
+            if v in places:
+                return places[v]
+            if v.startswith("@"):
+                base = re.match(r'@(?:"[^"]*"|[-\w$.]+)', v)
+                if base and base.group(0) == v:
+                    return {v: Place(v, 0)}
+                return self._constant_gep(v)
+            return {}
+
+        for _ in range(64):
+            changed = False
+            for inst in pending:
+                op = inst.opcode
+                if op == "getelementptr":
+                    new = {r: self._gep(p, inst) for r, p in of(inst.operands[0][1]).items()}
+                elif op == "phi":
+                    new = {}
+                    for v, _ in inst.incoming:
+                        for r, p in of(v).items():
+                            new[r] = _join(new[r], p) if r in new else p
+                elif op == "select":
+                    new = {}
+                    for v in (inst.operands[1][1], inst.operands[2][1]):
+                        for r, p in of(v).items():
+                            new[r] = _join(new[r], p) if r in new else p
+                else:
+                    new = dict(of(inst.operands[0][1]))
+                old = places.get(inst.result)
+                if old != new:
+                    if old:
+                        for r, p in old.items():
+                            new[r] = _join(new[r], p) if r in new else p
+                    if old != new:
+                        places[inst.result] = new
+                        changed = True
+            if not changed:
+                break
+
+    def _constant_gep(self, v: str) -> dict[str, Place]:
+        m = re.match(r'getelementptr\s+(?:inbounds\s+|nuw\s+|nusw\s+)*\((.*)\)$', v.strip())
+        if not m:
+            return {}
+        parts = split_top(m.group(1))
+        if len(parts) < 2:
+            return {}
+        src_ty = parts[0].strip()
+        base = parts[1].strip().split()[-1]
+        if not base.startswith("@"):
+            return {}
+        ops = [tuple(x.strip().split(None, 1)) for x in parts[2:]]
+        delta = self._gep_offset(src_ty, [(t, val) for t, val in ops if True])
+        return {base: _shift(Place(base, 0), *delta)}
+
+    def _gep(self, p: Place, inst) -> Place:
+        return _shift(p, *self._gep_offset(inst.source_type, inst.operands[1:]))
+
+    def _gep_offset(self, src_ty: str, indices) -> tuple[int | None, int]:
+        """(constant byte offset, stride of the variable part) of GEP indices."""
+        module = self.module
+        size = type_size(module, src_ty)
+        if size is None:
+            return None, 0
+        off, stride = 0, 0
+        ty = src_ty
+        for k, (_, idx) in enumerate(indices):
+            const = _int_constant(idx)
+            if k == 0:
+                if const is None:
+                    stride = math.gcd(stride, size)
+                else:
+                    off += const * size
+                continue
+            ty = ty.strip()
+            if ty.startswith("%") or ty.startswith("{") or ty.startswith("<{"):
+                if const is None:
+                    return None, 0
+                fo = field_offset(module, ty, const)
+                if fo is None:
+                    return None, 0
+                off += fo[0]
+                ty = fo[1]
+            else:
+                m = re.fullmatch(r'[\[<](\d+) x (.+)[\]>]', ty)
+                if not m:
+                    return None, 0
+                ty = m.group(2).strip()
+                esize = type_size(module, ty)
+                if esize is None:
+                    return None, 0
+                if const is None:
+                    stride = math.gcd(stride, esize)
+                else:
+                    off += const * esize
+        return off, stride
+
+    def _collect(self, ft: FunctionTypes) -> None:
+        fn, module = ft.fn, self.module
+        users: dict[str, list] = {}
+        for inst in fn.instructions():
+            for v in set(inst.values()):
+                users.setdefault(v, []).append(inst)
+
+        def pure_copy(v: str) -> bool:
+            us = users.get(v, [])
+            return bool(us) and all(u.opcode == "store" and u.operands[0][1] == v for u in us)
+
+        def bitcast_float(v: str) -> str | None:
+            d = fn.defs.get(v)
+            if d is not None and d.opcode == "bitcast" and is_float_type(d.operands[0][0]):
+                return d.operands[0][0]
+            return None
+
+        for inst in fn.instructions():
+            op = inst.opcode
+            if op in ("load", "store"):
+                ty = inst.type if op == "load" else inst.operands[0][0]
+                ptr = inst.operands[0][1] if op == "load" else inst.operands[1][1]
+                size = type_size(module, ty)
+                places = ft.places.get(ptr) or self._global_places(ptr)
+                if size is None or not places:
+                    continue
+                kind = scalar_kind(ty)
+                where = inst.text.split(", !", 1)[0].strip()
+                tag = tbaa_type(module, inst.metadata.get("!tbaa"))
+                if kind == INT:
+                    v = inst.result if op == "load" else inst.operands[0][1]
+                    fk = bitcast_float(v) if op == "store" else None
+                    if fk is not None and type_size(module, fk) == size:
+                        kind, strong = fk, True
+                    elif tag in (DOUBLE, FLOAT):
+                        kind, strong = tag, True
+                    elif op == "load" and pure_copy(v):
+                        ft.copies[v] = (size, list(places.values()),
+                                        [q for u in users[v] for q in (ft.places.get(u.operands[1][1])
+                                                                       or self._global_places(u.operands[1][1])).values()])
+                        if tag in _INT_TBAA:
+                            for p in places.values():
+                                ft.facts.append(Fact(p, size, INT, False, where))
+                        continue
+                    elif op == "store" and (v in ft.copies or _int_constant(v) is not None
+                                            or v in ("undef", "poison", "zeroinitializer")):
+                        continue
+                    elif op == "store" and fn.defs.get(v) is not None and fn.defs[v].opcode == "load" \
+                            and pure_copy(v):
+                        continue
+                    else:
+                        strong = True
+                elif kind is None:
+                    continue
+                else:
+                    strong = True
+                for p in places.values():
+                    ft.facts.append(Fact(p, size, kind, strong, where))
+            elif op == "call":
+                name = (inst.callee or "")[1:].strip('"')
+                base = re.sub(r'\.(p0|i\d+).*$', "", name)
+                if base in ("llvm.memcpy", "llvm.memmove", "llvm.memcpy.inline", "memcpy", "memmove"):
+                    n = _int_constant(inst.operands[2][1]) if len(inst.operands) > 2 else None
+                    dst = ft.places.get(inst.operands[0][1]) or self._global_places(inst.operands[0][1])
+                    src = ft.places.get(inst.operands[1][1]) or self._global_places(inst.operands[1][1])
+                    if n and dst and src:
+                        ft.moves.append((list(dst.values()), list(src.values()), n))
+                    continue
+                if name in module.functions:
+                    for k, (t, v) in enumerate(inst.operands):
+                        if t == "ptr":
+                            places = ft.places.get(v) or self._global_places(v)
+                            if places:
+                                ft.calls.append((name, k, list(places.values())))
+
+    def _global_places(self, v: str) -> dict[str, Place]:
+        if not v.startswith("@"):
+            return {}
+        if re.fullmatch(r'@(?:"[^"]*"|[-\w$.]+)', v):
+            return {v: Place(v, 0)}
+        return self._constant_gep(v)
+
+    # ------------------------------------------------------------ interprocedural evidence
+    def _callers_of(self, name: str) -> list[tuple[str, object]]:
+        if self._callers is None:
+            self._callers = {}
+            for fname in list(self.module.functions):
+                for line in self.module.functions.body_lines(fname):
+                    for callee in set(re.findall(r'call[^@]*(@(?:"[^"]*"|[-\w$.]+))\(', line)):
+                        lst = self._callers.setdefault(callee[1:].strip('"'), [])
+                        if fname not in lst:
+                            lst.append(fname)
+        return self._callers.get(name, [])
+
+    def facts_for(self, fn: Function, depth: int = _DEPTH, seen: frozenset = frozenset()) -> list[Fact]:
+        """Strong and weak facts of `fn`, including what callers and callees say about memory
+        behind its pointer parameters and the pointers it passes on."""
+        ft = self.function(fn)
+        out = list(ft.facts)
+        if depth <= 0 or fn.name in seen:
+            return out
+        seen = seen | {fn.name}
+        # callees: their facts about their parameter k, placed at our argument
+        for callee, k, places in ft.calls:
+            cfn = self.module.functions.get(callee)
+            if cfn is None or k >= len(cfn.params) or callee in seen:
+                continue
+            pname = cfn.params[k].name
+            for f in self.facts_for(cfn, depth - 1, seen):
+                if f.place.root != pname:
+                    continue
+                for p in places:
+                    out.append(Fact(_shift(p, f.place.offset, f.place.stride), f.size, f.kind, f.strong,
+                                    f"{f.where} (in @{callee})"))
+        # callers: their facts about the memory they pass as our parameters
+        index = {p.name: i for i, p in enumerate(fn.params) if p.type == "ptr"}
+        if index:
+            target = make_name("@", fn.name)
+            for cname in self._callers_of(fn.name):
+                caller = self.module.functions.get(cname)
+                if caller is None or cname in seen:
+                    continue
+                cft = self.function(caller)
+                cfacts = None
+                for inst in caller.instructions():
+                    if inst.opcode != "call" or inst.callee != target:
+                        continue
+                    if cfacts is None:
+                        cfacts = self.facts_for(caller, depth - 1, seen)
+                    for pname, i in index.items():
+                        if i >= len(inst.operands):
+                            continue
+                        for root, at in (cft.places.get(inst.operands[i][1]) or
+                                         self._global_places(inst.operands[i][1])).items():
+                            for f in cfacts:
+                                if f.place.root != root:
+                                    continue
+                                # the caller's fact relative to the argument's place
+                                g = math.gcd(at.stride, f.place.stride)
+                                rel = Place(pname, (f.place.offset - at.offset) % g if g else
+                                            f.place.offset - at.offset, g)
+                                out.append(Fact(rel, f.size, f.kind, f.strong, f"{f.where} (in @{cname})"))
+        return out
+
+    # ------------------------------------------------------------ queries
+    def solve(self, fn: Function) -> dict[str, set[str]]:
+        """Kinds moved by each integer copy of `fn` (value -> kinds, empty when unknown)."""
+        ft = self.function(fn)
+        if ft.copy_kinds or not ft.copies:
+            return ft.copy_kinds
+        facts = self.facts_for(fn)
+        kinds: dict[str, set[str]] = {v: set() for v in ft.copies}
+        derived: list[Fact] = []
+        for _ in range(_MAX_ROUNDS):
+            pool = facts + derived
+            derived = []
+            changed = False
+            for v, (size, src, dst) in ft.copies.items():
+                found = _kinds_at(pool, src + dst, size)
+                if not found:
+                    found = _kinds_at(pool, src + dst, size, weak=True)
+                if found != kinds[v]:
+                    kinds[v] = found
+                    changed = True
+                for k in found:
+                    for p in src + dst:
+                        derived.append(Fact(p, size, k, True, f"copy {v}"))
+            for dst, src, n in ft.moves:
+                for f in pool:
+                    for s in src:
+                        if f.place.root == s.root and may_overlap(s, n, f.place, f.size):
+                            for d in dst:
+                                g = math.gcd(s.stride, d.stride, f.place.stride)
+                                off = d.offset + f.place.offset - s.offset
+                                derived.append(Fact(Place(d.root, off % g if g else off, g), f.size, f.kind,
+                                                    f.strong, f"moved by memcpy ({f.where})"))
+            if not changed and _ > 0:
+                break
+        ft.copy_kinds = kinds
+        return kinds
+
+    def kinds_at(self, fn: Function, ptr: str, size: int) -> set[str]:
+        """Strong kinds known for `size` bytes at pointer `ptr` of fn (weak ones if no strong)."""
+        ft = self.function(fn)
+        places = list((ft.places.get(ptr) or self._global_places(ptr)).values())
+        facts = self.facts_for(fn)
+        found = _kinds_at(facts, places, size)
+        return found or _kinds_at(facts, places, size, weak=True)
+
+
+def _kinds_at(facts: list[Fact], places: list[Place], size: int, weak: bool = False) -> set[str]:
+    """Kinds of the facts overlapping `size` bytes at any of `places`; a float narrower than
+    the access is reported as '<kind>x<n>' (an integer moving two floats)."""
+    out = set()
+    for f in facts:
+        if f.strong == weak:
+            continue
+        for p in places:
+            if may_overlap(p, size, f.place, f.size):
+                if f.kind in (DOUBLE, FLOAT, POINTER) and f.size != size:
+                    out.add(f"{f.kind}x{size // f.size}" if f.size < size else f"part of {f.kind}")
+                else:
+                    out.add(f.kind)
+                break
+    return out
+
+
+def _int_constant(v: str) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def copy_kinds(module: Module, fn: Function) -> dict[str, set[str]]:
+    return MemoryTypes.of(module).solve(fn)
+
+
+def print_memory_types(module: Module, fn: Function) -> str:
+    """Places of pointers, facts and the kinds each integer copy moves, for tests/debugging."""
+    mt = MemoryTypes.of(module)
+    ft = mt.function(fn)
+    out = [f"memory types of @{fn.name}"]
+    for v, places in ft.places.items():
+        out.append(f"  place {v}: " + ", ".join(str(p) for p in places.values()))
+    for f in mt.facts_for(fn):
+        out.append(f"  fact {f}")
+    for v, kinds in mt.solve(fn).items():
+        out.append(f"  copy {v}: {'/'.join(sorted(kinds)) or 'unknown'}")
+    return "\n".join(out)

@@ -12,7 +12,7 @@ import re
 
 from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
 from ..analysis.library import allocation_size_args
-from ..analysis.types import float_views, strip_punned_tbaa
+from ..analysis.types import check_packed_floats, float_views, strip_punned_tbaa
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
                         make_name)
@@ -303,6 +303,16 @@ class ForwardGenerator:
             self._lane_phis(phi, "t", [self.tangents(v, phi.type) for v, _ in phi.incoming], lines)
         if res in self.act.shadowed:
             self._lane_phis(phi, "sh", [self.shadows(v) for v, _ in phi.incoming], lines)
+        if res in self.int_views:
+            # float bytes carried in an integer phi: merge their tangent bytes the same way
+            self._lane_phis(phi, "bits", [self._bits_of(v) for v, _ in phi.incoming], lines)
+            self.bits[res] = lane_names(res, "bits", self.width)
+
+    def _bits_of(self, value: str) -> list[str]:
+        """Tangent bytes of an integer carrying float bytes (a constant carries none)."""
+        if value in self.int_views:
+            return lane_names(value, "bits", self.width)
+        return ["0"] * self.width
 
     def _lane_phis(self, phi: Instruction, tag: str, per_edge: list[list[str]], lines: list[str]) -> None:
         blocks = [make_name("%", b) for _, b in phi.incoming]
@@ -343,12 +353,24 @@ class ForwardGenerator:
             self._float_bits(inst, lines)
         if res and res in self.int_views:
             self._check_bits_uses(res)
+            if op == "select":
+                a, b = self._bits_of(inst.operands[1][1]), self._bits_of(inst.operands[2][1])
+                names = lane_names(res, "bits", self.width)
+                for k, name in enumerate(names):
+                    lines.append(f"  {name} = select i1 {inst.operands[0][1]}, {inst.type} {a[k]}, {inst.type} {b[k]}")
+                self.bits[res] = names
         if res and res in self.act.shadowed:
             self._shadow(inst, lines)
         if res and res in self.act.varied:
             self._tangent(inst, lines)
         elif op == "load" and self.has_shadow(inst.operands[0][1]) and inst.type != "ptr":
             self._load_bits(inst, lines)
+        if res and res in self.int_views and res not in self.bits:
+            # loaded from memory without a shadow, or the bits of a constant float: no tangent
+            names = lane_names(res, "bits", self.width)
+            for name in names:
+                lines.append(f"  {name} = add {inst.type} 0, 0")
+            self.bits[res] = names
         if op == "store":
             (vty, v), (_, p) = inst.operands
             if self.has_shadow(p):
@@ -369,6 +391,7 @@ class ForwardGenerator:
         value elsewhere carries the tangents along. Arithmetic on such values would lose
         tangents, so a vector of floats may only be stored again."""
         res = inst.result
+        check_packed_floats(self.fn, self.engine.module, inst, self.where(inst))
         if ("double" in inst.type or "float" in inst.type) and any(
                 u.opcode != "store" or u.operands[0][1] != res for u in self._users(res)):
             raise EnzymeBuildError(f"vector/aggregate access '{inst.type}' to active memory in @{self.fn.name} "
@@ -395,6 +418,8 @@ class ForwardGenerator:
         through a phi/select or computed with, its tangent cannot follow: refuse."""
         for u in self._users(value):
             if u.opcode in ("store", "bitcast", "icmp", "getelementptr", "br", "switch", "call"):
+                continue
+            if u.opcode in ("phi", "select") and u.result in self.int_views:
                 continue
             if u.result and u.type.startswith("i") and bits_stay_integer(self.fn, u.result):
                 continue

@@ -351,9 +351,24 @@ class MemoryTypes:
             for v in set(inst.values()):
                 users.setdefault(v, []).append(inst)
 
+        carried = carried_integers(fn, users)
+
         def pure_copy(v: str) -> bool:
-            us = users.get(v, [])
-            return bool(us) and all(u.opcode == "store" and u.operands[0][1] == v for u in us)
+            return v in carried
+
+        def stores_reached(v: str) -> list:
+            out, seen, work = [], set(), [v]
+            while work:
+                x = work.pop()
+                if x in seen:
+                    continue
+                seen.add(x)
+                for u in users.get(x, []):
+                    if u.opcode == "store":
+                        out.append(u)
+                    elif u.result in carried:
+                        work.append(u.result)
+            return out
 
         def bitcast_float(v: str) -> str | None:
             d = fn.defs.get(v)
@@ -382,7 +397,7 @@ class MemoryTypes:
                         kind, strong = tag, True
                     elif op == "load" and pure_copy(v):
                         ft.copies[v] = (size, list(places.values()),
-                                        [q for u in users[v] for q in (ft.places.get(u.operands[1][1])
+                                        [q for u in stores_reached(v) for q in (ft.places.get(u.operands[1][1])
                                                                        or self._global_places(u.operands[1][1])).values()])
                         if tag in _INT_TBAA:
                             for p in places.values():
@@ -391,8 +406,7 @@ class MemoryTypes:
                     elif op == "store" and (v in ft.copies or _int_constant(v) is not None
                                             or v in ("undef", "poison", "zeroinitializer")):
                         continue
-                    elif op == "store" and fn.defs.get(v) is not None and fn.defs[v].opcode == "load" \
-                            and pure_copy(v):
+                    elif op == "store" and v in carried:
                         continue
                     else:
                         strong = True
@@ -532,6 +546,35 @@ class MemoryTypes:
         facts = self.facts_for(fn)
         found = _kinds_at(facts, places, size)
         return found or _kinds_at(facts, places, size, weak=True)
+
+
+_CARRIERS = {"load", "phi", "select", "freeze", "bitcast"}
+
+
+def carried_integers(fn: Function, users: dict[str, list]) -> set[str]:
+    """Integer values that only carry bytes from memory (or a float's bits) to memory: loads,
+    phis, selects and float-to-integer bitcasts whose every use is a store of the value or
+    another such value (the greatest such set)."""
+    carried = set()
+    for inst in fn.instructions():
+        if inst.result and inst.opcode in _CARRIERS and re.fullmatch(r'i\d+', inst.type or ""):
+            if inst.opcode == "bitcast" and not is_float_type(inst.operands[0][0]):
+                continue
+            carried.add(inst.result)
+    changed = True
+    while changed:
+        changed = False
+        for v in list(carried):
+            us = users.get(v, [])
+            ok = bool(us) and all(
+                (u.opcode == "store" and u.operands[0][1] == v and u.operands[1][1] != v)
+                or (u.opcode in ("phi", "freeze") and u.result in carried)
+                or (u.opcode == "select" and u.result in carried and u.operands[0][1] != v)
+                for u in us)
+            if not ok:
+                carried.discard(v)
+                changed = True
+    return carried
 
 
 def _kinds_at(facts: list[Fact], places: list[Place], size: int, weak: bool = False) -> set[str]:

@@ -39,6 +39,7 @@ def check_memory_access(gen, inst) -> None:
     if value in gen.views:
         return
     check_integer_copy(gen, inst)
+    check_packed_floats(gen.fn, gen.engine.module, inst, gen.engine.location(inst))
     ty = inst.type
     if is_float_type(ty) or ty == "ptr":
         return
@@ -170,6 +171,21 @@ def float_views(fn, module) -> dict[str, str]:
         ty = fn.defs[value].type if value in fn.defs else ""
         if value not in views and len(kinds) == 1 and widths.get(ty) in kinds:
             views[value] = widths[ty]
+    # phis/selects merging such values (and constants) into a value that is only stored
+    merges = [i for i in fn.instructions() if i.opcode in ("phi", "select") and i.type in widths]
+    changed = True
+    while changed and merges:
+        changed = False
+        for inst in merges:
+            if inst.result in views:
+                continue
+            ins = [v for v, _ in inst.incoming] if inst.opcode == "phi" else \
+                [inst.operands[1][1], inst.operands[2][1]]
+            kinds = {views.get(v) for v in ins if v.startswith("%")}
+            if kinds == {widths[inst.type]} and all(v.startswith("%") or v in ("undef", "poison") or
+                                                   v.lstrip("-").isdigit() for v in ins):
+                views[inst.result] = widths[inst.type]
+                changed = True
     return views
 
 
@@ -191,6 +207,62 @@ def strip_punned_tbaa(fn, module, views: dict[str, str]) -> None:
         if inst.metadata.get("!tbaa") and kind not in ("double", "float"):
             inst.text = _TBAA_ATTACH.sub("", inst.text)
             inst.metadata.pop("!tbaa", None)
+
+
+_USERS: dict[int, tuple] = {}
+
+
+def _users_of(fn) -> dict[str, list]:
+    """value -> instructions using it, built once per function model."""
+    hit = _USERS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    users: dict[str, list] = {}
+    for inst in fn.instructions():
+        for v in inst.values():
+            users.setdefault(v, []).append(inst)
+    if len(_USERS) > 256:
+        _USERS.clear()
+    _USERS[id(fn)] = (fn, users)
+    return users
+
+
+_BIT_SLICERS = {"trunc", "lshr", "ashr", "and", "zext", "sext", "shl", "or", "freeze"}
+
+
+def unpacked_float(fn, value: str) -> str | None:
+    """The first `bitcast ... to float/double` the integer `value` reaches through bit
+    slicing (trunc, shifts, masks): an i64 load of two floats unpacked lane by lane."""
+    users = _users_of(fn)
+    seen, work = set(), [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for u in users.get(v, []):
+            if u.opcode == "bitcast" and is_float_type(u.type):
+                return u.text.strip()
+            if u.opcode in _BIT_SLICERS and u.result and u.type.startswith("i"):
+                work.append(u.result)
+    return None
+
+
+def check_packed_floats(fn, module, inst, location) -> None:
+    """A load of active memory as an integer whose bits are cut into floats (two floats in
+    one i64, a {float, int} pair in one register): the engine would lose their derivatives
+    silently, so refuse naming the load."""
+    if inst.opcode != "load" or not inst.type.startswith("i"):
+        return
+    used = unpacked_float(fn, inst.result)
+    if used is None:
+        return
+    raise EnzymeBuildError(
+        f"floating-point data is loaded as one integer and cut into floats ({inst.text.split(', !', 1)[0].strip()}, "
+        f"then {used.split(', !', 1)[0]}) in @{fn.name}; the derivative cannot follow the bits",
+        location=location,
+        hint="copy float arrays and small float structs with float-typed loads (or memcpy of whole "
+             "elements), not through a wider integer")
 
 
 def check_integer_copy(gen, inst) -> None:

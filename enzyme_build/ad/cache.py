@@ -556,9 +556,10 @@ class CachePlanner:
     # ------------------------------------------------------------------ side tables
     def _side_loop_of(self, label: str):
         """The outermost loop around `label` when it is a natural loop entered at most once
-        per call (its preheader in no cycle)."""
+        per call (its preheader in no cycle) whose exit blocks are entered from it only."""
         for loop in self.cfg.top_loops_of(label):
-            if loop.preheader is not None and not self.cfg.in_loop(loop.preheader):
+            if loop.preheader is not None and not self.cfg.in_loop(loop.preheader) and all(
+                    p in loop.blocks for e in loop.exits for p in self.cfg.preds[e]):
                 return loop
         return None
 
@@ -663,6 +664,7 @@ class CachePlanner:
         ended (all iterations but a last one cut short by an exit fill the same amount); the
         reverse sweep, going back from one iteration to the one before, sets the size back
         to that. Split pieces pass the side object through the frame record."""
+        restores: dict[str, list[str]] = {}
         for k, (header, loop) in enumerate(self.side_loops.items()):
             pre, head = [], []
             base, cur = self.fresh("sidebase"), self.fresh("sidecur")
@@ -673,6 +675,17 @@ class CachePlanner:
             head.append(f"  store i64 {base}, ptr {size}, align 8")
             self.side_fwd[loop.preheader] = pre + self.side_fwd.get(loop.preheader, [])
             self.side_fwd[header] = head + self.side_fwd.get(header, [])
+            # leaving the loop (its exits are entered from the loop only), the last
+            # iteration's records stay: the size goes back to where that iteration ended, so
+            # side records pushed after the loop do not overwrite them
+            for exit_block in loop.exits:
+                back = restores.setdefault(exit_block, [])
+                full = self.fresh("sidefull")
+                back.append(f"  {full} = load i64, ptr {self._side_field(3 + k, back)}, align 8")
+                back.append(f"  store i64 {full}, ptr {self._side_field(1, back)}, align 8")
+        for block, back in restores.items():
+            # before anything else the block does with the side stack (the next loop's base)
+            self.side_fwd[block] = back + self.side_fwd.get(block, [])
         for lines in list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]:
             out: list[str] = []
             for line in lines:

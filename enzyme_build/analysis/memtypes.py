@@ -577,6 +577,25 @@ def carried_integers(fn: Function, users: dict[str, list]) -> set[str]:
     return carried
 
 
+def range_kinds(module: Module, fn: Function, pointers: list[str], nbytes: int | None) -> set[str]:
+    """Kinds of the strong facts touching `nbytes` bytes (all bytes when unknown) at any of
+    `pointers` of fn: what a memcpy of that range moves."""
+    mt = MemoryTypes.of(module)
+    ft = mt.function(fn)
+    places = [p for v in pointers for p in (ft.places.get(v) or mt._global_places(v)).values()]
+    out = set()
+    for f in mt.facts_for(fn):
+        if not f.strong:
+            continue
+        for p in places:
+            span = nbytes if nbytes else 1 << 40
+            if may_overlap(Place(p.root, p.offset, p.stride) if nbytes else Place(p.root, 0, 1), span,
+                           f.place, f.size):
+                out.add(f.kind)
+                break
+    return out
+
+
 def _kinds_at(facts: list[Fact], places: list[Place], size: int, weak: bool = False) -> set[str]:
     """Kinds of the facts overlapping `size` bytes at any of `places`; a float narrower than
     the access is reported as '<kind>x<n>' (an integer moving two floats)."""

@@ -13,7 +13,7 @@ import re
 from ..errors import EnzymeBuildError
 from ..ir.model import is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
-from .memtypes import copy_kinds
+from .memtypes import copy_kinds, range_kinds
 
 _FLOATISH = {"double": "double", "float": "float"}
 
@@ -74,6 +74,11 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         # untyped copies of a function's pointer arguments (-O0 std::copy ends in a memmove in
         # a helper that never touches the data): decide from how the callers use that memory
         kinds = _kinds_from_callers(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]])
+    if not kinds and pointers is None:
+        # the memory type analysis: accesses at the copied offsets, across copies and calls
+        n = inst.operands[2][1] if len(inst.operands) > 2 else ""
+        kinds = range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]],
+                            int(n) if n.isdigit() else None)
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
     if len(kinds) == 1:
         return kinds.pop()

@@ -247,6 +247,8 @@ def unpacked_float(fn, value: str) -> str | None:
         seen.add(v)
         for u in users.get(v, []):
             if u.opcode == "bitcast" and is_float_type(u.type):
+                if v == value:
+                    continue      # the whole integer reinterpreted: a view, not cut
                 return u.text.strip()
             if u.opcode in _BIT_SLICERS and u.result and u.type.startswith("i"):
                 work.append(u.result)

@@ -66,7 +66,6 @@ def test_byte_copy_loop_o0(tmp_path, opt, env):
     assert build_and_run(tmp_path, "byte_copy_loop.c", opt=opt, env_extra=env) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-25")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_int64_moves(tmp_path, opt):
     build_and_run(tmp_path, "int64_moves.c", opt=opt)

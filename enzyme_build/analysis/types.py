@@ -206,6 +206,11 @@ def strip_punned_tbaa(fn, module, views: dict[str, str]) -> None:
             pass
         elif inst.opcode == "store" and inst.operands[0][1] in views:
             pass
+        elif inst.opcode == "call" and inst.metadata.get("!tbaa") and len(inst.operands) > 2 and \
+                re.match(r'@llvm\.mem(cpy|move)', inst.callee or "") and \
+                range_kinds(module, fn, [inst.operands[0][1], inst.operands[1][1]],
+                            int(inst.operands[2][1]) if inst.operands[2][1].isdigit() else None) & {"double", "float"}:
+            pass     # a word-copy loop turned into memcpy keeps the words' integer tag
         else:
             continue
         kind = _kind_of_tbaa(tbaa_type(module, inst.metadata.get("!tbaa")))

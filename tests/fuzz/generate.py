@@ -88,10 +88,11 @@ class _Gen:
                 body = (f"{attr}double {nm}(double v, double w, int d) {{\n"
                         f"  if (d <= 0) return {self.expr(['v', 'w'])};\n"
                         f"  return {self.bexpr(['v', 'w'])} + 0.5 * {nm}({self.bexpr(['v', 'w'])}, w, d - 1);\n}}")
-            else:  # u64copy: a generic copy of 8-byte words over uint64_t
+            else:  # u64copy: a generic copy of 8-byte words through uint64_t (memcpy: no
+                # strict-aliasing violation, so -O2 may not miscompile the primal)
                 body = (f"{attr}void {nm}(void *dst, const void *src, int n) {{\n"
-                        f"  uint64_t *d = dst; const uint64_t *s = src;\n"
-                        f"  for (int i = 0; i < n; i++) d[i] = s[i];\n}}")
+                        f"  for (int i = 0; i < n; i++) {{ uint64_t w; memcpy(&w, (const char *)src + 8 * i, 8); "
+                        f"memcpy((char *)dst + 8 * i, &w, 8); }}\n}}")
             self.helpers.append(body)
             self.helper_names.append((nm, kind))
 

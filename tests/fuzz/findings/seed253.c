@@ -9,8 +9,7 @@ double __enzyme_fwddiff(void *, ...);
 struct S { double u; double v; int k; };
 
 __attribute__((noinline)) void h0_u64copy(void *dst, const void *src, int n) {
-  uint64_t *d = dst; const uint64_t *s = src;
-  for (int i = 0; i < n; i++) d[i] = s[i];
+  for (int i = 0; i < n; i++) { uint64_t w; memcpy(&w, (const char *)src + 8 * i, 8); memcpy((char *)dst + 8 * i, &w, 8); }
 }
 
 static double h1_array(double *p, int n, double v) {
@@ -20,8 +19,7 @@ static double h1_array(double *p, int n, double v) {
 }
 
 static void h2_u64copy(void *dst, const void *src, int n) {
-  uint64_t *d = dst; const uint64_t *s = src;
-  for (int i = 0; i < n; i++) d[i] = s[i];
+  for (int i = 0; i < n; i++) { uint64_t w; memcpy(&w, (const char *)src + 8 * i, 8); memcpy((char *)dst + 8 * i, &w, 8); }
 }
 
 __attribute__((noinline)) double f(const double *x) {

@@ -371,9 +371,14 @@ class MemoryTypes:
             return out
 
         def bitcast_float(v: str) -> str | None:
+            """The float type whose bits the integer v is: it was bitcast from one, or it is
+            bitcast to one (a double loaded as i64 and reinterpreted)."""
             d = fn.defs.get(v)
             if d is not None and d.opcode == "bitcast" and is_float_type(d.operands[0][0]):
                 return d.operands[0][0]
+            for u in users.get(v, []):
+                if u.opcode == "bitcast" and is_float_type(u.type):
+                    return u.type
             return None
 
         for inst in fn.instructions():
@@ -390,7 +395,7 @@ class MemoryTypes:
                 tag = tbaa_type(module, inst.metadata.get("!tbaa"))
                 if kind == INT:
                     v = inst.result if op == "load" else inst.operands[0][1]
-                    fk = bitcast_float(v) if op == "store" else None
+                    fk = bitcast_float(v)
                     if fk is not None and type_size(module, fk) == size:
                         kind, strong = fk, True
                     elif tag in (DOUBLE, FLOAT):

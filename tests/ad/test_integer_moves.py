@@ -104,6 +104,20 @@ __attribute__((noinline)) double f(const double *x) {
   memcpy(&b[0], &w, 8);
   return b[0] * 3 + b[3];
 }""", [0.0, 6 * X[1], 0.0, 2 * X[3]]),
+    # a copied word also reinterpreted as a double, in memory a word-copy helper moves again
+    "copy_reinterpreted_and_passed_on": (r"""
+__attribute__((noinline)) void copy_words(void *dst, const void *src, int n) {
+  for (int i = 0; i < n; i++) { uint64_t w; memcpy(&w, (const char *)src + 8 * i, 8);
+                                memcpy((char *)dst + 8 * i, &w, 8); }
+}
+__attribute__((noinline)) double f(const double *x) {
+  double a[4], b[4];
+  for (int i = 0; i < 4; i++) a[i] = x[i] * x[i];
+  uint64_t w; memcpy(&w, &a[1], 8); memcpy(&a[3], &w, 8);
+  double d; memcpy(&d, &w, 8);
+  copy_words(b, a + 2, 2);
+  return d * x[0] + b[0] + 2 * b[1];
+}""", [X[1] ** 2, 2 * X[1] * X[0] + 2 * 2 * X[1], 2 * X[2], 0.0]),
     # a float moved through uint32_t
     "float_through_u32": (r"""
 __attribute__((noinline)) double f(const double *x) {

@@ -23,6 +23,7 @@ TOOLS: dict[str, tuple[str, bool]] = {
     "llvm-objcopy": ("llvm-objcopy", True),
     "ld.lld": ("ld.lld", False),  # for users' -fuse-ld=lld; our own links use clang's default
     "llvm-nm": ("llvm-nm", False),
+    "opt": ("opt", False),          # the AD stage's scalarizer (vector float code)
 }
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")

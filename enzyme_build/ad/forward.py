@@ -12,7 +12,8 @@ import re
 
 from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
 from ..analysis.library import allocation_size_args
-from ..analysis.types import check_packed_floats, float_views, strip_punned_tbaa
+from ..analysis.types import (check_packed_floats, check_vector_operands, float_views, pointer_as_integer,
+                              strip_punned_tbaa)
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
                         make_name)
@@ -348,6 +349,7 @@ class ForwardGenerator:
             what, hint = _UNSUPPORTED[op]
             raise EnzymeBuildError(f"cannot differentiate {what} in @{self.fn.name}", location=self.where(inst),
                                    hint=hint)
+        check_vector_operands(self.fn, inst, self.act.varied, self.where(inst))
         lines.append(_DBG_RE.sub("", inst.text))
         if op == "bitcast" and res and not is_float_type(inst.type) and inst.operands[0][1] in self.act.varied:
             self._float_bits(inst, lines)
@@ -378,6 +380,13 @@ class ForwardGenerator:
                     values = self.tangents(v, vty)
                 elif vty == "ptr":
                     values = self.shadows(v)
+                elif (x := pointer_as_integer(self.fn, v)) and self.has_shadow(x):
+                    # a pointer kept as an integer: its shadows, as integers, go along
+                    values = []
+                    for k, sh in enumerate(self.shadows(x)):
+                        t = self.fresh("shint")
+                        lines.append(f"  {t} = ptrtoint ptr {sh} to {vty}")
+                        values.append(t)
                 else:
                     values = self._stored_bits(inst, vty, v)
                 align = _ALIGN_RE.search(inst.text)

@@ -15,7 +15,7 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.library import allocation_size_args
-from ..analysis.types import (bits_stay_integer, check_memory_access, float_views, strip_punned_tbaa, memcpy_element_kind,
+from ..analysis.types import (bits_stay_integer, check_memory_access, check_vector_operands, float_views, pointer_as_integer, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
 from ..custom.registry import check_rule_arity
@@ -405,6 +405,7 @@ class ReverseGenerator(CachePlanner):
             self._check_call(inst)
         if op in ("load", "store"):
             check_memory_access(self, inst)
+        check_vector_operands(self.fn, inst, self.act.varied, self.engine.location(inst))
         if op == "store" and id(inst) in self.undone_stores:
             (vty, _), (_, p) = inst.operands
             lines.append(f"  {self.undone_stores[id(inst)]} = load {vty}, ptr {p}")
@@ -416,6 +417,12 @@ class ReverseGenerator(CachePlanner):
             (vty, v), (_, p) = inst.operands
             if vty == "ptr" and self._ptr_shadowed(p):
                 lines.append(f"  store ptr {self._shadow_or_fail(v, inst)}, ptr {self.shadow(p)}, align 8")
+            elif self._ptr_shadowed(p) and (x := pointer_as_integer(self.fn, v)) and self.act.has_shadow(x):
+                # a pointer kept as an integer (Eigen's evaluators, uintptr_t fields): its
+                # shadow goes into the shadow memory the same way
+                t = self.fresh("shint")
+                lines.append(f"  {t} = ptrtoint ptr {self.shadow(x)} to {vty}")
+                lines.append(f"  store {vty} {t}, ptr {self.shadow(p)}, align 8")
         if op == "call" and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
             d, s = inst.operands[0][1], inst.operands[1][1]
             if self._ptr_shadowed(d) and memcpy_element_kind(self, inst) == "pointer":

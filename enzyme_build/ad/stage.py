@@ -328,6 +328,181 @@ def _keep(keep_dir: str | None, name: str, text: str) -> None:
         os.replace(tmp, os.path.join(keep_dir, name))
 
 
+_FLOAT_VECTOR = re.compile(r'<\s*\d+\s+x\s+(?:double|float)\s*>')
+SCALARIZER = "function(scalarizer<load-store>,instcombine<no-verify-fixpoint>,dce)"
+
+
+def scalarize_float_vectors(module, llvm):
+    """Split vector floating-point code (`<2 x double>` loads, arithmetic, shuffles: SSE
+    intrinsics, Eigen's packets, the vectorizers' output) into scalars before AD, with
+    LLVM's Scalarizer (`opt`; llvmlite does not expose it). The engine then differentiates
+    scalar code in every mode; the post-AD pipeline vectorizes again. Modules without
+    float vectors are returned unchanged."""
+    import subprocess
+    import tempfile
+
+    from .. import toolchain
+    from ..errors import EnzymeBuildError
+    text = module.text()
+    if not any(line.startswith("  ") and _FLOAT_VECTOR.search(line) for line in text.split("\n")):
+        return module
+    opt = toolchain.find("opt").path
+    with tempfile.TemporaryDirectory(prefix="enzyme-build-scalarize-") as tmp:
+        src, dst = os.path.join(tmp, "in.bc"), os.path.join(tmp, "out.bc")
+        with open(src, "wb") as fh:
+            fh.write(module.bitcode())
+        proc = subprocess.run([opt, f"-passes={SCALARIZER}", src, "-o", dst],
+                              capture_output=True, text=True, timeout=3600)
+        if proc.returncode != 0:
+            raise EnzymeBuildError(f"splitting vector floating-point code into scalars failed "
+                                   f"(opt exit status {proc.returncode}): {proc.stderr.strip()[:500]}",
+                                   hint="report this program; building with -fno-vectorize and without "
+                                        "SIMD intrinsics avoids the step")
+        with open(dst, "rb") as fh:
+            return llvm.parse_bitcode(fh.read(), module.name)
+
+
+_V = r'(%[-\w$.]+|%"[^"]*")'
+_INSERT_RE = re.compile(r'^  ' + _V + r' = insertelement <2 x i32> (poison|undef|' + _V[1:-1] + r'), i32 '
+                        + _V + r', i64 ([01])$')
+_BITCAST_RE = re.compile(r'^  ' + _V + r' = bitcast <2 x i32> ' + _V + r' to double$')
+_LOAD_I32_RE = re.compile(r'^  ' + _V + r' = load i32, ptr ' + _V + r'(?:, align \d+)?(?:, !.*)?$')
+_GEP_I8_RE = re.compile(r'^  ' + _V + r' = getelementptr (?:inbounds )?(?:nuw )?(?:nusw )?i8, ptr '
+                        + _V + r', i64 (-?\d+)$')
+
+
+def reassemble_split_doubles(text: str) -> str:
+    """The Scalarizer splits a `<2 x double>` load that was reinterpreted as `<4 x i32>`
+    (a shuffle of 32-bit lanes: Eigen's broadcasts) into i32 loads put back together with
+    `insertelement <2 x i32>` + `bitcast ... to double`. When the two i32 loads read 8
+    consecutive bytes in one block with no write between them, the double is a load of those
+    bytes: rewrite it so (the engine differentiates a double load, not integer lanes)."""
+    if "bitcast <2 x i32>" not in text:
+        return text
+    lines = text.split("\n")
+    defs: dict[str, int] = {}
+    owner: list[int] = []             # line -> index of its function's `define` line
+    current = -1
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            current = i
+        owner.append(current)
+        m = re.match(r'^  ' + _V + r' = ', line)
+        if m:
+            defs[(current, m.group(1))] = i
+    function_of = None
+
+    def match(rx, name):
+        i = defs.get((function_of, name))
+        return (i, rx.match(lines[i])) if i is not None else (None, None)
+
+    def address(ptr):
+        """(base, byte offset) of a pointer: a constant i8 GEP of a base, or the base."""
+        _, g = match(_GEP_I8_RE, ptr)
+        return (g.group(2), int(g.group(3))) if g else (ptr, 0)
+
+    moves: dict[int, str] = {}     # line index of the later load -> the double load to add
+    drop: set[int] = set()
+    for i, line in enumerate(lines):
+        b = _BITCAST_RE.match(line)
+        if not b:
+            continue
+        function_of = owner[i]
+        _, hi = match(_INSERT_RE, b.group(2))
+        if not hi or hi.group(4) != "1":
+            continue
+        _, lo = match(_INSERT_RE, hi.group(2))
+        if not lo or lo.group(4) != "0" or lo.group(2) not in ("poison", "undef"):
+            continue
+        i0, l0 = match(_LOAD_I32_RE, lo.group(3))
+        i1, l1 = match(_LOAD_I32_RE, hi.group(3))
+        if not l0 or not l1:
+            continue
+        (b0, o0), (b1, o1) = address(l0.group(2)), address(l1.group(2))
+        if b0 != b1 or o1 != o0 + 4:
+            continue
+        first, last = sorted((i0, i1))
+        between = lines[first:last + 1]
+        if any(t.startswith("  ") and (t.lstrip().startswith(("store", "call", "tail call", "fence"))
+                                       or ":" in t.split(";")[0].strip()[-1:]) for t in between):
+            continue
+        moves[last] = (moves.get(last, "") +
+                       f"\n  {b.group(1)} = load double, ptr {l0.group(2)}, align 4")
+        drop.add(i)
+    if not drop:
+        return text
+    out = []
+    for i, line in enumerate(lines):
+        if i in drop:
+            continue
+        out.append(line + moves.get(i, ""))
+    return "\n".join(out)
+
+
+_LOAD_I64_RE = re.compile(r'^  ' + _V + r' = load i64, ptr ' + _V + r'(, align \d+)?(?:, !.*)?$')
+_INTTOPTR_RE = re.compile(r'^  ' + _V + r' = inttoptr i64 ' + _V + r' to ptr$')
+_PTRTOINT_RE = re.compile(r'^  ' + _V + r' = ptrtoint ptr ' + _V + r' to i64$')
+_STORE_I64_RE = re.compile(r'^  store i64 ' + _V + r', ptr ' + _V + r'(, align \d+)?(?:, !.*)?$')
+_NAME_TOKEN_RE = re.compile(r'%(?:"[^"]*"|[-\w$.]+)')
+
+
+def pointers_as_integers(text: str) -> str:
+    """Pointers kept in memory as integers (`uintptr_t` fields; Eigen's evaluators store a
+    matrix's address with ptrtoint): `store i64 (ptrtoint ptr %p)` becomes `store ptr %p`
+    and `inttoptr (load i64)` becomes `load ptr`, when the integer has no other use. The
+    engine then gives such fields shadows like any pointer field (as integers they had none:
+    the derivative read an unset shadow, or none at all)."""
+    if "inttoptr i64" not in text and "ptrtoint ptr" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    start = 0
+    for i, line in enumerate(lines + ["define"]):
+        if line.startswith("define") or i == len(lines):
+            out.extend(_pointers_as_integers_in(lines[start:i]))
+            start = i
+    return "\n".join(out)
+
+
+def _pointers_as_integers_in(body: list[str]) -> list[str]:
+    if not any("inttoptr i64" in l or "ptrtoint ptr" in l for l in body):
+        return body
+    uses: dict[str, int] = {}
+    defs: dict[str, int] = {}
+    for i, line in enumerate(body):
+        if not line.startswith("  "):
+            continue
+        head, eq, rest = line.partition(" = ")
+        if eq and head.strip().startswith("%"):
+            defs[head.strip()] = i
+        for n in _NAME_TOKEN_RE.findall(rest if eq and head.strip().startswith("%") else line):
+            uses[n] = uses.get(n, 0) + 1
+    body = list(body)
+    drop: set[int] = set()
+    for i, line in enumerate(body):
+        m = _INTTOPTR_RE.match(line)
+        if m and uses.get(m.group(2)) == 1 and m.group(2) in defs:
+            j = defs[m.group(2)]
+            ld = _LOAD_I64_RE.match(body[j])
+            if ld and j < i and _straight(body, j, i):
+                body[j] = f"  {m.group(1)} = load ptr, ptr {ld.group(2)}{ld.group(3) or ''}"
+                drop.add(i)
+            continue
+        st = _STORE_I64_RE.match(line)
+        if st and uses.get(st.group(1)) == 1 and st.group(1) in defs:
+            j = defs[st.group(1)]
+            pi = _PTRTOINT_RE.match(body[j])
+            if pi:
+                body[i] = f"  store ptr {pi.group(2)}, ptr {st.group(2)}{st.group(3) or ''}"
+                drop.add(j)
+    return [l for k, l in enumerate(body) if k not in drop]
+
+
+def _straight(body: list[str], j: int, i: int) -> bool:
+    """Lines j..i are in one block (moving the load's use up to it is safe: the load stays)."""
+    return not any(l and not l.startswith(" ") for l in body[j + 1:i])
+
+
 def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = None):
     """Canonicalize markers, optimize (unless ad_before_opt), synthesize derivatives.
 
@@ -348,8 +523,10 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
         llvm.run_named_passes(m, ["sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
+    m = scalarize_float_vectors(m, llvm)
     llvm.run_named_passes(m, ["instnamer"])
-    pre = lower_library_calls(_restore_opaque_calls(m.text(), registry))
+    pre = pointers_as_integers(reassemble_split_doubles(
+        lower_library_calls(_restore_opaque_calls(m.text(), registry))))
     _keep(keep_dir, "ad-input.ll", pre)
     out = differentiate_module(pre, registry)
     _keep(keep_dir, "ad-output.ll", out)

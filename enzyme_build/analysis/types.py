@@ -357,3 +357,27 @@ def memcpy_record_type(gen, inst) -> str | None:
         return None
     ty = found.pop()
     return ty if _float_record_type(gen.engine.module, ty) else None
+
+
+def check_vector_operands(fn, inst, varied, location) -> None:
+    """Vector code the Scalarizer left (vectors crossing a call or a return) carrying a value
+    with a derivative: refuse naming it rather than lose the derivative."""
+    if inst.opcode not in ("insertelement", "shufflevector", "extractelement") and not (
+            inst.opcode == "bitcast" and "<" in inst.text):
+        return
+    if not any(v in varied for v in inst.values()):
+        return
+    raise EnzymeBuildError(
+        f"cannot differentiate vector code on active values ({inst.text.split(', !', 1)[0].strip()} in "
+        f"@{fn.name})", location=location,
+        hint="vector floating-point code is split into scalars before differentiation; this value "
+             "crosses a call or return as a vector: make the function inline or pass the elements")
+
+
+def pointer_as_integer(fn, value: str) -> str | None:
+    """The pointer an integer value is (`ptrtoint ptr %p to i64`), or None."""
+    d = fn.defs.get(value)
+    if d is not None and d.opcode == "ptrtoint" and d.operands and d.operands[0][0] == "ptr":
+        return d.operands[0][1]
+    return None
+

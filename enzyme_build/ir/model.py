@@ -182,7 +182,8 @@ class Instruction:
 
 
 _PARSED = {"load", "store", "getelementptr", "call", "phi", "select", "fcmp", "icmp", "br",
-           "switch", "ret", "alloca", "fneg", "extractvalue", "insertvalue", "freeze"} | BINARY_OPS | CAST_OPS
+           "switch", "ret", "alloca", "fneg", "extractvalue", "insertvalue", "freeze",
+           "extractelement", "insertelement", "shufflevector"} | BINARY_OPS | CAST_OPS
 
 
 @dataclass
@@ -469,6 +470,17 @@ def parse_instruction(text: str) -> Instruction:
         inst.indices = [int(p) for p in parts if re.fullmatch(r'\d+', p.strip())]
         inst.type = inst.operands[0][0] if opcode == "insertvalue" else _element_type(
             inst.operands[0][0], inst.indices)
+    elif opcode in ("extractelement", "insertelement", "shufflevector"):
+        inst.operands = [split_type_value(p) for p in split_top(rest)]
+        vec = inst.operands[0][0]
+        m = re.fullmatch(r'<\s*(\d+)\s+x\s+(.+?)\s*>', vec.strip())
+        if opcode == "insertelement":
+            inst.type = vec
+        elif m and opcode == "extractelement":
+            inst.type = m.group(2)
+        elif m and len(inst.operands) > 2:
+            mask = re.match(r'<\s*(\d+)\s+x', inst.operands[2][0])
+            inst.type = f"<{mask.group(1)} x {m.group(2)}>" if mask else ""
     elif opcode in ("indirectbr", "invoke", "callbr"):
         inst.targets = [strip_name(n) for n in re.findall(r'label\s+(' + NAME + ')', body)]
     return inst

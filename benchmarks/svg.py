@@ -98,10 +98,14 @@ def _panel_svg(panel: Panel, x0: float, y0: float, width: float, height: float) 
 
 
 def bar_chart(panels: list[Panel], *, title: str, subtitle: str = "",
-              panel_width: float = 420, panel_height: float = 320) -> str:
-    """Panels side by side, each with its own log-scale y axis; returns the SVG text."""
+              panel_width: float = 420, panel_height: float = 320, columns: int | None = None) -> str:
+    """Panels side by side (`columns` per row; default all in one row), each with its own
+    log-scale y axis; returns the SVG text."""
+    columns = max(1, min(columns or len(panels), len(panels)))
+    rows = -(-len(panels) // columns)
     extra = max((len(p.notes) for p in panels), default=0) * 12
-    width, height = panel_width * len(panels), panel_height + 40 + extra
+    row_height = panel_height + extra
+    width, height = panel_width * columns, row_height * rows + 40
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
              f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif">',
              f'<rect width="100%" height="100%" fill="white"/>',
@@ -111,6 +115,7 @@ def bar_chart(panels: list[Panel], *, title: str, subtitle: str = "",
         parts.append(f'<text x="{width / 2:.1f}" y="34" text-anchor="middle" font-size="10" fill="#555">'
                      f'{escape(subtitle)}</text>')
     for i, panel in enumerate(panels):
-        parts += _panel_svg(panel, i * panel_width, 40, panel_width, panel_height)
+        parts += _panel_svg(panel, (i % columns) * panel_width, 40 + (i // columns) * row_height,
+                            panel_width, panel_height)
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

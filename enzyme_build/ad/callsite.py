@@ -35,11 +35,16 @@ def shadow_globals_reached(engine, derived: str, forward_width: int = 0) -> dict
 
 
 def _shadow_globals_reached(engine, derived: str, forward_width: int) -> dict[str, str]:
+    # the user's own shadow globals (enzyme_shadow) are the user's to seed and read, like the
+    # shadow of an enzyme_dup argument: never cleared
+    user = getattr(engine, "user_shadows", {})
     if forward_width:
         tags = ["fsh"] + [f"fsh{k}" for k in range(1, forward_width)]
-        shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags}
+        shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags
+                   if not (g in user and t == "fsh")}
     else:
-        shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used}
+        shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used
+                   if g not in user}
     if not shadows:
         return {}
     bodies = {defined_symbol(t): t for t in engine.texts if t.lstrip().startswith("define")}

@@ -280,12 +280,32 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
             out.append(decl)
     defined = set(module.functions) | set(module.globals)
     for g in sorted(engine.shadow_globals_used):
+        if g in engine.user_shadows:
+            continue
         if strip_name(make_name('@', g, 'sh')) not in defined:   # an earlier (inner) pass made it
             out.append(f"{make_name('@', g, 'sh')} = {shadow_linkage(module, g)} global {engine.active_globals[g]} "
                        f"zeroinitializer, align 16")
     out.extend(t for t in engine.texts if defined_symbol(t) not in defined)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
-    return "\n".join(out) + "\n"
+    return _use_user_shadows("\n".join(out) + "\n", engine.user_shadows)
+
+
+def _use_user_shadows(text: str, user_shadows: dict[str, str]) -> str:
+    """The engine's shadow of @g (`@g$sh` in reverse mode, `@g$fsh` for forward mode's first
+    lane) becomes the user's @d_g wherever a registration (`enzyme_shadow(d_g)` on g) gave one."""
+    if not user_shadows:
+        return text
+    names = {}
+    for g, shadow in user_shadows.items():
+        names[make_name("@", g, "sh")] = shadow
+        names[make_name("@", g, "fsh")] = shadow
+    pattern = re.compile("(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                         + r")(?![-\w$.])")
+    if not pattern.search(text):
+        return text
+    lines = [line for line in text.split("\n")
+             if not (line.startswith("@") and pattern.match(line) and " = " in line)]
+    return pattern.sub(lambda m: names[m.group(1)], "\n".join(lines))
 
 
 def check_split_pairs(calls: list[tuple[str, Signature, str]]) -> None:

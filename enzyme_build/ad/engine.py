@@ -79,6 +79,23 @@ class _GlobalUsers:
         return found
 
 
+def user_shadow_globals(module, registry: Registry) -> dict[str, tuple[str, str]]:
+    """@g -> (@d_g, g's value type) for each `enzyme_shadow` registration whose global holds
+    floats: the engine uses @d_g wherever it would make its own shadow global, so the user
+    seeds tangents in it (forward mode) and reads adjoints from it (reverse mode)."""
+    from ..ir.model import is_active_type, take_type
+    found = {}
+    for g, shadow in registry.shadow_globals.items():
+        line = module.globals.get(g)
+        m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$', line or "")
+        if m is None or shadow not in module.globals:
+            continue
+        ty, _ = take_type(m.group(2))
+        if is_active_type(ty) or ty.startswith(("[", "{", "<{", "%")):
+            found[make_name("@", g)] = (make_name("@", shadow), ty)
+    return found
+
+
 class Engine:
     """Per-module state: the IR, registrations, memo of derived functions, emitted text."""
 
@@ -97,6 +114,13 @@ class Engine:
         self.support: set[str] = set()
         self.chain: list[tuple[str, str | None]] = []   # (function, call location) being derived
         self.active_globals = written_float_globals(module)   # global -> value type
+        # user-declared facts about globals: never active, or shadowed by the user's own global
+        for g in registry.inactive_globals:
+            self.active_globals.pop(make_name("@", g), None)
+        self.user_shadows = user_shadow_globals(module, registry)   # @g -> @d_g
+        for g, (_, ty) in self.user_shadows.items():
+            self.active_globals.setdefault(g, ty)
+        self.user_shadows = {g: d for g, (d, _) in self.user_shadows.items()}
         self.global_users = _GlobalUsers(module, self.active_globals)
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}

@@ -31,7 +31,15 @@ _FUNCTION_NAME = re.compile(rf"@({_NAME})\(")
 GRADIENT_PREFIX = "__enzyme_register_gradient"
 DERIVATIVE_PREFIX = "__enzyme_register_derivative"
 INACTIVE_PREFIX = "__enzyme_inactivefn"
+INACTIVE_NOBLOCK_PREFIX = "__enzyme_inactivenoblockfn"
+INACTIVE_GLOBAL_PREFIX = "__enzyme_inactive_global"
 FUNCTION_LIKE_PREFIX = "__enzyme_function_like"
+ALLOCATION_LIKE_PREFIX = "__enzyme_allocation_like"
+SHADOW_PREFIX = "__enzyme_shadow"
+# Enzyme matches these anywhere in the name (`_ZL…__enzyme_inactivefn_autoreg_f` from a C++
+# static works too); the order decides between overlapping spellings
+_ENZYME_FAMILIES = (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_NOBLOCK_PREFIX, INACTIVE_GLOBAL_PREFIX,
+                    INACTIVE_PREFIX, FUNCTION_LIKE_PREFIX, ALLOCATION_LIKE_PREFIX)
 ATTRIBUTE_PREFIX = "__enzyme_build_rule_"
 RULE_KINDS = ("augment", "gradient", "forward")
 
@@ -196,11 +204,17 @@ def parse_globals(module_text: str) -> dict[str, GlobalDef]:
 
 
 def initializer_elements(initializer: str) -> list[str]:
-    """The elements of an array initializer `[ptr @f, ptr @g]` (empty if not an array)."""
+    """The elements of an array or struct initializer (`[ptr @f, ptr @g]`, `{ ptr @f, ptr
+    @.str }`), or the one pointer of `void *__enzyme_inactivefn_f = (void *)f;` (empty for
+    anything else)."""
     text = initializer.strip()
-    if text == "zeroinitializer" or not text.startswith("["):
-        return []
-    return split_top_level(text[1:_matching(text, 0) - 1])
+    if text.startswith("<{"):
+        return split_top_level(text[2:_matching(text, 1) - 2])
+    if text.startswith(("[", "{")):
+        return split_top_level(text[1:_matching(text, 0) - 1])
+    if text.startswith(("@", "bitcast", "getelementptr", "addrspacecast")):
+        return [text]
+    return []
 
 
 def element_symbol(element: str) -> str | None:
@@ -222,9 +236,11 @@ def _string_value(name: str, globals_: dict[str, GlobalDef]) -> str | None:
 
 
 def _registration_kind(name: str) -> str | None:
-    for prefix in (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_PREFIX, FUNCTION_LIKE_PREFIX):
-        if name.startswith(prefix):
+    for prefix in _ENZYME_FAMILIES:
+        if prefix in name:
             return prefix
+    if name.startswith(SHADOW_PREFIX):   # `__enzyme_shadow_global_g = {&g, &d_g}`
+        return SHADOW_PREFIX
     if name.startswith(ATTRIBUTE_PREFIX) or _mangled_attribute_name(name):
         return ATTRIBUTE_PREFIX
     return None
@@ -296,10 +312,16 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
         elif family == DERIVATIVE_PREFIX:
             function, forward = _symbols(name, elements, 2)[:2]
             _set_rule(registry, function, "forward", forward, name)
-        elif family == INACTIVE_PREFIX:
+        elif family in (INACTIVE_PREFIX, INACTIVE_NOBLOCK_PREFIX):
             registry.inactive.update(s for s in _symbols(name, elements, None) if s)
+        elif family == INACTIVE_GLOBAL_PREFIX:
+            registry.inactive_globals.update(s for s in _symbols(name, elements, None) if s)
         elif family == FUNCTION_LIKE_PREFIX:
             _collect_function_like(registry, name, elements, globals_)
+        elif family == ALLOCATION_LIKE_PREFIX:
+            _collect_allocation_like(registry, name, elements, globals_)
+        elif family == SHADOW_PREFIX:
+            _collect_shadow(registry, name, elements, globals_)
         else:
             kind = _attribute_kind(name)
             function, rule = _symbols(name, elements, 2)[:2]
@@ -390,6 +412,42 @@ def _collect_function_like(registry, name, elements, globals_) -> None:
             f"conflicting function-like registrations for {function}: {existing} and {libm_name}",
             location=name)
     registry.function_like[function] = libm_name
+
+
+def _collect_shadow(registry, name, elements, globals_) -> None:
+    """`{&g, &d_g}`: the user's global d_g is the shadow of the global g (Enzyme's
+    `!enzyme_shadow` metadata; `__attribute__((enzyme_shadow(d_g)))` on g makes one)."""
+    symbols = [element_symbol(e) for e in elements]
+    if len(symbols) != 2 or None in symbols or any(s not in globals_ for s in symbols):
+        raise EnzymeBuildError(
+            f"{name} must be {{&global, &its_shadow}} (two global variables), found "
+            f"{{{', '.join(elements)}}}", location=name,
+            hint="void *__enzyme_shadow_global_g[2] = {(void *)&g, (void *)&d_g};")
+    primal, shadow = symbols
+    existing = registry.shadow_globals.get(primal)
+    if existing is not None and existing != shadow:
+        raise EnzymeBuildError(f"conflicting shadows for the global {primal}: {existing} and {shadow}",
+                               location=name, hint=f"give {primal} one shadow")
+    registry.shadow_globals[primal] = shadow
+
+
+def _collect_allocation_like(registry, name, elements, globals_) -> None:
+    """Enzyme's `{allocator, (void *)size_argument_index, "free argument index", deallocator}`."""
+    if len(elements) != 4 or element_symbol(elements[0]) is None:
+        raise EnzymeBuildError(
+            f"{name} must be {{allocator, (void *)size_index, \"free_index\", deallocator}}",
+            location=name, hint='void *__enzyme_allocation_like[4] = {(void *)my_alloc, (void *)0, '
+                                '(void *)"-1", (void *)my_free};')
+    index = re.search(r"inttoptr \(i\d+ (\d+) to", elements[1])
+    size_index = int(index.group(1)) if index else 0 if "null" in elements[1] else None
+    free_string = element_symbol(elements[2])
+    free_index = _string_value(free_string, globals_) if free_string else None
+    deallocator = element_symbol(elements[3])
+    if size_index is None or free_index is None or deallocator is None:
+        raise EnzymeBuildError(
+            f"{name} must be {{allocator, (void *)size_index, \"free_index\", deallocator}}, found "
+            f"{{{', '.join(elements)}}}", location=name)
+    registry.allocation_like[element_symbol(elements[0])] = (size_index, free_index, deallocator)
 
 
 # ---------------------------------------------------------------------------

@@ -48,6 +48,10 @@ class Registry:
     rules: dict[str, CustomRule] = field(default_factory=dict)
     inactive: set[str] = field(default_factory=set)            # functions AD treats as inactive
     function_like: dict[str, str] = field(default_factory=dict)  # f -> libm name whose rule f uses
+    inactive_globals: set[str] = field(default_factory=set)    # globals that never carry derivatives
+    shadow_globals: dict[str, str] = field(default_factory=dict)  # global g -> the user's global d_g
+    # Enzyme's __enzyme_allocation_like: allocator -> (size argument, free-argument string, deallocator)
+    allocation_like: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     # names of the registration globals themselves, removed from the module after AD
     registration_globals: set[str] = field(default_factory=set)
     # f -> (its parameter count, groups of consecutive parameters that are one C struct
@@ -61,7 +65,8 @@ class Registry:
     def referenced_functions(self) -> set[str]:
         """Every function a registration names: keep these alive until AD is done (the
         pre-AD optimization would otherwise delete rule functions nothing calls yet)."""
-        names = set(self.inactive) | set(self.function_like)
+        names = set(self.inactive) | set(self.function_like) | set(self.allocation_like)
+        names.update(dealloc for _, _, dealloc in self.allocation_like.values())
         for rule in self.rules.values():
             names.add(rule.function)
             names.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)

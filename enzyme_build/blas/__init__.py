@@ -1,0 +1,94 @@
+"""BLAS derivatives as a library of custom rules (see docs/blas.md).
+
+`attach_blas_rules(text)` is the one hook the AD stage calls on the whole-program module
+before it collects registrations: when the program calls BLAS routines the table covers
+(`cblas_dgemm`, `dgemm_`, ...), the calls are renamed to the library's entry points and
+the rule library (C generated from `table.py`, compiled once by clang and cached by the
+hash of its source) is linked in with its registration globals. Programs that call no
+BLAS routine are returned unchanged.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+
+from .generate import entry_name, library_source
+from .table import known_names
+
+_NAME_CHARS = r"[-a-zA-Z$._0-9]"
+_DECLARE_RE = re.compile(r"^declare [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
+_DEFINE_RE = re.compile(r"^define [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
+_memo: dict[str, bytes] = {}
+
+
+def referenced_routines(text: str) -> dict[str, tuple[str, str, str]]:
+    """BLAS routines the module declares (calls without a body) that the table covers."""
+    known = known_names()
+    declared = {m.group(1) for m in _DECLARE_RE.finditer(text)} & set(known)
+    if not declared:
+        return {}
+    declared -= {m.group(1) for m in _DEFINE_RE.finditer(text)}
+    return {name: known[name] for name in sorted(declared)}
+
+
+def rename_calls(text: str, routines) -> str:
+    for symbol, (family, p, abi) in routines.items():
+        text = re.sub(rf"@{re.escape(symbol)}(?!{_NAME_CHARS})", "@" + entry_name(symbol, family, p, abi), text)
+    return text
+
+
+def attach_blas_rules(text: str) -> str:
+    """The module with its BLAS calls routed through the rule library (or unchanged)."""
+    routines = referenced_routines(text)
+    if not routines:
+        return text
+    from .. import llvm
+    bitcode = rules_bitcode(sorted({(f, p) for f, p, _ in routines.values()}))
+    module = llvm.parse_assembly(rename_calls(text, routines), "program")
+    rules = llvm.parse_bitcode(bitcode, "enzyme-build BLAS rules")
+    return llvm.link_modules([module, rules]).text()
+
+
+def _cache_dir() -> str:
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "enzyme-build", "blas")
+
+
+def rules_bitcode(selected: list[tuple[str, str]]) -> bytes:
+    """The compiled rule library for these (family, precision) pairs: from this process's
+    memo, else the cache directory (keyed by the hash of source and compiler), else clang."""
+    from ..errors import EnzymeBuildError
+    from ..toolchain import clang_command
+    source = library_source(selected)
+    clang = clang_command()
+    key = hashlib.sha256((source + "\0" + " ".join(clang)).encode()).hexdigest()[:24]
+    if key in _memo:
+        return _memo[key]
+    path = os.path.join(_cache_dir(), key + ".bc")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if data[:2] == b"BC":
+            _memo[key] = data
+            return data
+    except OSError:
+        pass
+    proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-fPIC", "-w", "-c", "-emit-llvm",
+                           "-", "-o", "-"], input=source.encode(), capture_output=True)
+    if proc.returncode != 0:
+        raise EnzymeBuildError("cannot compile the BLAS derivative rules: "
+                               + proc.stderr.decode(errors="replace").strip()[-2000:],
+                               hint="check that clang works: enzyme-build doctor")
+    data = proc.stdout
+    _memo[key] = data
+    try:   # one atomic writer: a concurrent build reads either nothing or the whole file
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return data

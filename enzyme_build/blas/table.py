@@ -1,0 +1,427 @@
+"""The BLAS derivative table: one entry per routine family, for both precisions.
+
+Each entry names the routine's parameters in CBLAS order with their role, the inputs the
+reverse sweep needs copied to the tape, and the derivative formulas as C statements that
+are themselves BLAS calls (the adjoint of a gemm is two gemms). `generate.py` turns every
+entry into the rule functions of Enzyme's custom-derivative convention; nothing else in
+the engine knows about BLAS.
+
+Roles:
+
+| role     | meaning                                                        |
+| -------- | -------------------------------------------------------------- |
+| layout   | CBLAS_ORDER (101 row-major, 102 column-major); absent in Fortran |
+| trans / uplo / side / diag | CBLAS enums; Fortran passes a character        |
+| int      | a dimension, leading dimension or increment                      |
+| scalar   | alpha / beta: by value in CBLAS, by pointer in Fortran           |
+| array    | a vector or matrix (pointer): it gets a shadow                   |
+
+Inside the formula snippets (C, `$T` the element type, `$p` the precision letter):
+parameters keep their names; `al`/`be` are the values of alpha/beta and `d_alpha`/
+`d_beta` point to their adjoints (reverse) or hold tangents `dal`/`dbe` (forward);
+`d_X` is the shadow of array X; `tp->c_X` is X's tape copy (contiguous: increment 1 for a
+vector, leading dimension `tp->l_X` for a matrix) and `tp->ret` the primal result.
+Snippets of routines that return a value set `ret` (primal) and `tan` (tangent) in
+forward mode and read `dret` in reverse mode. The `eb_$p*` helpers are in generate.py.
+
+Conventions shared with BLAS: an output overwritten with beta == 0 is not read, so
+neither is its tangent or adjoint through beta; scal/nrm2/asum do nothing for incx <= 0.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Cache:
+    """An input the reverse sweep reads after the call: copied to the tape."""
+    name: str             # the array parameter
+    kind: str             # "vec" (length, inc) or "mat" (rows, cols, ld)
+    dims: tuple[str, ...]  # C expressions: (length, inc) or (rows, cols, ld)
+    when: str = "before"  # "before" the primal call (its input) or "after" (its output)
+    cond: str = "1"       # C condition under which the copy is needed
+    source: str = ""      # the array copied, when the tape field is named differently
+
+    @property
+    def array(self) -> str:
+        return self.source or self.name
+
+
+@dataclass(frozen=True)
+class Routine:
+    family: str                       # "gemm": cblas_dgemm, cblas_sgemm, dgemm_, sgemm_
+    params: tuple[tuple[str, str], ...]  # (name, role) in CBLAS order
+    returns: bool                     # returns a scalar (dot, nrm2, asum)
+    caches: tuple[Cache, ...]
+    reverse: str                      # C: accumulate adjoints (the primal call already ran)
+    forward: str                      # C: tangents and the primal call itself
+    level: int = 1
+    notes: str = ""
+    fortran: tuple[str, ...] = field(default=())  # Fortran argument order (default: CBLAS minus layout)
+
+    def fortran_params(self) -> tuple[tuple[str, str], ...]:
+        return tuple(p for p in self.params if p[1] != "layout")
+
+    def arrays(self) -> list[str]:
+        return [n for n, r in self.params if r == "array"]
+
+    def scalars(self) -> list[str]:
+        return [n for n, r in self.params if r == "scalar"]
+
+
+def _p(spec: str) -> tuple[tuple[str, str], ...]:
+    """'layout:layout trans:trans m n alpha:scalar A:array lda' -> (name, role) pairs."""
+    out = []
+    for item in spec.split():
+        name, _, role = item.partition(":")
+        out.append((name, role or "int"))
+    return tuple(out)
+
+
+ROUTINES: tuple[Routine, ...] = (
+    # ------------------------------------------------------------------ level 1
+    Routine(
+        "dot", _p("n x:array incx y:array incy"), True,
+        (Cache("x", "vec", ("n", "incx")), Cache("y", "vec", ("n", "incy"))),
+        reverse="""
+    cblas_$paxpy(n, dret, tp->c_y, 1, d_x, incx);
+    cblas_$paxpy(n, dret, tp->c_x, 1, d_y, incy);""",
+        forward="""
+    ret = cblas_$pdot(n, x, incx, y, incy);
+    tan = (double)cblas_$pdot(n, d_x, incx, y, incy) + (double)cblas_$pdot(n, x, incx, d_y, incy);"""),
+    Routine(
+        "axpy", _p("n alpha:scalar x:array incx y:array incy"), False,
+        (Cache("x", "vec", ("n", "incx")),),
+        reverse="""
+    *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_y, incy);
+    cblas_$paxpy(n, al, d_y, incy, d_x, incx);""",
+        forward="""
+    cblas_$paxpy(n, al, d_x, incx, d_y, incy);
+    if (dal != 0) cblas_$paxpy(n, dal, x, incx, d_y, incy);
+    cblas_$paxpy(n, al, x, incx, y, incy);"""),
+    Routine(
+        "scal", _p("n alpha:scalar x:array incx"), False,
+        (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
+        reverse="""
+    if (incx > 0) {
+        *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_x, incx);
+        cblas_$pscal(n, al, d_x, incx);
+    }""",
+        forward="""
+    if (incx > 0) {
+        cblas_$pscal(n, al, d_x, incx);
+        if (dal != 0) cblas_$paxpy(n, dal, x, incx, d_x, incx);
+        cblas_$pscal(n, al, x, incx);
+    }"""),
+    Routine(
+        "nrm2", _p("n x:array incx"), True,
+        (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
+        reverse="""
+    if (incx > 0 && tp->ret != 0) cblas_$paxpy(n, dret / tp->ret, tp->c_x, 1, d_x, incx);""",
+        forward="""
+    ret = cblas_$pnrm2(n, x, incx);
+    tan = (incx > 0 && ret != 0) ? cblas_$pdot(n, x, incx, d_x, incx) / ret : 0;"""),
+    Routine(
+        "asum", _p("n x:array incx"), True,
+        (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
+        reverse="""
+    if (incx > 0)
+        for (int i = 0; i < n; i++)
+            d_x[(size_t)i * incx] += (tp->c_x[i] > 0) ? dret : (tp->c_x[i] < 0) ? -dret : 0;""",
+        forward="""
+    ret = cblas_$pasum(n, x, incx);
+    tan = 0;
+    if (incx > 0)
+        for (int i = 0; i < n; i++) {
+            $T v = x[(size_t)i * incx];
+            tan += (v > 0) ? d_x[(size_t)i * incx] : (v < 0) ? -d_x[(size_t)i * incx] : 0;
+        }"""),
+    Routine(
+        "copy", _p("n x:array incx y:array incy"), False, (),
+        reverse="""
+    cblas_$paxpy(n, 1, d_y, incy, d_x, incx);
+    eb_$pzero_vec(n, d_y, incy);""",
+        forward="""
+    cblas_$pcopy(n, d_x, incx, d_y, incy);
+    cblas_$pcopy(n, x, incx, y, incy);"""),
+    Routine(
+        "swap", _p("n x:array incx y:array incy"), False, (),
+        reverse="""
+    cblas_$pswap(n, d_x, incx, d_y, incy);""",
+        forward="""
+    cblas_$pswap(n, d_x, incx, d_y, incy);
+    cblas_$pswap(n, x, incx, y, incy);"""),
+    # ------------------------------------------------------------------ level 2
+    Routine(
+        "gemv", _p("layout:layout trans:trans m n alpha:scalar A:array lda x:array incx "
+                   "beta:scalar y:array incy"), False,
+        (Cache("A", "mat", ("m", "n", "lda")),
+         Cache("x", "vec", ("EB_T(trans) ? m : n", "incx")),
+         Cache("y", "vec", ("EB_T(trans) ? n : m", "incy"), cond="be != 0")),
+        level=2,
+        reverse="""
+    int lx = EB_T(trans) ? m : n, ly = EB_T(trans) ? n : m;
+    $T *t = eb_$palloc(lx);   /* t = op(A)^T dy */
+    cblas_$pgemv(layout, EB_FLIP(trans), m, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
+    *d_alpha += cblas_$pdot(lx, t, 1, tp->c_x, 1);
+    cblas_$paxpy(lx, al, t, 1, d_x, incx);
+    free(t);
+    if (!EB_T(trans)) cblas_$pger(layout, m, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
+    else cblas_$pger(layout, m, n, al, tp->c_x, 1, d_y, incy, d_A, lda);
+    if (be != 0) *d_beta += cblas_$pdot(ly, tp->c_y, 1, d_y, incy);
+    eb_$pscale_vec(ly, be, d_y, incy);""",
+        forward="""
+    int ly = EB_T(trans) ? n : m;
+    eb_$pscale_vec(ly, be, d_y, incy);
+    if (be != 0 && dbe != 0) cblas_$paxpy(ly, dbe, y, incy, d_y, incy);
+    cblas_$pgemv(layout, trans, m, n, al, d_A, lda, x, incx, 1, d_y, incy);
+    cblas_$pgemv(layout, trans, m, n, al, A, lda, d_x, incx, 1, d_y, incy);
+    if (dal != 0) cblas_$pgemv(layout, trans, m, n, dal, A, lda, x, incx, 1, d_y, incy);
+    cblas_$pgemv(layout, trans, m, n, al, A, lda, x, incx, be, y, incy);"""),
+    Routine(
+        "ger", _p("layout:layout m n alpha:scalar x:array incx y:array incy A:array lda"), False,
+        (Cache("x", "vec", ("m", "incx")), Cache("y", "vec", ("n", "incy"))),
+        level=2,
+        reverse="""
+    $T *t = eb_$palloc(m);   /* t = dA y */
+    cblas_$pgemv(layout, 111, m, n, 1, d_A, lda, tp->c_y, 1, 0, t, 1);
+    *d_alpha += cblas_$pdot(m, t, 1, tp->c_x, 1);
+    cblas_$paxpy(m, al, t, 1, d_x, incx);
+    free(t);
+    cblas_$pgemv(layout, 112, m, n, al, d_A, lda, tp->c_x, 1, 1, d_y, incy);""",
+        forward="""
+    cblas_$pger(layout, m, n, al, d_x, incx, y, incy, d_A, lda);
+    cblas_$pger(layout, m, n, al, x, incx, d_y, incy, d_A, lda);
+    if (dal != 0) cblas_$pger(layout, m, n, dal, x, incx, y, incy, d_A, lda);
+    cblas_$pger(layout, m, n, al, x, incx, y, incy, A, lda);"""),
+    Routine(
+        "symv", _p("layout:layout uplo:uplo n alpha:scalar A:array lda x:array incx "
+                   "beta:scalar y:array incy"), False,
+        (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx")),
+         Cache("y", "vec", ("n", "incy"), cond="be != 0")),
+        level=2,
+        reverse="""
+    $T *t = eb_$palloc(n);   /* t = A dy */
+    cblas_$psymv(layout, uplo, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
+    *d_alpha += cblas_$pdot(n, t, 1, tp->c_x, 1);
+    cblas_$paxpy(n, al, t, 1, d_x, incx);
+    free(t);
+    /* the stored triangle: dy x^T + x dy^T off the diagonal, dy_i x_i on it */
+    cblas_$psyr2(layout, uplo, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
+    for (int i = 0; i < n; i++)
+        d_A[EB_IDX(layout, lda, i, i)] -= al * d_y[EB_VI(incy, n, i)] * tp->c_x[i];
+    if (be != 0) *d_beta += cblas_$pdot(n, tp->c_y, 1, d_y, incy);
+    eb_$pscale_vec(n, be, d_y, incy);""",
+        forward="""
+    eb_$pscale_vec(n, be, d_y, incy);
+    if (be != 0 && dbe != 0) cblas_$paxpy(n, dbe, y, incy, d_y, incy);
+    cblas_$psymv(layout, uplo, n, al, d_A, lda, x, incx, 1, d_y, incy);
+    cblas_$psymv(layout, uplo, n, al, A, lda, d_x, incx, 1, d_y, incy);
+    if (dal != 0) cblas_$psymv(layout, uplo, n, dal, A, lda, x, incx, 1, d_y, incy);
+    cblas_$psymv(layout, uplo, n, al, A, lda, x, incx, be, y, incy);"""),
+    Routine(
+        "trmv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
+        (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx"))),
+        level=2,
+        reverse="""
+    /* x_new = op(A) x_old: dA += dx x_old^T (or x_old dx^T) on the triangle; dx = op(A)^T dx */
+    if (!EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, d_x, incx, tp->c_x, 1, d_A, lda);
+    else eb_$ptri_outer(layout, uplo, diag, n, 1, tp->c_x, 1, d_x, incx, d_A, lda);
+    cblas_$ptrmv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);""",
+        forward="""
+    $T *t = eb_$pcopy_vec(n, x, incx);   /* op(dA) x_old (dA's diagonal is not part of a unit A) */
+    cblas_$ptrmv(layout, uplo, trans, diag, n, d_A, lda, t, 1);
+    if (diag == 132) cblas_$paxpy(n, -1, x, incx, t, 1);
+    cblas_$ptrmv(layout, uplo, trans, diag, n, A, lda, d_x, incx);
+    cblas_$paxpy(n, 1, t, 1, d_x, incx);
+    free(t);
+    cblas_$ptrmv(layout, uplo, trans, diag, n, A, lda, x, incx);"""),
+    Routine(
+        "trsv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
+        (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx"), when="after")),
+        level=2,
+        reverse="""
+    /* op(A) x_new = x_old: w = op(A)^-T dx is dx_old; dA -= w x_new^T (or x_new w^T) */
+    cblas_$ptrsv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);
+    if (!EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, d_x, incx, tp->c_x, 1, d_A, lda);
+    else eb_$ptri_outer(layout, uplo, diag, n, -1, tp->c_x, 1, d_x, incx, d_A, lda);""",
+        forward="""
+    cblas_$ptrsv(layout, uplo, trans, diag, n, A, lda, x, incx);
+    $T *t = eb_$pcopy_vec(n, x, incx);   /* op(dA) x_new */
+    cblas_$ptrmv(layout, uplo, trans, diag, n, d_A, lda, t, 1);
+    if (diag == 132) cblas_$paxpy(n, -1, x, incx, t, 1);
+    cblas_$paxpy(n, -1, t, 1, d_x, incx);
+    free(t);
+    cblas_$ptrsv(layout, uplo, trans, diag, n, A, lda, d_x, incx);"""),
+    # ------------------------------------------------------------------ level 3
+    Routine(
+        "gemm", _p("layout:layout transa:trans transb:trans m n k alpha:scalar A:array lda "
+                   "B:array ldb beta:scalar C:array ldc"), False,
+        (Cache("A", "mat", ("EB_T(transa) ? k : m", "EB_T(transa) ? m : k", "lda")),
+         Cache("B", "mat", ("EB_T(transb) ? n : k", "EB_T(transb) ? k : n", "ldb")),
+         Cache("C", "mat", ("m", "n", "ldc"), cond="be != 0")),
+        level=3,
+        reverse="""
+    int ra = EB_T(transa) ? k : m, ca = EB_T(transa) ? m : k;
+    int lt = EB_LD(layout, ra, ca);
+    $T *t = eb_$palloc((size_t)ra * ca);   /* dC op(B)^T, shaped like A */
+    if (!EB_T(transa))
+        cblas_$pgemm(layout, 111, EB_T(transb) ? 111 : 112, m, k, n, 1, d_C, ldc, tp->c_B, tp->l_B, 0, t, lt);
+    else
+        cblas_$pgemm(layout, EB_T(transb) ? 112 : 111, 112, k, m, n, 1, tp->c_B, tp->l_B, d_C, ldc, 0, t, lt);
+    *d_alpha += eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
+    eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
+    free(t);
+    if (!EB_T(transb))
+        cblas_$pgemm(layout, EB_T(transa) ? 111 : 112, 111, k, n, m, al, tp->c_A, tp->l_A, d_C, ldc, 1, d_B, ldb);
+    else
+        cblas_$pgemm(layout, 112, EB_T(transa) ? 112 : 111, n, k, m, al, d_C, ldc, tp->c_A, tp->l_A, 1, d_B, ldb);
+    if (be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
+    eb_$pscale_mat(layout, m, n, be, d_C, ldc);""",
+        forward="""
+    eb_$pscale_mat(layout, m, n, be, d_C, ldc);
+    if (be != 0 && dbe != 0) eb_$paxpy_mat(layout, m, n, dbe, C, ldc, d_C, ldc);
+    cblas_$pgemm(layout, transa, transb, m, n, k, al, d_A, lda, B, ldb, 1, d_C, ldc);
+    cblas_$pgemm(layout, transa, transb, m, n, k, al, A, lda, d_B, ldb, 1, d_C, ldc);
+    if (dal != 0) cblas_$pgemm(layout, transa, transb, m, n, k, dal, A, lda, B, ldb, 1, d_C, ldc);
+    cblas_$pgemm(layout, transa, transb, m, n, k, al, A, lda, B, ldb, be, C, ldc);"""),
+    Routine(
+        "symm", _p("layout:layout side:side uplo:uplo m n alpha:scalar A:array lda B:array ldb "
+                   "beta:scalar C:array ldc"), False,
+        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda")),
+         Cache("B", "mat", ("m", "n", "ldb")),
+         Cache("C", "mat", ("m", "n", "ldc"), cond="be != 0")),
+        level=3,
+        reverse="""
+    int lt = EB_LD(layout, m, n), ka = side == 141 ? m : n;
+    $T *t = eb_$palloc((size_t)m * n);   /* A dC (left) or dC A (right) */
+    cblas_$psymm(layout, side, uplo, m, n, 1, tp->c_A, tp->l_A, d_C, ldc, 0, t, lt);
+    *d_alpha += eb_$pdot_mat(layout, m, n, t, lt, tp->c_B, tp->l_B);
+    eb_$paxpy_mat(layout, m, n, al, t, lt, d_B, ldb);
+    free(t);
+    /* stored triangle of A: G + G^T off the diagonal, G on it (G = dC B^T or B^T dC) */
+    cblas_$psyr2k(layout, uplo, side == 141 ? 111 : 112, ka, side == 141 ? n : m, al,
+                  d_C, ldc, tp->c_B, tp->l_B, 1, d_A, lda);
+    for (int i = 0; i < ka; i++) {
+        double g = 0;
+        for (int j = 0; j < (side == 141 ? n : m); j++)
+            g += side == 141 ? (double)d_C[EB_IDX(layout, ldc, i, j)] * tp->c_B[EB_IDX(layout, tp->l_B, i, j)]
+                             : (double)d_C[EB_IDX(layout, ldc, j, i)] * tp->c_B[EB_IDX(layout, tp->l_B, j, i)];
+        d_A[EB_IDX(layout, lda, i, i)] -= al * g;
+    }
+    if (be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
+    eb_$pscale_mat(layout, m, n, be, d_C, ldc);""",
+        forward="""
+    eb_$pscale_mat(layout, m, n, be, d_C, ldc);
+    if (be != 0 && dbe != 0) eb_$paxpy_mat(layout, m, n, dbe, C, ldc, d_C, ldc);
+    cblas_$psymm(layout, side, uplo, m, n, al, d_A, lda, B, ldb, 1, d_C, ldc);
+    cblas_$psymm(layout, side, uplo, m, n, al, A, lda, d_B, ldb, 1, d_C, ldc);
+    if (dal != 0) cblas_$psymm(layout, side, uplo, m, n, dal, A, lda, B, ldb, 1, d_C, ldc);
+    cblas_$psymm(layout, side, uplo, m, n, al, A, lda, B, ldb, be, C, ldc);"""),
+    Routine(
+        "syrk", _p("layout:layout uplo:uplo trans:trans n k alpha:scalar A:array lda "
+                   "beta:scalar C:array ldc"), False,
+        (Cache("A", "mat", ("EB_T(trans) ? k : n", "EB_T(trans) ? n : k", "lda")),
+         Cache("C", "mat", ("n", "n", "ldc"), cond="be != 0")),
+        level=3,
+        reverse="""
+    int ra = EB_T(trans) ? k : n, ca = EB_T(trans) ? n : k;
+    int lt = EB_LD(layout, ra, ca);
+    $T *s = eb_$psym_from_tri(layout, uplo, n, d_C, ldc);   /* dC's triangle, diagonal doubled */
+    $T *t = eb_$palloc((size_t)ra * ca);   /* S A (or A S), shaped like A */
+    if (!EB_T(trans)) cblas_$psymm(layout, 141, uplo, n, k, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
+    else cblas_$psymm(layout, 142, uplo, k, n, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
+    *d_alpha += 0.5 * eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
+    eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
+    free(t);
+    free(s);
+    if (be != 0) *d_beta += eb_$pdot_tri(layout, uplo, n, tp->c_C, tp->l_C, d_C, ldc);
+    eb_$pscale_tri(layout, uplo, n, be, d_C, ldc);""",
+        forward="""
+    eb_$pscale_tri(layout, uplo, n, be, d_C, ldc);
+    if (be != 0 && dbe != 0) eb_$paxpy_tri(layout, uplo, n, dbe, C, ldc, d_C, ldc);
+    cblas_$psyr2k(layout, uplo, trans, n, k, al, d_A, lda, A, lda, 1, d_C, ldc);
+    if (dal != 0) cblas_$psyrk(layout, uplo, trans, n, k, dal, A, lda, 1, d_C, ldc);
+    cblas_$psyrk(layout, uplo, trans, n, k, al, A, lda, be, C, ldc);"""),
+    Routine(
+        "trmm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
+                   "A:array lda B:array ldb"), False,
+        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda")),
+         Cache("B", "mat", ("m", "n", "ldb"))),
+        level=3,
+        reverse="""
+    int ka = side == 141 ? m : n, lg = ka;
+    $T *g = eb_$palloc((size_t)ka * ka);   /* gradient of op(A) */
+    if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, al, d_B, ldb, tp->c_B, tp->l_B, 0, g, lg);
+    else cblas_$pgemm(layout, 112, 111, n, n, m, al, tp->c_B, tp->l_B, d_B, ldb, 0, g, lg);
+    eb_$ptri_acc(layout, uplo, diag, ka, 1, g, lg, EB_T(transa), d_A, lda);
+    free(g);
+    cblas_$ptrmm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
+    *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
+    eb_$pscale_mat(layout, m, n, al, d_B, ldb);""",
+        forward="""
+    int lt = EB_LD(layout, m, n);
+    $T *t = eb_$pcopy_mat(layout, m, n, B, ldb);   /* al op(dA) B (+ dal op(A) B) */
+    cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, d_A, lda, t, lt);
+    if (diag == 132) eb_$paxpy_mat(layout, m, n, -al, B, ldb, t, lt);
+    cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, A, lda, d_B, ldb);
+    eb_$paxpy_mat(layout, m, n, 1, t, lt, d_B, ldb);
+    if (dal != 0) {
+        eb_$pcopy_into(layout, m, n, B, ldb, t, lt);
+        cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, dal, A, lda, t, lt);
+        eb_$paxpy_mat(layout, m, n, 1, t, lt, d_B, ldb);
+    }
+    free(t);
+    cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, A, lda, B, ldb);"""),
+    Routine(
+        "trsm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
+                   "A:array lda B:array ldb"), False,
+        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda")),
+         Cache("B", "mat", ("m", "n", "ldb")),
+         Cache("Bn", "mat", ("m", "n", "ldb"), when="after", source="B")),
+        level=3,
+        reverse="""
+    int ka = side == 141 ? m : n, lg = ka;
+    /* W = op(A)^-T dB (left) or dB op(A)^-T (right), in place */
+    cblas_$ptrsm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
+    *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
+    $T *g = eb_$palloc((size_t)ka * ka);   /* gradient of op(A): -W X^T or -X^T W */
+    if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, -1, d_B, ldb, tp->c_Bn, tp->l_Bn, 0, g, lg);
+    else cblas_$pgemm(layout, 112, 111, n, n, m, -1, tp->c_Bn, tp->l_Bn, d_B, ldb, 0, g, lg);
+    eb_$ptri_acc(layout, uplo, diag, ka, 1, g, lg, EB_T(transa), d_A, lda);
+    free(g);
+    eb_$pscale_mat(layout, m, n, al, d_B, ldb);""",
+        forward="""
+    int lt = EB_LD(layout, m, n);
+    $T *old = dal != 0 ? eb_$pcopy_mat(layout, m, n, B, ldb) : 0;
+    cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, al, A, lda, B, ldb);
+    $T *t = eb_$pcopy_mat(layout, m, n, B, ldb);   /* op(dA) X (left) or X op(dA) (right) */
+    cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, 1, d_A, lda, t, lt);
+    if (diag == 132) eb_$paxpy_mat(layout, m, n, -1, B, ldb, t, lt);
+    eb_$pscale_mat(layout, m, n, al, d_B, ldb);
+    eb_$paxpy_mat(layout, m, n, -1, t, lt, d_B, ldb);
+    if (old) { eb_$paxpy_mat(layout, m, n, dal, old, lt, d_B, ldb); free(old); }
+    free(t);
+    cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, 1, A, lda, d_B, ldb);"""),
+)
+
+BY_FAMILY = {r.family: r for r in ROUTINES}
+PRECISIONS = {"d": "double", "s": "float"}
+
+
+def cblas_name(family: str, p: str) -> str:
+    return f"cblas_{p}{family}"
+
+
+def fortran_name(family: str, p: str) -> str:
+    return f"{p}{family}_"
+
+
+def known_names() -> dict[str, tuple[str, str, str]]:
+    """Every BLAS symbol we have rules for -> (family, precision, 'cblas'|'fortran')."""
+    out = {}
+    for r in ROUTINES:
+        for p in PRECISIONS:
+            out[cblas_name(r.family, p)] = (r.family, p, "cblas")
+            out[fortran_name(r.family, p)] = (r.family, p, "fortran")
+    return out

@@ -170,16 +170,16 @@ class CommandLine:
     items: list[Arg] = field(default_factory=list)
     inputs: list[Input] = field(default_factory=list)
     output: str | None = None
-    compile_only: bool = False                 # -c
+    compile_only: bool = False           # -c
     passthrough_reason: str | None = None
     shared: bool = False
-    depfile: bool = False                      # -MD / -MMD
+    depfile: bool = False                # -MD / -MMD
     depfile_path: str | None = None      # -MF
     dep_targets: list[str] = field(default_factory=list)  # -MT / -MQ values (as flags)
     opt_level: str | None = None         # the last -O value ("2", "s", "fast", "")
-    verbose: bool = False                      # -v
-    export_dynamic: bool = False               # -rdynamic / -Wl,--export-dynamic
-    no_pie: bool = False                       # -no-pie / -static
+    verbose: bool = False                # -v
+    export_dynamic: bool = False         # -rdynamic / -Wl,--export-dynamic
+    no_pie: bool = False                 # -no-pie / -static
     lto: str | None = None               # the -flto flag given, if any
 
     # --- what the invocation is ------------------------------------------------------

@@ -291,3 +291,21 @@ def test_response_file_cycle_is_a_command_line_error(tmp_path):
     loop.write_text(f"@{loop}")
     with pytest.raises(A.CommandLineError):
         A.from_argv([f"@{loop}"])
+
+
+def test_bstatic_region_picks_the_fat_archive(ws):
+    """`-Wl,-Bstatic -lsq -Wl,-Bdynamic`: the linker reads libsq.a even with libsq.so next to
+    it, so the link must look at the archive (whose member calls __enzyme_autodiff)."""
+    ws.write("sq.c", "double sq(double x) { return x * x; }\n"
+                     "double __enzyme_autodiff(void *, double);\n"
+                     "double dsq(double x) { return __enzyme_autodiff((void *)sq, x); }\n")
+    ws.write("plain.c", "double sq(double x) { return x * x; }\n"
+                        "double dsq(double x) { return 0; }\n")
+    ws.write("main.c", '#include <stdio.h>\ndouble dsq(double);\n'
+                       'int main(void) { printf("%g\\n", dsq(3.0)); return 0; }\n')
+    ws.eb("-O2", "-c", "sq.c", check=True)
+    ws.run(["ar", "rcs", "libsq.a", "sq.o"], check=True)
+    ws.run(["cc", "-shared", "-fPIC", "plain.c", "-o", "libsq.so"], check=True)
+    proc = ws.eb("-O2", "main.c", "-L.", "-Wl,-Bstatic", "-lsq", "-Wl,-Bdynamic", "-o", "prog")
+    assert proc.returncode == 0, proc.stderr
+    assert ws.exe("prog").stdout == "6\n"

@@ -212,6 +212,11 @@ class CommandLine:
         """The -L directories in order."""
         return [a.value for a in self.roles(SEARCH_DIR)]
 
+    @property
+    def warnings_silenced(self) -> bool:
+        """-w: clang reports no warnings (nor the dropped-attribute one the hook reads)."""
+        return any(a.option == "-w" for a in self.roles(OPTION))
+
     def emit(self) -> list[str]:
         """The command line again, token for token."""
         return [token for arg in self.items for token in arg.tokens]

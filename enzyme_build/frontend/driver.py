@@ -148,8 +148,11 @@ def fat_flags(source: Input) -> list[str]:
     return FAT_OBJECT_FLAGS + [f"-I{INCLUDE_DIR}"]
 
 
-def run_compile(command: list[str], source: Input, output: str) -> int:
-    """Run one compile; apply the custom-derivative attribute hook; show clang's stderr."""
+def run_compile(command: list[str], source: Input, output: str, *, silenced: bool = False) -> int:
+    """Run one compile; apply the custom-derivative attribute hook; show clang's stderr.
+
+    silenced: the command line has -w (CommandLine.warnings_silenced).
+    """
     from .launcher import launch
     launched, launch_env = launch(command)
     log_command(launched)
@@ -159,7 +162,7 @@ def run_compile(command: list[str], source: Input, output: str) -> int:
     returncode = proc.returncode
     hooked = None
     if source.kind == "source" and returncode == 0:
-        hooked = _attribute_hook(command, source.path, output, stderr_text)
+        hooked = _attribute_hook(command, source.path, output, stderr_text, silenced)
     if hooked is not None:
         if hooked.stdout:
             sys.stdout.write(hooked.stdout)
@@ -175,13 +178,12 @@ def run_compile(command: list[str], source: Input, output: str) -> int:
     return child_status(returncode, os.path.basename(command[0]))
 
 
-def _attribute_hook(command, source, output, stderr_text):
+def _attribute_hook(command, source, output, stderr_text, silenced):
     """Recompile through frontend.attributes when clang dropped an `enzyme` attribute.
 
     The cheap test is clang's warning; `-w` silences it, and then only a scan of the
     files the TU reads can tell (one `clang -M`, paid only by `-w` builds).
     """
-    silenced = "-w" in command
     if not silenced and "enzyme" not in stderr_text:
         return None
     try:
@@ -205,12 +207,14 @@ def compile_objects(driver: list[str], inv: CommandLine) -> int:
         source = sources[0]
         output = inv.output or argmodel.default_object_name(source.path)
         command = driver + diagnostics_prefix() + inv.emit() + fat_flags(source)
-        return run_compile(command, source, output) or _guard(driver, output, inv)
+        return run_compile(command, source, output, silenced=inv.warnings_silenced) or \
+            _guard(driver, output, inv)
     for source in sources:
         output = argmodel.default_object_name(source.path)
         command = (driver + diagnostics_prefix() + inv.compile_command(source, output)
                    + fat_flags(source))
-        status = run_compile(command, source, output) or _guard(driver, output, inv) or status
+        status = run_compile(command, source, output, silenced=inv.warnings_silenced) or \
+            _guard(driver, output, inv) or status
     return status
 
 
@@ -284,7 +288,7 @@ def compile_and_link(driver: list[str], inv: CommandLine) -> int:
                        + inv.compile_command(source, obj, for_link=True,
                                              extra=deps + ["-Qunused-arguments"])
                        + fat_flags(source))
-            status = run_compile(command, source, obj)
+            status = run_compile(command, source, obj, silenced=inv.warnings_silenced)
             if status != 0:
                 return status
             objects[source.index] = obj

@@ -215,7 +215,8 @@ class CommandLine:
     @property
     def warnings_silenced(self) -> bool:
         """-w: clang reports no warnings (nor the dropped-attribute one the hook reads)."""
-        return any(a.option == "-w" for a in self.roles(OPTION))
+        return any(a.option == "-w" or a.option == "-Xclang" and a.value == "-w"
+                   for a in self.roles(OPTION))
 
     def emit(self) -> list[str]:
         """The command line again, token for token."""

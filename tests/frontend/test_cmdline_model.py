@@ -271,7 +271,8 @@ def test_target_and_depfile_questions():
     assert (model.depfile, model.depfile_path, model.dep_targets) == (True, "d", ["-MT", "t"])
     assert not model.warnings_silenced
     assert A.parse(["-w", "-c", "a.c"]).warnings_silenced
-    assert not A.parse(["-Xclang", "-w", "-c", "a.c"]).warnings_silenced  # -w is clang -cc1's there
+    assert A.parse(["-Xclang", "-w", "-c", "a.c"]).warnings_silenced
+    assert not A.parse(["-I", "-w", "-c", "a.c"]).warnings_silenced  # a directory named -w
 
 
 def test_passthrough_command_keeps_response_files(tmp_path):

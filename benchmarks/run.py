@@ -706,7 +706,7 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def plot(records: list[dict], summary: dict, meta: dict) -> str:
+def plot(records: list[dict], summary: dict, meta: dict, peers: dict | None = None) -> str:
     names = [r["kernel"] for r in records]
     geo = summary["ablation_geomean"]
     panels = [
@@ -727,6 +727,13 @@ def plot(records: list[dict], summary: dict, meta: dict) -> str:
                   {"one width-4 call / 4 scalar sweeps": [r["vec_ratio"] for r in records]},
                   target=TARGET_VEC_RATIO, target_label=f"target < {TARGET_VEC_RATIO:g}x"),
     ]
+    if peers:
+        rows = peers["rows"]
+        panels.append(svg.Panel(
+            "peers: their gradient time / ours (above 1: ours faster)", [r["problem"] for r in rows],
+            {"JAX jit": [r.get("jax_ratio") for r in rows], "PyTorch": [r.get("torch_ratio") for r in rows],
+             "hand-written C": [1 / r["expert_ratio"] if r.get("expert_ratio") else None for r in rows]},
+            target=1.0, target_label="ours"))
     wide = len(names) > 6  # many variants: one panel per row, wide enough for every group
     return svg.bar_chart(panels, title="enzyme-build AD benchmarks",
                          subtitle=f"{meta['mode']} run, {meta['date']}, {meta['machine']}, "
@@ -745,6 +752,144 @@ def machine_description() -> str:
     except OSError:
         pass
     return f"{cpu}, {os.cpu_count()} cores"
+
+
+# ---------------------------------------------------------------- peers (JAX, PyTorch)
+
+PEER_FRAMEWORKS = ("jax", "torch")
+PEERS_SCRIPT = HERE / "peers" / "run_peers.py"
+
+
+def peer_problems():
+    """benchmarks/peers/problems.py's PROBLEMS (imported on demand: it needs numpy)."""
+    sys.path.insert(0, str(HERE / "peers"))
+    try:
+        import problems
+    finally:
+        sys.path.remove(str(HERE / "peers"))
+    return problems.PROBLEMS
+
+
+def run_peer_framework(framework: str, quick: bool, timeout: float = 1800) -> dict:
+    """One framework's timings, from a child process (its single-thread env is set before import)."""
+    cmd = [sys.executable, str(PEERS_SCRIPT), "--framework", framework]
+    if quick:
+        cmd += ["--quick", "--min-time", "0.02", "--repeats", "3"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "framework": framework, "error": f"timed out after {timeout:.0f} s"}
+    except (ValueError, IndexError):
+        return {"ok": False, "framework": framework, "error": first_error_line(proc.stderr + proc.stdout)}
+
+
+def measure_peers(binaries: dict[str, Step], quick: bool) -> dict:
+    """Our compiled gradient (and the hand-written adjoint) at each peer problem's size, then
+    every framework's, all in this run: rows of seconds and ratios, and a line per framework
+    that could not run."""
+    rows = []
+    for problem in peer_problems():
+        step = binaries.get(problem.kernel)
+        row = {"problem": problem.key, "label": problem.label, "kernel": problem.kernel,
+               "size": problem.size_text(quick), "ours_s": None, "expert_s": None, "error": ""}
+        if step is None or not step.ok:
+            row["error"] = f"our {problem.kernel} binary was not built" + (f": {step.error}" if step else "")
+        else:
+            binary = step.fields["binary"]
+            cmd = [binary, *problem.args(quick)]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+                fields = parse_result(proc.stdout) or {}
+            except subprocess.TimeoutExpired:
+                fields = {}
+            if fields.get("check") == "ok":
+                row["ours_s"], row["expert_s"] = fields.get("grad_s"), fields.get("expert_s")
+                row["primal_s"] = fields.get("primal_s")
+            else:
+                row["error"] = "our gradient " + ("wrong" if fields.get("check") == "FAIL" else "did not run")
+        rows.append(row)
+    frameworks, skipped = {}, []
+    for framework in PEER_FRAMEWORKS:
+        print(f"peers: {framework} ...", file=sys.stderr)
+        result = run_peer_framework(framework, quick)
+        if not result.get("ok"):
+            skipped.append(f"{framework}: {result.get('error', 'failed')}")
+            continue
+        frameworks[framework] = f"{result['name']} {result['version']}"
+        for entry in result["results"]:
+            row = next(r for r in rows if r["problem"] == entry["problem"])
+            row[f"{framework}_s"] = entry.get("grad_s")
+            if entry.get("error"):
+                row.setdefault("peer_errors", []).append(f"{framework}: {entry['error']}")
+    for row in rows:
+        for framework in PEER_FRAMEWORKS:
+            peer = row.get(f"{framework}_s")
+            row[f"{framework}_ratio"] = peer / row["ours_s"] if peer and row["ours_s"] else None
+        row["expert_ratio"] = row["ours_s"] / row["expert_s"] if row["ours_s"] and row["expert_s"] else None
+    return {"rows": rows, "frameworks": frameworks, "skipped": skipped}
+
+
+def peer_target_cell(row: dict) -> str:
+    """The issue's targets: ours no slower than JAX jit, and than the hand-written adjoint × 1.2."""
+    if row["ours_s"] is None:
+        return row["error"] or "—"
+    missed = []
+    if row.get("jax_ratio") is not None and row["jax_ratio"] < 1:
+        missed.append("JAX")
+    if row.get("expert_ratio") is not None and row["expert_ratio"] > TARGET_EXPERT_RATIO:
+        missed.append("expert")
+    measured = row.get("jax_ratio") is not None or row.get("expert_ratio") is not None
+    return ("met" if not missed else "missed: " + ", ".join(missed)) if measured else "—"
+
+
+PEER_COLUMNS = [
+    ("problem", lambda r: r["label"]),
+    ("size", lambda r: r["size"]),
+    ("ours (C, enzyme-build)", lambda r: fmt_time(r["ours_s"])),
+    ("hand-written C", lambda r: fmt_time(r["expert_s"])),
+    ("JAX jit", lambda r: fmt_time(r.get("jax_s"))),
+    ("PyTorch", lambda r: fmt_time(r.get("torch_s"))),
+    ("ours / hand-written", lambda r: fmt_x(r["expert_ratio"])),
+    ("JAX / ours", lambda r: fmt_x(r["jax_ratio"])),
+    ("PyTorch / ours", lambda r: fmt_x(r["torch_ratio"])),
+    ("target (ours ≤ JAX, ≤ 1.2x hand-written)", peer_target_cell),
+]
+
+
+def peer_notes(peers: dict) -> list[str]:
+    notes = [f"{', '.join(peers['frameworks'].values()) or 'no framework'} at 1 thread, float64, "
+             "timed in this run beside our compiled C (the kernel binaries, same seeded data)"]
+    notes += [f"skipped {line}" for line in peers["skipped"]]
+    notes += [f"{r['label']}: {e}" for r in peers["rows"] for e in r.get("peer_errors", [])]
+    return notes
+
+
+def print_peers(peers: dict) -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        print(peers_markdown(peers))
+        return
+    table = Table(title="gradients against peers (seconds per gradient; ratio > 1: ours faster)")
+    for header, _ in PEER_COLUMNS:
+        table.add_column(header, overflow="fold", justify="left" if header in ("problem", "size") else "right")
+    for row in peers["rows"]:
+        table.add_row(*[cell(row) for _, cell in PEER_COLUMNS])
+    console = Console(width=None if sys.stdout.isatty() else 260)
+    console.print(table)
+    for note in peer_notes(peers):
+        console.print(note, highlight=False, markup=False)
+
+
+def peers_markdown(peers: dict) -> str:
+    out = ["Gradients against peers (seconds per gradient; ratios above 1 mean ours is faster):", "",
+           "| " + " | ".join(h for h, _ in PEER_COLUMNS) + " |", "|" + "|".join("---" for _ in PEER_COLUMNS) + "|"]
+    out += ["| " + " | ".join(str(cell(r)).replace("|", "\\|") for _, cell in PEER_COLUMNS) + " |"
+            for r in peers["rows"]]
+    out += [""] + [f"- {note}" for note in peer_notes(peers)]
+    return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------- main
@@ -791,6 +936,9 @@ def main(argv: list[str]) -> int:
     clang = clang_exe()
     variants = [v for v in VARIANTS if not (args.no_ablation and v == "before")]
     jobs = [(k, v) for k in kernels for v in variants]
+    if args.peers:  # the kernels that time our side of the peer problems, built even when not listed
+        jobs += [(KERNELS[name], "after") for name in dict.fromkeys(p.kernel for p in peer_problems())
+                 if KERNELS[name] not in kernels]
     load_before = os.getloadavg()[0]
     print(f"building {len(kernels)} kernel(s) × {len(variants)} variants ...", file=sys.stderr)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -802,18 +950,24 @@ def main(argv: list[str]) -> int:
         print(f"running {kernel.name} ...", file=sys.stderr)
         records.append(collect(kernel, builds, args.quick, not args.no_ad_time, out_dir))
     summary = summarize(records)
+    peers = None
+    if args.peers:
+        peers = measure_peers({k.name: s for (k, v), s in done.items() if v == "after"}, args.quick)
     load_after = os.getloadavg()[0]
     meta = {"load_average": [round(load_before, 2), round(load_after, 2)],"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": machine_description(), "mode": "quick" if args.quick else "full",
             "argv": "".join(f" {a}" for a in argv), "cflags": CFLAGS,
             "python": platform.python_version()}
     print_table(records, summary, meta)
+    if peers:
+        print_peers(peers)
     atomic_write(args.results / "latest.json",
-                 json.dumps({"meta": meta, "summary": summary, "kernels": records}, indent=2) + "\n")
+                 json.dumps({"meta": meta, "summary": summary, "kernels": records, "peers": peers}, indent=2) + "\n")
     atomic_write(args.results / "ad_benchmarks.svg",
-                 plot(records, summary, meta))
+                 plot(records, summary, meta, peers))
     if args.markdown:
-        write_markdown(args.markdown, markdown_table(records, summary, meta))
+        table = markdown_table(records, summary, meta)
+        write_markdown(args.markdown, table + ("\n" + peers_markdown(peers) if peers else ""))
     # A wrong gradient is a failure of the run; missing AD support is reported, not fatal.
     wrong = [r["kernel"] for r in records
              for v in ("after", "before") if r[v]["result"].get("check") == "FAIL"]

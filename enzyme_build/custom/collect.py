@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import EnzymeBuildError
+from . import convention
 from .registry import CustomRule, Registry
 
 _NAME = r'(?:"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)'
@@ -41,7 +42,7 @@ SHADOW_PREFIX = "__enzyme_shadow"
 _ENZYME_FAMILIES = (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_NOBLOCK_PREFIX, INACTIVE_GLOBAL_PREFIX,
                     INACTIVE_PREFIX, FUNCTION_LIKE_PREFIX, ALLOCATION_LIKE_PREFIX)
 ATTRIBUTE_PREFIX = "__enzyme_build_rule_"
-RULE_KINDS = ("augment", "gradient", "forward")
+RULE_KINDS = convention.RULE_KINDS
 
 FLOAT_TYPES = {"half", "bfloat", "float", "double", "x86_fp80", "fp128", "ppc_fp128"}
 
@@ -454,22 +455,32 @@ def _collect_allocation_like(registry, name, elements, globals_) -> None:
 # Enzyme's convention, checked on IR signatures
 
 
-def expected_rule_arity(kind: str, primal: Signature) -> int | None:
-    """How many IR parameters a ``kind`` rule for ``primal`` takes (None if unknowable):
-    every pointer parameter gets a shadow after it; forward also gives every float
-    parameter a tangent; gradient adds the return adjoint (float results) and the tape."""
+def _classes(primal: Signature) -> tuple[list[str], str] | None:
     classes = [classify_ir_type(p) for p in primal.params]
     result = classify_ir_type(primal.result)
     if primal.abi_rewritten or "aggregate" in classes or result == "aggregate":
         return None
-    pointers, floats = classes.count("pointer"), classes.count("float")
-    if kind == "augment":
-        return len(classes) + pointers
-    if kind == "gradient":
-        return len(classes) + pointers + (1 if result == "float" else 0) + 1
-    if kind == "forward":
-        return len(classes) + pointers + floats
-    return None
+    return classes, result
+
+
+def augment_shape(primal: Signature, augment: Signature | None) -> str | None:
+    """What the augment rule returns for `primal` (a convention.AUGMENT_* shape; None if unknown)."""
+    found = _classes(primal)
+    if found is None or augment is None:
+        return None
+    result = classify_ir_type(augment.result)
+    return convention.augment_result(found[1], "struct" if result == "aggregate" else result)
+
+
+def expected_rule_arity(kind: str, primal: Signature, augment: Signature | None = None) -> int | None:
+    """How many IR parameters a ``kind`` rule for ``primal`` takes (None if unknowable), by
+    enzyme_build.custom.convention; a gradient's count depends on whether ``augment`` (the
+    augment rule's signature, if known) returns a tape."""
+    found = _classes(primal)
+    if found is None:
+        return None
+    shape = augment_shape(primal, augment) if kind == "gradient" else None
+    return convention.expected_arity(kind, found[0], found[1], shape)
 
 
 def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatures: bool) -> None:
@@ -493,7 +504,8 @@ def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatu
                 hint=f"define {name} in a source built with enzyme-build (or fix the name)")
         if not check_signatures or primal is None or signature.abi_rewritten:
             continue
-        expected = expected_rule_arity(kind, primal)
+        augment = functions.get(rule.augment) if rule.augment else None
+        expected = expected_rule_arity(kind, primal, augment)
         if expected is not None and len(signature.params) != expected:
             raise EnzymeBuildError(
                 f"the {kind} rule {name} of {rule.function} takes {len(signature.params)} "
@@ -503,11 +515,4 @@ def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatu
 
 
 def _convention_hint(kind: str) -> str:
-    return {
-        "augment": "augment(args, each pointer followed by its shadow) returns the tape (void *), "
-                   "or struct {void *tape; T primal;} when f returns T",
-        "gradient": "gradient(args, each pointer followed by its shadow, return adjoint if f "
-                    "returns a float, tape) returns the adjoints of f's float args",
-        "forward": "forward(args, each float and pointer followed by its tangent) returns "
-                   "struct {T primal; T tangent;}",
-    }[kind]
+    return convention.describe(kind)

@@ -79,12 +79,15 @@ def check_rule_arity(module, rule: str, kind: str, function: str, passed: int,
     than this call site's activity gives it: the arguments (and the tape) would land in
     the wrong slots and the program would crash or compute garbage at run time."""
     from ..errors import EnzymeBuildError
+    from .convention import describe, user_rule
+    rule, extra = user_rule(rule)   # an adapter the engine wrapped around the user's rule
     defined = module.functions.get(rule)
     if defined is None or any(p.type == "..." for p in defined.params):
         return
     takes = len(defined.params)
-    if takes == passed:
+    if takes + extra == passed:
         return
+    passed -= extra
     described = ", ".join(f"parameter {k} {a}" for k, a in enumerate(activity, 1))
     primal = module.functions.get(function)
     types = [p.type for p in primal.params] if primal is not None else []
@@ -92,8 +95,7 @@ def check_rule_arity(module, rule: str, kind: str, function: str, passed: int,
               if a == "const" and k <= len(types) and types[k - 1] == "ptr"]
     hint = ("write the rule for this activity (no shadow after an enzyme_const pointer), or pass "
             f"parameter(s) {', '.join(consts)} with enzyme_dup") if consts else \
-        "follow Enzyme's convention: each pointer argument followed by its shadow" + \
-        (", then the result's adjoint and the tape" if kind == "gradient" else "")
+        "follow Enzyme's convention: " + describe(kind)
     raise EnzymeBuildError(
         f"the custom {kind} rule @{rule} of @{function} takes {takes} parameter(s), but this call "
         f"passes {passed} ({described})", location=location, hint=hint)

@@ -36,6 +36,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, replace
 
+from ..custom import convention
 from ..errors import EnzymeBuildError
 
 RULE_KINDS = ("augment", "gradient", "forward")
@@ -663,35 +664,37 @@ def split_function_type(type_text: str) -> tuple[str, list[str]] | None:
 
 
 def expected_rule_shape(kind: str, result: str, params: list[str]) -> tuple[int, str] | None:
-    """(number of parameters, result class) Enzyme's convention asks of a ``kind`` rule for
-    a function ``result (params)``; None when a type can't be classified."""
+    """(number of parameters, result class) of Enzyme's original shape of a ``kind`` rule for a
+    function ``result (params)`` (the gradient with a tape, the augment returning it); None
+    when a type can't be classified. `check_rule_signature` also accepts the other shapes
+    enzyme_build.custom.convention lists."""
     classes = [classify_c_type(p) for p in params]
     result_class = classify_c_type(result)
     if "unknown" in classes or "struct" in classes or result_class == "unknown":
         return None
-    pointers = classes.count("pointer")
-    floats = classes.count("float")
+    count = convention.expected_arity(kind, classes, result_class)
     if kind == "augment":
-        return len(params) + pointers, "pointer" if result_class == "void" else "struct"
+        return count, "pointer" if result_class == "void" else "struct"
     if kind == "gradient":
-        count = len(params) + pointers + (1 if result_class == "float" else 0) + 1
-        returns = {0: "void", 1: "float"}.get(floats, "struct")
-        return count, returns
-    if kind == "forward":
-        return len(params) + pointers + floats, "void" if result_class == "void" else "struct"
-    return None
+        return count, convention.gradient_result(classes)
+    return count, "void" if result_class == "void" else "struct"
+
+
+def _accepted_shapes(kind: str, result: str, params: list[str]) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
+    """Every (parameter count, result class) Enzyme's convention allows a ``kind`` rule."""
+    classes = [classify_c_type(p) for p in params]
+    result_class = classify_c_type(result)
+    if "unknown" in classes or "struct" in classes or result_class == "unknown":
+        return None
+    if kind == "augment":
+        return (convention.expected_arity(kind, classes, result_class),), convention.augment_results(result_class)
+    if kind == "gradient":
+        return convention.gradient_arities(classes, result_class), (convention.gradient_result(classes),)
+    return (convention.expected_arity(kind, classes, result_class),), convention.forward_results(result_class)
 
 
 def convention_text(kind: str) -> str:
-    return {
-        "augment": "augment(args, each pointer followed by its shadow) -> void *tape, "
-                   "or struct {void *tape; T primal;} when f returns T",
-        "gradient": "gradient(args, each pointer followed by its shadow, [return adjoint "
-                    "if f returns a float], tape) -> the adjoint(s) of f's float args "
-                    "(void for none, a float for one, a struct for several)",
-        "forward": "forward(args, each float and pointer followed by its tangent) -> "
-                   "struct {T primal; T tangent;} when f returns T (void otherwise)",
-    }[kind]
+    return convention.describe(kind)
 
 
 def check_rule_signature(use: AttributeUse, target: RuleTarget) -> None:
@@ -707,17 +710,16 @@ def check_rule_signature(use: AttributeUse, target: RuleTarget) -> None:
     if target.kind not in RULE_KINDS:
         raise EnzymeBuildError(f"unknown enzyme attribute kind {target.kind!r} for {target.function}",
                                location=use.location, hint=_KIND_HINT)
-    shape = expected_rule_shape(target.kind, primal[0], primal_params)
-    if shape is None:
+    shapes = _accepted_shapes(target.kind, primal[0], primal_params)
+    if shapes is None:
         return
-    count, returns = shape
+    counts, results = shapes
     rule_result = classify_c_type(rule[0])
     problems = []
-    if len(rule[1]) != count:
-        problems.append(f"takes {len(rule[1])} parameter(s), expected {count}")
-    if rule_result != "unknown" and rule_result != returns and not (
-            returns == "struct" and rule_result == "unknown"):
-        problems.append(f"returns {rule[0]!r} ({rule_result}), expected a {returns}")
+    if len(rule[1]) not in counts:
+        problems.append(f"takes {len(rule[1])} parameter(s), expected {' or '.join(map(str, counts))}")
+    if rule_result != "unknown" and rule_result not in results:
+        problems.append(f"returns {rule[0]!r} ({rule_result}), expected {' or '.join('a ' + r for r in results)}")
     if problems:
         raise EnzymeBuildError(
             f"{target.kind} rule {target.rule_name or use.expr!r} for {target.function}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from .errors import EnzymeBuildError
 
@@ -161,26 +161,36 @@ class CommandLineError(EnzymeBuildError):
     """A command line clang itself would refuse before doing anything (a missing value)."""
 
 
-@dataclass(eq=False)
 class CommandLine:
-    """A parsed clang command line: its arguments and the answers read off them."""
+    """A parsed clang command line: its arguments and the answers read off them.
 
-    args: list[str]                      # the tokens (after @response expansion)
-    raw: list[str]                       # as given (before @response expansion)
-    items: list[Arg] = field(default_factory=list)
-    inputs: list[Input] = field(default_factory=list)
-    output: str | None = None
-    compile_only: bool = False           # -c
-    passthrough_reason: str | None = None
-    shared: bool = False
-    depfile: bool = False                # -MD / -MMD
-    depfile_path: str | None = None      # -MF
-    dep_targets: list[str] = field(default_factory=list)  # -MT / -MQ values (as flags)
-    opt_level: str | None = None         # the last -O value ("2", "s", "fast", "")
-    verbose: bool = False                # -v
-    export_dynamic: bool = False         # -rdynamic / -Wl,--export-dynamic
-    no_pie: bool = False                 # -no-pie / -static
-    lto: str | None = None               # the -flto flag given, if any
+    (A plain class, not a dataclass: importing dataclasses costs every compile several ms.)
+    """
+
+    __slots__ = ("args", "raw", "items", "inputs", "output", "compile_only",
+                 "passthrough_reason", "shared", "depfile", "depfile_path", "dep_targets",
+                 "opt_level", "verbose", "export_dynamic", "no_pie", "lto")
+
+    def __init__(self, args: list[str], raw: list[str]):
+        self.args = args                         # the tokens (after @response expansion)
+        self.raw = raw                           # as given (before @response expansion)
+        self.items: list[Arg] = []
+        self.inputs: list[Input] = []
+        self.output: str | None = None
+        self.compile_only = False                # -c
+        self.passthrough_reason: str | None = None
+        self.shared = False
+        self.depfile = False                     # -MD / -MMD
+        self.depfile_path: str | None = None     # -MF
+        self.dep_targets: list[str] = []         # -MT / -MQ values (as flags)
+        self.opt_level: str | None = None        # the last -O value ("2", "s", "fast", "")
+        self.verbose = False                     # -v
+        self.export_dynamic = False              # -rdynamic / -Wl,--export-dynamic
+        self.no_pie = False                      # -no-pie / -static
+        self.lto: str | None = None              # the -flto flag given, if any
+
+    def __repr__(self) -> str:
+        return f"CommandLine({self.args!r})"
 
     # --- what the invocation is ------------------------------------------------------
 
@@ -304,7 +314,7 @@ class CommandLine:
                 out.append(LinkedFile(arg, arg.value, None, whole, static_all or static))
         return out
 
-    def rewrite_linked_files(self, replace) -> list[str]:
+    def rewrite_linked_files(self, replace: Callable[[LinkedFile], list[str] | None]) -> list[str]:
         """The tokens with each linked file replaced by `replace(file)` (None: kept)."""
         files = {f.arg.index: f for f in self.linked_files()}
         out: list[str] = []

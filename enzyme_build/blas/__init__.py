@@ -20,6 +20,10 @@ from .table import known_names
 _NAME_CHARS = r"[-a-zA-Z$._0-9]"
 _DECLARE_RE = re.compile(r"^declare [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
 _DEFINE_RE = re.compile(r"^define [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
+_WIDTH_CALL_RE = re.compile(r"@__enzyme_fwddiff[^\n]*ptr @(?:enzyme_width|enzyme_vector)\b")
+# families whose forward rule may run once per lane: no side effect but writing the same
+# values again (the engine calls a custom forward rule once per lane in vector mode)
+LANE_SAFE = frozenset({"dot", "nrm2", "asum", "copy"})
 _memo: dict[str, bytes] = {}
 
 
@@ -44,11 +48,26 @@ def attach_blas_rules(text: str) -> str:
     routines = referenced_routines(text)
     if not routines:
         return text
+    _refuse_vector_mode(text, routines)
     from .. import llvm
     bitcode = rules_bitcode(sorted({(f, p) for f, p, _ in routines.values()}))
     module = llvm.parse_assembly(rename_calls(text, routines), "program")
     rules = llvm.parse_bitcode(bitcode, "enzyme-build BLAS rules")
     return llvm.link_modules([module, rules]).text()
+
+
+def _refuse_vector_mode(text: str, routines) -> None:
+    """Vector forward mode runs a custom forward rule once per lane; a BLAS routine that
+    updates memory in place (axpy, gemm with beta != 0, trsm, ...) would run N times."""
+    unsafe = sorted(s for s, (family, _, _) in routines.items() if family not in LANE_SAFE)
+    if unsafe and _WIDTH_CALL_RE.search(text):
+        from ..errors import EnzymeBuildError
+        raise EnzymeBuildError(
+            f"vector forward mode (enzyme_width) through BLAS routines is not supported yet: "
+            f"this program calls {', '.join(unsafe)}, whose derivative rule updates memory in place "
+            f"and would run once per lane",
+            hint="differentiate one direction at a time (__enzyme_fwddiff without enzyme_width), "
+                 "or use reverse mode")
 
 
 def _cache_dir() -> str:

@@ -14,32 +14,17 @@ from dataclasses import dataclass, field
 class CustomRule:
     """User-supplied derivatives of one function (names of functions in the module).
 
-    Signatures (Enzyme's convention), for ``T f(a1, ..., an)``:
-
-    ``augment(a1, [da1], ..., an, [dan])``
-        every pointer argument ``ai`` is followed by its shadow ``dai`` (float and integer
-        arguments are not); runs the primal's side effects exactly once and returns the
-        tape as ``void *`` when ``T`` is void, else ``struct {void *tape; T primal;}``.
-        The AD engine calls it once per call of ``f`` in the forward sweep.
-    ``gradient(a1, [da1], ..., an, [dan], [dret], tape)``
-        the same interleaved arguments, then the adjoint of the result when ``T`` is a
-        float type, then the tape ``augment`` returned; it accumulates (``+=``) into the
-        pointer shadows and returns the adjoints of the float arguments in order:
-        nothing for none, a ``double``/``float`` for one, a struct for several.
-        Reverse mode needs both ``augment`` and ``gradient`` (collect enforces it).
-    ``forward(a1, [da1], ..., an, [dan])``
-        every float and pointer argument is followed by its tangent (integers are not);
-        returns ``struct {T primal; T tangent;}`` (nothing when ``T`` is void) and
-        writes tangents of memory outputs through the pointer shadows.
-
-    Integer arguments never get shadows. ``origins`` maps a kind to the registration
-    global it came from (for error messages).
+    Their parameters and results follow Enzyme's convention, stated in
+    enzyme_build.custom.convention (collect checks it; the engine adapts the shapes the sweeps
+    don't call directly). Reverse mode needs both ``augment`` and ``gradient`` (collect
+    enforces it). Integer arguments never get shadows. ``origins`` maps a kind to the
+    registration global it came from (for error messages).
     """
 
     function: str
-    augment: str | None = None   # f's args interleaved with shadows -> tape (or {tape, primal})
-    gradient: str | None = None  # same args, then return adjoint (if active float), then tape
-    forward: str | None = None   # interleaved (x, dx) args -> {primal, tangent}
+    augment: str | None = None
+    gradient: str | None = None
+    forward: str | None = None
     origins: dict[str, str] = field(default_factory=dict)
 
 

@@ -165,7 +165,7 @@ ROUTINES: tuple[Routine, ...] = (
     cblas_$pgemv(layout, EB_FLIP(trans), m, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
     *d_alpha += cblas_$pdot(lx, t, 1, tp->c_x, 1);
     cblas_$paxpy(lx, al, t, 1, d_x, incx);
-    free(t);
+    eb_put(t);
     if (!EB_T(trans)) cblas_$pger(layout, m, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
     else cblas_$pger(layout, m, n, al, tp->c_x, 1, d_y, incy, d_A, lda);
     if (be != 0) *d_beta += cblas_$pdot(ly, tp->c_y, 1, d_y, incy);
@@ -187,7 +187,7 @@ ROUTINES: tuple[Routine, ...] = (
     cblas_$pgemv(layout, 111, m, n, 1, d_A, lda, tp->c_y, 1, 0, t, 1);
     *d_alpha += cblas_$pdot(m, t, 1, tp->c_x, 1);
     cblas_$paxpy(m, al, t, 1, d_x, incx);
-    free(t);
+    eb_put(t);
     cblas_$pgemv(layout, 112, m, n, al, d_A, lda, tp->c_x, 1, 1, d_y, incy);""",
         forward="""
     cblas_$pger(layout, m, n, al, d_x, incx, y, incy, d_A, lda);
@@ -205,7 +205,7 @@ ROUTINES: tuple[Routine, ...] = (
     cblas_$psymv(layout, uplo, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
     *d_alpha += cblas_$pdot(n, t, 1, tp->c_x, 1);
     cblas_$paxpy(n, al, t, 1, d_x, incx);
-    free(t);
+    eb_put(t);
     /* the stored triangle: dy x^T + x dy^T off the diagonal, dy_i x_i on it */
     cblas_$psyr2(layout, uplo, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
     for (int i = 0; i < n; i++)
@@ -234,7 +234,7 @@ ROUTINES: tuple[Routine, ...] = (
     if (diag == 132) cblas_$paxpy(n, -1, x, incx, t, 1);
     cblas_$ptrmv(layout, uplo, trans, diag, n, A, lda, d_x, incx);
     cblas_$paxpy(n, 1, t, 1, d_x, incx);
-    free(t);
+    eb_put(t);
     cblas_$ptrmv(layout, uplo, trans, diag, n, A, lda, x, incx);"""),
     Routine(
         "trsv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
@@ -251,7 +251,7 @@ ROUTINES: tuple[Routine, ...] = (
     cblas_$ptrmv(layout, uplo, trans, diag, n, d_A, lda, t, 1);
     if (diag == 132) cblas_$paxpy(n, -1, x, incx, t, 1);
     cblas_$paxpy(n, -1, t, 1, d_x, incx);
-    free(t);
+    eb_put(t);
     cblas_$ptrsv(layout, uplo, trans, diag, n, A, lda, d_x, incx);"""),
     # ------------------------------------------------------------------ level 3
     Routine(
@@ -271,7 +271,7 @@ ROUTINES: tuple[Routine, ...] = (
         cblas_$pgemm(layout, EB_T(transb) ? 112 : 111, 112, k, m, n, 1, tp->c_B, tp->l_B, d_C, ldc, 0, t, lt);
     *d_alpha += eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
     eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
-    free(t);
+    eb_put(t);
     if (!EB_T(transb))
         cblas_$pgemm(layout, EB_T(transa) ? 111 : 112, 111, k, n, m, al, tp->c_A, tp->l_A, d_C, ldc, 1, d_B, ldb);
     else
@@ -298,7 +298,7 @@ ROUTINES: tuple[Routine, ...] = (
     cblas_$psymm(layout, side, uplo, m, n, 1, tp->c_A, tp->l_A, d_C, ldc, 0, t, lt);
     *d_alpha += eb_$pdot_mat(layout, m, n, t, lt, tp->c_B, tp->l_B);
     eb_$paxpy_mat(layout, m, n, al, t, lt, d_B, ldb);
-    free(t);
+    eb_put(t);
     /* stored triangle of A: G + G^T off the diagonal, G on it (G = dC B^T or B^T dC) */
     cblas_$psyr2k(layout, uplo, side == 141 ? 111 : 112, ka, side == 141 ? n : m, al,
                   d_C, ldc, tp->c_B, tp->l_B, 1, d_A, lda);
@@ -333,8 +333,8 @@ ROUTINES: tuple[Routine, ...] = (
     else cblas_$psymm(layout, 142, uplo, k, n, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
     *d_alpha += 0.5 * eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
     eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
-    free(t);
-    free(s);
+    eb_put(t);
+    eb_put(s);
     if (be != 0) *d_beta += eb_$pdot_tri(layout, uplo, n, tp->c_C, tp->l_C, d_C, ldc);
     eb_$pscale_tri(layout, uplo, n, be, d_C, ldc);""",
         forward="""
@@ -355,7 +355,7 @@ ROUTINES: tuple[Routine, ...] = (
     if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, al, d_B, ldb, tp->c_B, tp->l_B, 0, g, lg);
     else cblas_$pgemm(layout, 112, 111, n, n, m, al, tp->c_B, tp->l_B, d_B, ldb, 0, g, lg);
     eb_$ptri_acc(layout, uplo, diag, ka, 1, g, lg, EB_T(transa), d_A, lda);
-    free(g);
+    eb_put(g);
     cblas_$ptrmm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
     *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
     eb_$pscale_mat(layout, m, n, al, d_B, ldb);""",
@@ -371,7 +371,7 @@ ROUTINES: tuple[Routine, ...] = (
         cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, dal, A, lda, t, lt);
         eb_$paxpy_mat(layout, m, n, 1, t, lt, d_B, ldb);
     }
-    free(t);
+    eb_put(t);
     cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, A, lda, B, ldb);"""),
     Routine(
         "trsm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
@@ -389,7 +389,7 @@ ROUTINES: tuple[Routine, ...] = (
     if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, -1, d_B, ldb, tp->c_Bn, tp->l_Bn, 0, g, lg);
     else cblas_$pgemm(layout, 112, 111, n, n, m, -1, tp->c_Bn, tp->l_Bn, d_B, ldb, 0, g, lg);
     eb_$ptri_acc(layout, uplo, diag, ka, 1, g, lg, EB_T(transa), d_A, lda);
-    free(g);
+    eb_put(g);
     eb_$pscale_mat(layout, m, n, al, d_B, ldb);""",
         forward="""
     int lt = EB_LD(layout, m, n);
@@ -400,8 +400,8 @@ ROUTINES: tuple[Routine, ...] = (
     if (diag == 132) eb_$paxpy_mat(layout, m, n, -1, B, ldb, t, lt);
     eb_$pscale_mat(layout, m, n, al, d_B, ldb);
     eb_$paxpy_mat(layout, m, n, -1, t, lt, d_B, ldb);
-    if (old) { eb_$paxpy_mat(layout, m, n, dal, old, lt, d_B, ldb); free(old); }
-    free(t);
+    if (old) { eb_$paxpy_mat(layout, m, n, dal, old, lt, d_B, ldb); eb_put(old); }
+    eb_put(t);
     cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, 1, A, lda, d_B, ldb);"""),
 )
 

@@ -17,8 +17,10 @@ import re
 from ..custom.registry import Registry, check_rule_arity
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, aggregate_elements, is_float_type, make_name, parse_module, strip_name
-from .abi import FORWARD_ENTRY_POINTS, Signature, describe_markers, marker_kind, parse_reverse_call
-from .callsite import (bind_result, call_line, clear_shadow_globals, defined_symbol, shadow_linkage,
+from .abi import (FORWARD_ENTRY_POINTS, Signature, describe_markers, marker_kind, parse_batch_call,
+                  parse_reverse_call)
+from .callsite import (bind_result, call_line, clear_shadow_globals, defined_symbol, lower_batch_call,
+                       shadow_linkage,
                        tape_object)
 from .engine import Engine
 from .forward import rewrite_forward_call
@@ -34,6 +36,8 @@ from .tape import TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
 
 def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_allocas) -> list[str]:
     kind = marker_kind(inst.callee)
+    if kind == "__enzyme_batch":
+        return lower_batch_call(parse_batch_call(engine, fn, inst, fresh), inst, fresh, entry_allocas)
     if kind in FORWARD_ENTRY_POINTS:
         return rewrite_forward_call(engine, fn, inst)
     call = parse_reverse_call(engine, fn, inst, fresh)
@@ -170,7 +174,57 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
+# Enzyme entry points enzyme-build does not implement: a call of one is refused at its call
+# site (otherwise the link would stop on an undefined symbol, with no word of ours)
+UNSUPPORTED_ENTRY_POINTS = {
+    "__enzyme_virtualreverse": ("the derivative table of a function for virtual calls",
+                                "differentiate the virtual call's caller instead: calls through a "
+                                "function pointer or vtable the optimizer resolves are differentiated"),
+    "__enzyme_context": ("differentiation contexts",
+                         "drop the context: each top-level call uses the program's own shadows; give a "
+                         "global an explicit shadow with __attribute__((enzyme_shadow(d_g)))"),
+    "__enzyme_shadow": ("the shadow of a global by query",
+                        "declare the shadow yourself: double d_g; double g __attribute__((enzyme_shadow(d_g)));"),
+    "__enzyme_new_context": ("differentiation contexts", "see __enzyme_context"),
+    "__enzyme_zero_shadows": ("differentiation contexts", "see __enzyme_context"),
+}
+_UNSUPPORTED_CALL = re.compile(r'\bcall\b[^@]*@"?[-a-zA-Z$._0-9]*(' + "|".join(UNSUPPORTED_ENTRY_POINTS)
+                               + r')(?![a-zA-Z])')
+
+
+def refuse_unsupported_entry_points(text: str, module=None) -> None:
+    """A clear error for the first call of an Enzyme entry point we do not implement, and for
+    the enzyme_context marker, naming the call site."""
+    if "__enzyme_" not in text and "@enzyme_context" not in text:
+        return
+    if _UNSUPPORTED_CALL.search(text) is None and "@enzyme_context" not in text:
+        return
+    module = module or parse_module(text)
+    from ..ir.model import source_location
+    for name in module.functions:
+        for inst in module.functions[name].instructions():
+            if inst.opcode != "call" or not inst.callee:
+                continue
+            callee = strip_name(inst.callee)
+            where = source_location(module, inst.metadata.get("!dbg")) or f"@{name}"
+            for entry, (what, fix) in UNSUPPORTED_ENTRY_POINTS.items():
+                if entry in callee and not any(e in callee for e in ("__enzyme_autodiff", "__enzyme_fwddiff")):
+                    raise EnzymeBuildError(f"{entry} ({what}) is not supported by enzyme-build "
+                                           f"(called in @{name})", location=where, hint=fix)
+            fn = module.functions[name]
+
+            def is_context_marker(v: str) -> bool:
+                d = fn.defs.get(v)
+                return v == "@enzyme_context" or (d is not None and d.opcode == "load"
+                                                  and d.operands[0][1] == "@enzyme_context")
+            if marker_kind(inst.callee) and any(is_context_marker(v) for _, v in inst.operands):
+                raise EnzymeBuildError(f"the enzyme_context marker (differentiation contexts) is not supported "
+                                       f"by enzyme-build (in the call to {marker_kind(inst.callee)} in @{name})",
+                                       location=where, hint=UNSUPPORTED_ENTRY_POINTS["__enzyme_context"][1])
+
+
 def _differentiate_module(text: str, registry: Registry | None) -> str:
+    refuse_unsupported_entry_points(text)
     text, module = _specialize_callback_arguments(
         lower_threadlocal_addresses(text), set((registry or Registry()).rules) | set((registry or Registry()).inactive))
     for _ in range(16):

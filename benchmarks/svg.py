@@ -39,7 +39,10 @@ def _fmt(value: float, unit: str) -> str:
 def _panel_svg(panel: Panel, x0: float, y0: float, width: float, height: float) -> list[str]:
     out = [f'<text x="{x0 + width / 2:.1f}" y="{y0 + 16:.1f}" text-anchor="middle" '
            f'font-size="14" font-weight="bold">{escape(panel.title)}</text>']
-    left, right, top, bottom = x0 + 52, x0 + width - 10, y0 + 30, y0 + height - 46
+    left, right = x0 + 52, x0 + width - 10
+    # long group names in narrow slots are written slanted, with room below the axis for them
+    slanted = (right - left) / max(1, len(panel.groups)) < 6.5 * max((len(g) for g in panel.groups), default=0)
+    top, bottom = y0 + 30, y0 + height - (96 if slanted else 46)
     values = [v for vs in panel.series.values() for v in vs if v is not None and v > 0]
     if panel.target:
         values.append(panel.target)
@@ -79,15 +82,19 @@ def _panel_svg(panel: Panel, x0: float, y0: float, width: float, height: float) 
                        f'{value:.3g}</title></rect>')
             out.append(f'<text x="{bx + bar / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle" font-size="9">'
                        f'{escape(_fmt(value, panel.unit))}</text>')
-        out.append(f'<text x="{gx + slot * 0.4:.1f}" y="{bottom + 14:.1f}" text-anchor="middle" '
-                   f'font-size="11">{escape(group)}</text>')
+        if slanted:
+            out.append(f'<text x="{gx + slot * 0.4:.1f}" y="{bottom + 12:.1f}" text-anchor="end" font-size="11" '
+                       f'transform="rotate(-35 {gx + slot * 0.4:.1f} {bottom + 12:.1f})">{escape(group)}</text>')
+        else:
+            out.append(f'<text x="{gx + slot * 0.4:.1f}" y="{bottom + 14:.1f}" text-anchor="middle" '
+                       f'font-size="11">{escape(group)}</text>')
     if panel.target:
         y = ypos(panel.target)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#c00" '
                    f'stroke-dasharray="6,3"/>')
         out.append(f'<text x="{right - 2}" y="{y + 12:.1f}" text-anchor="end" font-size="10" fill="#c00">'
                    f'{escape(panel.target_label)}</text>')
-    legend_y = bottom + 30
+    legend_y = bottom + (80 if slanted else 30)
     for s, name in enumerate(names):
         lx = left + s * 150
         out.append(f'<rect x="{lx}" y="{legend_y - 9}" width="10" height="10" fill="{PALETTE[s % len(PALETTE)]}"/>')

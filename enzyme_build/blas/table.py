@@ -15,6 +15,8 @@ Roles:
 | int      | a dimension, leading dimension or increment                      |
 | scalar   | alpha / beta: by value in CBLAS, by pointer in Fortran           |
 | array    | a vector or matrix (pointer): it gets a shadow                   |
+| iarray   | an integer array (LAPACK's pivots): a pointer, its shadow unused  |
+| info     | LAPACK's status output (int *): the entry point passes a local     |
 
 Inside the formula snippets (C, `$T` the element type, `$p` the precision letter):
 parameters keep their names; `al`/`be` are the values of alpha/beta and `d_alpha`/
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 class Cache:
     """An input the reverse sweep reads after the call: copied to the tape."""
     name: str             # the array parameter
-    kind: str             # "vec" (length, inc) or "mat" (rows, cols, ld)
+    kind: str             # "vec" (length, inc), "mat" (rows, cols, ld) or "ivec" (length)
     dims: tuple[str, ...]  # C expressions: (length, inc) or (rows, cols, ld)
     when: str = "before"  # "before" the primal call (its input) or "after" (its output)
     cond: str = "1"       # C condition under which the copy is needed
@@ -56,8 +58,8 @@ class Routine:
     reverse: str                      # C: accumulate adjoints (the primal call already ran)
     forward: str                      # C: tangents and the primal call itself
     level: int = 1
-    notes: str = ""
-    fortran: tuple[str, ...] = field(default=())  # Fortran argument order (default: CBLAS minus layout)
+    api: str = "blas"                 # "blas": CBLAS and Fortran forms; "lapack": Fortran only
+    primal: str = ""                  # C: the real call (default: the CBLAS routine)
 
     def fortran_params(self) -> tuple[tuple[str, str], ...]:
         return tuple(p for p in self.params if p[1] != "layout")
@@ -405,6 +407,152 @@ ROUTINES: tuple[Routine, ...] = (
     cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, 1, A, lda, d_B, ldb);"""),
 )
 
+# ---------------------------------------------------------------------- LAPACK (column-major)
+# The factor of potrf/potrs is L (uplo 'L') or U = L^T (uplo 'U'). potrf works on the
+# lower triangle of a view `lv`: U stored column-major is L stored row-major.
+LAPACK: tuple[Routine, ...] = (
+    Routine(
+        "potrf", _p("uplo:uplo n A:array lda info:info"), False,
+        (Cache("L", "mat", ("n", "n", "lda"), when="after", source="A"),),
+        api="lapack", level=4,
+        primal="{ char u = EB_UC(uplo); $ppotrf_(&u, &n, A, &lda, info, 1); }",
+        reverse="""
+    /* A = L L^T: Abar = L^-T Phi(L^T Lbar) L^-1, Phi = lower triangle with half diagonal;
+       the stored triangle gets S_ij + S_ji off the diagonal and S_ii on it */
+    int lv = uplo == 121 ? 101 : 102;
+    if (tp->info == 0 && n > 0) {
+        $T *t = eb_$palloc((size_t)n * n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) t[EB_IDX(lv, n, i, j)] = i >= j ? d_A[EB_IDX(lv, lda, i, j)] : 0;
+        cblas_$ptrmm(lv, 141, 122, 112, 131, n, n, 1, tp->c_L, tp->l_L, t, n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                if (i < j) t[EB_IDX(lv, n, i, j)] = 0; else if (i == j) t[EB_IDX(lv, n, i, j)] *= 0.5;
+        cblas_$ptrsm(lv, 141, 122, 112, 131, n, n, 1, tp->c_L, tp->l_L, t, n);
+        cblas_$ptrsm(lv, 142, 122, 111, 131, n, n, 1, tp->c_L, tp->l_L, t, n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j <= i; j++)
+                d_A[EB_IDX(lv, lda, i, j)] = i == j ? t[EB_IDX(lv, n, i, i)]
+                                                    : t[EB_IDX(lv, n, i, j)] + t[EB_IDX(lv, n, j, i)];
+        eb_put(t);
+    }""",
+        forward="""
+    int lv = uplo == 121 ? 101 : 102;
+    $ppotrf_(&(char){EB_UC(uplo)}, &n, A, &lda, info, 1);
+    if (*info == 0 && n > 0) {
+        /* dL = L Phi(L^-1 dA L^-T) */
+        $T *t = eb_$palloc((size_t)n * n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                t[EB_IDX(lv, n, i, j)] = i >= j ? d_A[EB_IDX(lv, lda, i, j)] : d_A[EB_IDX(lv, lda, j, i)];
+        cblas_$ptrsm(lv, 141, 122, 111, 131, n, n, 1, A, lda, t, n);
+        cblas_$ptrsm(lv, 142, 122, 112, 131, n, n, 1, A, lda, t, n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                if (i < j) t[EB_IDX(lv, n, i, j)] = 0; else if (i == j) t[EB_IDX(lv, n, i, j)] *= 0.5;
+        cblas_$ptrmm(lv, 141, 122, 111, 131, n, n, 1, A, lda, t, n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j <= i; j++) d_A[EB_IDX(lv, lda, i, j)] = t[EB_IDX(lv, n, i, j)];
+        eb_put(t);
+    }"""),
+    Routine(
+        "potrs", _p("uplo:uplo n nrhs A:array lda B:array ldb info:info"), False,
+        (Cache("A", "mat", ("n", "n", "lda")), Cache("X", "mat", ("n", "nrhs", "ldb"), when="after", source="B")),
+        api="lapack", level=4,
+        primal="{ char u = EB_UC(uplo); $ppotrs_(&u, &n, &nrhs, A, &lda, B, &ldb, info, 1); }",
+        reverse="""
+    /* A = L L^T (tl applies L, tlt L^T to the stored triangle); X = A^-1 B:
+       Bbar = A^-1 Xbar, Lbar = tril(G L) with G = -(Bbar X^T + X Bbar^T) */
+    int tl = uplo == 122 ? 111 : 112, tlt = uplo == 122 ? 112 : 111;
+    if (tp->info == 0 && n > 0) {
+        cblas_$ptrsm(102, 141, uplo, tl, 131, n, nrhs, 1, tp->c_A, tp->l_A, d_B, ldb);
+        cblas_$ptrsm(102, 141, uplo, tlt, 131, n, nrhs, 1, tp->c_A, tp->l_A, d_B, ldb);
+        $T *g = eb_$palloc((size_t)n * n);
+        cblas_$pgemm(102, 111, 112, n, n, nrhs, -1, d_B, ldb, tp->c_X, tp->l_X, 0, g, n);
+        cblas_$pgemm(102, 111, 112, n, n, nrhs, -1, tp->c_X, tp->l_X, d_B, ldb, 1, g, n);
+        cblas_$ptrmm(102, 142, uplo, tl, 131, n, n, 1, tp->c_A, tp->l_A, g, n);
+        eb_$ptri_acc(102, uplo, 131, n, 1, g, n, uplo == 121, d_A, lda);
+        eb_put(g);
+    }""",
+        forward="""
+    int tl = uplo == 122 ? 111 : 112, tlt = uplo == 122 ? 112 : 111;
+    $ppotrs_(&(char){EB_UC(uplo)}, &n, &nrhs, A, &lda, B, &ldb, info, 1);
+    if (*info == 0 && n > 0) {
+        /* dX = A^-1 (dB - dL (L^T X) - L (dL^T X)) */
+        $T *t = eb_$pcopy_mat(102, n, nrhs, B, ldb);
+        cblas_$ptrmm(102, 141, uplo, tlt, 131, n, nrhs, 1, A, lda, t, n);
+        cblas_$ptrmm(102, 141, uplo, tl, 131, n, nrhs, 1, d_A, lda, t, n);
+        eb_$paxpy_mat(102, n, nrhs, -1, t, n, d_B, ldb);
+        eb_$pcopy_into(102, n, nrhs, B, ldb, t, n);
+        cblas_$ptrmm(102, 141, uplo, tlt, 131, n, nrhs, 1, d_A, lda, t, n);
+        cblas_$ptrmm(102, 141, uplo, tl, 131, n, nrhs, 1, A, lda, t, n);
+        eb_$paxpy_mat(102, n, nrhs, -1, t, n, d_B, ldb);
+        eb_put(t);
+        cblas_$ptrsm(102, 141, uplo, tl, 131, n, nrhs, 1, A, lda, d_B, ldb);
+        cblas_$ptrsm(102, 141, uplo, tlt, 131, n, nrhs, 1, A, lda, d_B, ldb);
+    }"""),
+    Routine(
+        "gesv", _p("n nrhs A:array lda ipiv:iarray B:array ldb info:info"), False,
+        (Cache("LU", "mat", ("n", "n", "lda"), when="after", source="A"),
+         Cache("X", "mat", ("n", "nrhs", "ldb"), when="after", source="B"),
+         Cache("ipiv", "ivec", ("n",), when="after")),
+        api="lapack", level=4,
+        primal="$pgesv_(&n, &nrhs, A, &lda, ipiv, B, &ldb, info);",
+        reverse="""
+    /* A = P L U is overwritten by the factors, B by X = A^-1 B.
+       Bbar = A^-T Xbar; Abar = P L^-T (tril_-1(L^T Lbar) + triu(Ubar U^T)) U^-T - Bbar X^T */
+    if (tp->info == 0 && n > 0) {
+        int one = 1, info2 = 0;
+        $pgetrs_("T", &n, &nrhs, tp->c_LU, &tp->l_LU, tp->c_ipiv, d_B, &ldb, &info2, 1);
+        $T *m1 = eb_$palloc((size_t)n * n), *m2 = eb_$palloc((size_t)n * n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                m1[EB_IDX(102, n, i, j)] = i > j ? d_A[EB_IDX(102, lda, i, j)] : 0;
+                m2[EB_IDX(102, n, i, j)] = i <= j ? d_A[EB_IDX(102, lda, i, j)] : 0;
+            }
+        cblas_$ptrmm(102, 141, 122, 112, 132, n, n, 1, tp->c_LU, tp->l_LU, m1, n);
+        cblas_$ptrmm(102, 142, 121, 112, 131, n, n, 1, tp->c_LU, tp->l_LU, m2, n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                m1[EB_IDX(102, n, i, j)] = i > j ? m1[EB_IDX(102, n, i, j)] : m2[EB_IDX(102, n, i, j)];
+        cblas_$ptrsm(102, 141, 122, 112, 132, n, n, 1, tp->c_LU, tp->l_LU, m1, n);
+        cblas_$ptrsm(102, 142, 121, 112, 131, n, n, 1, tp->c_LU, tp->l_LU, m1, n);
+        int minus = -1;
+        $plaswp_(&n, m1, &n, &one, &n, tp->c_ipiv, &minus);
+        cblas_$pgemm(102, 111, 112, n, n, nrhs, -1, d_B, ldb, tp->c_X, tp->l_X, 1, m1, n);
+        eb_$pcopy_into(102, n, n, m1, n, d_A, lda);
+        eb_put(m1);
+        eb_put(m2);
+    }""",
+        forward="""
+    /* the input tangent dA is read before the factors' tangents replace it */
+    $T *f = eb_$pcopy_mat(102, n, n, d_A, lda);
+    $pgesv_(&n, &nrhs, A, &lda, ipiv, B, &ldb, info);
+    if (*info == 0 && n > 0) {
+        int one = 1, info2 = 0;
+        cblas_$pgemm(102, 111, 111, n, nrhs, n, -1, f, n, B, ldb, 1, d_B, ldb);
+        $pgetrs_("N", &n, &nrhs, A, &lda, ipiv, d_B, &ldb, &info2, 1);
+        /* F = L^-1 P^T dA U^-1; dL = L tril_-1(F), dU = triu(F) U */
+        $plaswp_(&n, f, &n, &one, &n, ipiv, &one);
+        cblas_$ptrsm(102, 141, 122, 111, 132, n, n, 1, A, lda, f, n);
+        cblas_$ptrsm(102, 142, 121, 111, 131, n, n, 1, A, lda, f, n);
+        $T *u = eb_$palloc((size_t)n * n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                u[EB_IDX(102, n, i, j)] = i <= j ? f[EB_IDX(102, n, i, j)] : 0;
+                if (i <= j) f[EB_IDX(102, n, i, j)] = 0;
+            }
+        cblas_$ptrmm(102, 141, 122, 111, 132, n, n, 1, A, lda, f, n);
+        cblas_$ptrmm(102, 142, 121, 111, 131, n, n, 1, A, lda, u, n);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                d_A[EB_IDX(102, lda, i, j)] = i > j ? f[EB_IDX(102, n, i, j)] : u[EB_IDX(102, n, i, j)];
+        eb_put(u);
+    }
+    eb_put(f);"""),
+)
+
+ROUTINES = ROUTINES + LAPACK
 BY_FAMILY = {r.family: r for r in ROUTINES}
 PRECISIONS = {"d": "double", "s": "float"}
 
@@ -422,6 +570,7 @@ def known_names() -> dict[str, tuple[str, str, str]]:
     out = {}
     for r in ROUTINES:
         for p in PRECISIONS:
-            out[cblas_name(r.family, p)] = (r.family, p, "cblas")
+            if r.api == "blas":
+                out[cblas_name(r.family, p)] = (r.family, p, "cblas")
             out[fortran_name(r.family, p)] = (r.family, p, "fortran")
     return out

@@ -172,7 +172,33 @@ LEVEL3 = [
            init="for (int i = 0; i < (sd == 141 ? m : n); i++) X0[IDX(lay, lda, i, i)] += 3;"),
 ]
 
-GROUPS = {"level1": LEVEL1, "level2": LEVEL2, "level3": LEVEL3}
+# LAPACK (Fortran only, column-major): the same call in both abi slots
+_POTRF = "{ int info; char u = UC(up); $ppotrf_(&u, &n, A, &lda, &info, 1); }"
+_POTRS = "{ int info; char u = UC(up); $ppotrs_(&u, &n, &nrhs, A, &lda, B, &ldb, &info, 1); }"
+_GESV = "{ int info; int *ipiv = malloc(n * sizeof(int)); $pgesv_(&n, &nrhs, A, &lda, ipiv, B, &ldb, &info); free(ipiv); }"
+LAPACK = [
+    Family("potrf", ("up", "n", "lda"),
+           "for (up = 121; up <= 122; up++) for (n = 1; n <= 4; n += 3) { lda = n + 1; CASE(); }",
+           (("A", "lda * n"),), _POTRF, _POTRF,
+           "void $ppotrf_(const char *, const int *, $T *, const int *, int *, size_t);",
+           init="for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) "
+                "X0[i + j * lda] = (i == j ? n + 1.0 : 0.3 * cos(i + j));"),
+    Family("potrs", ("up", "n", "nrhs", "lda", "ldb"),
+           "for (up = 121; up <= 122; up++) for (n = 1; n <= 4; n += 3) { nrhs = n == 1 ? 3 : 2; "
+           "lda = n + 1; ldb = n + 2; CASE(); }",
+           (("A", "lda * n"), ("B", "ldb * nrhs")), _POTRS, _POTRS,
+           "void $ppotrs_(const char *, const int *, const int *, const $T *, const int *, $T *, const int *, "
+           "int *, size_t);",
+           init="for (int i = 0; i < n; i++) X0[i + i * lda] += 3;"),
+    Family("gesv", ("n", "nrhs", "lda", "ldb"),
+           "for (n = 1; n <= 4; n += 3) { nrhs = n == 1 ? 3 : 2; lda = n + 1; ldb = n; CASE(); }",
+           (("A", "lda * n"), ("B", "ldb * nrhs")), _GESV, _GESV,
+           "void $pgesv_(const int *, const int *, $T *, const int *, int *, $T *, const int *, int *);",
+           init="for (int i = 0; i < n; i++) X0[i + i * lda] += (i % 2 ? -3 : 3);"),
+]
+
+GROUPS = {"level1": LEVEL1, "level2": LEVEL2, "level3": LEVEL3, "lapack": LAPACK}
+LINK = {"lapack": ["-llapack"]}
 
 PRELUDE = r"""
 #include <math.h>

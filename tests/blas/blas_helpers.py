@@ -7,7 +7,8 @@ import sys
 
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 REFERENCE_DIR = "/usr/lib/x86_64-linux-gnu/blas"                 # libblas-dev: reference BLAS + CBLAS
-OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-pthread"       # libopenblas-dev: same soname
+REFERENCE_LAPACK_DIR = "/usr/lib/x86_64-linux-gnu/lapack"        # liblapack-dev: reference LAPACK
+OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-pthread"       # libopenblas-dev: same sonames
 
 
 def write(directory, name: str, text: str):

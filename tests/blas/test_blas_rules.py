@@ -1,10 +1,12 @@
 """BLAS derivatives through the real CLI: `enzyme-build cc ... -lblas` / `-lopenblas`.
 
-The three group programs (level 1, 2, 3) each cover every family of their level in both
+The group programs (level 1, 2, 3, LAPACK) each cover every family of their level in both
 precisions, CBLAS and Fortran forms, both layouts, every trans/uplo/side/diag combination,
 padded leading dimensions and positive/negative strides; reverse mode is checked against
 finite differences, forward mode against the gradient. Each is built once (against
-reference BLAS) and run against reference BLAS and against OpenBLAS (same soname).
+reference BLAS/LAPACK) and run against them and against OpenBLAS (same sonames). LAPACK:
+potrf, potrs, gesv (both uplo; gesv's LU factors are part of the loss, so the adjoint of
+the factors it leaves in A is checked too).
 """
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ import subprocess
 
 import pytest
 
-from blas_harness import GROUPS, program_source
-from blas_helpers import OPENBLAS_DIR, REFERENCE_DIR, build, run, write
+from blas_harness import GROUPS, LINK, program_source
+from blas_helpers import OPENBLAS_DIR, REFERENCE_DIR, REFERENCE_LAPACK_DIR, build, run, write
 
 pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(REFERENCE_DIR, "libblas.so.3"))
                                 or not os.path.exists("/usr/include/x86_64-linux-gnu/cblas.h")
@@ -29,7 +31,8 @@ def group_binaries(tmp_path_factory):
     work = tmp_path_factory.mktemp("blas_groups")
     for group in GROUPS:
         write(work, f"{group}.c", program_source(group))
-        proc = build(work, [f"{group}.c", "-o", group, f"-L{REFERENCE_DIR}", "-lblas", "-lm"])
+        proc = build(work, [f"{group}.c", "-o", group, f"-L{REFERENCE_DIR}", f"-L{REFERENCE_LAPACK_DIR}",
+                            *LINK.get(group, []), "-lblas", "-lm"])
         out[group] = (work / group, proc)
     return out
 
@@ -39,7 +42,8 @@ def group_binaries(tmp_path_factory):
 def test_every_family_matches_finite_differences(group_binaries, group, library):
     binary, proc = group_binaries[group]
     assert proc.returncode == 0, proc.stderr
-    env = dict(os.environ, LD_LIBRARY_PATH=REFERENCE_DIR if library == "reference" else OPENBLAS_DIR)
+    env = dict(os.environ, LD_LIBRARY_PATH=f"{REFERENCE_DIR}:{REFERENCE_LAPACK_DIR}" if library == "reference"
+               else OPENBLAS_DIR)
     result = subprocess.run([str(binary)], capture_output=True, text=True, env=env, timeout=120)
     summaries = re.findall(r"^SUMMARY (\w+) (\d+) (\d+)$", result.stdout, re.M)
     expected = {p + f.name for p in "ds" for f in GROUPS[group]}

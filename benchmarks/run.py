@@ -221,10 +221,14 @@ def parse_result(stdout: str) -> dict | None:
     return fields
 
 
+# Extra timing arguments for every kernel binary (--min-time / --repeats of run.py), set by main.
+TIMING_ARGS: list[str] = []
+
+
 def run(binary: str, quick: bool, timeout: float) -> Step:
     """Runs a kernel. A wrong gradient fails the run; a wrong forward/split result only
     marks that mode (its MISMATCH lines are kept in fields["mismatches"])."""
-    cmd = [binary] + (["--quick"] if quick else [])
+    cmd = [binary] + (["--quick"] if quick else []) + TIMING_ARGS
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -775,6 +779,7 @@ def run_peer_framework(framework: str, quick: bool, timeout: float = 1800) -> di
     cmd = [sys.executable, str(PEERS_SCRIPT), "--framework", framework]
     if quick:
         cmd += ["--quick", "--min-time", "0.02", "--repeats", "3"]
+    cmd += TIMING_ARGS  # the same --min-time= / --repeats= as the kernels (the last one wins)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -797,7 +802,7 @@ def measure_peers(binaries: dict[str, Step], quick: bool) -> dict:
             row["error"] = f"our {problem.kernel} binary was not built" + (f": {step.error}" if step else "")
         else:
             binary = step.fields["binary"]
-            cmd = [binary, *problem.args(quick)]
+            cmd = [binary, *problem.args(quick), *TIMING_ARGS]
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
                 fields = parse_result(proc.stdout) or {}
@@ -908,6 +913,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="directory for latest.json, the SVG plot and build products")
     parser.add_argument("--markdown", type=Path, help="write the results table as markdown here "
                         f"(into the region between {MARK_START} and {MARK_END} if present)")
+    parser.add_argument("--min-time", type=float, help="seconds of timing per case in each kernel "
+                        "(default 0.25, --quick 0.02)")
+    parser.add_argument("--repeats", type=int, help="timed batches per case (default 5, --quick 3)")
     parser.add_argument("--no-ablation", action="store_true", help="skip the AD-before-opt builds")
     parser.add_argument("--no-ad-time", action="store_true", help="skip measuring the AD stage alone")
     parser.add_argument("--jobs", type=int, default=2, help="parallel builds (runs are always sequential)")
@@ -931,6 +939,8 @@ def main(argv: list[str]) -> int:
     if args.measure_ad:
         return measure_ad_child(args.measure_ad)
     kernels = [KERNELS[k] for k in args.kernel_names]
+    TIMING_ARGS[:] = ([f"--min-time={args.min_time}"] if args.min_time else []) + \
+        ([f"--repeats={args.repeats}"] if args.repeats else [])
     out_dir = args.results / ("build-quick" if args.quick else "build")
     out_dir.mkdir(parents=True, exist_ok=True)
     clang = clang_exe()

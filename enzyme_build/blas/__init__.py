@@ -94,7 +94,7 @@ def rules_bitcode(selected: list[tuple[str, str]]) -> bytes:
             return data
     except OSError:
         pass
-    proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-fPIC", "-w", "-c", "-emit-llvm",
+    proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-c", "-emit-llvm",
                            "-", "-o", "-"], input=source.encode(), capture_output=True)
     if proc.returncode != 0:
         raise EnzymeBuildError("cannot compile the BLAS derivative rules: "

@@ -15,7 +15,7 @@ import re
 import subprocess
 
 from .generate import entry_name, library_source
-from .table import known_names
+from .table import INACTIVE, known_names
 
 _NAME_CHARS = r"[-a-zA-Z$._0-9]"
 _DECLARE_RE = re.compile(r"^declare [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
@@ -37,6 +37,12 @@ def referenced_routines(text: str) -> dict[str, tuple[str, str, str]]:
     return {name: known[name] for name in sorted(declared)}
 
 
+def declared_inactive(text: str) -> list[str]:
+    """Derivative-free BLAS/LAPACK functions (table.INACTIVE) the module declares."""
+    declared = {m.group(1) for m in _DECLARE_RE.finditer(text)}
+    return sorted(declared & set(INACTIVE))
+
+
 def rename_calls(text: str, routines) -> str:
     for symbol, (family, p, abi) in routines.items():
         text = re.sub(rf"@{re.escape(symbol)}(?!{_NAME_CHARS})", "@" + entry_name(symbol, family, p, abi), text)
@@ -46,11 +52,12 @@ def rename_calls(text: str, routines) -> str:
 def attach_blas_rules(text: str) -> str:
     """The module with its BLAS calls routed through the rule library (or unchanged)."""
     routines = referenced_routines(text)
-    if not routines:
+    inactive = declared_inactive(text)
+    if not routines and not inactive:
         return text
     _refuse_vector_mode(text, routines)
     from .. import llvm
-    bitcode = rules_bitcode(sorted({(f, p) for f, p, _ in routines.values()}))
+    bitcode = rules_bitcode(sorted({(f, p) for f, p, _ in routines.values()}), inactive)
     module = llvm.parse_assembly(rename_calls(text, routines), "program")
     rules = llvm.parse_bitcode(bitcode, "enzyme-build BLAS rules")
     return llvm.link_modules([module, rules]).text()
@@ -75,12 +82,12 @@ def _cache_dir() -> str:
     return os.path.join(root, "enzyme-build", "blas")
 
 
-def rules_bitcode(selected: list[tuple[str, str]]) -> bytes:
+def rules_bitcode(selected: list[tuple[str, str]], inactive: list[str] = ()) -> bytes:
     """The compiled rule library for these (family, precision) pairs: from this process's
     memo, else the cache directory (keyed by the hash of source and compiler), else clang."""
     from ..errors import EnzymeBuildError
     from ..toolchain import clang_command
-    source = library_source(selected)
+    source = library_source(selected, inactive)
     clang = clang_command()
     key = hashlib.sha256((source + "\0" + " ".join(clang)).encode()).hexdigest()[:24]
     if key in _memo:

@@ -345,9 +345,14 @@ def routine_source(r: Routine, p: str) -> str:
     return _sub("\n".join(lines), p) + "\n"
 
 
-def library_source(selected: list[tuple[str, str]]) -> str:
-    """The C source for the (family, precision) pairs a program uses."""
+def library_source(selected: list[tuple[str, str]], inactive: list[str] = ()) -> str:
+    """The C source for the (family, precision) pairs a program uses, and the
+    registration of the derivative-free functions it declares."""
     out = [_PRELUDE]
+    if inactive:
+        out.append("".join(f"extern void {name}(void);\n" for name in inactive)
+                   + "void *__enzyme_inactivefn_blas[] = {"
+                   + ", ".join(f"(void *){name}" for name in inactive) + "};\n")
     for p in sorted({p for _, p in selected}):
         out.append(_sub(_CBLAS_DECLS, p))
         out.append(_sub(_HELPERS, p))

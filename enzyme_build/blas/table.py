@@ -556,6 +556,16 @@ ROUTINES = ROUTINES + LAPACK
 BY_FAMILY = {r.family: r for r in ROUTINES}
 PRECISIONS = {"d": "double", "s": "float"}
 
+# BLAS/LAPACK functions with no derivative: index searches, machine constants, error
+# handlers and library settings. A program that declares them gets them registered with
+# __enzyme_inactivefn (only those it declares, so nothing new has to be linked).
+INACTIVE = (
+    "cblas_idamax", "cblas_isamax", "cblas_idamin", "cblas_isamin", "idamax_", "isamax_",
+    "dlamch_", "slamch_", "ilaenv_", "lsame_", "xerbla_", "cblas_xerbla",
+    "openblas_set_num_threads", "openblas_get_num_threads", "openblas_get_num_procs",
+    "openblas_get_parallel", "openblas_get_config", "openblas_get_corename", "goto_set_num_threads",
+)
+
 
 def cblas_name(family: str, p: str) -> str:
     return f"cblas_{p}{family}"

@@ -235,3 +235,26 @@ def test_program_without_blas_is_unchanged():
     from enzyme_build.blas import attach_blas_rules
     text = "declare double @ddot(ptr)\ndefine double @cblas_ddot(i32 %n) {\n  ret double 0.0\n}\n"
     assert attach_blas_rules(text) is text
+
+
+AMAX = r"""
+#include <stdio.h>
+#include <cblas.h>
+extern int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+double f(const double *x, int n) { int i = (int)cblas_idamax(n, x, 1); return x[i] * x[i]; }
+int main(void) {
+  double x[3] = {1, -5, 2}, dx[3] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, dx, 3);
+  printf("%g %g %g\n", dx[0], dx[1], dx[2]);
+  return 0;
+}
+"""
+
+
+def test_index_search_is_inactive(tmp_path):
+    """i?amax has no derivative: registered inactive, the gradient flows through x[i]."""
+    write(tmp_path, "amax.c", AMAX)
+    proc = build(tmp_path, ["amax.c", "-o", "amax", "-lopenblas"])
+    assert proc.returncode == 0, proc.stderr
+    assert [float(v) for v in run([tmp_path / "amax"], tmp_path).stdout.split()] == [0.0, -10.0, 0.0]

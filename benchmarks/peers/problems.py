@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,7 +40,6 @@ class Problem:
     c_args: tuple = ()
     quick_c_args: tuple = ("--quick",)
     label: str = ""
-    extra: dict = field(default_factory=dict)
 
     def sizes(self, quick: bool) -> dict:
         return self.quick_params if quick else self.params

@@ -61,6 +61,7 @@ def main(argv: list[str]) -> int:
     for key, value in SINGLE_THREAD_ENV.items():
         os.environ[key] = value
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import numpy as np
     import problems
     try:
         module = __import__(MODULES[args.framework])
@@ -80,9 +81,8 @@ def main(argv: list[str]) -> int:
                 entry["grad_s"], entry["grad_best_s"] = time_call(lambda: gradient(data), module.block,
                                                                   args.min_time, args.repeats)
             if args.gradients:
-                arrays = [a.detach().numpy() if hasattr(a, "detach") else a for a in gradient(data)]
-                entry["gradients"] = {name: [float(v) for v in list(__import__("numpy").asarray(a).ravel())]
-                                      for name, a in zip(problems.C_GRADIENTS[problem.kernel], arrays)}
+                arrays = [np.asarray(a.detach() if hasattr(a, "detach") else a).ravel() for a in gradient(data)]
+                entry["gradients"] = {name: a.tolist() for name, a in zip(problems.C_GRADIENTS[problem.kernel], arrays)}
         except Exception as err:  # a failing peer is reported in the table, not fatal
             entry["error"] = f"{type(err).__name__}: {err}".splitlines()[0]
         results.append(entry)

@@ -57,9 +57,8 @@ def attach_blas_rules(text: str) -> str:
         return text
     _refuse_vector_mode(text, routines)
     from .. import llvm
-    bitcode = rules_bitcode(sorted({(f, p) for f, p, _ in routines.values()}), inactive)
+    rules = rules_module(sorted({(f, p) for f, p, _ in routines.values()}), inactive)
     module = llvm.parse_assembly(rename_calls(text, routines), "program")
-    rules = llvm.parse_bitcode(bitcode, "enzyme-build BLAS rules")
     return llvm.link_modules([module, rules]).text()
 
 
@@ -82,39 +81,61 @@ def _cache_dir() -> str:
     return os.path.join(root, "enzyme-build", "blas")
 
 
-def rules_bitcode(selected: list[tuple[str, str]], inactive: list[str] = ()) -> bytes:
-    """The compiled rule library for these (family, precision) pairs: from this process's
-    memo, else the cache directory (keyed by the hash of source and compiler), else clang."""
+def _private_cache_dir() -> str | None:
+    """The cache directory, created 0700; None when it is not ours alone (a bitcode file
+    planted there by another user would be linked into the program)."""
+    path = _cache_dir()
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.stat(path)
+    except OSError:
+        return None
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None
+    return path
+
+
+def _compile(source: str, clang: list[str]) -> bytes:
     from ..errors import EnzymeBuildError
+    proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-c",
+                           "-emit-llvm", "-", "-o", "-"], input=source.encode(), capture_output=True)
+    if proc.returncode != 0 or proc.stdout[:2] != b"BC":
+        raise EnzymeBuildError("cannot compile the BLAS derivative rules: "
+                               + proc.stderr.decode(errors="replace").strip()[-2000:],
+                               hint="check that clang works: enzyme-build doctor")
+    return proc.stdout
+
+
+def rules_module(selected: list[tuple[str, str]], inactive: list[str] = ()):
+    """The compiled rule library for these (family, precision) pairs, parsed: from this
+    process's memo, else the cache directory (keyed by the hash of source and compiler),
+    else clang. A cache entry LLVM cannot read is rebuilt."""
+    from .. import llvm
+    from ..errors import EnzymeBuildError
+    from ..files import replace_atomically
     from ..toolchain import clang_command
     source = library_source(selected, inactive)
     clang = clang_command()
     key = hashlib.sha256((source + "\0" + " ".join(clang)).encode()).hexdigest()[:24]
+    name = "enzyme-build BLAS rules"
     if key in _memo:
-        return _memo[key]
-    path = os.path.join(_cache_dir(), key + ".bc")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        if data[:2] == b"BC":
+        return llvm.parse_bitcode(_memo[key], name)
+    directory = _private_cache_dir()
+    path = os.path.join(directory, key + ".bc") if directory else None
+    if path and os.path.isfile(path):
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            module = llvm.parse_bitcode(data, name)
             _memo[key] = data
-            return data
-    except OSError:
-        pass
-    proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-c", "-emit-llvm",
-                           "-", "-o", "-"], input=source.encode(), capture_output=True)
-    if proc.returncode != 0:
-        raise EnzymeBuildError("cannot compile the BLAS derivative rules: "
-                               + proc.stderr.decode(errors="replace").strip()[-2000:],
-                               hint="check that clang works: enzyme-build doctor")
-    data = proc.stdout
+            return module
+        except (OSError, EnzymeBuildError):
+            pass   # unreadable or damaged: compile again and replace it
+    data = _compile(source, clang)
     _memo[key] = data
-    try:   # one atomic writer: a concurrent build reads either nothing or the whole file
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    return data
+    if path:
+        try:   # readers see no file or the whole file
+            replace_atomically(path, data, mode=0o600)
+        except OSError:
+            pass
+    return llvm.parse_bitcode(data, name)

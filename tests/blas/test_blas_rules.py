@@ -301,3 +301,22 @@ def test_eigen_product_through_fortran_blas(tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert run([tmp_path / "eig"], tmp_path).stdout.strip() == "OK"
+
+
+def test_rule_cache_is_private_and_a_damaged_entry_is_rebuilt(tmp_path, monkeypatch):
+    import enzyme_build.blas as blas
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(blas, "_memo", {})
+    text = "declare double @cblas_ddot(i32, ptr, i32, ptr, i32)\n" \
+           "define double @f(ptr %x) {\n  %r = call double @cblas_ddot(i32 2, ptr %x, i32 1, ptr %x, i32 1)\n" \
+           "  ret double %r\n}\n"
+    out = blas.attach_blas_rules(text)
+    assert "@__enzyme_blas_cblas_ddot(" in out and "__enzyme_register_gradient___enzyme_blas_ddot" in out
+    directory = tmp_path / "enzyme-build" / "blas"
+    (entry,) = directory.iterdir()
+    assert oct(directory.stat().st_mode & 0o777) == "0o700" and entry.suffix == ".bc"
+    entry.write_bytes(b"BC\xc0\xde garbage")
+    monkeypatch.setattr(blas, "_memo", {})
+    assert blas.attach_blas_rules(text) == out
+    assert entry.read_bytes()[:4] == b"BC\xc0\xde" and len(entry.read_bytes()) > 100
+    assert [p.name for p in directory.iterdir()] == [entry.name]        # no temporary files left

@@ -67,7 +67,7 @@ def main(argv: list[str]) -> int:
         module = __import__(MODULES[args.framework])
     except ImportError as err:
         print(json.dumps({"ok": False, "framework": args.framework,
-                          "error": f"{args.framework} not importable ({err}); skipped"}))
+                          "error": f"{args.framework} not importable ({err})"}))
         return 0
     selected = [problems.BY_KEY[k] for k in args.problems.split(",") if k] or list(problems.PROBLEMS)
     results = []

@@ -156,10 +156,11 @@ def test_peer_rows_render_with_targets(bench_module):
             peer = row.get(f"{framework}_s")
             row[f"{framework}_ratio"] = peer / row["ours_s"] if peer and row["ours_s"] else None
         row["expert_ratio"] = row["ours_s"] / row["expert_s"] if row["ours_s"] and row["expert_s"] else None
-    peers = {"rows": rows, "frameworks": {"jax": "JAX 0"}, "skipped": ["torch: torch not importable; skipped"]}
+    peers = {"rows": rows, "frameworks": {"jax": "JAX 0"},
+             "skipped": ["torch: torch not importable (No module named torch)"]}
     assert [bench_module.peer_target_cell(r) for r in rows] == ["missed: JAX, expert", "met", "our gradient wrong"]
     text = bench_module.peers_markdown(peers)
     table = [ln for ln in text.splitlines() if ln.startswith("|")]
     assert len(table) == 5 and len({ln.count("|") for ln in table}) == 1
     assert "| GMM gradient | d10_k5_n100 | 2.00 ms | 1.00 ms | 1.00 ms | 8.00 ms | 2.00x | 0.50x | 4.00x |" in text
-    assert "- skipped torch: torch not importable; skipped" in text
+    assert "- skipped torch: torch not importable (No module named torch)" in text

@@ -110,3 +110,15 @@ def test_peers_compute_our_gradients(binaries, framework):
             assert len(theirs) == len(values), array
             worst = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(values, theirs))
             assert worst < 1e-9, (problem.key, array, worst)
+
+
+def test_missing_framework_is_a_clear_skip(tmp_path):
+    """A framework that cannot be imported gives one JSON line saying so (run.py prints it)."""
+    (tmp_path / "jax").mkdir()
+    (tmp_path / "jax" / "__init__.py").write_text('raise ImportError("No module named jax")\n')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run([sys.executable, str(BENCH / "peers" / "run_peers.py"), "--framework", "jax", "--quick"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"ok": False, "framework": "jax",
+                                       "error": "jax not importable (No module named jax)"}

@@ -95,6 +95,14 @@ def _private_cache_dir() -> str | None:
     return path
 
 
+def _keep_source(source: str) -> None:
+    """With ENZYME_BUILD_KEEP=dir, the generated rule library is kept as dir/blas-rules.c."""
+    from ..files import KEEP_VAR, keep_directory, replace_atomically
+    directory = keep_directory(os.environ.get(KEEP_VAR))
+    if directory:
+        replace_atomically(os.path.join(directory, "blas-rules.c"), source)
+
+
 def _compile(source: str, clang: list[str]) -> bytes:
     from ..errors import EnzymeBuildError
     proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-c",
@@ -115,6 +123,7 @@ def rules_module(selected: list[tuple[str, str]], inactive: list[str] = ()):
     from ..files import replace_atomically
     from ..toolchain import clang_command
     source = library_source(selected, inactive)
+    _keep_source(source)
     clang = clang_command()
     key = hashlib.sha256((source + "\0" + " ".join(clang)).encode()).hexdigest()[:24]
     name = "enzyme-build BLAS rules"

@@ -229,6 +229,14 @@ def test_enzyme_const_matrix_is_a_clear_error_naming_the_argument(tmp_path):
     assert proc.returncode == 1
     assert "dgemv" in proc.stderr and "parameter(s) 6 with enzyme_dup" in proc.stderr
     assert "Traceback" not in proc.stderr
+    forward = CONST_MATRIX.replace("void __enzyme_autodiff(void *, ...);", "double __enzyme_fwddiff(void *, ...);") \
+        .replace("__enzyme_autodiff((void *)f", "__enzyme_fwddiff((void *)f")
+    write(tmp_path, "cstf.c", forward)
+    proc = build(tmp_path, ["cstf.c", "-o", "cstf", "-lopenblas"])
+    assert proc.returncode == 1
+    assert "dgemv" in proc.stderr and "pointer argument 6" in proc.stderr and "enzyme_dup" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "cst").exists() and not (tmp_path / "cstf").exists()
 
 
 def test_program_without_blas_is_unchanged():

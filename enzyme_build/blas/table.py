@@ -31,7 +31,7 @@ neither is its tangent or adjoint through beta; scal/nrm2/asum do nothing for in
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

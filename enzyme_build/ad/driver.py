@@ -183,8 +183,6 @@ UNSUPPORTED_ENTRY_POINTS = {
     "__enzyme_context": ("differentiation contexts",
                          "drop the context: each top-level call uses the program's own shadows; give a "
                          "global an explicit shadow with __attribute__((enzyme_shadow(d_g)))"),
-    "__enzyme_shadow": ("the shadow of a global by query",
-                        "declare the shadow yourself: double d_g; double g __attribute__((enzyme_shadow(d_g)));"),
     "__enzyme_new_context": ("differentiation contexts", "see __enzyme_context"),
     "__enzyme_zero_shadows": ("differentiation contexts", "see __enzyme_context"),
 }
@@ -223,8 +221,67 @@ def refuse_unsupported_entry_points(text: str, module=None) -> None:
                                        location=where, hint=UNSUPPORTED_ENTRY_POINTS["__enzyme_context"][1])
 
 
+def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Registry | None]:
+    """`__enzyme_shadow(&g, 1, 0)` (Enzyme's query of the shadow of a global at width 1) becomes
+    the address of a zeroed global `@g$user` that is g's shadow in every mode, exactly as if g
+    carried `__attribute__((enzyme_shadow(g$user)))`: reverse mode adds g's adjoint into it,
+    forward mode reads g's tangent from it, and nothing clears it. Other widths and lanes, and
+    the context form `__enzyme_shadow(ctx, &g, lane)`, are refused at the call site."""
+    if "__enzyme_shadow" not in text:
+        return text, registry
+    from dataclasses import replace as copy_registry
+
+    from ..ir.model import is_active_type, source_location, take_type
+    module = parse_module(text)
+    lines = list(module.lines)
+    shadows = dict((registry or Registry()).shadow_globals)
+    added: list[str] = []
+    for name in module.functions:
+        for inst in module.functions[name].instructions():
+            callee = strip_name(inst.callee) if inst.opcode == "call" and inst.callee else ""
+            if "__enzyme_shadow" not in callee:
+                continue
+            where = source_location(module, inst.metadata.get("!dbg")) or f"@{name}"
+            ops = inst.operands
+            if len(ops) != 3 or ops[0][0] != "ptr" or ops[1][0] == "ptr":
+                raise EnzymeBuildError(
+                    "__enzyme_shadow with a differentiation context is not supported by enzyme-build "
+                    f"(called in @{name})", location=where,
+                    hint="query the width-1 shadow: (double *)__enzyme_shadow(&g, 1, 0), or declare it: "
+                         "double d_g; double g __attribute__((enzyme_shadow(d_g)));")
+            if (ops[1][1], ops[2][1]) != ("1", "0"):
+                raise EnzymeBuildError(
+                    f"__enzyme_shadow of width {ops[1][1]}, lane {ops[2][1]} is not supported by enzyme-build "
+                    f"(called in @{name}): only the width-1 shadow (1, 0) is", location=where,
+                    hint="vector-mode tangents of globals start at zero; pass the data as enzyme_dup arguments")
+            found = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', ops[0][1])
+            g = strip_name("@" + found.group(1)) if found else None
+            line = module.globals.get(g, "") if g else ""
+            m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$', line)
+            ty = take_type(m.group(2))[0] if m else None
+            if ty is None or not (is_active_type(ty) or ty.startswith(("[", "{", "<{", "%"))):
+                raise EnzymeBuildError(
+                    f"__enzyme_shadow needs the address of a global variable holding floating-point data "
+                    f"(got {ops[0][1]}, in @{name})", location=where,
+                    hint="(double *)__enzyme_shadow(&g, 1, 0) for a global `double g`")
+            shadow = shadows.get(g)
+            if shadow is None:
+                shadow = strip_name(make_name("@", g, "user"))
+                shadows[g] = shadow
+                added.append(f"{make_name('@', shadow)} = internal global {ty} zeroinitializer, align 16")
+            value = re.sub(re.escape(make_name("@", g)) + r'(?![-\w$.])', make_name("@", shadow), ops[0][1])
+            if inst.first_line != inst.line:
+                raise EnzymeBuildError("__enzyme_shadow called through 'invoke' is not supported",
+                                       location=where)
+            lines[inst.first_line] = (f"  {inst.result} = getelementptr i8, ptr {value}, i64 0"
+                                      if inst.result else "")
+    new_registry = copy_registry(registry or Registry(), shadow_globals=shadows)
+    return "\n".join(lines + added) + "\n", new_registry
+
+
 def _differentiate_module(text: str, registry: Registry | None) -> str:
     refuse_unsupported_entry_points(text)
+    text, registry = lower_shadow_queries(text, registry)
     text, module = _specialize_callback_arguments(
         lower_threadlocal_addresses(text), set((registry or Registry()).rules) | set((registry or Registry()).inactive))
     for _ in range(16):

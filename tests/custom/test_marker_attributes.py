@@ -233,3 +233,18 @@ def test_misused_marker_attributes_are_clear_errors(work, source, message):
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (work / "bad.o").exists()
+
+
+@pytest.mark.parametrize("flags", [("-O2", "-Werror"), ("-O2", "-w"), ("-O1", "-Wall", "-Wextra")])
+def test_marker_attributes_under_warning_flags(work, flags):
+    # -Werror must not turn the dropped attribute into a failure, -w must not hide it from us
+    values = build_and_run(work, {"main.c": COMMON + """
+double twice(double a) __attribute__((enzyme_inactive));
+double twice(double a) { return 2 * a; }
+double f(double a) { return twice(a) + a; }
+int main(void) {
+  printf("%.17g\\n", __enzyme_autodiff((void *)f, 1.5));
+  return 0;
+}
+"""}, flags=flags)
+    assert values == [1.0]

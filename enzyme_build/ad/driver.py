@@ -279,9 +279,46 @@ def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Reg
     return "\n".join(lines + added) + "\n", new_registry
 
 
+INACTIVE_VALUE = "__enzyme_build_inactive_value"
+_FLOAT_STORE = re.compile(r'^(\s*)store (double|float|x86_fp80|half|bfloat|fp128) (%[-a-zA-Z$._0-9]+|%"[^"]*"), '
+                          r'ptr (.*)$')
+
+
+def detach_inactive_global_stores(text: str, registry: Registry | None) -> tuple[str, Registry | None]:
+    """A global marked inactive (`enzyme_inactive`, `__enzyme_inactive_global`) carries no
+    derivative, even when a value that does is stored into it (a cache of the last x, a log):
+    as in Enzyme, the store's derivative is dropped. The stored value passes through an
+    identity function registered inactive, so the engine sees an inactive value stored into
+    memory without a shadow; the post-AD pipeline inlines it away."""
+    names = sorted((registry.inactive_globals if registry else ()), key=len, reverse=True)
+    if not names or "store " not in text:
+        return text, registry
+    target = re.compile("(" + "|".join(re.escape(make_name("@", n)) for n in names) + r")(?![-\w$.])")
+    out, used, counter = [], set(), 0
+    for line in text.split("\n"):
+        m = _FLOAT_STORE.match(line)
+        if m and target.search(m.group(4).split(", align")[0]):
+            counter += 1
+            ty, value = m.group(2), m.group(3)
+            detached = f"%enzyme$inactive{counter}"
+            helper = make_name("@", INACTIVE_VALUE, ty)
+            used.add((ty, helper))
+            out.append(f"{m.group(1)}{detached} = call {ty} {helper}({ty} {value})")
+            line = f"{m.group(1)}store {ty} {detached}, ptr {m.group(4)}"
+        out.append(line)
+    if not used:
+        return text, registry
+    for ty, helper in sorted(used):
+        out += ["", f"define internal {ty} {helper}({ty} %x) alwaysinline {{", "entry:", f"  ret {ty} %x", "}"]
+    from dataclasses import replace as copy_registry
+    inactive = set(registry.inactive) | {strip_name(helper) for _, helper in used}
+    return "\n".join(out) + "\n", copy_registry(registry, inactive=inactive)
+
+
 def _differentiate_module(text: str, registry: Registry | None) -> str:
     refuse_unsupported_entry_points(text)
     text, registry = lower_shadow_queries(text, registry)
+    text, registry = detach_inactive_global_stores(text, registry)
     text, module = _specialize_callback_arguments(
         lower_threadlocal_addresses(text), set((registry or Registry()).rules) | set((registry or Registry()).inactive))
     for _ in range(16):

@@ -71,6 +71,22 @@ int main(void) {
     assert values == [4.0, 4.0]
 
 
+def test_inactive_global_written_with_an_active_value(work):
+    # as in Enzyme, the store of an active value into an inactive global carries no
+    # derivative (and is not refused): the value read back is a constant of the next call
+    values = build_and_run(work, {"main.c": COMMON + """
+double last_x __attribute__((enzyme_inactive)) = 2.0;
+double f(double x) { double r = last_x * x; last_x = x; return r; }
+int main(void) {
+  double d1 = __enzyme_autodiff((void *)f, 3.0);      /* last_x = 2, then 3 */
+  double d2 = __enzyme_fwddiff((void *)f, 5.0, 1.0);  /* last_x = 3, then 5 */
+  printf("%.17g %.17g %.17g\\n", d1, d2, last_x);
+  return 0;
+}
+"""})
+    assert values == [2.0, 3.0, 5.0]
+
+
 def test_inactive_global_is_a_constant(work):
     # a global the program writes (so the engine would shadow it) but marked inactive: it is
     # read as a constant, and its registration reaches the engine

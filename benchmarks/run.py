@@ -79,6 +79,7 @@ KERNELS = {k.name: k for k in (
     Kernel("norm_inline", "normalization in one function, no restrict", family="norm"),
     Kernel("heat_copy", "heat stepper, scratch copied back every step", family="heat"),
     Kernel("heat_step", "heat stepper, in-place step() per time step", family="heat"),
+    Kernel("heat_csr", "heat stepper as a CSR matrix-vector product per step", family="heat"),
 )}
 FAMILIES = tuple(dict.fromkeys(k.family_name for k in KERNELS.values()))
 

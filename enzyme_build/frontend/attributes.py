@@ -1,5 +1,13 @@
 """Compile-time resolution of `__attribute__((enzyme("gradient", f_grad)))` and friends.
 
+Also Enzyme's marker attributes (its clang plugin's spellings, `[[enzyme::inactive]]` too):
+`enzyme_inactive` and `enzyme_inactive_noblock` on a function or a global,
+`enzyme_function_like("log1p")` on a function, `enzyme_shadow(d_g)` on a global (d_g is its
+shadow) and `enzyme_nofree` (accepted, no effect). They become the registration globals
+Enzyme's plugin makes (`__enzyme_inactivefn_…`, `__enzyme_inactive_global_…`,
+`__enzyme_function_like_…`; `__enzyme_shadow_global_…` for shadows), see
+`marker_registration`.
+
 clang drops the unknown `enzyme` attribute, so a TU that uses it is compiled a second
 time with the attribute rewritten into registration globals that survive into bitcode.
 

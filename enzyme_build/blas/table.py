@@ -86,54 +86,56 @@ ROUTINES: tuple[Routine, ...] = (
         "dot", _p("n x:array incx y:array incy"), True,
         (Cache("x", "vec", ("n", "incx")), Cache("y", "vec", ("n", "incy"))),
         reverse="""
-    cblas_$paxpy(n, dret, tp->c_y, 1, d_x, incx);
-    cblas_$paxpy(n, dret, tp->c_x, 1, d_y, incy);""",
+    if (d_x) cblas_$paxpy(n, dret, tp->c_y, 1, d_x, incx);
+    if (d_y) cblas_$paxpy(n, dret, tp->c_x, 1, d_y, incy);""",
         forward="""
     ret = cblas_$pdot(n, x, incx, y, incy);
-    tan = (double)cblas_$pdot(n, d_x, incx, y, incy) + (double)cblas_$pdot(n, x, incx, d_y, incy);"""),
+    tan = (d_x ? (double)cblas_$pdot(n, d_x, incx, y, incy) : 0) + (d_y ? (double)cblas_$pdot(n, x, incx, d_y, incy) : 0);"""),
     Routine(
         "axpy", _p("n alpha:scalar x:array incx y:array incy"), False,
         (Cache("x", "vec", ("n", "incx")),),
         reverse="""
-    *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_y, incy);
-    cblas_$paxpy(n, al, d_y, incy, d_x, incx);""",
+    if (d_y) {
+        *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_y, incy);
+        if (d_x) cblas_$paxpy(n, al, d_y, incy, d_x, incx);
+    }""",
         forward="""
-    cblas_$paxpy(n, al, d_x, incx, d_y, incy);
-    if (dal != 0) cblas_$paxpy(n, dal, x, incx, d_y, incy);
+    if (d_y && d_x) cblas_$paxpy(n, al, d_x, incx, d_y, incy);
+    if (d_y && dal != 0) cblas_$paxpy(n, dal, x, incx, d_y, incy);
     cblas_$paxpy(n, al, x, incx, y, incy);"""),
     Routine(
         "scal", _p("n alpha:scalar x:array incx"), False,
         (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
         reverse="""
-    if (incx > 0) {
+    if (incx > 0 && d_x) {
         *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_x, incx);
         cblas_$pscal(n, al, d_x, incx);
     }""",
         forward="""
     if (incx > 0) {
-        cblas_$pscal(n, al, d_x, incx);
-        if (dal != 0) cblas_$paxpy(n, dal, x, incx, d_x, incx);
+        if (d_x) cblas_$pscal(n, al, d_x, incx);
+        if (d_x && dal != 0) cblas_$paxpy(n, dal, x, incx, d_x, incx);
         cblas_$pscal(n, al, x, incx);
     }"""),
     Routine(
         "nrm2", _p("n x:array incx"), True,
         (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
         reverse="""
-    if (incx > 0 && tp->ret != 0) cblas_$paxpy(n, dret / tp->ret, tp->c_x, 1, d_x, incx);""",
+    if (d_x && incx > 0 && tp->ret != 0) cblas_$paxpy(n, dret / tp->ret, tp->c_x, 1, d_x, incx);""",
         forward="""
     ret = cblas_$pnrm2(n, x, incx);
-    tan = (incx > 0 && ret != 0) ? cblas_$pdot(n, x, incx, d_x, incx) / ret : 0;"""),
+    tan = (d_x && incx > 0 && ret != 0) ? cblas_$pdot(n, x, incx, d_x, incx) / ret : 0;"""),
     Routine(
         "asum", _p("n x:array incx"), True,
         (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
         reverse="""
-    if (incx > 0)
+    if (d_x && incx > 0)
         for (int i = 0; i < n; i++)
             d_x[(size_t)i * incx] += (tp->c_x[i] > 0) ? dret : (tp->c_x[i] < 0) ? -dret : 0;""",
         forward="""
     ret = cblas_$pasum(n, x, incx);
     tan = 0;
-    if (incx > 0)
+    if (d_x && incx > 0)
         for (int i = 0; i < n; i++) {
             $T v = x[(size_t)i * incx];
             tan += (v > 0) ? d_x[(size_t)i * incx] : (v < 0) ? -d_x[(size_t)i * incx] : 0;
@@ -141,17 +143,24 @@ ROUTINES: tuple[Routine, ...] = (
     Routine(
         "copy", _p("n x:array incx y:array incy"), False, (),
         reverse="""
-    cblas_$paxpy(n, 1, d_y, incy, d_x, incx);
-    eb_$pzero_vec(n, d_y, incy);""",
+    if (d_y) {
+        if (d_x) cblas_$paxpy(n, 1, d_y, incy, d_x, incx);
+        eb_$pzero_vec(n, d_y, incy);
+    }""",
         forward="""
-    cblas_$pcopy(n, d_x, incx, d_y, incy);
+    if (d_y) { if (d_x) cblas_$pcopy(n, d_x, incx, d_y, incy); else eb_$pzero_vec(n, d_y, incy); }
     cblas_$pcopy(n, x, incx, y, incy);"""),
     Routine(
         "swap", _p("n x:array incx y:array incy"), False, (),
         reverse="""
-    cblas_$pswap(n, d_x, incx, d_y, incy);""",
+    /* what moved into constant memory takes its adjoint with it */
+    if (d_x && d_y) cblas_$pswap(n, d_x, incx, d_y, incy);
+    else if (d_x) eb_$pzero_vec(n, d_x, incx);
+    else if (d_y) eb_$pzero_vec(n, d_y, incy);""",
         forward="""
-    cblas_$pswap(n, d_x, incx, d_y, incy);
+    if (d_x && d_y) cblas_$pswap(n, d_x, incx, d_y, incy);
+    else if (d_x) eb_$pzero_vec(n, d_x, incx);
+    else if (d_y) eb_$pzero_vec(n, d_y, incy);
     cblas_$pswap(n, x, incx, y, incy);"""),
     # ------------------------------------------------------------------ level 2
     Routine(
@@ -163,38 +172,44 @@ ROUTINES: tuple[Routine, ...] = (
         level=2,
         reverse="""
     int lx = EB_T(trans) ? m : n, ly = EB_T(trans) ? n : m;
-    $T *t = eb_$palloc(lx);   /* t = op(A)^T dy */
-    cblas_$pgemv(layout, EB_FLIP(trans), m, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
-    *d_alpha += cblas_$pdot(lx, t, 1, tp->c_x, 1);
-    cblas_$paxpy(lx, al, t, 1, d_x, incx);
-    eb_put(t);
-    if (!EB_T(trans)) cblas_$pger(layout, m, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
-    else cblas_$pger(layout, m, n, al, tp->c_x, 1, d_y, incy, d_A, lda);
-    if (be != 0) *d_beta += cblas_$pdot(ly, tp->c_y, 1, d_y, incy);
-    eb_$pscale_vec(ly, be, d_y, incy);""",
+    if (d_y) {
+        $T *t = eb_$palloc(lx);   /* t = op(A)^T dy */
+        cblas_$pgemv(layout, EB_FLIP(trans), m, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
+        *d_alpha += cblas_$pdot(lx, t, 1, tp->c_x, 1);
+        if (d_x) cblas_$paxpy(lx, al, t, 1, d_x, incx);
+        eb_put(t);
+        if (d_A && !EB_T(trans)) cblas_$pger(layout, m, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
+        if (d_A && EB_T(trans)) cblas_$pger(layout, m, n, al, tp->c_x, 1, d_y, incy, d_A, lda);
+        if (be != 0) *d_beta += cblas_$pdot(ly, tp->c_y, 1, d_y, incy);
+        eb_$pscale_vec(ly, be, d_y, incy);
+    }""",
         forward="""
     int ly = EB_T(trans) ? n : m;
-    eb_$pscale_vec(ly, be, d_y, incy);
-    if (be != 0 && dbe != 0) cblas_$paxpy(ly, dbe, y, incy, d_y, incy);
-    cblas_$pgemv(layout, trans, m, n, al, d_A, lda, x, incx, 1, d_y, incy);
-    cblas_$pgemv(layout, trans, m, n, al, A, lda, d_x, incx, 1, d_y, incy);
-    if (dal != 0) cblas_$pgemv(layout, trans, m, n, dal, A, lda, x, incx, 1, d_y, incy);
+    if (d_y) {
+        eb_$pscale_vec(ly, be, d_y, incy);
+        if (be != 0 && dbe != 0) cblas_$paxpy(ly, dbe, y, incy, d_y, incy);
+        if (d_A) cblas_$pgemv(layout, trans, m, n, al, d_A, lda, x, incx, 1, d_y, incy);
+        if (d_x) cblas_$pgemv(layout, trans, m, n, al, A, lda, d_x, incx, 1, d_y, incy);
+        if (dal != 0) cblas_$pgemv(layout, trans, m, n, dal, A, lda, x, incx, 1, d_y, incy);
+    }
     cblas_$pgemv(layout, trans, m, n, al, A, lda, x, incx, be, y, incy);"""),
     Routine(
         "ger", _p("layout:layout m n alpha:scalar x:array incx y:array incy A:array lda"), False,
         (Cache("x", "vec", ("m", "incx")), Cache("y", "vec", ("n", "incy"))),
         level=2,
         reverse="""
-    $T *t = eb_$palloc(m);   /* t = dA y */
-    cblas_$pgemv(layout, 111, m, n, 1, d_A, lda, tp->c_y, 1, 0, t, 1);
-    *d_alpha += cblas_$pdot(m, t, 1, tp->c_x, 1);
-    cblas_$paxpy(m, al, t, 1, d_x, incx);
-    eb_put(t);
-    cblas_$pgemv(layout, 112, m, n, al, d_A, lda, tp->c_x, 1, 1, d_y, incy);""",
+    if (d_A) {
+        $T *t = eb_$palloc(m);   /* t = dA y */
+        cblas_$pgemv(layout, 111, m, n, 1, d_A, lda, tp->c_y, 1, 0, t, 1);
+        *d_alpha += cblas_$pdot(m, t, 1, tp->c_x, 1);
+        if (d_x) cblas_$paxpy(m, al, t, 1, d_x, incx);
+        eb_put(t);
+        if (d_y) cblas_$pgemv(layout, 112, m, n, al, d_A, lda, tp->c_x, 1, 1, d_y, incy);
+    }""",
         forward="""
-    cblas_$pger(layout, m, n, al, d_x, incx, y, incy, d_A, lda);
-    cblas_$pger(layout, m, n, al, x, incx, d_y, incy, d_A, lda);
-    if (dal != 0) cblas_$pger(layout, m, n, dal, x, incx, y, incy, d_A, lda);
+    if (d_A && d_x) cblas_$pger(layout, m, n, al, d_x, incx, y, incy, d_A, lda);
+    if (d_A && d_y) cblas_$pger(layout, m, n, al, x, incx, d_y, incy, d_A, lda);
+    if (d_A && dal != 0) cblas_$pger(layout, m, n, dal, x, incx, y, incy, d_A, lda);
     cblas_$pger(layout, m, n, al, x, incx, y, incy, A, lda);"""),
     Routine(
         "symv", _p("layout:layout uplo:uplo n alpha:scalar A:array lda x:array incx "
@@ -203,23 +218,29 @@ ROUTINES: tuple[Routine, ...] = (
          Cache("y", "vec", ("n", "incy"), cond="be != 0")),
         level=2,
         reverse="""
-    $T *t = eb_$palloc(n);   /* t = A dy */
-    cblas_$psymv(layout, uplo, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
-    *d_alpha += cblas_$pdot(n, t, 1, tp->c_x, 1);
-    cblas_$paxpy(n, al, t, 1, d_x, incx);
-    eb_put(t);
-    /* the stored triangle: dy x^T + x dy^T off the diagonal, dy_i x_i on it */
-    cblas_$psyr2(layout, uplo, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
-    for (int i = 0; i < n; i++)
-        d_A[EB_IDX(layout, lda, i, i)] -= al * d_y[EB_VI(incy, n, i)] * tp->c_x[i];
-    if (be != 0) *d_beta += cblas_$pdot(n, tp->c_y, 1, d_y, incy);
-    eb_$pscale_vec(n, be, d_y, incy);""",
+    if (d_y) {
+        $T *t = eb_$palloc(n);   /* t = A dy */
+        cblas_$psymv(layout, uplo, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
+        *d_alpha += cblas_$pdot(n, t, 1, tp->c_x, 1);
+        if (d_x) cblas_$paxpy(n, al, t, 1, d_x, incx);
+        eb_put(t);
+        /* the stored triangle: dy x^T + x dy^T off the diagonal, dy_i x_i on it */
+        if (d_A) {
+            cblas_$psyr2(layout, uplo, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
+            for (int i = 0; i < n; i++)
+                d_A[EB_IDX(layout, lda, i, i)] -= al * d_y[EB_VI(incy, n, i)] * tp->c_x[i];
+        }
+        if (be != 0) *d_beta += cblas_$pdot(n, tp->c_y, 1, d_y, incy);
+        eb_$pscale_vec(n, be, d_y, incy);
+    }""",
         forward="""
-    eb_$pscale_vec(n, be, d_y, incy);
-    if (be != 0 && dbe != 0) cblas_$paxpy(n, dbe, y, incy, d_y, incy);
-    cblas_$psymv(layout, uplo, n, al, d_A, lda, x, incx, 1, d_y, incy);
-    cblas_$psymv(layout, uplo, n, al, A, lda, d_x, incx, 1, d_y, incy);
-    if (dal != 0) cblas_$psymv(layout, uplo, n, dal, A, lda, x, incx, 1, d_y, incy);
+    if (d_y) {
+        eb_$pscale_vec(n, be, d_y, incy);
+        if (be != 0 && dbe != 0) cblas_$paxpy(n, dbe, y, incy, d_y, incy);
+        if (d_A) cblas_$psymv(layout, uplo, n, al, d_A, lda, x, incx, 1, d_y, incy);
+        if (d_x) cblas_$psymv(layout, uplo, n, al, A, lda, d_x, incx, 1, d_y, incy);
+        if (dal != 0) cblas_$psymv(layout, uplo, n, dal, A, lda, x, incx, 1, d_y, incy);
+    }
     cblas_$psymv(layout, uplo, n, al, A, lda, x, incx, be, y, incy);"""),
     Routine(
         "trmv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
@@ -227,16 +248,20 @@ ROUTINES: tuple[Routine, ...] = (
         level=2,
         reverse="""
     /* x_new = op(A) x_old: dA += dx x_old^T (or x_old dx^T) on the triangle; dx = op(A)^T dx */
-    if (!EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, d_x, incx, tp->c_x, 1, d_A, lda);
-    else eb_$ptri_outer(layout, uplo, diag, n, 1, tp->c_x, 1, d_x, incx, d_A, lda);
-    cblas_$ptrmv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);""",
+    if (d_x && d_A && !EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, d_x, incx, tp->c_x, 1, d_A, lda);
+    if (d_x && d_A && EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, tp->c_x, 1, d_x, incx, d_A, lda);
+    if (d_x) cblas_$ptrmv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);""",
         forward="""
-    $T *t = eb_$pcopy_vec(n, x, incx);   /* op(dA) x_old (dA's diagonal is not part of a unit A) */
-    cblas_$ptrmv(layout, uplo, trans, diag, n, d_A, lda, t, 1);
-    if (diag == 132) cblas_$paxpy(n, -1, x, incx, t, 1);
-    cblas_$ptrmv(layout, uplo, trans, diag, n, A, lda, d_x, incx);
-    cblas_$paxpy(n, 1, t, 1, d_x, incx);
-    eb_put(t);
+    if (d_x) {
+        cblas_$ptrmv(layout, uplo, trans, diag, n, A, lda, d_x, incx);
+        if (d_A) {
+            $T *t = eb_$pcopy_vec(n, x, incx);   /* op(dA) x_old (dA's diagonal is not part of a unit A) */
+            cblas_$ptrmv(layout, uplo, trans, diag, n, d_A, lda, t, 1);
+            if (diag == 132) cblas_$paxpy(n, -1, x, incx, t, 1);
+            cblas_$paxpy(n, 1, t, 1, d_x, incx);
+            eb_put(t);
+        }
+    }
     cblas_$ptrmv(layout, uplo, trans, diag, n, A, lda, x, incx);"""),
     Routine(
         "trsv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
@@ -244,17 +269,19 @@ ROUTINES: tuple[Routine, ...] = (
         level=2,
         reverse="""
     /* op(A) x_new = x_old: w = op(A)^-T dx is dx_old; dA -= w x_new^T (or x_new w^T) */
-    cblas_$ptrsv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);
-    if (!EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, d_x, incx, tp->c_x, 1, d_A, lda);
-    else eb_$ptri_outer(layout, uplo, diag, n, -1, tp->c_x, 1, d_x, incx, d_A, lda);""",
+    if (d_x) cblas_$ptrsv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);
+    if (d_x && d_A && !EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, d_x, incx, tp->c_x, 1, d_A, lda);
+    if (d_x && d_A && EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, tp->c_x, 1, d_x, incx, d_A, lda);""",
         forward="""
     cblas_$ptrsv(layout, uplo, trans, diag, n, A, lda, x, incx);
-    $T *t = eb_$pcopy_vec(n, x, incx);   /* op(dA) x_new */
-    cblas_$ptrmv(layout, uplo, trans, diag, n, d_A, lda, t, 1);
-    if (diag == 132) cblas_$paxpy(n, -1, x, incx, t, 1);
-    cblas_$paxpy(n, -1, t, 1, d_x, incx);
-    eb_put(t);
-    cblas_$ptrsv(layout, uplo, trans, diag, n, A, lda, d_x, incx);"""),
+    if (d_x && d_A) {
+        $T *t = eb_$pcopy_vec(n, x, incx);   /* op(dA) x_new */
+        cblas_$ptrmv(layout, uplo, trans, diag, n, d_A, lda, t, 1);
+        if (diag == 132) cblas_$paxpy(n, -1, x, incx, t, 1);
+        cblas_$paxpy(n, -1, t, 1, d_x, incx);
+        eb_put(t);
+    }
+    if (d_x) cblas_$ptrsv(layout, uplo, trans, diag, n, A, lda, d_x, incx);"""),
     # ------------------------------------------------------------------ level 3
     Routine(
         "gemm", _p("layout:layout transa:trans transb:trans m n k alpha:scalar A:array lda "
@@ -266,26 +293,30 @@ ROUTINES: tuple[Routine, ...] = (
         reverse="""
     int ra = EB_T(transa) ? k : m, ca = EB_T(transa) ? m : k;
     int lt = EB_LD(layout, ra, ca);
-    $T *t = eb_$palloc((size_t)ra * ca);   /* dC op(B)^T, shaped like A */
-    if (!EB_T(transa))
-        cblas_$pgemm(layout, 111, EB_T(transb) ? 111 : 112, m, k, n, 1, d_C, ldc, tp->c_B, tp->l_B, 0, t, lt);
-    else
-        cblas_$pgemm(layout, EB_T(transb) ? 112 : 111, 112, k, m, n, 1, tp->c_B, tp->l_B, d_C, ldc, 0, t, lt);
-    *d_alpha += eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
-    eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
-    eb_put(t);
-    if (!EB_T(transb))
-        cblas_$pgemm(layout, EB_T(transa) ? 111 : 112, 111, k, n, m, al, tp->c_A, tp->l_A, d_C, ldc, 1, d_B, ldb);
-    else
-        cblas_$pgemm(layout, 112, EB_T(transa) ? 112 : 111, n, k, m, al, d_C, ldc, tp->c_A, tp->l_A, 1, d_B, ldb);
-    if (be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
-    eb_$pscale_mat(layout, m, n, be, d_C, ldc);""",
+    if (d_C) {
+        $T *t = eb_$palloc((size_t)ra * ca);   /* dC op(B)^T, shaped like A */
+        if (!EB_T(transa))
+            cblas_$pgemm(layout, 111, EB_T(transb) ? 111 : 112, m, k, n, 1, d_C, ldc, tp->c_B, tp->l_B, 0, t, lt);
+        else
+            cblas_$pgemm(layout, EB_T(transb) ? 112 : 111, 112, k, m, n, 1, tp->c_B, tp->l_B, d_C, ldc, 0, t, lt);
+        *d_alpha += eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
+        if (d_A) eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
+        eb_put(t);
+        if (d_B && !EB_T(transb))
+            cblas_$pgemm(layout, EB_T(transa) ? 111 : 112, 111, k, n, m, al, tp->c_A, tp->l_A, d_C, ldc, 1, d_B, ldb);
+        if (d_B && EB_T(transb))
+            cblas_$pgemm(layout, 112, EB_T(transa) ? 112 : 111, n, k, m, al, d_C, ldc, tp->c_A, tp->l_A, 1, d_B, ldb);
+        if (be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
+        eb_$pscale_mat(layout, m, n, be, d_C, ldc);
+    }""",
         forward="""
-    eb_$pscale_mat(layout, m, n, be, d_C, ldc);
-    if (be != 0 && dbe != 0) eb_$paxpy_mat(layout, m, n, dbe, C, ldc, d_C, ldc);
-    cblas_$pgemm(layout, transa, transb, m, n, k, al, d_A, lda, B, ldb, 1, d_C, ldc);
-    cblas_$pgemm(layout, transa, transb, m, n, k, al, A, lda, d_B, ldb, 1, d_C, ldc);
-    if (dal != 0) cblas_$pgemm(layout, transa, transb, m, n, k, dal, A, lda, B, ldb, 1, d_C, ldc);
+    if (d_C) {
+        eb_$pscale_mat(layout, m, n, be, d_C, ldc);
+        if (be != 0 && dbe != 0) eb_$paxpy_mat(layout, m, n, dbe, C, ldc, d_C, ldc);
+        if (d_A) cblas_$pgemm(layout, transa, transb, m, n, k, al, d_A, lda, B, ldb, 1, d_C, ldc);
+        if (d_B) cblas_$pgemm(layout, transa, transb, m, n, k, al, A, lda, d_B, ldb, 1, d_C, ldc);
+        if (dal != 0) cblas_$pgemm(layout, transa, transb, m, n, k, dal, A, lda, B, ldb, 1, d_C, ldc);
+    }
     cblas_$pgemm(layout, transa, transb, m, n, k, al, A, lda, B, ldb, be, C, ldc);"""),
     Routine(
         "symm", _p("layout:layout side:side uplo:uplo m n alpha:scalar A:array lda B:array ldb "
@@ -296,15 +327,16 @@ ROUTINES: tuple[Routine, ...] = (
         level=3,
         reverse="""
     int lt = EB_LD(layout, m, n), ka = side == 141 ? m : n;
+    if (d_C) {
     $T *t = eb_$palloc((size_t)m * n);   /* A dC (left) or dC A (right) */
     cblas_$psymm(layout, side, uplo, m, n, 1, tp->c_A, tp->l_A, d_C, ldc, 0, t, lt);
     *d_alpha += eb_$pdot_mat(layout, m, n, t, lt, tp->c_B, tp->l_B);
-    eb_$paxpy_mat(layout, m, n, al, t, lt, d_B, ldb);
+    if (d_B) eb_$paxpy_mat(layout, m, n, al, t, lt, d_B, ldb);
     eb_put(t);
     /* stored triangle of A: G + G^T off the diagonal, G on it (G = dC B^T or B^T dC) */
-    cblas_$psyr2k(layout, uplo, side == 141 ? 111 : 112, ka, side == 141 ? n : m, al,
-                  d_C, ldc, tp->c_B, tp->l_B, 1, d_A, lda);
-    for (int i = 0; i < ka; i++) {
+    if (d_A) cblas_$psyr2k(layout, uplo, side == 141 ? 111 : 112, ka, side == 141 ? n : m, al,
+                           d_C, ldc, tp->c_B, tp->l_B, 1, d_A, lda);
+    for (int i = 0; d_A && i < ka; i++) {
         double g = 0;
         for (int j = 0; j < (side == 141 ? n : m); j++)
             g += side == 141 ? (double)d_C[EB_IDX(layout, ldc, i, j)] * tp->c_B[EB_IDX(layout, tp->l_B, i, j)]
@@ -312,13 +344,16 @@ ROUTINES: tuple[Routine, ...] = (
         d_A[EB_IDX(layout, lda, i, i)] -= al * g;
     }
     if (be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
-    eb_$pscale_mat(layout, m, n, be, d_C, ldc);""",
-        forward="""
     eb_$pscale_mat(layout, m, n, be, d_C, ldc);
-    if (be != 0 && dbe != 0) eb_$paxpy_mat(layout, m, n, dbe, C, ldc, d_C, ldc);
-    cblas_$psymm(layout, side, uplo, m, n, al, d_A, lda, B, ldb, 1, d_C, ldc);
-    cblas_$psymm(layout, side, uplo, m, n, al, A, lda, d_B, ldb, 1, d_C, ldc);
-    if (dal != 0) cblas_$psymm(layout, side, uplo, m, n, dal, A, lda, B, ldb, 1, d_C, ldc);
+    }""",
+        forward="""
+    if (d_C) {
+        eb_$pscale_mat(layout, m, n, be, d_C, ldc);
+        if (be != 0 && dbe != 0) eb_$paxpy_mat(layout, m, n, dbe, C, ldc, d_C, ldc);
+        if (d_A) cblas_$psymm(layout, side, uplo, m, n, al, d_A, lda, B, ldb, 1, d_C, ldc);
+        if (d_B) cblas_$psymm(layout, side, uplo, m, n, al, A, lda, d_B, ldb, 1, d_C, ldc);
+        if (dal != 0) cblas_$psymm(layout, side, uplo, m, n, dal, A, lda, B, ldb, 1, d_C, ldc);
+    }
     cblas_$psymm(layout, side, uplo, m, n, al, A, lda, B, ldb, be, C, ldc);"""),
     Routine(
         "syrk", _p("layout:layout uplo:uplo trans:trans n k alpha:scalar A:array lda "
@@ -329,21 +364,25 @@ ROUTINES: tuple[Routine, ...] = (
         reverse="""
     int ra = EB_T(trans) ? k : n, ca = EB_T(trans) ? n : k;
     int lt = EB_LD(layout, ra, ca);
+    if (d_C) {
     $T *s = eb_$psym_from_tri(layout, uplo, n, d_C, ldc);   /* dC's triangle, diagonal doubled */
     $T *t = eb_$palloc((size_t)ra * ca);   /* S A (or A S), shaped like A */
     if (!EB_T(trans)) cblas_$psymm(layout, 141, uplo, n, k, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
     else cblas_$psymm(layout, 142, uplo, k, n, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
     *d_alpha += 0.5 * eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
-    eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
+    if (d_A) eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
     eb_put(t);
     eb_put(s);
     if (be != 0) *d_beta += eb_$pdot_tri(layout, uplo, n, tp->c_C, tp->l_C, d_C, ldc);
-    eb_$pscale_tri(layout, uplo, n, be, d_C, ldc);""",
-        forward="""
     eb_$pscale_tri(layout, uplo, n, be, d_C, ldc);
-    if (be != 0 && dbe != 0) eb_$paxpy_tri(layout, uplo, n, dbe, C, ldc, d_C, ldc);
-    cblas_$psyr2k(layout, uplo, trans, n, k, al, d_A, lda, A, lda, 1, d_C, ldc);
-    if (dal != 0) cblas_$psyrk(layout, uplo, trans, n, k, dal, A, lda, 1, d_C, ldc);
+    }""",
+        forward="""
+    if (d_C) {
+        eb_$pscale_tri(layout, uplo, n, be, d_C, ldc);
+        if (be != 0 && dbe != 0) eb_$paxpy_tri(layout, uplo, n, dbe, C, ldc, d_C, ldc);
+        if (d_A) cblas_$psyr2k(layout, uplo, trans, n, k, al, d_A, lda, A, lda, 1, d_C, ldc);
+        if (dal != 0) cblas_$psyrk(layout, uplo, trans, n, k, dal, A, lda, 1, d_C, ldc);
+    }
     cblas_$psyrk(layout, uplo, trans, n, k, al, A, lda, be, C, ldc);"""),
     Routine(
         "trmm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
@@ -353,27 +392,35 @@ ROUTINES: tuple[Routine, ...] = (
         level=3,
         reverse="""
     int ka = side == 141 ? m : n, lg = ka;
-    $T *g = eb_$palloc((size_t)ka * ka);   /* gradient of op(A) */
-    if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, al, d_B, ldb, tp->c_B, tp->l_B, 0, g, lg);
-    else cblas_$pgemm(layout, 112, 111, n, n, m, al, tp->c_B, tp->l_B, d_B, ldb, 0, g, lg);
-    eb_$ptri_acc(layout, uplo, diag, ka, 1, g, lg, EB_T(transa), d_A, lda);
-    eb_put(g);
-    cblas_$ptrmm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
-    *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
-    eb_$pscale_mat(layout, m, n, al, d_B, ldb);""",
+    if (d_B && d_A) {
+        $T *g = eb_$palloc((size_t)ka * ka);   /* gradient of op(A) */
+        if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, al, d_B, ldb, tp->c_B, tp->l_B, 0, g, lg);
+        else cblas_$pgemm(layout, 112, 111, n, n, m, al, tp->c_B, tp->l_B, d_B, ldb, 0, g, lg);
+        eb_$ptri_acc(layout, uplo, diag, ka, 1, g, lg, EB_T(transa), d_A, lda);
+        eb_put(g);
+    }
+    if (d_B) {
+        cblas_$ptrmm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
+        *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
+        eb_$pscale_mat(layout, m, n, al, d_B, ldb);
+    }""",
         forward="""
     int lt = EB_LD(layout, m, n);
-    $T *t = eb_$pcopy_mat(layout, m, n, B, ldb);   /* al op(dA) B (+ dal op(A) B) */
-    cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, d_A, lda, t, lt);
-    if (diag == 132) eb_$paxpy_mat(layout, m, n, -al, B, ldb, t, lt);
-    cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, A, lda, d_B, ldb);
-    eb_$paxpy_mat(layout, m, n, 1, t, lt, d_B, ldb);
-    if (dal != 0) {
-        eb_$pcopy_into(layout, m, n, B, ldb, t, lt);
-        cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, dal, A, lda, t, lt);
-        eb_$paxpy_mat(layout, m, n, 1, t, lt, d_B, ldb);
+    if (d_B) {
+        $T *t = eb_$pcopy_mat(layout, m, n, B, ldb);   /* al op(dA) B (+ dal op(A) B) */
+        if (d_A) {
+            cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, d_A, lda, t, lt);
+            if (diag == 132) eb_$paxpy_mat(layout, m, n, -al, B, ldb, t, lt);
+        }
+        cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, A, lda, d_B, ldb);
+        if (d_A) eb_$paxpy_mat(layout, m, n, 1, t, lt, d_B, ldb);
+        if (dal != 0) {
+            eb_$pcopy_into(layout, m, n, B, ldb, t, lt);
+            cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, dal, A, lda, t, lt);
+            eb_$paxpy_mat(layout, m, n, 1, t, lt, d_B, ldb);
+        }
+        eb_put(t);
     }
-    eb_put(t);
     cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, A, lda, B, ldb);"""),
     Routine(
         "trsm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
@@ -384,27 +431,35 @@ ROUTINES: tuple[Routine, ...] = (
         level=3,
         reverse="""
     int ka = side == 141 ? m : n, lg = ka;
-    /* W = op(A)^-T dB (left) or dB op(A)^-T (right), in place */
-    cblas_$ptrsm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
-    *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
-    $T *g = eb_$palloc((size_t)ka * ka);   /* gradient of op(A): -W X^T or -X^T W */
-    if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, -1, d_B, ldb, tp->c_Bn, tp->l_Bn, 0, g, lg);
-    else cblas_$pgemm(layout, 112, 111, n, n, m, -1, tp->c_Bn, tp->l_Bn, d_B, ldb, 0, g, lg);
-    eb_$ptri_acc(layout, uplo, diag, ka, 1, g, lg, EB_T(transa), d_A, lda);
-    eb_put(g);
-    eb_$pscale_mat(layout, m, n, al, d_B, ldb);""",
+    if (d_B) {
+        /* W = op(A)^-T dB (left) or dB op(A)^-T (right), in place */
+        cblas_$ptrsm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
+        *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
+        if (d_A) {
+            $T *g = eb_$palloc((size_t)ka * ka);   /* gradient of op(A): -W X^T or -X^T W */
+            if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, -1, d_B, ldb, tp->c_Bn, tp->l_Bn, 0, g, lg);
+            else cblas_$pgemm(layout, 112, 111, n, n, m, -1, tp->c_Bn, tp->l_Bn, d_B, ldb, 0, g, lg);
+            eb_$ptri_acc(layout, uplo, diag, ka, 1, g, lg, EB_T(transa), d_A, lda);
+            eb_put(g);
+        }
+        eb_$pscale_mat(layout, m, n, al, d_B, ldb);
+    }""",
         forward="""
     int lt = EB_LD(layout, m, n);
-    $T *old = dal != 0 ? eb_$pcopy_mat(layout, m, n, B, ldb) : 0;
+    $T *old = d_B && dal != 0 ? eb_$pcopy_mat(layout, m, n, B, ldb) : 0;
     cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, al, A, lda, B, ldb);
-    $T *t = eb_$pcopy_mat(layout, m, n, B, ldb);   /* op(dA) X (left) or X op(dA) (right) */
-    cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, 1, d_A, lda, t, lt);
-    if (diag == 132) eb_$paxpy_mat(layout, m, n, -1, B, ldb, t, lt);
-    eb_$pscale_mat(layout, m, n, al, d_B, ldb);
-    eb_$paxpy_mat(layout, m, n, -1, t, lt, d_B, ldb);
-    if (old) { eb_$paxpy_mat(layout, m, n, dal, old, lt, d_B, ldb); eb_put(old); }
-    eb_put(t);
-    cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, 1, A, lda, d_B, ldb);"""),
+    if (d_B) {
+        eb_$pscale_mat(layout, m, n, al, d_B, ldb);
+        if (d_A) {
+            $T *t = eb_$pcopy_mat(layout, m, n, B, ldb);   /* op(dA) X (left) or X op(dA) (right) */
+            cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, 1, d_A, lda, t, lt);
+            if (diag == 132) eb_$paxpy_mat(layout, m, n, -1, B, ldb, t, lt);
+            eb_$paxpy_mat(layout, m, n, -1, t, lt, d_B, ldb);
+            eb_put(t);
+        }
+        if (old) { eb_$paxpy_mat(layout, m, n, dal, old, lt, d_B, ldb); eb_put(old); }
+        cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, 1, A, lda, d_B, ldb);
+    }"""),
 )
 
 # ---------------------------------------------------------------------- LAPACK (column-major)
@@ -420,7 +475,7 @@ LAPACK: tuple[Routine, ...] = (
     /* A = L L^T: Abar = L^-T Phi(L^T Lbar) L^-1, Phi = lower triangle with half diagonal;
        the stored triangle gets S_ij + S_ji off the diagonal and S_ii on it */
     int lv = uplo == 121 ? 101 : 102;
-    if (tp->info == 0 && n > 0) {
+    if (d_A && tp->info == 0 && n > 0) {
         $T *t = eb_$palloc((size_t)n * n);
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) t[EB_IDX(lv, n, i, j)] = i >= j ? d_A[EB_IDX(lv, lda, i, j)] : 0;
@@ -439,7 +494,7 @@ LAPACK: tuple[Routine, ...] = (
         forward="""
     int lv = uplo == 121 ? 101 : 102;
     $ppotrf_(&(char){EB_UC(uplo)}, &n, A, &lda, info, 1);
-    if (*info == 0 && n > 0) {
+    if (d_A && *info == 0 && n > 0) {
         /* dL = L Phi(L^-1 dA L^-T) */
         $T *t = eb_$palloc((size_t)n * n);
         for (int i = 0; i < n; i++)
@@ -464,9 +519,11 @@ LAPACK: tuple[Routine, ...] = (
     /* A = L L^T (tl applies L, tlt L^T to the stored triangle); X = A^-1 B:
        Bbar = A^-1 Xbar, Lbar = tril(G L) with G = -(Bbar X^T + X Bbar^T) */
     int tl = uplo == 122 ? 111 : 112, tlt = uplo == 122 ? 112 : 111;
-    if (tp->info == 0 && n > 0) {
+    if (d_B && tp->info == 0 && n > 0) {
         cblas_$ptrsm(102, 141, uplo, tl, 131, n, nrhs, 1, tp->c_A, tp->l_A, d_B, ldb);
         cblas_$ptrsm(102, 141, uplo, tlt, 131, n, nrhs, 1, tp->c_A, tp->l_A, d_B, ldb);
+    }
+    if (d_B && d_A && tp->info == 0 && n > 0) {
         $T *g = eb_$palloc((size_t)n * n);
         cblas_$pgemm(102, 111, 112, n, n, nrhs, -1, d_B, ldb, tp->c_X, tp->l_X, 0, g, n);
         cblas_$pgemm(102, 111, 112, n, n, nrhs, -1, tp->c_X, tp->l_X, d_B, ldb, 1, g, n);
@@ -477,7 +534,7 @@ LAPACK: tuple[Routine, ...] = (
         forward="""
     int tl = uplo == 122 ? 111 : 112, tlt = uplo == 122 ? 112 : 111;
     $ppotrs_(&(char){EB_UC(uplo)}, &n, &nrhs, A, &lda, B, &ldb, info, 1);
-    if (*info == 0 && n > 0) {
+    if (d_B && d_A && *info == 0 && n > 0) {
         /* dX = A^-1 (dB - dL (L^T X) - L (dL^T X)) */
         $T *t = eb_$pcopy_mat(102, n, nrhs, B, ldb);
         cblas_$ptrmm(102, 141, uplo, tlt, 131, n, nrhs, 1, A, lda, t, n);
@@ -488,6 +545,8 @@ LAPACK: tuple[Routine, ...] = (
         cblas_$ptrmm(102, 141, uplo, tl, 131, n, nrhs, 1, A, lda, t, n);
         eb_$paxpy_mat(102, n, nrhs, -1, t, n, d_B, ldb);
         eb_put(t);
+    }
+    if (d_B && *info == 0 && n > 0) {
         cblas_$ptrsm(102, 141, uplo, tl, 131, n, nrhs, 1, A, lda, d_B, ldb);
         cblas_$ptrsm(102, 141, uplo, tlt, 131, n, nrhs, 1, A, lda, d_B, ldb);
     }"""),
@@ -501,9 +560,10 @@ LAPACK: tuple[Routine, ...] = (
         reverse="""
     /* A = P L U is overwritten by the factors, B by X = A^-1 B.
        Bbar = A^-T Xbar; Abar = P L^-T (tril_-1(L^T Lbar) + triu(Ubar U^T)) U^-T - Bbar X^T */
-    if (tp->info == 0 && n > 0) {
-        int one = 1, info2 = 0;
+    int one = 1, info2 = 0, minus = -1;
+    if (d_B && tp->info == 0 && n > 0)
         $pgetrs_("T", &n, &nrhs, tp->c_LU, &tp->l_LU, tp->c_ipiv, d_B, &ldb, &info2, 1);
+    if (d_A && tp->info == 0 && n > 0) {
         $T *m1 = eb_$palloc((size_t)n * n), *m2 = eb_$palloc((size_t)n * n);
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) {
@@ -517,21 +577,22 @@ LAPACK: tuple[Routine, ...] = (
                 m1[EB_IDX(102, n, i, j)] = i > j ? m1[EB_IDX(102, n, i, j)] : m2[EB_IDX(102, n, i, j)];
         cblas_$ptrsm(102, 141, 122, 112, 132, n, n, 1, tp->c_LU, tp->l_LU, m1, n);
         cblas_$ptrsm(102, 142, 121, 112, 131, n, n, 1, tp->c_LU, tp->l_LU, m1, n);
-        int minus = -1;
         $plaswp_(&n, m1, &n, &one, &n, tp->c_ipiv, &minus);
-        cblas_$pgemm(102, 111, 112, n, n, nrhs, -1, d_B, ldb, tp->c_X, tp->l_X, 1, m1, n);
+        if (d_B) cblas_$pgemm(102, 111, 112, n, n, nrhs, -1, d_B, ldb, tp->c_X, tp->l_X, 1, m1, n);
         eb_$pcopy_into(102, n, n, m1, n, d_A, lda);
         eb_put(m1);
         eb_put(m2);
     }""",
         forward="""
     /* the input tangent dA is read before the factors' tangents replace it */
-    $T *f = eb_$pcopy_mat(102, n, n, d_A, lda);
+    $T *f = d_A ? eb_$pcopy_mat(102, n, n, d_A, lda) : 0;
+    int one = 1, info2 = 0;
     $pgesv_(&n, &nrhs, A, &lda, ipiv, B, &ldb, info);
-    if (*info == 0 && n > 0) {
-        int one = 1, info2 = 0;
-        cblas_$pgemm(102, 111, 111, n, nrhs, n, -1, f, n, B, ldb, 1, d_B, ldb);
+    if (d_B && *info == 0 && n > 0) {
+        if (f) cblas_$pgemm(102, 111, 111, n, nrhs, n, -1, f, n, B, ldb, 1, d_B, ldb);
         $pgetrs_("N", &n, &nrhs, A, &lda, ipiv, d_B, &ldb, &info2, 1);
+    }
+    if (f && *info == 0 && n > 0) {
         /* F = L^-1 P^T dA U^-1; dL = L tril_-1(F), dU = triu(F) U */
         $plaswp_(&n, f, &n, &one, &n, ipiv, &one);
         cblas_$ptrsm(102, 141, 122, 111, 132, n, n, 1, A, lda, f, n);

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ..custom import convention
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, entry_point_name, strip_name
 from .abi import marker_kind
@@ -75,8 +76,8 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
             location=where,
             hint=f"give it a forward rule, e.g. __attribute__((enzyme(\"forward\", {ident}_fwd))){on_decl} or a "
                  f"global `{ext}void* __enzyme_register_derivative_{ident}[] = {{{ref}, (void*){ident}_fwd}};` "
-                 f"where {ident}_fwd takes each argument followed by its tangent and returns "
-                 f"`struct {{ double primal, tangent; }}` — or, if it does not affect derivatives, mark it "
+                 f"where {ident}_fwd follows Enzyme's convention: {convention.describe('forward')}"
+                 f" — or, if it does not affect derivatives, mark it "
                  f"inactive: `{ext}void* __enzyme_inactivefn[] = {{{ref}}};`")
     raise EnzymeBuildError(
         f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",

@@ -227,7 +227,7 @@ def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Reg
     carried `__attribute__((enzyme_shadow(g$user)))`: reverse mode adds g's adjoint into it,
     forward mode reads g's tangent from it, and nothing clears it. Other widths and lanes, and
     the context form `__enzyme_shadow(ctx, &g, lane)`, are refused at the call site."""
-    if "__enzyme_shadow" not in text:
+    if "__enzyme_shadow" not in text or not re.search(r'\bcall\b[^\n]*@"?[-a-zA-Z$._0-9]*__enzyme_shadow', text):
         return text, registry
     from dataclasses import replace as copy_registry
 

@@ -24,6 +24,7 @@ _WIDTH_CALL_RE = re.compile(r"@__enzyme_fwddiff[^\n]*ptr @(?:enzyme_width|enzyme
 # families whose forward rule may run once per lane: no side effect but writing the same
 # values again (the engine calls a custom forward rule once per lane in vector mode)
 LANE_SAFE = frozenset({"dot", "nrm2", "asum", "copy"})
+_TRIPLE_RE = re.compile(r'^target triple = "([^"]+)"', re.MULTILINE)
 _memo: dict[str, bytes] = {}
 
 
@@ -57,7 +58,9 @@ def attach_blas_rules(text: str) -> str:
         return text
     _refuse_vector_mode(text, routines)
     from .. import llvm
-    rules = rules_module(sorted({(f, p) for f, p, _ in routines.values()}), inactive)
+    triple = _TRIPLE_RE.search(text)
+    rules = rules_module(sorted({(f, p) for f, p, _ in routines.values()}), inactive,
+                         triple.group(1) if triple else None)
     module = llvm.parse_assembly(rename_calls(text, routines), "program")
     return llvm.link_modules([module, rules]).text()
 
@@ -114,17 +117,18 @@ def _compile(source: str, clang: list[str]) -> bytes:
     return proc.stdout
 
 
-def rules_module(selected: list[tuple[str, str]], inactive: list[str] = ()):
+def rules_module(selected: list[tuple[str, str]], inactive: list[str] = (), triple: str | None = None):
     """The compiled rule library for these (family, precision) pairs, parsed: from this
     process's memo, else the cache directory (keyed by the hash of source and compiler),
-    else clang. A cache entry LLVM cannot read is rebuilt."""
+    else clang. Compiled for the program's target triple. A cache entry LLVM cannot read
+    is rebuilt."""
     from .. import llvm
     from ..errors import EnzymeBuildError
     from ..files import replace_atomically
     from ..toolchain import clang_command
     source = library_source(selected, inactive)
     _keep_source(source)
-    clang = clang_command()
+    clang = clang_command() + ([f"--target={triple}"] if triple else [])
     key = hashlib.sha256((source + "\0" + " ".join(clang)).encode()).hexdigest()[:24]
     name = "enzyme-build BLAS rules"
     if key in _memo:

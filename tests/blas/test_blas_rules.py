@@ -328,3 +328,27 @@ def test_rule_cache_is_private_and_a_damaged_entry_is_rebuilt(tmp_path, monkeypa
     assert blas.attach_blas_rules(text) == out
     assert entry.read_bytes()[:4] == b"BC\xc0\xde" and len(entry.read_bytes()) > 100
     assert [p.name for p in directory.iterdir()] == [entry.name]        # no temporary files left
+
+
+UNCOVERED = r"""
+#include <cblas.h>
+extern int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+double f(const double *A, const double *x, double *y) {
+  cblas_dgbmv(CblasColMajor, CblasNoTrans, 3, 3, 1, 1, 1.0, A, 3, x, 1, 0.0, y, 1);
+  return y[0] + cblas_ddot(3, y, 1, y, 1);
+}
+int main(void) {
+  double A[9] = {0}, dA[9] = {0}, x[3] = {1, 2, 3}, dx[3] = {0}, y[3], dy[3] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, A, dA, enzyme_dup, x, dx, enzyme_dup, y, dy);
+  return 0;
+}
+"""
+
+
+def test_routine_outside_the_table_is_the_usual_clear_error(tmp_path):
+    write(tmp_path, "gb.c", UNCOVERED)
+    proc = build(tmp_path, ["gb.c", "-o", "gb", "-lopenblas"])
+    assert proc.returncode == 1
+    assert "cblas_dgbmv" in proc.stderr and "no body" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "gb").exists()

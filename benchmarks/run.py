@@ -2,14 +2,17 @@
 """The AD benchmark suite: builds each kernel with AD after optimization and with AD before
 it (the paper's ablation), runs both, and reports gradient/primal ratios, speedups and AD cost.
 
-    .venv/bin/python benchmarks/run.py [--quick] [--kernels gmm,lstm,ba,nbody,norm]
-                                       [--markdown docs/benchmarks.md]
+    .venv/bin/python benchmarks/run.py [--quick] [--kernels gmm,gmm_adbench,…] [--families gmm,heat]
+                                       [--peers] [--markdown docs/benchmarks.md]
 
 Every kernel program times its primal, gradient, forward-mode tangent, split-mode gradient
 (as is, and with the inputs promised unchanged between the two calls)
 and a width-4 vector forward call against 4 scalar sweeps side by side in one process,
 checks the gradient against central finite differences, the other modes against the
 gradient and the vector lanes against the scalar sweeps; see docs/benchmarks.md.
+Each family (gmm, lstm, ba, nbody, norm, heat) comes in several code styles (variants
+`<family>_<style>.c` sharing the family's harness in kernels/harness/); GMM and n-body also
+time a hand-written adjoint (the expert line), and `--peers` adds JAX and PyTorch.
 """
 from __future__ import annotations
 
@@ -40,18 +43,45 @@ CLANG_CANDIDATES = ("clang-22", "/usr/lib/llvm-22/bin/clang")
 
 @dataclass(frozen=True)
 class Kernel:
-    name: str
+    name: str                 # the source is kernels/<name>.c
     title: str
     asymptotic: bool = False  # AD before opt changes the complexity: kept out of the second geomean
+    family: str = ""          # the harness it shares (kernels/harness/<family>.h); default: name
+
+    @property
+    def family_name(self) -> str:
+        return self.family or self.name
 
 
+# The families' reference kernels first, then every code-style variant (docs/benchmarks.md).
 KERNELS = {k.name: k for k in (
     Kernel("gmm", "ADBench GMM objective"),
     Kernel("lstm", "ADBench LSTM objective"),
     Kernel("ba", "ADBench bundle adjustment"),
     Kernel("nbody", "n-body final energy"),
     Kernel("norm", "vector normalization", asymptotic=True),
+    Kernel("heat", "1-D reaction-diffusion stepper, ping-pong buffers"),
+    Kernel("gmm_adbench", "GMM, ADBench's original C (extern helpers, reused scratch)", family="gmm"),
+    Kernel("gmm_inlined", "GMM in one function, no scratch vectors", family="gmm"),
+    Kernel("gmm_fresh", "GMM, scratch malloc'd per (point, component)", family="gmm"),
+    Kernel("gmm_restrict", "GMM, restrict pointers and a dense Q per component", family="gmm"),
+    Kernel("lstm_adbench", "LSTM, ADBench's original C (fresh gates per step)", family="lstm"),
+    Kernel("lstm_inlined", "LSTM in one function", family="lstm"),
+    Kernel("lstm_restrict", "LSTM, restrict, predictions kept for a second loss pass", family="lstm"),
+    Kernel("ba_inlined", "BA, the projection written out in scalars", family="ba"),
+    Kernel("ba_struct", "BA, structs passed and returned by value", family="ba"),
+    Kernel("ba_residuals", "BA, ADBench's residual vector reduced in a second pass", family="ba"),
+    Kernel("nbody_step", "n-body, step() per time step on an in-place state struct", family="nbody"),
+    Kernel("nbody_soa", "n-body, struct of arrays", family="nbody"),
+    Kernel("nbody_aos", "n-body, array of structs with pairwise forces", family="nbody"),
+    Kernel("nbody_restrict", "n-body, restrict pointers", family="nbody"),
+    Kernel("norm_hoisted", "normalization, mag() hoisted by hand", family="norm"),
+    Kernel("norm_inline", "normalization in one function, no restrict", family="norm"),
+    Kernel("heat_copy", "heat stepper, scratch copied back every step", family="heat"),
+    Kernel("heat_step", "heat stepper, in-place step() per time step", family="heat"),
+    Kernel("heat_csr", "heat stepper as a CSR matrix-vector product per step", family="heat"),
 )}
+FAMILIES = tuple(dict.fromkeys(k.family_name for k in KERNELS.values()))
 
 # Targets are reported next to the numbers, never asserted.
 TARGET_GRAD_RATIO = 3.0        # gradient time / primal time, per kernel
@@ -60,6 +90,8 @@ TARGET_AD_S_PER_10K = 1.0      # seconds of AD synthesis per 10k IR instructions
 TARGET_FWD_RATIO = 2.0         # forward tangent time / primal time, per kernel
 TARGET_SPLIT_OVERHEAD = 1.1    # split-mode gradient time / combined gradient time, per kernel
 TARGET_VEC_RATIO = 1.0         # width-4 vector call / 4 scalar sweeps, per kernel (below it)
+TARGET_GRAD_GEOMEAN = 2.5      # geometric mean of gradient/primal over every kernel
+TARGET_EXPERT_RATIO = 1.2      # our gradient / the hand-written adjoint, where there is one
 
 # Variants each kernel is built in: plain clang (primal only, validates the kernel),
 # enzyme-build (AD after optimization) and enzyme-build with the ablation switch.
@@ -190,10 +222,14 @@ def parse_result(stdout: str) -> dict | None:
     return fields
 
 
+# Extra timing arguments for every kernel binary (--min-time / --repeats of run.py), set by main.
+TIMING_ARGS: list[str] = []
+
+
 def run(binary: str, quick: bool, timeout: float) -> Step:
     """Runs a kernel. A wrong gradient fails the run; a wrong forward/split result only
     marks that mode (its MISMATCH lines are kept in fields["mismatches"])."""
-    cmd = [binary] + (["--quick"] if quick else [])
+    cmd = [binary] + (["--quick"] if quick else []) + TIMING_ARGS
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -378,6 +414,10 @@ def collect(kernel: Kernel, builds: dict[str, Step], quick: bool, measure_ad: bo
     rec["vec4_s"] = after.get("vec4_s") if vec_ok else None
     rec["fwd4_s"] = after.get("fwd4_s") if vec_ok else None
     rec["vec_ratio"] = rec["vec4_s"] / rec["fwd4_s"] if rec["vec4_s"] and rec["fwd4_s"] else None
+    # the hand-written adjoint in the same binary (checked against our gradient by the kernel)
+    rec["family"] = kernel.family_name
+    rec["expert_s"] = after.get("expert_s") if grad_ok else None
+    rec["expert_ratio"] = rec["grad_s"] / rec["expert_s"] if rec["grad_s"] and rec["expert_s"] else None
     rec["ad_seconds"] = rec["ad_instructions"] = rec["ad_s_per_10k"] = None
     rec["ad_differentiated_instructions"] = rec["ad_s_per_10k_differentiated"] = None
     rec["ad_error"] = ""
@@ -413,13 +453,27 @@ def status_text(rec: dict, variant: str) -> str:
     return "ok"
 
 
+# How a status reads in a table cell: the engine refusing the code, or computing a wrong result.
+STATUS_CELLS = {"AD failed": "refused", "gradient wrong": "wrong", "wrong": "wrong"}
+
+
 def short_status(full: str) -> str:
     """The table cell for a status; the full text goes into the notes under the table."""
     for prefix in ("AD failed", "gradient wrong", "wrong", "primal differs", "crashed", "timed out",
                    "not built", "n/a"):
         if full.startswith(prefix):
-            return prefix
+            return STATUS_CELLS.get(prefix, prefix)
     return full if full == "ok" else "run failed"
+
+
+def targets_cell(rec: dict) -> str:
+    """Which per-kernel targets the row meets: 'met', or 'missed: …' naming them."""
+    checks = [("grad", rec["grad_ratio"], TARGET_GRAD_RATIO), ("fwd", rec["fwd_ratio"], TARGET_FWD_RATIO),
+              ("expert", rec.get("expert_ratio"), TARGET_EXPERT_RATIO)]
+    if rec["grad_ratio"] is None:
+        return short_status(rec["status"]) if rec["status"] != "ok" else "—"
+    missed = [name for name, value, target in checks if value is not None and value > target]
+    return "met" if not missed else "missed: " + ", ".join(missed)
 
 
 def failure_notes(records: list[dict]) -> list[str]:
@@ -459,6 +513,11 @@ def summarize(records: list[dict]) -> dict:
         "gradients_ok": len(ratios),
         "grad_ratio_geomean": geomean(ratios),
         "grad_ratio_target": TARGET_GRAD_RATIO,
+        "grad_ratio_geomean_target": TARGET_GRAD_GEOMEAN,
+        "grad_ratio_families": {fam: geomean([r["grad_ratio"] for r in records
+                                              if r.get("family") == fam and r["grad_ratio"]])
+                                for fam in dict.fromkeys(r.get("family", r["kernel"]) for r in records)},
+        "not_measured": [r["kernel"] for r in records if not r["grad_ratio"]],
         "grad_ratio_met": [r["kernel"] for r in records if r["grad_ratio"] and r["grad_ratio"] <= TARGET_GRAD_RATIO],
         "ablation_geomean": geo,
         "ablation_kernels": len(speedups),
@@ -475,6 +534,7 @@ def summarize(records: list[dict]) -> dict:
         **mode_target("split_kept_overhead", records, TARGET_SPLIT_OVERHEAD,
                       lambda v: v <= TARGET_SPLIT_OVERHEAD),
         **mode_target("vec_ratio", records, TARGET_VEC_RATIO, lambda v: v < TARGET_VEC_RATIO),
+        **mode_target("expert_ratio", records, TARGET_EXPERT_RATIO, lambda v: v <= TARGET_EXPERT_RATIO),
     }
 
 
@@ -522,7 +582,8 @@ COLUMNS = [
     ("primal (clang)", lambda r: fmt_time(r["clang_primal_s"])),
     ("primal", lambda r: fmt_time(r["primal_s"])),
     ("gradient", lambda r: fmt_time(r["grad_s"])),
-    ("grad/primal", lambda r: fmt_x(r["grad_ratio"])),
+    ("grad/primal", lambda r: fmt_x(r["grad_ratio"]) if r["grad_ratio"] else short_status(r["status"])),
+    ("grad / expert", lambda r: fmt_x(r["expert_ratio"]) if r.get("expert_ratio") else "—"),
     ("gradient (AD before opt)", lambda r: fmt_time(r["before_grad_s"]) if r["before_grad_s"]
      else ("—" if r["before_status"] == "ok" else short_status(r["before_status"]))),
     ("speedup of AD after opt", lambda r: fmt_x(r["speedup"], 1)),
@@ -536,6 +597,7 @@ COLUMNS = [
      else ("—" if not r["ad_error"] else "n/a")),
     ("AD s / 10k inst (inst)", lambda r: f"{r['ad_s_per_10k']:.2f} ({r['ad_instructions']})"
      if r["ad_s_per_10k"] is not None else "—"),
+    ("targets", targets_cell),
     ("status", lambda r: short_status(r["status"])),
 ]
 
@@ -544,9 +606,16 @@ def summary_lines(s: dict) -> list[str]:
     ratio_note = (f"{len(s['grad_ratio_met'])}/{s['kernels']} kernels within "
                   f"{s['grad_ratio_target']:.0f}x" + (f" ({', '.join(s['grad_ratio_met'])})" if s["grad_ratio_met"] else ""))
     geo = s["ablation_geomean"]
+    grad_geo = s["grad_ratio_geomean"]
+    families = ", ".join(f"{fam} {fmt_x(value)}" for fam, value in s.get("grad_ratio_families", {}).items() if value)
     lines = [
         f"gradient/primal: target ≤ {s['grad_ratio_target']:.0f}x per kernel — {ratio_note}"
-        + (f"; geometric mean {s['grad_ratio_geomean']:.2f}x" if s["grad_ratio_geomean"] else ""),
+        + (f"; geometric mean {grad_geo:.2f}x (target ≤ {s['grad_ratio_geomean_target']}x — "
+           f"{met(grad_geo <= s['grad_ratio_geomean_target'])})" if grad_geo else "")
+        + (f"; not measured (refused/wrong/failed): {', '.join(s['not_measured'])}" if s.get("not_measured") else ""),
+        *([f"gradient/primal geometric mean per family: {families}"] if families and len(s["grad_ratio_families"]) > 1
+          else []),
+        mode_target_line(s, "expert_ratio", "our gradient / hand-written adjoint (same binary)", "≤"),
         mode_target_line(s, "fwd_ratio", "forward tangent/primal", "≤"),
         mode_target_line(s, "split_overhead", "split/combined gradient", "≤"),
         mode_target_line(s, "split_kept_overhead", "split/combined gradient, inputs kept (enzyme_not_overwritten)",
@@ -592,7 +661,7 @@ def print_table(records: list[dict], summary: dict, meta: dict) -> None:
         table.add_column(header, overflow="fold", justify="left" if header in ("kernel", "size", "status") else "right")
     for rec in records:
         table.add_row(*[cell(rec) for _, cell in COLUMNS])
-    console = Console(width=None if sys.stdout.isatty() else 220)
+    console = Console(width=None if sys.stdout.isatty() else 260)
     console.print(table)
     for line in summary_lines(summary):
         console.print(line, highlight=False, markup=False)
@@ -642,7 +711,7 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def plot(records: list[dict], summary: dict, meta: dict) -> str:
+def plot(records: list[dict], summary: dict, meta: dict, peers: dict | None = None) -> str:
     names = [r["kernel"] for r in records]
     geo = summary["ablation_geomean"]
     panels = [
@@ -650,7 +719,9 @@ def plot(records: list[dict], summary: dict, meta: dict) -> str:
             "gradient / primal": [r["grad_ratio"] for r in records],
             "tangent / primal (forward)": [r["fwd_ratio"] for r in records],
             "split / combined gradient": [r["split_overhead"] for r in records],
-            "split, inputs kept / combined": [r["split_kept_overhead"] for r in records]},
+            "split, inputs kept / combined": [r["split_kept_overhead"] for r in records],
+            **({"gradient / hand-written adjoint": [r.get("expert_ratio") for r in records]}
+               if any(r.get("expert_ratio") for r in records) else {})},
             target=TARGET_GRAD_RATIO, target_label=f"gradient target {TARGET_GRAD_RATIO:.0f}x"),
         svg.Panel("speedup: AD after opt over AD before opt", names + ["geomean", "w/o " + "+".join(
                       r["kernel"] for r in records if r["asymptotic"])],
@@ -661,10 +732,19 @@ def plot(records: list[dict], summary: dict, meta: dict) -> str:
                   {"one width-4 call / 4 scalar sweeps": [r["vec_ratio"] for r in records]},
                   target=TARGET_VEC_RATIO, target_label=f"target < {TARGET_VEC_RATIO:g}x"),
     ]
+    if peers:
+        rows = peers["rows"]
+        panels.append(svg.Panel(
+            "peers: their gradient time / ours (above 1: ours faster)", [r["problem"] for r in rows],
+            {"JAX jit": [r.get("jax_ratio") for r in rows], "PyTorch": [r.get("torch_ratio") for r in rows],
+             "hand-written C": [1 / r["expert_ratio"] if r.get("expert_ratio") else None for r in rows]},
+            target=1.0, target_label="ours"))
+    wide = len(names) > 6  # many variants: one panel per row, wide enough for every group
     return svg.bar_chart(panels, title="enzyme-build AD benchmarks",
                          subtitle=f"{meta['mode']} run, {meta['date']}, {meta['machine']}, "
                                   f"load average {meta['load_average'][0]}",
-                         panel_width=520)
+                         panel_width=max(520, 60 * len(names) + 80) if wide else 520,
+                         columns=1 if wide else None)
 
 
 def machine_description() -> str:
@@ -679,18 +759,164 @@ def machine_description() -> str:
     return f"{cpu}, {os.cpu_count()} cores"
 
 
+# ---------------------------------------------------------------- peers (JAX, PyTorch)
+
+PEER_FRAMEWORKS = ("jax", "torch")
+PEERS_SCRIPT = HERE / "peers" / "run_peers.py"
+
+
+def peer_problems():
+    """benchmarks/peers/problems.py's PROBLEMS (imported on demand: it needs numpy)."""
+    sys.path.insert(0, str(HERE / "peers"))
+    try:
+        import problems
+    finally:
+        sys.path.remove(str(HERE / "peers"))
+    return problems.PROBLEMS
+
+
+def run_peer_framework(framework: str, quick: bool, timeout: float = 1800) -> dict:
+    """One framework's timings, from a child process (its single-thread env is set before import)."""
+    cmd = [sys.executable, str(PEERS_SCRIPT), "--framework", framework]
+    if quick:
+        cmd += ["--quick", "--min-time", "0.02", "--repeats", "3"]
+    cmd += TIMING_ARGS  # the same --min-time= / --repeats= as the kernels (the last one wins)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "framework": framework, "error": f"timed out after {timeout:.0f} s"}
+    except (ValueError, IndexError):
+        return {"ok": False, "framework": framework, "error": first_error_line(proc.stderr + proc.stdout)}
+
+
+def measure_peers(binaries: dict[str, Step], quick: bool) -> dict:
+    """Our compiled gradient (and the hand-written adjoint) at each peer problem's size, then
+    every framework's, all in this run: rows of seconds and ratios, and a line per framework
+    that could not run."""
+    rows = []
+    for problem in peer_problems():
+        step = binaries.get(problem.kernel)
+        row = {"problem": problem.key, "label": problem.label, "kernel": problem.kernel,
+               "size": problem.size_text(quick), "ours_s": None, "expert_s": None, "error": ""}
+        if step is None or not step.ok:
+            row["error"] = f"our {problem.kernel} binary was not built" + (f": {step.error}" if step else "")
+        else:
+            binary = step.fields["binary"]
+            cmd = [binary, *problem.args(quick), *TIMING_ARGS]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+                fields = parse_result(proc.stdout) or {}
+            except subprocess.TimeoutExpired:
+                fields = {}
+            if fields.get("check") == "ok":
+                row["ours_s"], row["expert_s"] = fields.get("grad_s"), fields.get("expert_s")
+                row["primal_s"] = fields.get("primal_s")
+            else:
+                row["error"] = "our gradient " + ("wrong" if fields.get("check") == "FAIL" else "did not run")
+        rows.append(row)
+    frameworks, skipped = {}, []
+    for framework in PEER_FRAMEWORKS:
+        print(f"peers: {framework} ...", file=sys.stderr)
+        result = run_peer_framework(framework, quick)
+        if not result.get("ok"):
+            skipped.append(f"{framework}: {result.get('error', 'failed')}")
+            continue
+        frameworks[framework] = f"{result['name']} {result['version']}"
+        for entry in result["results"]:
+            row = next(r for r in rows if r["problem"] == entry["problem"])
+            row[f"{framework}_s"] = entry.get("grad_s")
+            if entry.get("error"):
+                row.setdefault("peer_errors", []).append(f"{framework}: {entry['error']}")
+    for row in rows:
+        for framework in PEER_FRAMEWORKS:
+            peer = row.get(f"{framework}_s")
+            row[f"{framework}_ratio"] = peer / row["ours_s"] if peer and row["ours_s"] else None
+        row["expert_ratio"] = row["ours_s"] / row["expert_s"] if row["ours_s"] and row["expert_s"] else None
+    return {"rows": rows, "frameworks": frameworks, "skipped": skipped}
+
+
+def peer_target_cell(row: dict) -> str:
+    """The issue's targets: ours no slower than JAX jit, and than the hand-written adjoint × 1.2."""
+    if row["ours_s"] is None:
+        return row["error"] or "—"
+    missed = []
+    if row.get("jax_ratio") is not None and row["jax_ratio"] < 1:
+        missed.append("JAX")
+    if row.get("expert_ratio") is not None and row["expert_ratio"] > TARGET_EXPERT_RATIO:
+        missed.append("expert")
+    measured = row.get("jax_ratio") is not None or row.get("expert_ratio") is not None
+    return ("met" if not missed else "missed: " + ", ".join(missed)) if measured else "—"
+
+
+PEER_COLUMNS = [
+    ("problem", lambda r: r["label"]),
+    ("size", lambda r: r["size"]),
+    ("ours (C, enzyme-build)", lambda r: fmt_time(r["ours_s"])),
+    ("hand-written C", lambda r: fmt_time(r["expert_s"])),
+    ("JAX jit", lambda r: fmt_time(r.get("jax_s"))),
+    ("PyTorch", lambda r: fmt_time(r.get("torch_s"))),
+    ("ours / hand-written", lambda r: fmt_x(r["expert_ratio"])),
+    ("JAX / ours", lambda r: fmt_x(r["jax_ratio"])),
+    ("PyTorch / ours", lambda r: fmt_x(r["torch_ratio"])),
+    ("target (ours ≤ JAX, ≤ 1.2x hand-written)", peer_target_cell),
+]
+
+
+def peer_notes(peers: dict) -> list[str]:
+    notes = [f"{', '.join(peers['frameworks'].values()) or 'no framework'} at 1 thread, float64, "
+             "timed in this run beside our compiled C (the kernel binaries, same seeded data)"]
+    notes += [f"skipped {line}" for line in peers["skipped"]]
+    notes += [f"{r['label']}: {e}" for r in peers["rows"] for e in r.get("peer_errors", [])]
+    return notes
+
+
+def print_peers(peers: dict) -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        print(peers_markdown(peers))
+        return
+    table = Table(title="gradients against peers (seconds per gradient; ratio > 1: ours faster)")
+    for header, _ in PEER_COLUMNS:
+        table.add_column(header, overflow="fold", justify="left" if header in ("problem", "size") else "right")
+    for row in peers["rows"]:
+        table.add_row(*[cell(row) for _, cell in PEER_COLUMNS])
+    console = Console(width=None if sys.stdout.isatty() else 260)
+    console.print(table)
+    for note in peer_notes(peers):
+        console.print(note, highlight=False, markup=False)
+
+
+def peers_markdown(peers: dict) -> str:
+    out = ["Gradients against peers (seconds per gradient; ratios above 1 mean ours is faster):", "",
+           "| " + " | ".join(h for h, _ in PEER_COLUMNS) + " |", "|" + "|".join("---" for _ in PEER_COLUMNS) + "|"]
+    out += ["| " + " | ".join(str(cell(r)).replace("|", "\\|") for _, cell in PEER_COLUMNS) + " |"
+            for r in peers["rows"]]
+    out += [""] + [f"- {note}" for note in peer_notes(peers)]
+    return "\n".join(out) + "\n"
+
+
 # ---------------------------------------------------------------- main
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes and short timing (smoke runs)")
-    parser.add_argument("--kernels", default=",".join(KERNELS),
-                        help=f"comma-separated subset of: {', '.join(KERNELS)}")
+    parser.add_argument("--kernels", default="",
+                        help=f"comma-separated subset of: {', '.join(KERNELS)} (default: all)")
+    parser.add_argument("--families", default="",
+                        help=f"every variant of these families: {', '.join(FAMILIES)}")
+    parser.add_argument("--peers", action="store_true",
+                        help="also time JAX and PyTorch gradients (benchmarks/peers/) beside ours")
     parser.add_argument("--results", type=Path, default=HERE / "results",
                         help="directory for latest.json, the SVG plot and build products")
     parser.add_argument("--markdown", type=Path, help="write the results table as markdown here "
                         f"(into the region between {MARK_START} and {MARK_END} if present)")
+    parser.add_argument("--min-time", type=float, help="seconds of timing per case in each kernel "
+                        "(default 0.25, --quick 0.02)")
+    parser.add_argument("--repeats", type=int, help="timed batches per case (default 5, --quick 3)")
     parser.add_argument("--no-ablation", action="store_true", help="skip the AD-before-opt builds")
     parser.add_argument("--no-ad-time", action="store_true", help="skip measuring the AD stage alone")
     parser.add_argument("--jobs", type=int, default=2, help="parallel builds (runs are always sequential)")
@@ -699,6 +925,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = [k for k in args.kernels.split(",") if k and k not in KERNELS]
     if unknown:
         parser.error(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(KERNELS)}")
+    families = [f for f in args.families.split(",") if f]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        parser.error(f"unknown family(ies) {', '.join(unknown)}; choose from {', '.join(FAMILIES)}")
+    names = [k for k in args.kernels.split(",") if k]
+    names += [k.name for k in KERNELS.values() if k.family_name in families and k.name not in names]
+    args.kernel_names = names or list(KERNELS)
     return args
 
 
@@ -706,12 +939,17 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.measure_ad:
         return measure_ad_child(args.measure_ad)
-    kernels = [KERNELS[k] for k in args.kernels.split(",") if k]
+    kernels = [KERNELS[k] for k in args.kernel_names]
+    TIMING_ARGS[:] = ([f"--min-time={args.min_time}"] if args.min_time else []) + \
+        ([f"--repeats={args.repeats}"] if args.repeats else [])
     out_dir = args.results / ("build-quick" if args.quick else "build")
     out_dir.mkdir(parents=True, exist_ok=True)
     clang = clang_exe()
     variants = [v for v in VARIANTS if not (args.no_ablation and v == "before")]
     jobs = [(k, v) for k in kernels for v in variants]
+    if args.peers:  # the kernels that time our side of the peer problems, built even when not listed
+        jobs += [(KERNELS[name], "after") for name in dict.fromkeys(p.kernel for p in peer_problems())
+                 if KERNELS[name] not in kernels]
     load_before = os.getloadavg()[0]
     print(f"building {len(kernels)} kernel(s) × {len(variants)} variants ...", file=sys.stderr)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -723,18 +961,24 @@ def main(argv: list[str]) -> int:
         print(f"running {kernel.name} ...", file=sys.stderr)
         records.append(collect(kernel, builds, args.quick, not args.no_ad_time, out_dir))
     summary = summarize(records)
+    peers = None
+    if args.peers:
+        peers = measure_peers({k.name: s for (k, v), s in done.items() if v == "after"}, args.quick)
     load_after = os.getloadavg()[0]
     meta = {"load_average": [round(load_before, 2), round(load_after, 2)],"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": machine_description(), "mode": "quick" if args.quick else "full",
             "argv": "".join(f" {a}" for a in argv), "cflags": CFLAGS,
             "python": platform.python_version()}
     print_table(records, summary, meta)
+    if peers:
+        print_peers(peers)
     atomic_write(args.results / "latest.json",
-                 json.dumps({"meta": meta, "summary": summary, "kernels": records}, indent=2) + "\n")
+                 json.dumps({"meta": meta, "summary": summary, "kernels": records, "peers": peers}, indent=2) + "\n")
     atomic_write(args.results / "ad_benchmarks.svg",
-                 plot(records, summary, meta))
+                 plot(records, summary, meta, peers))
     if args.markdown:
-        write_markdown(args.markdown, markdown_table(records, summary, meta))
+        table = markdown_table(records, summary, meta)
+        write_markdown(args.markdown, table + ("\n" + peers_markdown(peers) if peers else ""))
     # A wrong gradient is a failure of the run; missing AD support is reported, not fatal.
     wrong = [r["kernel"] for r in records
              for v in ("after", "before") if r[v]["result"].get("check") == "FAIL"]

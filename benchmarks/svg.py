@@ -39,7 +39,10 @@ def _fmt(value: float, unit: str) -> str:
 def _panel_svg(panel: Panel, x0: float, y0: float, width: float, height: float) -> list[str]:
     out = [f'<text x="{x0 + width / 2:.1f}" y="{y0 + 16:.1f}" text-anchor="middle" '
            f'font-size="14" font-weight="bold">{escape(panel.title)}</text>']
-    left, right, top, bottom = x0 + 52, x0 + width - 10, y0 + 30, y0 + height - 46
+    left, right = x0 + 52, x0 + width - 10
+    # long group names in narrow slots are written slanted, with room below the axis for them
+    slanted = (right - left) / max(1, len(panel.groups)) < 6.5 * max((len(g) for g in panel.groups), default=0)
+    top, bottom = y0 + 30, y0 + height - (96 if slanted else 46)
     values = [v for vs in panel.series.values() for v in vs if v is not None and v > 0]
     if panel.target:
         values.append(panel.target)
@@ -79,15 +82,19 @@ def _panel_svg(panel: Panel, x0: float, y0: float, width: float, height: float) 
                        f'{value:.3g}</title></rect>')
             out.append(f'<text x="{bx + bar / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle" font-size="9">'
                        f'{escape(_fmt(value, panel.unit))}</text>')
-        out.append(f'<text x="{gx + slot * 0.4:.1f}" y="{bottom + 14:.1f}" text-anchor="middle" '
-                   f'font-size="11">{escape(group)}</text>')
+        if slanted:
+            out.append(f'<text x="{gx + slot * 0.4:.1f}" y="{bottom + 12:.1f}" text-anchor="end" font-size="11" '
+                       f'transform="rotate(-35 {gx + slot * 0.4:.1f} {bottom + 12:.1f})">{escape(group)}</text>')
+        else:
+            out.append(f'<text x="{gx + slot * 0.4:.1f}" y="{bottom + 14:.1f}" text-anchor="middle" '
+                       f'font-size="11">{escape(group)}</text>')
     if panel.target:
         y = ypos(panel.target)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#c00" '
                    f'stroke-dasharray="6,3"/>')
         out.append(f'<text x="{right - 2}" y="{y + 12:.1f}" text-anchor="end" font-size="10" fill="#c00">'
                    f'{escape(panel.target_label)}</text>')
-    legend_y = bottom + 30
+    legend_y = bottom + (80 if slanted else 30)
     for s, name in enumerate(names):
         lx = left + s * 150
         out.append(f'<rect x="{lx}" y="{legend_y - 9}" width="10" height="10" fill="{PALETTE[s % len(PALETTE)]}"/>')
@@ -98,10 +105,14 @@ def _panel_svg(panel: Panel, x0: float, y0: float, width: float, height: float) 
 
 
 def bar_chart(panels: list[Panel], *, title: str, subtitle: str = "",
-              panel_width: float = 420, panel_height: float = 320) -> str:
-    """Panels side by side, each with its own log-scale y axis; returns the SVG text."""
+              panel_width: float = 420, panel_height: float = 320, columns: int | None = None) -> str:
+    """Panels side by side (`columns` per row; default all in one row), each with its own
+    log-scale y axis; returns the SVG text."""
+    columns = max(1, min(columns or len(panels), len(panels)))
+    rows = -(-len(panels) // columns)
     extra = max((len(p.notes) for p in panels), default=0) * 12
-    width, height = panel_width * len(panels), panel_height + 40 + extra
+    row_height = panel_height + extra
+    width, height = panel_width * columns, row_height * rows + 40
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
              f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif">',
              f'<rect width="100%" height="100%" fill="white"/>',
@@ -111,6 +122,7 @@ def bar_chart(panels: list[Panel], *, title: str, subtitle: str = "",
         parts.append(f'<text x="{width / 2:.1f}" y="34" text-anchor="middle" font-size="10" fill="#555">'
                      f'{escape(subtitle)}</text>')
     for i, panel in enumerate(panels):
-        parts += _panel_svg(panel, i * panel_width, 40, panel_width, panel_height)
+        parts += _panel_svg(panel, (i % columns) * panel_width, 40 + (i // columns) * row_height,
+                            panel_width, panel_height)
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -247,7 +247,7 @@ static inline void bench_zero_lanes(double *lanes[BENCH_WIDTH], long n) {
 
 /* --dump: one `GRAD <name> <index> <value>` line per entry, so a peer implementation's
  * gradient can be compared with ours on the same seeded data. */
-static void bench_dump(const struct bench_opts *o, const char *name, const double *g, long n) {
+static inline void bench_dump(const struct bench_opts *o, const char *name, const double *g, long n) {
   if (!o->dump) return;
   for (long i = 0; i < n; i++) printf("GRAD %s %ld %.17g\n", name, i, g[i]);
 }

@@ -14,7 +14,9 @@ from ..ir.model import Function, Instruction, byval_attributes, entry_point_name
 # ---------------------------------------------------------------- entry points
 # a call of any function whose name contains one of these is an AD call site
 ENTRY_POINTS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd", "__enzyme_reverse",
-                "__enzyme_batch", "__enzyme_augmentsize")
+                "__enzyme_batch", "__enzyme_augmentsize",
+                # Enzyme's entry points we refuse with a message at the call site (ad/driver.py)
+                "__enzyme_virtualreverse", "__enzyme_shadow", "__enzyme_zero_shadows")
 FORWARD_ENTRY_POINTS = ("__enzyme_fwddiff", "__enzyme_batch")
 SPLIT_ENTRY_POINTS = ("__enzyme_augmentfwd", "__enzyme_reverse", "__enzyme_augmentsize")
 
@@ -510,3 +512,52 @@ def _take(args: CallArgs, kind: str, where: str, what: str) -> tuple[str, str]:
                                hint="check the order of markers and arguments: a marker precedes its "
                                     "parameter's value; tangents/shadows follow the value")
     return args.next()
+
+
+# ---------------------------------------------------------------- batch mode
+
+BATCH_MARKERS = ("enzyme_vector", "enzyme_scalar")
+
+
+@dataclass
+class BatchCall:
+    """One parsed __enzyme_batch call: f evaluated on `width` lanes; per lane the arguments of
+    f's call (an enzyme_vector parameter takes one value per lane, enzyme_scalar one for all)."""
+    head: CallHead
+    width: int
+    lanes: list[list[str]]     # per lane, the 'type value' arguments of f
+    lines: list[str]           # conversions emitted before the calls
+
+
+def parse_batch_call(engine, fn: Function, inst: Instruction, fresh) -> BatchCall:
+    """`__enzyme_batch(f, enzyme_width, N, [enzyme_vector] v1..vN | enzyme_scalar s, ...)`:
+    Enzyme's batch mode. Parameters without a marker are vectors, as in Enzyme."""
+    kind = "__enzyme_batch"
+    where = engine.location(inst) or f"@{fn.name}"
+    head = parse_call_head(engine, fn, inst, kind=kind, where=where, example=kind)
+    args, primal = head.args, head.primal
+    if args.marker() not in WIDTH_MARKERS:
+        raise EnzymeBuildError(f"{kind} of @{primal.name} needs enzyme_width, N right after the function",
+                               location=where, hint=f"{kind}((void*)f, enzyme_width, 4, enzyme_vector, x1, x2, x3, x4)")
+    width = _parse_width(args, kind, where)
+    lines: list[str] = []
+    lanes: list[list[str]] = [[] for _ in range(width)]
+    for number, p in enumerate((p for p in primal.params if p.type != "..."), 1):
+        m = args.marker()
+        if m in BATCH_MARKERS:
+            args.next()
+        elif m is not None:
+            raise EnzymeBuildError(f"{m} in the call to {kind}: batch mode takes enzyme_vector or "
+                                   f"enzyme_scalar before each parameter", location=where)
+        what = f"parameter {number} ({p.type}) of @{primal.name}"
+        count = 1 if m == "enzyme_scalar" else width
+        values = [_coerce(p.type, _take(args, kind, where, f"lane {k + 1} of {what}" if count > 1 else what),
+                          fresh, lines, where, what) for k in range(count)]
+        for k in range(width):
+            lanes[k].append(f"{param_type(p)} {values[k if count > 1 else 0]}")
+    if args.remaining():
+        extra = args.next()
+        raise EnzymeBuildError(f"too many arguments in the call to {kind} for @{primal.name}: {extra[0]} "
+                               f"{extra[1]} is one more", location=where,
+                               hint="each enzyme_vector parameter takes N values, each enzyme_scalar one")
+    return BatchCall(head, width, lanes, lines)

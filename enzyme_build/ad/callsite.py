@@ -35,11 +35,16 @@ def shadow_globals_reached(engine, derived: str, forward_width: int = 0) -> dict
 
 
 def _shadow_globals_reached(engine, derived: str, forward_width: int) -> dict[str, str]:
+    # the user's own shadow globals (enzyme_shadow) are the user's to seed and read, like the
+    # shadow of an enzyme_dup argument: never cleared
+    user = getattr(engine, "user_shadows", {})
     if forward_width:
         tags = ["fsh"] + [f"fsh{k}" for k in range(1, forward_width)]
-        shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags}
+        shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags
+                   if not (g in user and t == "fsh")}
     else:
-        shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used}
+        shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used
+                   if g not in user}
     if not shadows:
         return {}
     bodies = {defined_symbol(t): t for t in engine.texts if t.lstrip().startswith("define")}
@@ -147,3 +152,22 @@ def defined_symbol(text: str) -> str | None:
     """The name a generated global or function definition defines."""
     m = re.match(r'\s*(?:define [^@]*)?@("[^"]*"|[-a-zA-Z$._0-9]+)', text)
     return strip_name("@" + m.group(1)) if m else None
+
+
+def lower_batch_call(call, inst, fresh, entry_allocas) -> list[str]:
+    """__enzyme_batch: f called once per lane; the lanes' results, in order, are the call's
+    result (a literal struct {T, ..., T}, bound to the struct or array the caller declared)."""
+    primal, lines = call.head.primal, list(call.lines)
+    rt = primal.return_type
+    results = [call_line(rt, make_name("@", primal.name)[1:], lane, fresh, lines) for lane in call.lanes]
+    if rt == "void":
+        bind_result(inst.result, inst.type, None, "void", None, fresh, lines, entry_allocas)
+        return lines
+    struct = "{ " + ", ".join([rt] * call.width) + " }"
+    value = "poison"
+    for k, r in enumerate(results):
+        nxt = fresh()
+        lines.append(f"  {nxt} = insertvalue {struct} {value}, {rt} {r}, {k}")
+        value = nxt
+    bind_result(inst.result, inst.type, value, struct, call.head.sret, fresh, lines, entry_allocas)
+    return lines

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ..custom import convention
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, entry_point_name, strip_name
 from .abi import marker_kind
@@ -56,6 +57,14 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
                                  "with a custom derivative rule, or keep it away from active data")
     what = "has only part of a custom rule (augment and gradient are both needed)" if partial_rule \
         else "has no body and no derivative rule"
+    allocation_like = getattr(engine.registry, "allocation_like", {})
+    if raw_callee in allocation_like:
+        raise EnzymeBuildError(
+            f"cannot differentiate through '{callee}': it is registered with __enzyme_allocation_like, "
+            f"which enzyme-build supports only for allocators whose body is part of the program "
+            f"(call chain: {chain})", location=where,
+            hint="build the allocator's source with enzyme-build (its malloc then gets a shadow), or "
+                 "allocate the active memory with malloc/calloc/new")
     # C++: a rule is named by a plain identifier, the function by its qualified name
     ident = re.sub(r"\W", "_", callee.split("(", 1)[0].split("::")[-1]) if raw_callee.startswith("_Z") else callee
     ref = f"(void*){callee.split('(', 1)[0]}" if raw_callee.startswith("_Z") else callee
@@ -67,8 +76,8 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
             location=where,
             hint=f"give it a forward rule, e.g. __attribute__((enzyme(\"forward\", {ident}_fwd))){on_decl} or a "
                  f"global `{ext}void* __enzyme_register_derivative_{ident}[] = {{{ref}, (void*){ident}_fwd}};` "
-                 f"where {ident}_fwd takes each argument followed by its tangent and returns "
-                 f"`struct {{ double primal, tangent; }}` — or, if it does not affect derivatives, mark it "
+                 f"where {ident}_fwd follows Enzyme's convention: {convention.describe('forward')}"
+                 f" — or, if it does not affect derivatives, mark it "
                  f"inactive: `{ext}void* __enzyme_inactivefn[] = {{{ref}}};`")
     raise EnzymeBuildError(
         f"cannot differentiate through '{callee}': it {what} (call chain: {chain})",

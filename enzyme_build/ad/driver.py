@@ -17,8 +17,10 @@ import re
 from ..custom.registry import Registry, check_rule_arity
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, aggregate_elements, is_float_type, make_name, parse_module, strip_name
-from .abi import FORWARD_ENTRY_POINTS, Signature, describe_markers, marker_kind, parse_reverse_call
-from .callsite import (bind_result, call_line, clear_shadow_globals, defined_symbol, shadow_linkage,
+from .abi import (FORWARD_ENTRY_POINTS, Signature, describe_markers, marker_kind, parse_batch_call,
+                  parse_reverse_call)
+from .callsite import (bind_result, call_line, clear_shadow_globals, defined_symbol, lower_batch_call,
+                       shadow_linkage,
                        tape_object)
 from .engine import Engine
 from .forward import rewrite_forward_call
@@ -34,6 +36,8 @@ from .tape import TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
 
 def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_allocas) -> list[str]:
     kind = marker_kind(inst.callee)
+    if kind == "__enzyme_batch":
+        return lower_batch_call(parse_batch_call(engine, fn, inst, fresh), inst, fresh, entry_allocas)
     if kind in FORWARD_ENTRY_POINTS:
         return rewrite_forward_call(engine, fn, inst)
     call = parse_reverse_call(engine, fn, inst, fresh)
@@ -170,7 +174,151 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
+# Enzyme entry points enzyme-build does not implement: a call of one is refused at its call
+# site (otherwise the link would stop on an undefined symbol, with no word of ours)
+UNSUPPORTED_ENTRY_POINTS = {
+    "__enzyme_virtualreverse": ("the derivative table of a function for virtual calls",
+                                "differentiate the virtual call's caller instead: calls through a "
+                                "function pointer or vtable the optimizer resolves are differentiated"),
+    "__enzyme_context": ("differentiation contexts",
+                         "drop the context: each top-level call uses the program's own shadows; give a "
+                         "global an explicit shadow with __attribute__((enzyme_shadow(d_g)))"),
+    "__enzyme_new_context": ("differentiation contexts", "see __enzyme_context"),
+    "__enzyme_zero_shadows": ("differentiation contexts", "see __enzyme_context"),
+}
+_UNSUPPORTED_CALL = re.compile(r'\bcall\b[^@]*@"?[-a-zA-Z$._0-9]*(' + "|".join(UNSUPPORTED_ENTRY_POINTS)
+                               + r')(?![a-zA-Z])')
+
+
+def refuse_unsupported_entry_points(text: str, module=None) -> None:
+    """A clear error for the first call of an Enzyme entry point we do not implement, and for
+    the enzyme_context marker, naming the call site."""
+    if "__enzyme_" not in text and "@enzyme_context" not in text:
+        return
+    if _UNSUPPORTED_CALL.search(text) is None and "@enzyme_context" not in text:
+        return
+    module = module or parse_module(text)
+    from ..ir.model import source_location
+    for name in module.functions:
+        for inst in module.functions[name].instructions():
+            if inst.opcode != "call" or not inst.callee:
+                continue
+            callee = strip_name(inst.callee)
+            where = source_location(module, inst.metadata.get("!dbg")) or f"@{name}"
+            for entry, (what, fix) in UNSUPPORTED_ENTRY_POINTS.items():
+                if entry in callee and not any(e in callee for e in ("__enzyme_autodiff", "__enzyme_fwddiff")):
+                    raise EnzymeBuildError(f"{entry} ({what}) is not supported by enzyme-build "
+                                           f"(called in @{name})", location=where, hint=fix)
+            fn = module.functions[name]
+
+            def is_context_marker(v: str) -> bool:
+                d = fn.defs.get(v)
+                return v == "@enzyme_context" or (d is not None and d.opcode == "load"
+                                                  and d.operands[0][1] == "@enzyme_context")
+            if marker_kind(inst.callee) and any(is_context_marker(v) for _, v in inst.operands):
+                raise EnzymeBuildError(f"the enzyme_context marker (differentiation contexts) is not supported "
+                                       f"by enzyme-build (in the call to {marker_kind(inst.callee)} in @{name})",
+                                       location=where, hint=UNSUPPORTED_ENTRY_POINTS["__enzyme_context"][1])
+
+
+def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Registry | None]:
+    """`__enzyme_shadow(&g, 1, 0)` (Enzyme's query of the shadow of a global at width 1) becomes
+    the address of a zeroed global `@g$user` that is g's shadow in every mode, exactly as if g
+    carried `__attribute__((enzyme_shadow(g$user)))`: reverse mode adds g's adjoint into it,
+    forward mode reads g's tangent from it, and nothing clears it. Other widths and lanes, and
+    the context form `__enzyme_shadow(ctx, &g, lane)`, are refused at the call site."""
+    if "__enzyme_shadow" not in text or not re.search(r'\bcall\b[^\n]*@"?[-a-zA-Z$._0-9]*__enzyme_shadow', text):
+        return text, registry
+    from dataclasses import replace as copy_registry
+
+    from ..ir.model import is_active_type, source_location, take_type
+    module = parse_module(text)
+    lines = list(module.lines)
+    shadows = dict((registry or Registry()).shadow_globals)
+    added: list[str] = []
+    for name in module.functions:
+        for inst in module.functions[name].instructions():
+            callee = strip_name(inst.callee) if inst.opcode == "call" and inst.callee else ""
+            if "__enzyme_shadow" not in callee:
+                continue
+            where = source_location(module, inst.metadata.get("!dbg")) or f"@{name}"
+            ops = inst.operands
+            if len(ops) != 3 or ops[0][0] != "ptr" or ops[1][0] == "ptr":
+                raise EnzymeBuildError(
+                    "__enzyme_shadow with a differentiation context is not supported by enzyme-build "
+                    f"(called in @{name})", location=where,
+                    hint="query the width-1 shadow: (double *)__enzyme_shadow(&g, 1, 0), or declare it: "
+                         "double d_g; double g __attribute__((enzyme_shadow(d_g)));")
+            if (ops[1][1], ops[2][1]) != ("1", "0"):
+                raise EnzymeBuildError(
+                    f"__enzyme_shadow of width {ops[1][1]}, lane {ops[2][1]} is not supported by enzyme-build "
+                    f"(called in @{name}): only the width-1 shadow (1, 0) is", location=where,
+                    hint="vector-mode tangents of globals start at zero; pass the data as enzyme_dup arguments")
+            found = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', ops[0][1])
+            g = strip_name("@" + found.group(1)) if found else None
+            line = module.globals.get(g, "") if g else ""
+            m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$', line)
+            ty = take_type(m.group(2))[0] if m else None
+            if ty is None or not (is_active_type(ty) or ty.startswith(("[", "{", "<{", "%"))):
+                raise EnzymeBuildError(
+                    f"__enzyme_shadow needs the address of a global variable holding floating-point data "
+                    f"(got {ops[0][1]}, in @{name})", location=where,
+                    hint="(double *)__enzyme_shadow(&g, 1, 0) for a global `double g`")
+            shadow = shadows.get(g)
+            if shadow is None:
+                shadow = strip_name(make_name("@", g, "user"))
+                shadows[g] = shadow
+                added.append(f"{make_name('@', shadow)} = internal global {ty} zeroinitializer, align 16")
+            value = re.sub(re.escape(make_name("@", g)) + r'(?![-\w$.])', make_name("@", shadow), ops[0][1])
+            if inst.first_line != inst.line:
+                raise EnzymeBuildError("__enzyme_shadow called through 'invoke' is not supported",
+                                       location=where)
+            lines[inst.first_line] = (f"  {inst.result} = getelementptr i8, ptr {value}, i64 0"
+                                      if inst.result else "")
+    new_registry = copy_registry(registry or Registry(), shadow_globals=shadows)
+    return "\n".join(lines + added) + "\n", new_registry
+
+
+INACTIVE_VALUE = "__enzyme_build_inactive_value"
+_FLOAT_STORE = re.compile(r'^(\s*)store (double|float|x86_fp80|half|bfloat|fp128) (%[-a-zA-Z$._0-9]+|%"[^"]*"), '
+                          r'ptr (.*)$')
+
+
+def detach_inactive_global_stores(text: str, registry: Registry | None) -> tuple[str, Registry | None]:
+    """A global marked inactive (`enzyme_inactive`, `__enzyme_inactive_global`) carries no
+    derivative, even when a value that does is stored into it (a cache of the last x, a log):
+    as in Enzyme, the store's derivative is dropped. The stored value passes through an
+    identity function registered inactive, so the engine sees an inactive value stored into
+    memory without a shadow; the post-AD pipeline inlines it away."""
+    names = sorted((registry.inactive_globals if registry else ()), key=len, reverse=True)
+    if not names or "store " not in text:
+        return text, registry
+    target = re.compile("(" + "|".join(re.escape(make_name("@", n)) for n in names) + r")(?![-\w$.])")
+    out, used, counter = [], set(), 0
+    for line in text.split("\n"):
+        m = _FLOAT_STORE.match(line)
+        if m and target.search(m.group(4).split(", align")[0]):
+            counter += 1
+            ty, value = m.group(2), m.group(3)
+            detached = f"%enzyme$inactive{counter}"
+            helper = make_name("@", INACTIVE_VALUE, ty)
+            used.add((ty, helper))
+            out.append(f"{m.group(1)}{detached} = call {ty} {helper}({ty} {value})")
+            line = f"{m.group(1)}store {ty} {detached}, ptr {m.group(4)}"
+        out.append(line)
+    if not used:
+        return text, registry
+    for ty, helper in sorted(used):
+        out += ["", f"define internal {ty} {helper}({ty} %x) alwaysinline {{", "entry:", f"  ret {ty} %x", "}"]
+    from dataclasses import replace as copy_registry
+    inactive = set(registry.inactive) | {strip_name(helper) for _, helper in used}
+    return "\n".join(out) + "\n", copy_registry(registry, inactive=inactive)
+
+
 def _differentiate_module(text: str, registry: Registry | None) -> str:
+    refuse_unsupported_entry_points(text)
+    text, registry = lower_shadow_queries(text, registry)
+    text, registry = detach_inactive_global_stores(text, registry)
     text, module = _specialize_callback_arguments(
         lower_threadlocal_addresses(text), set((registry or Registry()).rules) | set((registry or Registry()).inactive))
     for _ in range(16):
@@ -280,12 +428,32 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
             out.append(decl)
     defined = set(module.functions) | set(module.globals)
     for g in sorted(engine.shadow_globals_used):
+        if g in engine.user_shadows:
+            continue
         if strip_name(make_name('@', g, 'sh')) not in defined:   # an earlier (inner) pass made it
             out.append(f"{make_name('@', g, 'sh')} = {shadow_linkage(module, g)} global {engine.active_globals[g]} "
                        f"zeroinitializer, align 16")
     out.extend(t for t in engine.texts if defined_symbol(t) not in defined)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
-    return "\n".join(out) + "\n"
+    return _use_user_shadows("\n".join(out) + "\n", engine.user_shadows)
+
+
+def _use_user_shadows(text: str, user_shadows: dict[str, str]) -> str:
+    """The engine's shadow of @g (`@g$sh` in reverse mode, `@g$fsh` for forward mode's first
+    lane) becomes the user's @d_g wherever a registration (`enzyme_shadow(d_g)` on g) gave one."""
+    if not user_shadows:
+        return text
+    names = {}
+    for g, shadow in user_shadows.items():
+        names[make_name("@", g, "sh")] = shadow
+        names[make_name("@", g, "fsh")] = shadow
+    pattern = re.compile("(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                         + r")(?![-\w$.])")
+    if not pattern.search(text):
+        return text
+    lines = [line for line in text.split("\n")
+             if not (line.startswith("@") and pattern.match(line) and " = " in line)]
+    return pattern.sub(lambda m: names[m.group(1)], "\n".join(lines))
 
 
 def check_split_pairs(calls: list[tuple[str, Signature, str]]) -> None:

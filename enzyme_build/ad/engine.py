@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .. import progress
 from ..analysis.activity import callee_name, written_float_globals
 from ..analysis.effects import derivative_free
+from ..custom import convention
 from ..custom.registry import Registry
 from ..ir.model import Function, Instruction, make_name
 from .abi import Signature
@@ -79,24 +80,188 @@ class _GlobalUsers:
         return found
 
 
+def user_shadow_globals(module, registry: Registry) -> dict[str, tuple[str, str]]:
+    """@g -> (@d_g, g's value type) for each `enzyme_shadow` registration whose global holds
+    floats: the engine uses @d_g wherever it would make its own shadow global, so the user
+    seeds tangents in it (forward mode) and reads adjoints from it (reverse mode)."""
+    from ..ir.model import is_active_type, take_type
+    found = {}
+    for g, shadow in registry.shadow_globals.items():
+        line = module.globals.get(g)
+        m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$', line or "")
+        if m is None or shadow not in module.globals:
+            continue
+        ty, _ = take_type(m.group(2))
+        if is_active_type(ty) or ty.startswith(("[", "{", "<{", "%")):
+            found[make_name("@", g)] = (make_name("@", shadow), ty)
+    return found
+
+
+# ---------------------------------------------------------------- custom-rule adapters
+# The sweeps call every custom rule in one shape (augment -> tape or {tape, primal}; gradient
+# taking the tape last; forward -> {primal, tangent}). Enzyme's other shapes (an augment
+# returning the primal alone or nothing, with a gradient taking no tape; a forward rule
+# returning the tangent alone) get a small internal adapter of that shape around the user's
+# rule. An adapter is named after the rule plus one of these suffixes, so
+# custom.registry.check_rule_arity still checks the user's own function at each call site.
+TAPELESS_AUGMENT_SUFFIX = convention.TAPELESS_AUGMENT_SUFFIX
+TAPELESS_GRADIENT_SUFFIX = convention.TAPELESS_GRADIENT_SUFFIX
+TANGENT_ONLY_SUFFIX = convention.TANGENT_ONLY_SUFFIX
+
+
+def _signature(module, name: str) -> tuple[str, list[str]] | None:
+    """(return type, parameter types) of a function defined or declared in the module."""
+    fn = module.functions.get(name)
+    if fn is not None:
+        if any(p.type == "..." or "byval" in p.attrs or "sret" in p.attrs for p in fn.params):
+            return None
+        return fn.return_type, [p.type for p in fn.params]
+    from ..custom.collect import parse_functions
+    found = parse_functions(module.declarations.get(name, "")).get(name)
+    if found is None or found.abi_rewritten:
+        return None
+    return found.result, list(found.params)
+
+
+def _ir_class(ty: str) -> str:
+    from ..custom.collect import classify_ir_type
+    found = classify_ir_type(ty)
+    return "struct" if found == "aggregate" else found
+
+
+def _primal_arguments(f_params: list[str], rule_params: list[str], *, forward: bool) -> list[int] | None:
+    """Positions of f's own arguments among a rule's interleaved parameters (each pointer, and
+    in forward rules each float, followed by its shadow or tangent); None if they don't fit."""
+    positions, k = [], 0
+    shadowed = len(rule_params) != len(f_params)
+    for ty in f_params:
+        positions.append(k)
+        k += 1
+        if shadowed and (_ir_class(ty) == "pointer" or (forward and _ir_class(ty) == "float")):
+            k += 1
+    return positions if k == len(rule_params) else None
+
+
+def _adapter(name: str, ret: str, params: list[str], body: list[str]) -> str:
+    args = ", ".join(f"{t} %a{k}" for k, t in enumerate(params))
+    return "\n".join([f"define internal {ret} {make_name('@', name)}({args}) alwaysinline {{", "entry:",
+                      *body, "}"])
+
+
+def adapter_return_types(texts: list[str]) -> dict[str, str]:
+    """Adapter name -> its return type (the sweeps ask the engine for rules' return types)."""
+    found = {}
+    for text in texts:
+        m = re.match(r'define internal (.*?) @("[^"]*"|[-a-zA-Z$._0-9]+)\(', text)
+        if m:
+            found[m.group(2).strip('"')] = m.group(1)
+    return found
+
+
+def adapt_custom_rules(module, rules: dict) -> tuple[dict, list[str]]:
+    """The rules as the sweeps call them, and the adapters' texts (see above)."""
+    from dataclasses import replace
+    adapted, texts = {}, []
+    for f, rule in rules.items():
+        primal = _signature(module, f)
+        if primal is None:
+            adapted[f] = rule
+            continue
+        f_ret, f_params = primal
+        call_f = lambda positions, params: f"call {f_ret} {make_name('@', f)}(" + ", ".join(   # noqa: E731
+            f"{params[k]} %a{k}" for k in positions) + ")"
+        new = rule
+        aug = _signature(module, rule.augment) if rule.augment and rule.gradient else None
+        grad = _signature(module, rule.gradient) if aug else None
+        shape = convention.augment_result(_ir_class(f_ret), _ir_class(aug[0])) if aug else None
+        if aug and shape == convention.AUGMENT_TAPE and f_ret not in ("void", "ptr"):
+            # the tape alone: the primal comes from calling f
+            positions = _primal_arguments(f_params, aug[1], forward=False)
+            if positions is not None:
+                pass_args = ", ".join(f"{t} %a{k}" for k, t in enumerate(aug[1]))
+                pair = f"{{ ptr, {f_ret} }}"
+                aug_name = rule.augment + TAPELESS_AUGMENT_SUFFIX
+                texts.append(_adapter(aug_name, pair, aug[1], [
+                    f"  %t = call ptr {make_name('@', rule.augment)}({pass_args})",
+                    f"  %v = {call_f(positions, aug[1])}",
+                    f"  %p0 = insertvalue {pair} poison, ptr %t, 0",
+                    f"  %p = insertvalue {pair} %p0, {f_ret} %v, 1",
+                    f"  ret {pair} %p"]))
+                new = replace(new, augment=aug_name)
+        if aug and grad and shape in (convention.AUGMENT_PRIMAL, convention.AUGMENT_NOTHING):
+            aug_ret, aug_params = aug
+            pass_args = ", ".join(f"{t} %a{k}" for k, t in enumerate(aug_params))
+            body = []
+            if f_ret == "void":
+                body += [f"  call void {make_name('@', rule.augment)}({pass_args})", "  ret ptr null"]
+            else:
+                pair = f"{{ ptr, {f_ret} }}"
+                if shape == convention.AUGMENT_PRIMAL:
+                    body.append(f"  %v = call {aug_ret} {make_name('@', rule.augment)}({pass_args})")
+                else:
+                    positions = _primal_arguments(f_params, aug_params, forward=False)
+                    if positions is None:
+                        adapted[f] = rule
+                        continue
+                    body += [f"  call void {make_name('@', rule.augment)}({pass_args})",
+                             f"  %v = {call_f(positions, aug_params)}"]
+                body += [f"  %p = insertvalue {pair} {{ ptr null, {f_ret} poison }}, {f_ret} %v, 1",
+                         f"  ret {pair} %p"]
+            aug_name = rule.augment + TAPELESS_AUGMENT_SUFFIX
+            texts.append(_adapter(aug_name, "ptr" if f_ret == "void" else f"{{ ptr, {f_ret} }}",
+                                  aug_params, body))
+            grad_ret, grad_params = grad
+            pass_grad = ", ".join(f"{t} %a{k}" for k, t in enumerate(grad_params))
+            grad_name = rule.gradient + TAPELESS_GRADIENT_SUFFIX
+            call = f"call {grad_ret} {make_name('@', rule.gradient)}({pass_grad})"
+            texts.append(_adapter(grad_name, grad_ret, grad_params + ["ptr"],
+                                  [f"  {call}", "  ret void"] if grad_ret == "void" else
+                                  [f"  %r = {call}", f"  ret {grad_ret} %r"]))
+            new = replace(new, augment=aug_name, gradient=grad_name)
+        fwd = _signature(module, rule.forward) if rule.forward else None
+        if fwd and f_ret != "void" and fwd[0] == f_ret:
+            positions = _primal_arguments(f_params, fwd[1], forward=True)
+            if positions is not None:
+                pass_args = ", ".join(f"{t} %a{k}" for k, t in enumerate(fwd[1]))
+                pair = f"{{ {f_ret}, {f_ret} }}"
+                name = rule.forward + TANGENT_ONLY_SUFFIX
+                texts.append(_adapter(name, pair, fwd[1], [
+                    f"  %t = call {f_ret} {make_name('@', rule.forward)}({pass_args})",
+                    f"  %v = {call_f(positions, fwd[1])}",
+                    f"  %p0 = insertvalue {pair} poison, {f_ret} %v, 0",
+                    f"  %p1 = insertvalue {pair} %p0, {f_ret} %t, 1",
+                    f"  ret {pair} %p1"]))
+                new = replace(new, forward=name)
+        adapted[f] = new
+    return adapted, texts
+
+
 class Engine:
     """Per-module state: the IR, registrations, memo of derived functions, emitted text."""
 
     def __init__(self, module, registry: Registry):
         self.module = module
         self.registry = registry
-        self.custom = dict(registry.rules)
+        self.custom, adapters = adapt_custom_rules(module, registry.rules)
         self.inactive = _Inactive(set(registry.inactive), module)
         self.function_like = dict(registry.function_like)
         self.differentiable = {n for n in module.functions if n not in self.custom and n not in self.inactive}
         self.derived: dict[DerivedKey, dict[str, str]] = {}   # derived function names by key
         self.memo: dict[tuple, object] = {}   # answers of the engine's other questions (cached)
         self.used_names: set[str] = set(module.functions) | set(module.declarations) | set(module.globals)
-        self.texts: list[str] = []
+        self.texts: list[str] = list(adapters)
+        self.adapter_types = adapter_return_types(adapters)
         self.declarations: dict[str, str] = {}
         self.support: set[str] = set()
         self.chain: list[tuple[str, str | None]] = []   # (function, call location) being derived
         self.active_globals = written_float_globals(module)   # global -> value type
+        # user-declared facts about globals: never active, or shadowed by the user's own global
+        for g in registry.inactive_globals:
+            self.active_globals.pop(make_name("@", g), None)
+        self.user_shadows = user_shadow_globals(module, registry)   # @g -> @d_g
+        for g, (_, ty) in self.user_shadows.items():
+            self.active_globals.setdefault(g, ty)
+        self.user_shadows = {g: d for g, (d, _) in self.user_shadows.items()}
         self.global_users = _GlobalUsers(module, self.active_globals)
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}
@@ -246,6 +411,8 @@ class Engine:
         return source_location(self.module, fn.dbg) or f"@{fn.name}"
 
     def function_return_type(self, name: str) -> str:
+        if name in self.adapter_types:
+            return self.adapter_types[name]
         fn = self.module.functions.get(name)
         if fn:
             return fn.return_type

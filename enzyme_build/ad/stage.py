@@ -514,6 +514,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from .driver import differentiate_module
 
     text = distinct_ad_sites(canonicalize_markers(module.text()))
+    from ..blas import attach_blas_rules   # BLAS calls: renamed to the rule library, linked in
+    text = attach_blas_rules(text)
     registry = _collect_registry(text)
     text = _protect_registrations(text, registry)
     m = llvm.parse_assembly(text, module.name)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import EnzymeBuildError
+from . import convention
 from .registry import CustomRule, Registry
 
 _NAME = r'(?:"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)'
@@ -31,9 +32,17 @@ _FUNCTION_NAME = re.compile(rf"@({_NAME})\(")
 GRADIENT_PREFIX = "__enzyme_register_gradient"
 DERIVATIVE_PREFIX = "__enzyme_register_derivative"
 INACTIVE_PREFIX = "__enzyme_inactivefn"
+INACTIVE_NOBLOCK_PREFIX = "__enzyme_inactivenoblockfn"
+INACTIVE_GLOBAL_PREFIX = "__enzyme_inactive_global"
 FUNCTION_LIKE_PREFIX = "__enzyme_function_like"
+ALLOCATION_LIKE_PREFIX = "__enzyme_allocation_like"
+SHADOW_PREFIX = "__enzyme_shadow"
+# Enzyme matches these anywhere in the name (`_ZL…__enzyme_inactivefn_autoreg_f` from a C++
+# static works too); the order decides between overlapping spellings
+_ENZYME_FAMILIES = (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_NOBLOCK_PREFIX, INACTIVE_GLOBAL_PREFIX,
+                    INACTIVE_PREFIX, FUNCTION_LIKE_PREFIX, ALLOCATION_LIKE_PREFIX)
 ATTRIBUTE_PREFIX = "__enzyme_build_rule_"
-RULE_KINDS = ("augment", "gradient", "forward")
+RULE_KINDS = convention.RULE_KINDS
 
 FLOAT_TYPES = {"half", "bfloat", "float", "double", "x86_fp80", "fp128", "ppc_fp128"}
 
@@ -196,11 +205,17 @@ def parse_globals(module_text: str) -> dict[str, GlobalDef]:
 
 
 def initializer_elements(initializer: str) -> list[str]:
-    """The elements of an array initializer `[ptr @f, ptr @g]` (empty if not an array)."""
+    """The elements of an array or struct initializer (`[ptr @f, ptr @g]`, `{ ptr @f, ptr
+    @.str }`), or the one pointer of `void *__enzyme_inactivefn_f = (void *)f;` (empty for
+    anything else)."""
     text = initializer.strip()
-    if text == "zeroinitializer" or not text.startswith("["):
-        return []
-    return split_top_level(text[1:_matching(text, 0) - 1])
+    if text.startswith("<{"):
+        return split_top_level(text[2:_matching(text, 1) - 2])
+    if text.startswith(("[", "{")):
+        return split_top_level(text[1:_matching(text, 0) - 1])
+    if text.startswith(("@", "bitcast", "getelementptr", "addrspacecast")):
+        return [text]
+    return []
 
 
 def element_symbol(element: str) -> str | None:
@@ -222,9 +237,11 @@ def _string_value(name: str, globals_: dict[str, GlobalDef]) -> str | None:
 
 
 def _registration_kind(name: str) -> str | None:
-    for prefix in (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_PREFIX, FUNCTION_LIKE_PREFIX):
-        if name.startswith(prefix):
+    for prefix in _ENZYME_FAMILIES:
+        if prefix in name:
             return prefix
+    if name.startswith(SHADOW_PREFIX):   # `__enzyme_shadow_global_g = {&g, &d_g}`
+        return SHADOW_PREFIX
     if name.startswith(ATTRIBUTE_PREFIX) or _mangled_attribute_name(name):
         return ATTRIBUTE_PREFIX
     return None
@@ -296,10 +313,16 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
         elif family == DERIVATIVE_PREFIX:
             function, forward = _symbols(name, elements, 2)[:2]
             _set_rule(registry, function, "forward", forward, name)
-        elif family == INACTIVE_PREFIX:
+        elif family in (INACTIVE_PREFIX, INACTIVE_NOBLOCK_PREFIX):
             registry.inactive.update(s for s in _symbols(name, elements, None) if s)
+        elif family == INACTIVE_GLOBAL_PREFIX:
+            registry.inactive_globals.update(s for s in _symbols(name, elements, None) if s)
         elif family == FUNCTION_LIKE_PREFIX:
             _collect_function_like(registry, name, elements, globals_)
+        elif family == ALLOCATION_LIKE_PREFIX:
+            _collect_allocation_like(registry, name, elements, globals_)
+        elif family == SHADOW_PREFIX:
+            _collect_shadow(registry, name, elements, globals_)
         else:
             kind = _attribute_kind(name)
             function, rule = _symbols(name, elements, 2)[:2]
@@ -392,26 +415,72 @@ def _collect_function_like(registry, name, elements, globals_) -> None:
     registry.function_like[function] = libm_name
 
 
+def _collect_shadow(registry, name, elements, globals_) -> None:
+    """`{&g, &d_g}`: the user's global d_g is the shadow of the global g (Enzyme's
+    `!enzyme_shadow` metadata; `__attribute__((enzyme_shadow(d_g)))` on g makes one)."""
+    symbols = [element_symbol(e) for e in elements]
+    if len(symbols) != 2 or None in symbols or any(s not in globals_ for s in symbols):
+        raise EnzymeBuildError(
+            f"{name} must be {{&global, &its_shadow}} (two global variables), found "
+            f"{{{', '.join(elements)}}}", location=name,
+            hint="void *__enzyme_shadow_global_g[2] = {(void *)&g, (void *)&d_g};")
+    primal, shadow = symbols
+    existing = registry.shadow_globals.get(primal)
+    if existing is not None and existing != shadow:
+        raise EnzymeBuildError(f"conflicting shadows for the global {primal}: {existing} and {shadow}",
+                               location=name, hint=f"give {primal} one shadow")
+    registry.shadow_globals[primal] = shadow
+
+
+def _collect_allocation_like(registry, name, elements, globals_) -> None:
+    """Enzyme's `{allocator, (void *)size_argument_index, "free argument index", deallocator}`."""
+    if len(elements) != 4 or element_symbol(elements[0]) is None:
+        raise EnzymeBuildError(
+            f"{name} must be {{allocator, (void *)size_index, \"free_index\", deallocator}}",
+            location=name, hint='void *__enzyme_allocation_like[4] = {(void *)my_alloc, (void *)0, '
+                                '(void *)"-1", (void *)my_free};')
+    index = re.search(r"inttoptr \(i\d+ (\d+) to", elements[1])
+    size_index = int(index.group(1)) if index else 0 if "null" in elements[1] else None
+    free_string = element_symbol(elements[2])
+    free_index = _string_value(free_string, globals_) if free_string else None
+    deallocator = element_symbol(elements[3])
+    if size_index is None or free_index is None or deallocator is None:
+        raise EnzymeBuildError(
+            f"{name} must be {{allocator, (void *)size_index, \"free_index\", deallocator}}, found "
+            f"{{{', '.join(elements)}}}", location=name)
+    registry.allocation_like[element_symbol(elements[0])] = (size_index, free_index, deallocator)
+
+
 # ---------------------------------------------------------------------------
 # Enzyme's convention, checked on IR signatures
 
 
-def expected_rule_arity(kind: str, primal: Signature) -> int | None:
-    """How many IR parameters a ``kind`` rule for ``primal`` takes (None if unknowable):
-    every pointer parameter gets a shadow after it; forward also gives every float
-    parameter a tangent; gradient adds the return adjoint (float results) and the tape."""
+def _classes(primal: Signature) -> tuple[list[str], str] | None:
     classes = [classify_ir_type(p) for p in primal.params]
     result = classify_ir_type(primal.result)
     if primal.abi_rewritten or "aggregate" in classes or result == "aggregate":
         return None
-    pointers, floats = classes.count("pointer"), classes.count("float")
-    if kind == "augment":
-        return len(classes) + pointers
-    if kind == "gradient":
-        return len(classes) + pointers + (1 if result == "float" else 0) + 1
-    if kind == "forward":
-        return len(classes) + pointers + floats
-    return None
+    return classes, result
+
+
+def augment_shape(primal: Signature, augment: Signature | None) -> str | None:
+    """What the augment rule returns for `primal` (a convention.AUGMENT_* shape; None if unknown)."""
+    found = _classes(primal)
+    if found is None or augment is None:
+        return None
+    result = classify_ir_type(augment.result)
+    return convention.augment_result(found[1], "struct" if result == "aggregate" else result)
+
+
+def expected_rule_arity(kind: str, primal: Signature, augment: Signature | None = None) -> int | None:
+    """How many IR parameters a ``kind`` rule for ``primal`` takes (None if unknowable), by
+    enzyme_build.custom.convention; a gradient's count depends on whether ``augment`` (the
+    augment rule's signature, if known) returns a tape."""
+    found = _classes(primal)
+    if found is None:
+        return None
+    shape = augment_shape(primal, augment) if kind == "gradient" else None
+    return convention.expected_arity(kind, found[0], found[1], shape)
 
 
 def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatures: bool) -> None:
@@ -435,7 +504,8 @@ def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatu
                 hint=f"define {name} in a source built with enzyme-build (or fix the name)")
         if not check_signatures or primal is None or signature.abi_rewritten:
             continue
-        expected = expected_rule_arity(kind, primal)
+        augment = functions.get(rule.augment) if rule.augment else None
+        expected = expected_rule_arity(kind, primal, augment)
         if expected is not None and len(signature.params) != expected:
             raise EnzymeBuildError(
                 f"the {kind} rule {name} of {rule.function} takes {len(signature.params)} "
@@ -445,11 +515,4 @@ def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatu
 
 
 def _convention_hint(kind: str) -> str:
-    return {
-        "augment": "augment(args, each pointer followed by its shadow) returns the tape (void *), "
-                   "or struct {void *tape; T primal;} when f returns T",
-        "gradient": "gradient(args, each pointer followed by its shadow, return adjoint if f "
-                    "returns a float, tape) returns the adjoints of f's float args",
-        "forward": "forward(args, each float and pointer followed by its tangent) returns "
-                   "struct {T primal; T tangent;}",
-    }[kind]
+    return convention.describe(kind)

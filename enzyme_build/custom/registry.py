@@ -14,32 +14,17 @@ from dataclasses import dataclass, field
 class CustomRule:
     """User-supplied derivatives of one function (names of functions in the module).
 
-    Signatures (Enzyme's convention), for ``T f(a1, ..., an)``:
-
-    ``augment(a1, [da1], ..., an, [dan])``
-        every pointer argument ``ai`` is followed by its shadow ``dai`` (float and integer
-        arguments are not); runs the primal's side effects exactly once and returns the
-        tape as ``void *`` when ``T`` is void, else ``struct {void *tape; T primal;}``.
-        The AD engine calls it once per call of ``f`` in the forward sweep.
-    ``gradient(a1, [da1], ..., an, [dan], [dret], tape)``
-        the same interleaved arguments, then the adjoint of the result when ``T`` is a
-        float type, then the tape ``augment`` returned; it accumulates (``+=``) into the
-        pointer shadows and returns the adjoints of the float arguments in order:
-        nothing for none, a ``double``/``float`` for one, a struct for several.
-        Reverse mode needs both ``augment`` and ``gradient`` (collect enforces it).
-    ``forward(a1, [da1], ..., an, [dan])``
-        every float and pointer argument is followed by its tangent (integers are not);
-        returns ``struct {T primal; T tangent;}`` (nothing when ``T`` is void) and
-        writes tangents of memory outputs through the pointer shadows.
-
-    Integer arguments never get shadows. ``origins`` maps a kind to the registration
-    global it came from (for error messages).
+    Their parameters and results follow Enzyme's convention, stated in
+    enzyme_build.custom.convention (collect checks it; the engine adapts the shapes the sweeps
+    don't call directly). Reverse mode needs both ``augment`` and ``gradient`` (collect
+    enforces it). Integer arguments never get shadows. ``origins`` maps a kind to the
+    registration global it came from (for error messages).
     """
 
     function: str
-    augment: str | None = None   # f's args interleaved with shadows -> tape (or {tape, primal})
-    gradient: str | None = None  # same args, then return adjoint (if active float), then tape
-    forward: str | None = None   # interleaved (x, dx) args -> {primal, tangent}
+    augment: str | None = None
+    gradient: str | None = None
+    forward: str | None = None
     origins: dict[str, str] = field(default_factory=dict)
 
 
@@ -48,6 +33,10 @@ class Registry:
     rules: dict[str, CustomRule] = field(default_factory=dict)
     inactive: set[str] = field(default_factory=set)            # functions AD treats as inactive
     function_like: dict[str, str] = field(default_factory=dict)  # f -> libm name whose rule f uses
+    inactive_globals: set[str] = field(default_factory=set)    # globals that never carry derivatives
+    shadow_globals: dict[str, str] = field(default_factory=dict)  # global g -> the user's global d_g
+    # Enzyme's __enzyme_allocation_like: allocator -> (size argument, free-argument string, deallocator)
+    allocation_like: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     # names of the registration globals themselves, removed from the module after AD
     registration_globals: set[str] = field(default_factory=set)
     # f -> (its parameter count, groups of consecutive parameters that are one C struct
@@ -61,7 +50,8 @@ class Registry:
     def referenced_functions(self) -> set[str]:
         """Every function a registration names: keep these alive until AD is done (the
         pre-AD optimization would otherwise delete rule functions nothing calls yet)."""
-        names = set(self.inactive) | set(self.function_like)
+        names = set(self.inactive) | set(self.function_like) | set(self.allocation_like)
+        names.update(dealloc for _, _, dealloc in self.allocation_like.values())
         for rule in self.rules.values():
             names.add(rule.function)
             names.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
@@ -74,12 +64,15 @@ def check_rule_arity(module, rule: str, kind: str, function: str, passed: int,
     than this call site's activity gives it: the arguments (and the tape) would land in
     the wrong slots and the program would crash or compute garbage at run time."""
     from ..errors import EnzymeBuildError
+    from .convention import describe, user_rule
+    rule, extra = user_rule(rule)   # an adapter the engine wrapped around the user's rule
     defined = module.functions.get(rule)
     if defined is None or any(p.type == "..." for p in defined.params):
         return
     takes = len(defined.params)
-    if takes == passed:
+    if takes + extra == passed:
         return
+    passed -= extra
     described = ", ".join(f"parameter {k} {a}" for k, a in enumerate(activity, 1))
     primal = module.functions.get(function)
     types = [p.type for p in primal.params] if primal is not None else []
@@ -87,8 +80,7 @@ def check_rule_arity(module, rule: str, kind: str, function: str, passed: int,
               if a == "const" and k <= len(types) and types[k - 1] == "ptr"]
     hint = ("write the rule for this activity (no shadow after an enzyme_const pointer), or pass "
             f"parameter(s) {', '.join(consts)} with enzyme_dup") if consts else \
-        "follow Enzyme's convention: each pointer argument followed by its shadow" + \
-        (", then the result's adjoint and the tape" if kind == "gradient" else "")
+        "follow Enzyme's convention: " + describe(kind)
     raise EnzymeBuildError(
         f"the custom {kind} rule @{rule} of @{function} takes {takes} parameter(s), but this call "
         f"passes {passed} ({described})", location=location, hint=hint)

@@ -1,5 +1,13 @@
 """Compile-time resolution of `__attribute__((enzyme("gradient", f_grad)))` and friends.
 
+Also Enzyme's marker attributes (its clang plugin's spellings, `[[enzyme::inactive]]` too):
+`enzyme_inactive` and `enzyme_inactive_noblock` on a function or a global,
+`enzyme_function_like("log1p")` on a function, `enzyme_shadow(d_g)` on a global (d_g is its
+shadow) and `enzyme_nofree` (accepted, no effect). They become the registration globals
+Enzyme's plugin makes (`__enzyme_inactivefn_…`, `__enzyme_inactive_global_…`,
+`__enzyme_function_like_…`; `__enzyme_shadow_global_…` for shadows), see
+`marker_registration`.
+
 clang drops the unknown `enzyme` attribute, so a TU that uses it is compiled a second
 time with the attribute rewritten into registration globals that survive into bitcode.
 
@@ -36,6 +44,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, replace
 
+from ..custom import convention
 from ..errors import EnzymeBuildError
 
 RULE_KINDS = ("augment", "gradient", "forward")
@@ -43,8 +52,26 @@ ATTRIBUTE_NAMES = ("enzyme", "__enzyme__")
 RULE_GLOBAL_PREFIX = "__enzyme_build_rule_"
 MARKER = "enzyme_build_marker:"
 
+# Enzyme's marker attributes (its clang plugin's spellings): attribute name -> (kind, what the
+# attribute takes: "none", "string" (a libm name) or "variable" (the shadow global)).
+# `enzyme::inactive` and `__enzyme_inactive__` are the same attribute.
+MARKER_ATTRIBUTES = {
+    "enzyme_inactive": ("inactive", "none"),
+    "enzyme_inactive_noblock": ("inactive_noblock", "none"),
+    "enzyme_nofree": ("nofree", "none"),
+    "enzyme_function_like": ("function_like", "string"),
+    "enzyme_shadow": ("shadow", "variable"),
+}
+MARKER_KINDS = tuple(kind for kind, _ in MARKER_ATTRIBUTES.values())
+# which declarations each marker kind may decorate
+_MARKER_ENTITIES = {"inactive": ("FunctionDecl", "VarDecl"), "inactive_noblock": ("FunctionDecl", "VarDecl"),
+                    "nofree": ("FunctionDecl", "VarDecl"), "function_like": ("FunctionDecl",),
+                    "shadow": ("VarDecl",)}
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_WARNING = re.compile(r"unknown attribute '(?:__)?enzyme(?:__)?' ignored")
+_WARNING = re.compile(r"unknown attribute '(?:(?:__)?enzyme(?:__)?|(?:__)?enzyme_(?:inactive|inactive_noblock|"
+                      r"nofree|function_like|shadow)(?:__)?|enzyme::(?:inactive|inactive_noblock|nofree|"
+                      r"function_like|shadow))' ignored")
 _CXX_EXTENSIONS = (".cc", ".cpp", ".cxx", ".c++", ".C", ".CC", ".cp", ".CPP", ".ii", ".mm")
 
 
@@ -189,8 +216,61 @@ def _find_attributes(path: str, text: str) -> list[AttributeUse]:
     return uses
 
 
+def _marker_attribute_name(tokens: list[Token], first: int, last: int) -> tuple[str, int] | None:
+    """(`enzyme_inactive`, index after the name) when tokens[first:] spell one of Enzyme's
+    marker attributes: `enzyme_inactive`, `__enzyme_inactive__` or `enzyme::inactive`."""
+    text = tokens[first].text
+    if text == "enzyme" and first + 3 < last and tokens[first + 1].text == tokens[first + 2].text == ":" \
+            and tokens[first + 3].kind == "ident":
+        name, after = "enzyme_" + tokens[first + 3].text, first + 4
+    else:
+        name, after = text, first + 1
+        if name.startswith("__") and name.endswith("__"):
+            name = name[2:-2]
+    return (name, after) if name in MARKER_ATTRIBUTES else None
+
+
+def _parse_marker_entry(path, text, tokens, first, last, name, after) -> AttributeUse:
+    """One of Enzyme's marker attributes: no argument, a libm name, or a shadow variable."""
+    line = text.count("\n", 0, tokens[first].start) + 1
+    where = f"{path}:{line}"
+    kind, takes = MARKER_ATTRIBUTES[name]
+    example = {"none": f"__attribute__(({name}))", "string": f'__attribute__(({name}("log1p")))',
+               "variable": f"__attribute__(({name}(d_g)))"}[takes]
+    expr = ""
+    if after < last:
+        if tokens[after].text != "(" or tokens[last - 1].text != ")":
+            raise EnzymeBuildError(f"malformed {name} attribute", location=where, hint=f"write {example}")
+        args = _split_top_level(tokens, after + 1, last - 1)
+        if args == [(after + 1, after + 1)]:
+            args = []
+        if takes == "none" and args:
+            raise EnzymeBuildError(f"the {name} attribute takes no arguments", location=where,
+                                   hint=f"write {example}")
+        if takes != "none":
+            if len(args) != 1 or args[0][0] >= args[0][1]:
+                raise EnzymeBuildError(f"the {name} attribute takes one argument", location=where,
+                                       hint=f"write {example}")
+            expr = text[tokens[args[0][0]].start:tokens[args[0][1] - 1].end]
+    elif takes != "none":
+        raise EnzymeBuildError(f"the {name} attribute takes one argument", location=where,
+                               hint=f"write {example}")
+    in_macro = _in_directive(text, tokens[first].start)
+    if takes == "string" and not in_macro and not (tokens[after + 1].kind == "string"
+                                                  and args[0][1] - args[0][0] == 1):
+        raise EnzymeBuildError(f"the argument of {name} must be a string literal naming a math "
+                               "function", location=where, hint=f"write {example}")
+    return AttributeUse(path, line, kind, f'"{kind}"', expr, tokens[first].start,
+                        tokens[last - 1].end, in_macro)
+
+
 def _parse_enzyme_entry(path, text, tokens, first, last) -> AttributeUse | None:
-    if first >= last or tokens[first].text not in ATTRIBUTE_NAMES:
+    if first >= last:
+        return None
+    marker = _marker_attribute_name(tokens, first, last)
+    if marker is not None:
+        return _parse_marker_entry(path, text, tokens, first, last, *marker)
+    if tokens[first].text not in ATTRIBUTE_NAMES:
         return None
     line = text.count("\n", 0, tokens[first].start) + 1
     where = f"{path}:{line}"
@@ -242,10 +322,15 @@ def rewrite(text: str, uses: list[AttributeUse], numbering: dict[AttributeUse, i
         out.append(text[cursor:use.start])
         span = text[use.start:use.end]
         if keep_marker:
-            expr_lines = _keep_newlines(span[:span.find(use.expr)]) if use.expr in span else ""
             name = "clang::annotate" if use.standard_syntax else "annotate"
-            out.append(f'{name}("enzyme_build", "{MARKER}{numbering[use]}", {use.kind_text}, '
-                       f'{expr_lines}{use.expr})')
+            head = f'{name}("enzyme_build", "{MARKER}{numbering[use]}", {use.kind_text}'
+            if use.kind in MARKER_KINDS:
+                takes = dict(MARKER_ATTRIBUTES.values())[use.kind]
+                value = {"none": "", "string": f", {use.expr}", "variable": f", &({use.expr})"}[takes]
+                out.append(f"{head}{value}{_keep_newlines(span)})")
+            else:
+                expr_lines = _keep_newlines(span[:span.find(use.expr)]) if use.expr in span else ""
+                out.append(f"{head}, {expr_lines}{use.expr})")
         else:
             out.append(_keep_newlines(span))
         cursor = use.end
@@ -373,6 +458,8 @@ class RuleTarget:
     rule_name: str | None    # the rule function when the expression names one directly
     rule_type: str | None
     internal: bool = False   # f is static: each TU has its own copy
+    variable: bool = False   # a global variable (enzyme_shadow, enzyme_inactive), not a function
+    value: str | None = None  # enzyme_function_like: the libm name; enzyme_shadow: the shadow
 
 
 _DECL_OPEN = b"\n    {\n"     # clang's JSON: top-level declarations sit at indent 4
@@ -415,13 +502,25 @@ def _top_level_decls(stream, chunk_size: int = 1 << 20):
             open_at = 0
 
 
-def _marker(attr: dict) -> tuple[int, str] | None:
-    """(marker number, rule kind) of one of our annotate attributes, else None."""
-    strings = [node["value"].strip('"') for arg in attr.get("inner", []) for node in _walk(arg)
+def _marker(attr: dict) -> tuple[int, str, str | None] | None:
+    """(marker number, kind, the string argument after the kind if any) of one of our
+    annotate attributes, else None."""
+    strings = [json.loads(node["value"]) if node["value"].startswith('"') else node["value"]
+               for arg in attr.get("inner", []) for node in _walk(arg)
                if node.get("kind") == "StringLiteral" and isinstance(node.get("value"), str)]
     if len(strings) < 2 or not strings[0].startswith(MARKER):
         return None
-    return int(strings[0][len(MARKER):]), strings[1]
+    return int(strings[0][len(MARKER):]), strings[1], strings[2] if len(strings) > 2 else None
+
+
+def _referenced_variable(attr: dict) -> str | None:
+    """The global variable an `enzyme_shadow(d_g)` marker names (qualified in C++)."""
+    for arg in attr.get("inner", [])[2:]:
+        for node in _walk(arg):
+            ref = node.get("referencedDecl")
+            if node.get("kind") == "DeclRefExpr" and ref and ref.get("kind") == "VarDecl":
+                return ref.get("name")
+    return None
 
 
 def _walk(node):
@@ -448,11 +547,17 @@ def _collect_targets(decl: dict, scope: list[str] | None, found: dict[int, list[
         marker = _marker(attr)
         if marker is None or attr.get("inherited"):
             continue
-        number, rule_kind = marker
-        if kind != "FunctionDecl" or scope is None:
+        number, rule_kind, text_value = marker
+        entities = _MARKER_ENTITIES.get(rule_kind, ("FunctionDecl",))
+        if kind not in entities or scope is None:
             misplaced.setdefault(number, kind or "declaration")
             continue
-        rule_name, rule_type = _referenced_function(attr)
+        if rule_kind in MARKER_KINDS:
+            rule_name, rule_type = None, None
+            value = text_value if rule_kind == "function_like" else \
+                _referenced_variable(attr) if rule_kind == "shadow" else None
+        else:
+            (rule_name, rule_type), value = _referenced_function(attr), None
         params = tuple(_type_of(node) for node in decl.get("inner", []) or []
                        if node.get("kind") == "ParmVarDecl")
         name = decl.get("name", "")
@@ -460,7 +565,16 @@ def _collect_targets(decl: dict, scope: list[str] | None, found: dict[int, list[
             number=number, kind=rule_kind, function="::".join(scope + [name]) if scope else name,
             symbol=decl.get("mangledName", name), function_type=decl.get("type", {}).get("qualType", ""),
             param_types=params, rule_name=rule_name, rule_type=rule_type,
-            internal=decl.get("storageClass") == "static"))
+            internal=decl.get("storageClass") == "static", variable=kind == "VarDecl", value=value))
+    if kind == "FunctionDecl":
+        # a marked declaration inside a function body: refused, never silently ignored
+        for child in decl.get("inner", []) or []:
+            if child.get("kind") != "CompoundStmt":
+                continue
+            for node in _walk(child):
+                marker = _marker(node) if node.get("kind") == "AnnotateAttr" else None
+                if marker is not None:
+                    misplaced.setdefault(marker[0], "declaration inside a function")
     container = kind in (None, "TranslationUnitDecl", "NamespaceDecl", "LinkageSpecDecl")
     for child in decl.get("inner", []) or []:
         child_kind = child.get("kind") or ""
@@ -558,40 +672,42 @@ def split_function_type(type_text: str) -> tuple[str, list[str]] | None:
 
 
 def expected_rule_shape(kind: str, result: str, params: list[str]) -> tuple[int, str] | None:
-    """(number of parameters, result class) Enzyme's convention asks of a ``kind`` rule for
-    a function ``result (params)``; None when a type can't be classified."""
+    """(number of parameters, result class) of Enzyme's original shape of a ``kind`` rule for a
+    function ``result (params)`` (the gradient with a tape, the augment returning it); None
+    when a type can't be classified. `check_rule_signature` also accepts the other shapes
+    enzyme_build.custom.convention lists."""
     classes = [classify_c_type(p) for p in params]
     result_class = classify_c_type(result)
     if "unknown" in classes or "struct" in classes or result_class == "unknown":
         return None
-    pointers = classes.count("pointer")
-    floats = classes.count("float")
+    count = convention.expected_arity(kind, classes, result_class)
     if kind == "augment":
-        return len(params) + pointers, "pointer" if result_class == "void" else "struct"
+        return count, "pointer" if result_class == "void" else "struct"
     if kind == "gradient":
-        count = len(params) + pointers + (1 if result_class == "float" else 0) + 1
-        returns = {0: "void", 1: "float"}.get(floats, "struct")
-        return count, returns
-    if kind == "forward":
-        return len(params) + pointers + floats, "void" if result_class == "void" else "struct"
-    return None
+        return count, convention.gradient_result(classes)
+    return count, "void" if result_class == "void" else "struct"
+
+
+def _accepted_shapes(kind: str, result: str, params: list[str]) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
+    """Every (parameter count, result class) Enzyme's convention allows a ``kind`` rule."""
+    classes = [classify_c_type(p) for p in params]
+    result_class = classify_c_type(result)
+    if "unknown" in classes or "struct" in classes or result_class == "unknown":
+        return None
+    if kind == "augment":
+        return (convention.expected_arity(kind, classes, result_class),), convention.augment_results(result_class)
+    if kind == "gradient":
+        return convention.gradient_arities(classes, result_class), (convention.gradient_result(classes),)
+    return (convention.expected_arity(kind, classes, result_class),), convention.forward_results(result_class)
 
 
 def convention_text(kind: str) -> str:
-    return {
-        "augment": "augment(args, each pointer followed by its shadow) -> void *tape, "
-                   "or struct {void *tape; T primal;} when f returns T",
-        "gradient": "gradient(args, each pointer followed by its shadow, [return adjoint "
-                    "if f returns a float], tape) -> the adjoint(s) of f's float args "
-                    "(void for none, a float for one, a struct for several)",
-        "forward": "forward(args, each float and pointer followed by its tangent) -> "
-                   "struct {T primal; T tangent;} when f returns T (void otherwise)",
-    }[kind]
+    return convention.describe(kind)
 
 
 def check_rule_signature(use: AttributeUse, target: RuleTarget) -> None:
     """Raise a clear error when the rule function can't follow Enzyme's convention."""
-    if target.rule_type is None:
+    if target.rule_type is None or target.kind in MARKER_KINDS:
         return
     primal = split_function_type(target.function_type)
     rule = split_function_type(target.rule_type)
@@ -602,17 +718,16 @@ def check_rule_signature(use: AttributeUse, target: RuleTarget) -> None:
     if target.kind not in RULE_KINDS:
         raise EnzymeBuildError(f"unknown enzyme attribute kind {target.kind!r} for {target.function}",
                                location=use.location, hint=_KIND_HINT)
-    shape = expected_rule_shape(target.kind, primal[0], primal_params)
-    if shape is None:
+    shapes = _accepted_shapes(target.kind, primal[0], primal_params)
+    if shapes is None:
         return
-    count, returns = shape
+    counts, results = shapes
     rule_result = classify_c_type(rule[0])
     problems = []
-    if len(rule[1]) != count:
-        problems.append(f"takes {len(rule[1])} parameter(s), expected {count}")
-    if rule_result != "unknown" and rule_result != returns and not (
-            returns == "struct" and rule_result == "unknown"):
-        problems.append(f"returns {rule[0]!r} ({rule_result}), expected a {returns}")
+    if len(rule[1]) not in counts:
+        problems.append(f"takes {len(rule[1])} parameter(s), expected {' or '.join(map(str, counts))}")
+    if rule_result != "unknown" and rule_result not in results:
+        problems.append(f"returns {rule[0]!r} ({rule_result}), expected {' or '.join('a ' + r for r in results)}")
     if problems:
         raise EnzymeBuildError(
             f"{target.kind} rule {target.rule_name or use.expr!r} for {target.function}"
@@ -672,6 +787,13 @@ def registration_code(uses_by_number: dict[int, AttributeUse],
     pairs = [(uses_by_number[number], target) for number in sorted(targets)
              for target in targets[number]]
     for use, target in pairs:
+        if target.kind in MARKER_KINDS:
+            line = marker_registration(use, target, cxx)
+            if line is None or line in seen:
+                continue
+            seen.add(line)
+            lines.append(_in_namespaces(line, target.function) if cxx else line)
+            continue
         rule = rule_expression(use, target)
         name = registration_name(target, rule)
         if name in seen:
@@ -691,6 +813,51 @@ def registration_code(uses_by_number: dict[int, AttributeUse],
         lines.append(_in_namespaces(line, target.function) if cxx else line)
     lines += ["#pragma clang diagnostic pop", ""]
     return "\n".join(lines)
+
+
+# Enzyme's registration global per marker kind (read by enzyme_build.custom.collect, and by
+# Enzyme's own PreserveNVVM pass under the same names)
+_MARKER_GLOBALS = {("inactive", False): "__enzyme_inactivefn", ("inactive", True): "__enzyme_inactive_global",
+                   ("inactive_noblock", False): "__enzyme_inactivenoblockfn",
+                   ("inactive_noblock", True): "__enzyme_inactive_global",
+                   ("function_like", False): "__enzyme_function_like",
+                   ("shadow", True): "__enzyme_shadow_global"}
+
+
+def marker_registration(use: AttributeUse, target: RuleTarget, cxx: bool) -> str | None:
+    """The registration global for one of Enzyme's marker attributes on `target`, or None
+    (enzyme_nofree: our engine never needs the promise).
+
+    Unlike the rule pairs, these are never static: a variable's registration must survive the
+    pre-AD optimization (it keeps a read-only global with a shadow from being folded into a
+    constant), so a static target gets a name unique to its translation unit instead."""
+    prefix = _MARKER_GLOBALS.get((target.kind, target.variable))
+    if prefix is None:
+        return None
+    name = f"{prefix}_enzyme_build_{_identifier(target.symbol)}"
+    if target.internal:
+        import hashlib
+        name += "_" + hashlib.sha1(os.path.abspath(use.path).encode()).hexdigest()[:12]
+    if target.variable:
+        entity = f"(void *)&::{target.function}" if cxx else f"(void *)&{target.function}"
+    elif cxx:
+        entity = (f"(void *)static_cast<__enzyme_build_fnptr<{target.function_type}>>"
+                  f"(&::{target.function})")
+    else:
+        entity = f"(void *)&{target.function}"
+    values = [entity]
+    if target.kind == "function_like":
+        libm = target.value if use.in_macro or not use.expr else None
+        values.append(f"(void *){json.dumps(libm)}" if libm is not None else f"(void *)({use.expr})")
+    elif target.kind == "shadow":
+        shadow = target.value if use.in_macro else use.expr
+        if not shadow:
+            raise EnzymeBuildError(f"the shadow of {target.function} must name a global variable",
+                                   location=use.location, hint="e.g. double g __attribute__((enzyme_shadow(d_g)));")
+        values.append(f"(void *)&({shadow})")
+    storage = 'extern "C" ' if cxx else ""
+    return (f"{storage}void *{name}[{len(values)}] __attribute__((used, weak, visibility(\"hidden\"))) = "
+            f"{{{', '.join(values)}}};")
 
 
 # ---------------------------------------------------------------------------
@@ -749,6 +916,12 @@ def _compile_with_attributes(clang_cmd, source, output, env) -> subprocess.Compl
                 return ast_proc
             for number, kind in misplaced.items():
                 use = uses_by_number[number]
+                if use.kind in MARKER_KINDS:
+                    wanted = {"FunctionDecl": "a function", "VarDecl": "a global variable"}
+                    allowed = " or ".join(wanted[e] for e in _MARKER_ENTITIES[use.kind])
+                    raise EnzymeBuildError(
+                        f"the enzyme_{use.kind} attribute is on a {kind}; it belongs on {allowed} "
+                        "declared at file or namespace scope", location=use.location)
                 raise EnzymeBuildError(
                     f"the enzyme attribute ({use.kind_text}, {use.expr}) is on a {kind}, "
                     "not on a function declared at file or namespace scope",

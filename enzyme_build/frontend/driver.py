@@ -11,7 +11,7 @@ import sys
 
 from .. import cmdline as argmodel
 from .. import toolchain
-from ..cmdline import Input, Invocation
+from ..cmdline import CommandLine, Input
 from ..errors import child_status
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
@@ -73,32 +73,28 @@ def run(argv: list[str], *, cxx: bool = False) -> int:
     driver = toolchain.clang_command(cxx)
     if os.environ.get("ENZYME_BUILD_CONFIGURE_ONLY") == "1":
         exec_clang(driver, argv)
-    try:
-        expanded = argmodel.expand_response_files(argv)
-    except RecursionError as err:
-        from ..errors import EnzymeBuildError
-        raise EnzymeBuildError(str(err), hint="check the @response files for a cycle")
-    inv = argmodel.classify(argmodel.without_end_of_options(expanded))
+    given = argmodel.from_argv(argv)
+    inv = given.without_end_of_options()
     if inv.passthrough_reason == "input from stdin" and stdin_is_source(inv):
         return compile_stdin(driver, inv, cxx=cxx)
-    if inv.passthrough_reason is not None:
-        exec_clang(driver, argmodel.with_options(argv, passthrough_additions(inv)))
+    if inv.mode == "passthrough":
+        exec_clang(driver, given.passthrough_command(passthrough_additions(inv)))
     missing = [i.path for i in inv.inputs if i.kind != "stdin" and not os.path.exists(i.path)]
     if missing:
         # clang words this best ("no such file or directory: 'x.c'"), with its exit code
-        exec_clang(driver, argv)
-    if inv.compile_only:
+        exec_clang(driver, given.raw)
+    if inv.mode == "compile":
         return compile_objects(driver, inv)
     return compile_and_link(driver, inv)
 
 
-def stdin_is_source(inv: Invocation) -> bool:
+def stdin_is_source(inv: CommandLine) -> bool:
     """One `-` input, in a C-family language given by -x (clang insists on -x for stdin)."""
     stdin = [i for i in inv.inputs if i.kind == "stdin"]
     return len(stdin) == 1 and stdin[0].lang in argmodel.SOURCE_LANGS
 
 
-def compile_stdin(driver: list[str], inv: Invocation, *, cxx: bool) -> int:
+def compile_stdin(driver: list[str], inv: CommandLine, *, cxx: bool) -> int:
     """`cc -x c - …`: the source is read from stdin into a temporary file and built like any
     other, so a program piped in gets its derivatives too. `-c` without `-o` writes `-.o`,
     the name clang gives it."""
@@ -110,14 +106,13 @@ def compile_stdin(driver: list[str], inv: Invocation, *, cxx: bool) -> int:
         path = os.path.join(tmpdir, "stdin")
         with open(path, "wb") as handle:
             shutil.copyfileobj(sys.stdin.buffer, handle)
-        args = list(inv.args)
-        args[stdin.index] = path
+        replaced = inv.substitute({stdin.index: path})
         if inv.compile_only and inv.output is None:
-            args += ["-o", "-.o"]
-        replaced = argmodel.classify(args)
-        if replaced.passthrough_reason is not None:
-            return child_status(subprocess.run(driver + args).returncode, os.path.basename(driver[0]))
-        if replaced.compile_only:
+            replaced = replaced.with_options(["-o", "-.o"])
+        if replaced.mode == "passthrough":
+            return child_status(subprocess.run(driver + replaced.emit()).returncode,
+                                os.path.basename(driver[0]))
+        if replaced.mode == "compile":
             return compile_objects(driver, replaced)
         return compile_and_link(driver, replaced)
     finally:
@@ -133,7 +128,7 @@ def exec_clang(driver: list[str], argv: list[str]) -> None:
     os.execv(command[0], command)
 
 
-def passthrough_additions(inv: Invocation) -> list[str]:
+def passthrough_additions(inv: CommandLine) -> list[str]:
     """Only the include dir, so `#include <enzyme/enzyme.h>` preprocesses everywhere."""
     if inv.passthrough_reason == "-###":
         return []
@@ -153,8 +148,11 @@ def fat_flags(source: Input) -> list[str]:
     return FAT_OBJECT_FLAGS + [f"-I{INCLUDE_DIR}"]
 
 
-def run_compile(command: list[str], source: Input, output: str) -> int:
-    """Run one compile; apply the custom-derivative attribute hook; show clang's stderr."""
+def run_compile(command: list[str], source: Input, output: str, *, silenced: bool = False) -> int:
+    """Run one compile; apply the custom-derivative attribute hook; show clang's stderr.
+
+    silenced: the command line has -w (CommandLine.warnings_silenced).
+    """
     from .launcher import launch
     launched, launch_env = launch(command)
     log_command(launched)
@@ -164,7 +162,7 @@ def run_compile(command: list[str], source: Input, output: str) -> int:
     returncode = proc.returncode
     hooked = None
     if source.kind == "source" and returncode == 0:
-        hooked = _attribute_hook(command, source.path, output, stderr_text)
+        hooked = _attribute_hook(command, source.path, output, stderr_text, silenced)
     if hooked is not None:
         if hooked.stdout:
             sys.stdout.write(hooked.stdout)
@@ -180,13 +178,12 @@ def run_compile(command: list[str], source: Input, output: str) -> int:
     return child_status(returncode, os.path.basename(command[0]))
 
 
-def _attribute_hook(command, source, output, stderr_text):
+def _attribute_hook(command, source, output, stderr_text, silenced):
     """Recompile through frontend.attributes when clang dropped an `enzyme` attribute.
 
     The cheap test is clang's warning; `-w` silences it, and then only a scan of the
     files the TU reads can tell (one `clang -M`, paid only by `-w` builds).
     """
-    silenced = "-w" in command
     if not silenced and "enzyme" not in stderr_text:
         return None
     try:
@@ -202,38 +199,35 @@ def _attribute_hook(command, source, output, stderr_text):
     return attributes.compile_with_enzyme_attributes(command, source, output, env)
 
 
-def compile_objects(driver: list[str], inv: Invocation) -> int:
+def compile_objects(driver: list[str], inv: CommandLine) -> int:
     """`-c`: one fat object per source, named as clang names them."""
     sources = inv.sources
     status = 0
     if len(sources) == 1:
         source = sources[0]
         output = inv.output or argmodel.default_object_name(source.path)
-        command = driver + diagnostics_prefix() + inv.args + fat_flags(source)
-        return run_compile(command, source, output) or _guard(driver, output, inv.args)
-    options = argmodel.strip_inputs_and_output(inv.args, drop_link_only=False, drop_depfile=False)
+        command = driver + diagnostics_prefix() + inv.emit() + fat_flags(source)
+        return run_compile(command, source, output, silenced=inv.warnings_silenced) or \
+            _guard(driver, output, inv)
     for source in sources:
         output = argmodel.default_object_name(source.path)
-        command = (driver + diagnostics_prefix() + options + ["-c"] + _lang(source)
-                   + [source.path, "-o", output] + fat_flags(source))
-        status = run_compile(command, source, output) or _guard(driver, output, options) or status
+        command = (driver + diagnostics_prefix() + inv.compile_command(source, output)
+                   + fat_flags(source))
+        status = run_compile(command, source, output, silenced=inv.warnings_silenced) or \
+            _guard(driver, output, inv) or status
     return status
 
 
-def _guard(driver: list[str], output: str, args: list[str]) -> int:
+def _guard(driver: list[str], output: str, inv: CommandLine) -> int:
     from ..link.guard import guard_object
-    return guard_object(driver, output, args)
-
-
-def _lang(source: Input) -> list[str]:
-    return ["-x", source.lang] if source.lang else []
+    return guard_object(driver, output, inv.target_flags())
 
 
 # --- linking -------------------------------------------------------------------------
 
-def dependency_flags(inv: Invocation, source: Input, tmp_depfile: str) -> list[str]:
+def dependency_flags(inv: CommandLine, source: Input, tmp_depfile: str) -> list[str]:
     """-MD-style flags for one source of a link, writing into a temporary file."""
-    flags = [a for a in inv.args if a in argmodel.DEPFILE_FLAGS or a in argmodel.DEPFILE_MODIFIERS]
+    flags = inv.depfile_flags()
     if inv.dep_targets:
         flags += inv.dep_targets
     else:
@@ -242,7 +236,7 @@ def dependency_flags(inv: Invocation, source: Input, tmp_depfile: str) -> list[s
     return flags + ["-MF", tmp_depfile]
 
 
-def final_depfile(inv: Invocation, source: Input) -> str:
+def final_depfile(inv: CommandLine, source: Input) -> str:
     if inv.depfile_path:
         return inv.depfile_path
     if inv.output:
@@ -272,36 +266,7 @@ def _read_text(path: str) -> str:
     return text if text.endswith("\n") or not text else text + "\n"
 
 
-def link_arguments(inv: Invocation, objects: dict[int, str]) -> list[str]:
-    """The link's arguments: sources replaced by their objects; no -o, -c, -x, -M* flags."""
-    out: list[str] = []
-    args = inv.args
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if i in objects:
-            out.append(objects[i])
-            i += 1
-            continue
-        if arg == "-" or not arg.startswith("-") or arg == "":
-            out.append(arg)
-            i += 1
-            continue
-        if argmodel.takes_separate_value(arg):
-            if arg not in ("-o", "-x") and arg not in argmodel.DEPFILE_SEPARATE:
-                out += args[i:i + 2]
-            i += 2
-            continue
-        drop = (arg == "-c" or (arg.startswith(("-o", "-x")) and len(arg) > 2)
-                or arg in argmodel.DEPFILE_FLAGS or arg in argmodel.DEPFILE_MODIFIERS
-                or (arg.startswith(("-MF", "-MT", "-MQ")) and len(arg) > 3))
-        if not drop:
-            out.append(arg)
-        i += 1
-    return out
-
-
-def compile_and_link(driver: list[str], inv: Invocation) -> int:
+def compile_and_link(driver: list[str], inv: CommandLine) -> int:
     """Compile sources to temporary fat objects, then link (fast path or whole program)."""
     import shutil
     import tempfile
@@ -309,10 +274,6 @@ def compile_and_link(driver: list[str], inv: Invocation) -> int:
     try:
         objects: dict[int, str] = {}
         depparts: dict[str, list[str]] = {}
-        # sources compiled on the way to a link are fat objects even under -flto: the
-        # whole-program link reads their bitcode (and LTO objects' bitcode) itself
-        options = [a for a in argmodel.strip_inputs_and_output(inv.args, drop_link_only=True, drop_depfile=True)
-                   if not argmodel.is_lto_flag(a)]
         for k, source in enumerate(inv.sources):
             stem = os.path.splitext(os.path.basename(source.path))[0]
             obj = os.path.join(tmpdir, f"{k}-{stem}.o")
@@ -321,54 +282,40 @@ def compile_and_link(driver: list[str], inv: Invocation) -> int:
                 tmp_dep = os.path.join(tmpdir, f"{k}-{stem}.d")
                 deps = dependency_flags(inv, source, tmp_dep)
                 depparts.setdefault(final_depfile(inv, source), []).append(tmp_dep)
-            command = (driver + diagnostics_prefix() + options + deps
-                       + ["-c", "-Qunused-arguments"] + _lang(source) + [source.path, "-o", obj]
+            # fat objects even under -flto: the whole-program link reads their bitcode
+            # (and LTO objects' bitcode) itself
+            command = (driver + diagnostics_prefix()
+                       + inv.compile_command(source, obj, for_link=True,
+                                             extra=deps + ["-Qunused-arguments"])
                        + fat_flags(source))
-            status = run_compile(command, source, obj)
+            status = run_compile(command, source, obj, silenced=inv.warnings_silenced)
             if status != 0:
                 return status
             objects[source.index] = obj
         write_depfiles(depparts)
-        link_args = link_arguments(inv, objects)
-        if not needs_whole_program(link_args):
-            command = driver + link_args + ["-Qunused-arguments"]
+        link = inv.link_command(objects)
+        if not needs_whole_program(link):
+            command = driver + link.emit() + ["-Qunused-arguments"]
             if inv.output:
                 command += ["-o", inv.output]
             log_command(command)
             sys.stdout.flush()
             return child_status(subprocess.run(command).returncode, os.path.basename(command[0]))
-        return whole_program_link(driver, inv, link_args, tmpdir)
+        return whole_program_link(driver, inv, link, tmpdir)
     finally:
         if os.environ.get("ENZYME_BUILD_KEEP_TEMPS") != "1":
             shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def needs_whole_program(link_args: list[str]) -> bool:
+def needs_whole_program(link: CommandLine) -> bool:
     """Does any object or archive of the link (incl. -l from -L dirs) mention __enzyme_?"""
     from ..link import objfile
-    search_dirs = objfile.library_search_dirs(link_args)
-    static_only = "-static" in link_args
-    candidates: list[str] = []
-    i = 0
-    while i < len(link_args):
-        arg = link_args[i]
-        if argmodel.takes_separate_value(arg):
-            if arg == "-l":
-                lib = objfile.find_library(link_args[i + 1], search_dirs, static_only=static_only) \
-                    if i + 1 < len(link_args) else None
-                if lib:
-                    candidates.append(lib)
-            i += 2
-            continue
-        if arg.startswith("-l") and len(arg) > 2:
-            lib = objfile.find_library(arg[2:], search_dirs, static_only=static_only)
-            if lib:
-                candidates.append(lib)
-        elif not arg.startswith("-") and not objfile.is_shared_object_path(arg):
-            candidates.append(arg)
-        i += 1
-    for path in candidates:
-        if objfile.is_shared_object_path(path):
+    search_dirs = objfile.library_search_dirs(link.search_dirs)
+    for linked in link.linked_files():
+        path = linked.path
+        if linked.library is not None:
+            path = objfile.find_library(linked.library, search_dirs, static_only=linked.static)
+        if path is None or objfile.is_shared_object_path(path):
             continue
         try:
             data = objfile.read_file(path)
@@ -382,12 +329,12 @@ def needs_whole_program(link_args: list[str]) -> bool:
     return False
 
 
-def whole_program_link(driver: list[str], inv: Invocation, link_args: list[str], tmpdir: str) -> int:
+def whole_program_link(driver: list[str], inv: CommandLine, link: CommandLine, tmpdir: str) -> int:
     from ..files import KEEP_VAR, keep_directory
     from ..link.wholeprogram import LinkPlan, link_whole_program
     keep_dir = keep_directory(os.environ.get(KEEP_VAR))
     plan = LinkPlan(
-        driver=driver, link_args=link_args, output=inv.output or "a.out", shared=inv.shared,
+        driver=driver, link_args=link.emit(), output=inv.output or "a.out", shared=inv.shared,
         export_dynamic=inv.export_dynamic, opt_level=inv.opt_level,
         pic=inv.shared or not inv.no_pie, tmpdir=tmpdir,
         keep_dir=keep_dir, verbose=verbose_enabled())

@@ -20,7 +20,7 @@ LAUNCHER_VAR = "ENZYME_BUILD_LAUNCHER"
 KEYED_SETTINGS = ("ENZYME_BUILD_CONFIGURE_ONLY", "ENZYME_BUILD_CLANG", "ENZYME_BUILD_LLVM_BIN")
 # Modules whose code decides an object's contents after clang (section rename, link guard,
 # custom-derivative attribute rewriting).
-KEYED_MODULES = ("driver.py", "attributes.py", "args.py", "../link/objfile.py")
+KEYED_MODULES = ("driver.py", "attributes.py", "../cmdline.py", "../link/objfile.py")
 
 
 def launcher_words() -> list[str]:

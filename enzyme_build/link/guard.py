@@ -21,19 +21,11 @@ LINK_GUARD_ASM = f"""\
 """
 
 
-def target_flags(args: list[str]) -> list[str]:
-    """The options of a compile that choose its target, for assembling the guard alike."""
-    out = []
-    for k, arg in enumerate(args):
-        if arg.startswith(("--target=", "-target=", "--gcc-toolchain=")) or arg in ("-m32", "-m64", "-mx32"):
-            out.append(arg)
-        elif arg in ("-target", "--target") and k + 1 < len(args):
-            out += [arg, args[k + 1]]
-    return out
-
-
-def guard_object(driver: list[str], output: str, args: list[str] = ()) -> int:
+def guard_object(driver: list[str], output: str, target_flags: list[str] = ()) -> int:
     """Add the link guard to a fresh fat object that calls __enzyme_* (always 0).
+
+    target_flags: the compile's options that choose its target (CommandLine.target_flags),
+    so the guard is assembled for the same target.
 
     The guard is a safety net: if it cannot be added (an unusual target, a linker without
     -r), the object stays as clang made it and a warning says so.
@@ -48,7 +40,7 @@ def guard_object(driver: list[str], output: str, args: list[str] = ()) -> int:
     from ..files import temporary_beside
     with tempfile.TemporaryDirectory(prefix="enzyme-build-guard-") as tmp:
         guard = os.path.join(tmp, "guard.o")
-        target = target_flags(list(args))
+        target = list(target_flags)
         made = subprocess.run([driver[0], *target, "-c", "-x", "assembler", "-", "-o", guard],
                               input=LINK_GUARD_ASM.encode(), capture_output=True)
         if made.returncode != 0:

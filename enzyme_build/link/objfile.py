@@ -304,17 +304,13 @@ def mentions_enzyme(data: bytes, path: str = ".") -> bool:
     return bitcode is not None and ENZYME_MARKER in bitcode
 
 
-def library_search_dirs(link_args: list[str]) -> list[str]:
-    """Where `-l` looks: the -L dirs in order, then LIBRARY_PATH, then the usual system dirs.
+def library_search_dirs(user_dirs: list[str]) -> list[str]:
+    """Where `-l` looks: the -L dirs in order (CommandLine.search_dirs), then LIBRARY_PATH,
+    then the usual system dirs.
 
     Only used to spot fat archives among -l libraries; the trial link does the real search.
     """
-    dirs = []
-    for i, arg in enumerate(link_args):
-        if arg == "-L" and i + 1 < len(link_args):
-            dirs.append(link_args[i + 1])
-        elif arg.startswith("-L") and len(arg) > 2:
-            dirs.append(arg[2:])
+    dirs = list(user_dirs)
     dirs += [d for d in os.environ.get("LIBRARY_PATH", "").split(os.pathsep) if d]
     machine = os.uname().machine
     dirs += ["/usr/local/lib", f"/usr/local/lib/{machine}-linux-gnu", f"/usr/lib/{machine}-linux-gnu",

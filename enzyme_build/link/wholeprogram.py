@@ -17,7 +17,9 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from .. import cmdline
 from ..errors import EnzymeBuildError, child_status
 from . import objfile
 
@@ -48,6 +50,11 @@ class LinkPlan:
     tmpdir: str = "."
     keep_dir: str | None = None
     verbose: bool = False
+
+    @cached_property
+    def command_line(self) -> cmdline.CommandLine:
+        """The model of link_args, which the link step asks its questions of."""
+        return cmdline.parse(self.link_args)
 
 
 @dataclass
@@ -217,29 +224,6 @@ def plain_levels(opt_level: str | None) -> tuple[int, int]:
 ALWAYS_KEPT = frozenset({"main", "_start", "_init", "_fini"})
 
 
-def linker_named_symbols(link_args: list[str]) -> set[str]:
-    """Symbols the command line itself names: -e/--entry and -u/--undefined."""
-    words: list[str] = []
-    for i, arg in enumerate(link_args):
-        if arg.startswith("-Wl,"):
-            words += arg[4:].split(",")
-        elif arg == "-Xlinker" and i + 1 < len(link_args):
-            words.append(link_args[i + 1])
-        elif arg in ("-u", "-e") and i + 1 < len(link_args):
-            words += [arg, link_args[i + 1]]
-        elif arg.startswith(("-u", "-e")) and len(arg) > 2 and not arg.startswith("-emit"):
-            words.append(arg)
-    out = set()
-    for k, word in enumerate(words):
-        if word in ("-u", "-e", "--entry", "--undefined", "-undefined") and k + 1 < len(words):
-            out.add(words[k + 1])
-        elif word.startswith(("--entry=", "--undefined=", "-undefined=")):
-            out.add(word.split("=", 1)[1])
-        elif word.startswith(("-u", "-e")) and len(word) > 2 and word[1:] not in ("export-dynamic",):
-            out.add(word[2:])
-    return out
-
-
 def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool,
              named: set[str] = frozenset()) -> set[str]:
     """Definitions that must stay visible after internalization."""
@@ -374,7 +358,7 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
         with progress.stage("bitcode"):
             try:
                 module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
-                                      name=stem, named=linker_named_symbols(plan.link_args),
+                                      name=stem, named=plan.command_line.named_symbols(),
                                       tmpdir=plan.tmpdir, libraries=libraries)
             except LibraryNotAdoptable as refused:
                 raise EnzymeBuildError(
@@ -454,19 +438,6 @@ def in_shared_library(err: EnzymeBuildError, sel: Selection) -> EnzymeBuildError
              f"derivatives, mark it inactive")
 
 
-WHOLE_ARCHIVE_ON = frozenset({"--whole-archive", "-whole-archive"})
-WHOLE_ARCHIVE_OFF = frozenset({"--no-whole-archive", "-no-whole-archive"})
-
-
-def _linker_words(args: list[str], i: int) -> list[str]:
-    """The linker options an argument carries (-Wl,a,b -> [a, b]; -Xlinker a -> [a])."""
-    if args[i].startswith("-Wl,"):
-        return args[i][4:].split(",")
-    if args[i] == "-Xlinker" and i + 1 < len(args):
-        return [args[i + 1]]
-    return []
-
-
 def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list[str]:
     """The link's arguments with absorbed inputs replaced by the whole-program object.
 
@@ -476,47 +447,26 @@ def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list
     Inside --whole-archive they would load everything again, so there they leave, and
     their native (non-bitcode) members are extracted in their place.
     """
-    from ..cmdline import takes_separate_value
-    out: list[str] = []
+    link = plan.command_line
+    search_dirs = objfile.library_search_dirs(link.search_dirs)
     placed = False
-    whole_archive = False
-    search_dirs = objfile.library_search_dirs(plan.link_args)
-    static_only = any(a in ("-static", "-Wl,-Bstatic") for a in plan.link_args)
-    i = 0
-    args = plan.link_args
-    while i < len(args):
-        arg = args[i]
-        for word in _linker_words(args, i):
-            whole_archive = (whole_archive or word in WHOLE_ARCHIVE_ON) and \
-                word not in WHOLE_ARCHIVE_OFF
-        target = None
-        consumed = 1
-        if arg.startswith("-l") and len(arg) > 2:
-            target = objfile.find_library(arg[2:], search_dirs, static_only=static_only)
-        elif arg == "-l" and i + 1 < len(args):
-            target = objfile.find_library(args[i + 1], search_dirs, static_only=static_only)
-            consumed = 2
-        elif takes_separate_value(arg):
-            out += args[i:i + 2]
-            i += 2
-            continue
-        elif not arg.startswith("-") or arg == "-":
-            target = arg
+
+    def replace(linked: cmdline.LinkedFile) -> list[str] | None:
+        nonlocal placed
+        target = linked.path
+        if linked.library is not None:
+            target = objfile.find_library(linked.library, search_dirs, static_only=linked.static)
         real = os.path.realpath(target) if target else None
-        if real is not None and real in sel.absorbed_files:
-            if not placed:
-                out.append(program_object)
-                placed = True
-            if _is_archive_file(real) and not whole_archive:
-                out += args[i:i + consumed]
-            else:
-                out += _extract_native_members(plan, sel, real, len(out))
-        else:
-            out += args[i:i + consumed]
-        i += consumed
-    if not placed:
-        out.insert(0, program_object)
-    return out
+        if real is None or real not in sel.absorbed_files:
+            return None
+        out = [] if placed else [program_object]
+        placed = True
+        if _is_archive_file(real) and not linked.whole_archive:
+            return out + list(linked.arg.tokens)
+        return out + _extract_native_members(plan, sel, real, linked.arg.index)
+
+    args = link.rewrite_linked_files(replace)
+    return args if placed else [program_object] + args
 
 
 def _is_archive_file(path: str) -> bool:

@@ -141,3 +141,26 @@ def test_rejected_vector_call_builds_the_other_modes(bench_module, tmp_path):
     assert "shadow 4 of 4" in rec["vec_status"]
     assert rec["status"] == rec["fwd_status"] == rec["split_status"] == "ok"
     assert rec["vec_ratio"] is None
+
+
+def test_peer_rows_render_with_targets(bench_module):
+    """--peers' table and markdown from measured rows (synthetic numbers: no framework is run)."""
+    rows = [{"problem": "gmm", "label": "GMM gradient", "kernel": "gmm", "size": "d10_k5_n100", "ours_s": 2e-3,
+             "expert_s": 1e-3, "jax_s": 1e-3, "torch_s": 8e-3, "error": ""},
+            {"problem": "norm_1e4", "label": "normalization n=1e4", "kernel": "norm", "size": "n10000",
+             "ours_s": 1e-5, "expert_s": None, "jax_s": 2e-5, "torch_s": None, "error": ""},
+            {"problem": "nbody", "label": "n-body gradient", "kernel": "nbody", "size": "bodies64_steps50",
+             "ours_s": None, "expert_s": None, "error": "our gradient wrong"}]
+    for row in rows:
+        for framework in bench_module.PEER_FRAMEWORKS:
+            peer = row.get(f"{framework}_s")
+            row[f"{framework}_ratio"] = peer / row["ours_s"] if peer and row["ours_s"] else None
+        row["expert_ratio"] = row["ours_s"] / row["expert_s"] if row["ours_s"] and row["expert_s"] else None
+    peers = {"rows": rows, "frameworks": {"jax": "JAX 0"},
+             "skipped": ["torch: torch not importable (No module named torch)"]}
+    assert [bench_module.peer_target_cell(r) for r in rows] == ["missed: JAX, expert", "met", "our gradient wrong"]
+    text = bench_module.peers_markdown(peers)
+    table = [ln for ln in text.splitlines() if ln.startswith("|")]
+    assert len(table) == 5 and len({ln.count("|") for ln in table}) == 1
+    assert "| GMM gradient | d10_k5_n100 | 2.00 ms | 1.00 ms | 1.00 ms | 8.00 ms | 2.00x | 0.50x | 4.00x |" in text
+    assert "- skipped torch: torch not importable (No module named torch)" in text

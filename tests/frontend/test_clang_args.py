@@ -7,7 +7,7 @@ from enzyme_build import cmdline as A
 
 
 def kinds(argv):
-    return [(i.path, i.kind, i.lang) for i in A.classify(argv).inputs]
+    return [(i.path, i.kind, i.lang) for i in A.parse(argv).inputs]
 
 
 def test_inputs_and_option_values_are_told_apart():
@@ -30,28 +30,27 @@ def test_x_language_applies_until_x_none():
     (["-c", "a.c", "b.c", "-o", "x.o"], "-o with several sources (clang reports it)"),
 ])
 def test_passthrough_decisions(argv, reason):
-    assert A.classify(argv).passthrough_reason == reason
+    assert A.parse(argv).passthrough_reason == reason
 
 
 @pytest.mark.parametrize("argv", [["-c", "a.c"], ["a.c", "-o", "p"], ["-MD", "-c", "a.c"],
                                   ["-fno-lto", "a.c"], ["main.o", "-lm"]])
 def test_our_cases_are_not_passed_through(argv):
-    assert A.classify(argv).passthrough_reason is None
+    assert A.parse(argv).passthrough_reason is None
 
 
 def test_flags_that_steer_the_link():
-    inv = A.classify(["-O3", "-shared", "-oout.so", "-Wl,--export-dynamic", "a.c", "-MMD",
+    inv = A.parse(["-O3", "-shared", "-oout.so", "-Wl,--export-dynamic", "a.c", "-MMD",
                       "-MFdeps.d", "-MT", "t"])
     assert (inv.opt_level, inv.shared, inv.output, inv.export_dynamic) == ("3", True, "out.so", True)
     assert (inv.depfile, inv.depfile_path, inv.dep_targets) == (True, "deps.d", ["-MT", "t"])
 
 
-def test_strip_inputs_for_per_source_compiles():
+def test_compile_options_for_per_source_compiles():
     argv = ["-O2", "-Iinc", "a.c", "-o", "p", "-x", "c", "b.txt", "-lm", "-L", "d",
             "-Wl,-rpath,/x", "-MD", "-MF", "p.d", "-shared", "-DX=1"]
-    assert A.strip_inputs_and_output(argv, drop_link_only=True, drop_depfile=True) == [
-        "-O2", "-Iinc", "-DX=1"]
-    assert A.strip_inputs_and_output(argv, drop_link_only=False, drop_depfile=False) == [
+    assert A.parse(argv).compile_options(for_link=True) == ["-O2", "-Iinc", "-DX=1"]
+    assert A.parse(argv).compile_options() == [
         "-O2", "-Iinc", "-lm", "-L", "d", "-Wl,-rpath,/x", "-MD", "-MF", "p.d", "-shared",
         "-DX=1"]
 

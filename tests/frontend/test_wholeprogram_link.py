@@ -152,9 +152,10 @@ def test_shared_library_calls_back_into_the_executable(ws):
 
 
 def test_symbols_named_on_the_command_line_stay_visible():
-    assert wholeprogram.linker_named_symbols(
-        ["-Wl,-e,start_here", "-u", "keep_a", "-Wl,--undefined=keep_b", "-Xlinker", "-ukeep_c",
-         "-Wl,--export-dynamic", "-emit-llvm"]) == {"start_here", "keep_a", "keep_b", "keep_c"}
+    plan = wholeprogram.LinkPlan(driver=[], output="p", link_args=[
+        "-Wl,-e,start_here", "-u", "keep_a", "-Wl,--undefined=keep_b", "-Xlinker", "-ukeep_c",
+        "-Wl,--export-dynamic", "-emit-llvm"])
+    assert plan.command_line.named_symbols() == {"start_here", "keep_a", "keep_b", "keep_c"}
 
 
 def test_custom_entry_point_without_startfiles(ws):

@@ -1,0 +1,154 @@
+"""BLAS derivatives as a library of custom rules (see docs/blas.md).
+
+`attach_blas_rules(text)` is the one hook the AD stage calls on the whole-program module
+before it collects registrations: when the program calls BLAS routines the table covers
+(`cblas_dgemm`, `dgemm_`, ...), the calls are renamed to the library's entry points and
+the rule library (C generated from `table.py`, compiled once by clang and cached by the
+hash of its source) is linked in with its registration globals. Programs that call no
+BLAS routine are returned unchanged.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+
+from .generate import entry_name, library_source
+from .table import INACTIVE, known_names
+
+_NAME_CHARS = r"[-a-zA-Z$._0-9]"
+_DECLARE_RE = re.compile(r"^declare [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
+_DEFINE_RE = re.compile(r"^define [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
+_WIDTH_CALL_RE = re.compile(r"@__enzyme_fwddiff[^\n]*ptr @(?:enzyme_width|enzyme_vector)\b")
+# families whose forward rule may run once per lane: no side effect but writing the same
+# values again (the engine calls a custom forward rule once per lane in vector mode)
+LANE_SAFE = frozenset({"dot", "nrm2", "asum", "copy"})
+_TRIPLE_RE = re.compile(r'^target triple = "([^"]+)"', re.MULTILINE)
+_memo: dict[str, bytes] = {}
+
+
+def referenced_routines(text: str) -> dict[str, tuple[str, str, str]]:
+    """BLAS routines the module declares (calls without a body) that the table covers."""
+    known = known_names()
+    declared = {m.group(1) for m in _DECLARE_RE.finditer(text)} & set(known)
+    if not declared:
+        return {}
+    declared -= {m.group(1) for m in _DEFINE_RE.finditer(text)}
+    return {name: known[name] for name in sorted(declared)}
+
+
+def declared_inactive(text: str) -> list[str]:
+    """Derivative-free BLAS/LAPACK functions (table.INACTIVE) the module declares."""
+    declared = {m.group(1) for m in _DECLARE_RE.finditer(text)}
+    return sorted(declared & set(INACTIVE))
+
+
+def rename_calls(text: str, routines) -> str:
+    for symbol, (family, p, abi) in routines.items():
+        text = re.sub(rf"@{re.escape(symbol)}(?!{_NAME_CHARS})", "@" + entry_name(symbol, family, p, abi), text)
+    return text
+
+
+def attach_blas_rules(text: str) -> str:
+    """The module with its BLAS calls routed through the rule library (or unchanged)."""
+    routines = referenced_routines(text)
+    inactive = declared_inactive(text)
+    if not routines and not inactive:
+        return text
+    _refuse_vector_mode(text, routines)
+    from .. import llvm
+    triple = _TRIPLE_RE.search(text)
+    rules = rules_module(sorted({(f, p) for f, p, _ in routines.values()}), inactive,
+                         triple.group(1) if triple else None)
+    module = llvm.parse_assembly(rename_calls(text, routines), "program")
+    return llvm.link_modules([module, rules]).text()
+
+
+def _refuse_vector_mode(text: str, routines) -> None:
+    """Vector forward mode runs a custom forward rule once per lane; a BLAS routine that
+    updates memory in place (axpy, gemm with beta != 0, trsm, ...) would run N times."""
+    unsafe = sorted(s for s, (family, _, _) in routines.items() if family not in LANE_SAFE)
+    if unsafe and _WIDTH_CALL_RE.search(text):
+        from ..errors import EnzymeBuildError
+        raise EnzymeBuildError(
+            f"vector forward mode (enzyme_width) through BLAS routines is not supported yet: "
+            f"this program calls {', '.join(unsafe)}, whose derivative rule updates memory in place "
+            f"and would run once per lane",
+            hint="differentiate one direction at a time (__enzyme_fwddiff without enzyme_width), "
+                 "or use reverse mode")
+
+
+def _cache_dir() -> str:
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "enzyme-build", "blas")
+
+
+def _private_cache_dir() -> str | None:
+    """The cache directory, created 0700; None when it is not ours alone (a bitcode file
+    planted there by another user would be linked into the program)."""
+    path = _cache_dir()
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.stat(path)
+    except OSError:
+        return None
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None
+    return path
+
+
+def _keep_source(source: str) -> None:
+    """With ENZYME_BUILD_KEEP=dir, the generated rule library is kept as dir/blas-rules.c."""
+    from ..files import KEEP_VAR, keep_directory, replace_atomically
+    directory = keep_directory(os.environ.get(KEEP_VAR))
+    if directory:
+        replace_atomically(os.path.join(directory, "blas-rules.c"), source)
+
+
+def _compile(source: str, clang: list[str]) -> bytes:
+    from ..errors import EnzymeBuildError
+    proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-c",
+                           "-emit-llvm", "-", "-o", "-"], input=source.encode(), capture_output=True)
+    if proc.returncode != 0 or proc.stdout[:2] != b"BC":
+        raise EnzymeBuildError("cannot compile the BLAS derivative rules: "
+                               + proc.stderr.decode(errors="replace").strip()[-2000:],
+                               hint="check that clang works: enzyme-build doctor")
+    return proc.stdout
+
+
+def rules_module(selected: list[tuple[str, str]], inactive: list[str] = (), triple: str | None = None):
+    """The compiled rule library for these (family, precision) pairs, parsed: from this
+    process's memo, else the cache directory (keyed by the hash of source and compiler),
+    else clang. Compiled for the program's target triple. A cache entry LLVM cannot read
+    is rebuilt."""
+    from .. import llvm
+    from ..errors import EnzymeBuildError
+    from ..files import replace_atomically
+    from ..toolchain import clang_command
+    source = library_source(selected, inactive)
+    _keep_source(source)
+    clang = clang_command() + ([f"--target={triple}"] if triple else [])
+    key = hashlib.sha256((source + "\0" + " ".join(clang)).encode()).hexdigest()[:24]
+    name = "enzyme-build BLAS rules"
+    if key in _memo:
+        return llvm.parse_bitcode(_memo[key], name)
+    directory = _private_cache_dir()
+    path = os.path.join(directory, key + ".bc") if directory else None
+    if path and os.path.isfile(path):
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            module = llvm.parse_bitcode(data, name)
+            _memo[key] = data
+            return module
+        except (OSError, EnzymeBuildError):
+            pass   # unreadable or damaged: compile again and replace it
+    data = _compile(source, clang)
+    _memo[key] = data
+    if path:
+        try:   # readers see no file or the whole file
+            replace_atomically(path, data, mode=0o600)
+        except OSError:
+            pass
+    return llvm.parse_bitcode(data, name)

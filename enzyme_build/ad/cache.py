@@ -556,10 +556,12 @@ class CachePlanner:
     # ------------------------------------------------------------------ side tables
     def _side_loop_of(self, label: str):
         """The outermost loop around `label` when it is a natural loop entered at most once
-        per call (its preheader in no cycle) whose exit blocks are entered from it only."""
+        per call (its preheader in no cycle) whose exit blocks are entered from it only, each
+        from the header alone or not from the header."""
         for loop in self.cfg.top_loops_of(label):
             if loop.preheader is not None and not self.cfg.in_loop(loop.preheader) and all(
-                    p in loop.blocks for e in loop.exits for p in self.cfg.preds[e]):
+                    p in loop.blocks for e in loop.exits for p in self.cfg.preds[e]) and all(
+                    len({p == loop.header for p in self.cfg.preds[e]}) == 1 for e in loop.exits):
                 return loop
         return None
 
@@ -675,10 +677,12 @@ class CachePlanner:
             head.append(f"  store i64 {base}, ptr {size}, align 8")
             self.side_fwd[loop.preheader] = pre + self.side_fwd.get(loop.preheader, [])
             self.side_fwd[header] = head + self.side_fwd.get(header, [])
-            # leaving the loop (its exits are entered from the loop only), the last
-            # iteration's records stay: the size goes back to where that iteration ended, so
-            # side records pushed after the loop do not overwrite them
-            for exit_block in loop.exits:
+            # leaving the loop from its header (the exit test visits the header, which set the
+            # size back to the base), the last iteration's records stay: the size goes back
+            # to where that iteration ended, so side records pushed after the loop do not
+            # overwrite them. Exits from other blocks (a rotated loop's latch, a break) leave
+            # with the size where the iteration ended already.
+            for exit_block in [e for e in loop.exits if header in self.cfg.preds[e]]:
                 back = restores.setdefault(exit_block, [])
                 full = self.fresh("sidefull")
                 back.append(f"  {full} = load i64, ptr {self._side_field(3 + k, back)}, align 8")

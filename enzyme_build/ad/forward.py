@@ -426,7 +426,8 @@ class ForwardGenerator:
         """An integer holding a float's bytes may be stored, bitcast back or compared; merged
         through a phi/select or computed with, its tangent cannot follow: refuse."""
         for u in self._users(value):
-            if u.opcode in ("store", "bitcast", "icmp", "getelementptr", "br", "switch", "call"):
+            if u.opcode in ("store", "bitcast", "icmp", "getelementptr", "br", "switch", "call",
+                            "cmpxchg", "atomicrmw"):     # atomics are refused by their own check
                 continue
             if u.opcode in ("phi", "select") and u.result in self.int_views:
                 continue

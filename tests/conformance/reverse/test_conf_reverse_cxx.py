@@ -64,7 +64,6 @@ def test_cxx_vector_o0(tmp_path, opt, env):
     assert build_and_run(tmp_path, "cxx_vector_o0.cc", opt=opt, env_extra=env) == 24
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-21")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_vec3f(tmp_path, opt):
     build_and_run(tmp_path, "vec3f.cc", opt=opt)

@@ -197,13 +197,25 @@ def _can_split() -> bool:
     return find_tool("llvm-split") is not None and find_tool("llvm-nm") is not None
 
 
+# A split whose largest partition holds more than this share of the bitcode saves less
+# than the partitioning costs (one function the inliner grew to most of the program).
+SPLIT_MAX_SHARE = 0.7
+
+
 def _split(bitcode: str, jobs: int, work: Workdir, name: str) -> int:
-    """llvm-split into ``jobs`` partitions part.bc0 … ; returns how many are non-empty."""
+    """llvm-split into ``jobs`` partitions part.bc0 …; returns ``jobs``, or 1 when one
+    partition would hold most of the code (the partitions are then not used)."""
     _run([find_tool("llvm-split"), f"-j{jobs}", "--round-robin", bitcode, "-o", work.file("part.bc")],
          "code generation", name)
-    present = [k for k in range(jobs) if os.path.exists(work.file(f"part.bc{k}"))]
-    if present != list(range(jobs)):
-        raise InternalError(f"llvm-split wrote partitions {present}, expected {jobs}")
+    parts = [work.file(f"part.bc{k}") for k in range(jobs)]
+    missing = [p for p in parts if not os.path.exists(p)]
+    if missing:
+        raise InternalError(f"llvm-split did not write {', '.join(map(os.path.basename, missing))}")
+    sizes = [os.path.getsize(p) for p in parts]
+    if max(sizes) > SPLIT_MAX_SHARE * sum(sizes):
+        for p in parts:
+            os.unlink(p)
+        return 1
     return jobs
 
 

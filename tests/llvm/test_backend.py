@@ -166,3 +166,20 @@ def test_jobs_default_to_the_cpus_we_may_use(monkeypatch):
     assert 1 <= backend.codegen_jobs() <= backend.MAX_JOBS
     monkeypatch.setenv(backend.JOBS_VAR, "3")
     assert backend.codegen_jobs() == 3
+
+
+@needs_tools
+def test_one_dominant_function_is_compiled_whole(tmp_path):
+    """A partition holding most of the code would only add the split's cost: the module is
+    compiled as one object (what the post-AD inliner makes of a program whose pieces are all
+    inlined into one gradient)."""
+    body = "".join(f"  %v{k + 1} = fadd double %v{k}, 1.0\n" for k in range(3000))
+    small = "".join(f"define i32 @small{k}() {{\n  ret i32 {k}\n}}\n" for k in range(4))
+    text = f"define double @big(double %v0) {{\n{body}  ret double %v3000\n}}\n" + small
+    bc = tmp_path / "m.bc"
+    bc.write_bytes(llvm.parse_assembly(text).bitcode())
+    work = tmp_path / "work"
+    work.mkdir()
+    assert backend.emit_object_file(str(bc), str(work / "m.o"), jobs=2, workdir=str(work),
+                                    split_min_bytes=0) == 1
+    assert os.listdir(work) == ["m.o"]

@@ -140,6 +140,7 @@ def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, p
     (bitcode). The module is consumed: it is closed once its bitcode is out of this process,
     so its memory is not held while the tools run."""
     from . import optimize, verify
+    codegen_jobs()   # a bad ENZYME_BUILD_JOBS fails now, not after the pipeline
     if level <= 0 and size_level <= 0:
         _write(path, module.bitcode())
         _close(module)

@@ -27,13 +27,16 @@ static const double table[4] = {1.5, 2.5, 3.5, 4.5};
 inline double twice(double x) { return 2.0 * x; }
 template <int K> double scaled(double x) { return K * x + table[K % 4]; }
 extern "C" double other_object(double);
+static int constructed = 0;
+__attribute__((constructor)) static void count_construction() { constructed++; }
+struct Counter { Counter() { constructed += 10; } } counter;
 """ + "".join(
     f"extern \"C\" double f{k}(double x) {{ return helper(x) + twice(x) + scaled<{k}>(x) + {k}; }}\n"
     for k in range(24)) + r"""
 int main() {
   double s = 0;
 """ + "".join(f"  s += f{k}(0.25 * {k});\n" for k in range(24)) + r"""
-  std::printf("%.6f %.6f\n", s, other_object(2.0));
+  std::printf("%.6f %.6f %d\n", s, other_object(2.0), constructed);
   return 0;
 }
 """
@@ -137,7 +140,7 @@ def test_parallel_codegen_links_and_runs_like_serial(tmp_path):
     assert any("helper" in name for name in local), symbols
     expected = _link_and_run(tmp_path, serial, "serial")
     assert _link_and_run(tmp_path, parallel, "parallel") == expected
-    assert expected.split()[1] == "-3.000000"
+    assert expected.split()[1:] == ["-3.000000", "11"]   # the other object's helper; constructors once
 
 
 @needs_tools

@@ -142,6 +142,7 @@ def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, p
     from . import optimize, verify
     codegen_jobs()   # a bad ENZYME_BUILD_JOBS fails now, not after the pipeline
     if level <= 0 and size_level <= 0:
+        verify(module, generated=True)
         _write(path, module.bitcode())
         _close(module)
         return

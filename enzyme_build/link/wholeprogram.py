@@ -386,16 +386,20 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
         restore_private(module, private)
         speed, size = post_ad_levels(plan.opt_level)
         break
+    from ..llvm import backend   # opt/llc of our LLVM when installed, else llvmlite
+    optimized = os.path.join(plan.tmpdir, "whole-program.bc")
     with progress.stage("optimization"):
         module = define_leftover_markers(module)
-        llvm.optimize(module, speed, size_level=size, pic=plan.pic)
-        llvm.verify(module, generated=True)
-        keep_module(module, plan.keep_dir, stem, "post-ad")
+        backend.optimize_to_bitcode(module, optimized, speed, size_level=size, pic=plan.pic,
+                                    workdir=plan.tmpdir)   # consumes the module
+        del module
+        if plan.keep_dir:
+            keep_module(llvm.read_bitcode_file(optimized, stem), plan.keep_dir, stem, "post-ad")
     with progress.stage("code generation"):
-        obj = llvm.emit_object(module, opt=max(speed, 1) if speed else 0, pic=plan.pic)
         path = os.path.join(plan.tmpdir, "whole-program.o")
-        with open(path, "wb") as fh:
-            fh.write(obj)
+        backend.emit_object_file(optimized, path, opt=max(speed, 1) if speed else 0, pic=plan.pic,
+                                 workdir=plan.tmpdir, name=stem)
+        os.unlink(optimized)
     return path
 
 

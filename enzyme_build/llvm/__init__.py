@@ -67,6 +67,12 @@ def parse_bitcode(data: bytes, name: str = "module") -> Module:
     return Module(ref, name)
 
 
+def read_bitcode_file(path: str, name: str = "module") -> Module:
+    """Parse a bitcode file we wrote ourselves (e.g. the optimized whole program)."""
+    with open(path, "rb") as fh:
+        return parse_bitcode(fh.read(), name)
+
+
 def printable(name: str) -> str:
     """A module name LLVM can take: a file name that is not UTF-8 (bytes kept by Python as
     surrogate escapes) is shown with its odd bytes replaced."""

@@ -1,0 +1,302 @@
+"""The back end of the whole-program link: the post-AD pipeline and code generation.
+
+Measured (docs/build-performance.md): llvmlite's LLVM is built with assertions, and on the
+large modules the AD stage produces its `default<O3>` pipeline takes 1.3-1.4x the CPU time
+of Debian's release `opt-22` on the same bitcode and its code generation 1.8x that of
+`llc-22`; code generation also runs on one core and holds the whole module in this process.
+So when the matching release tools are installed, the module leaves this process as
+bitcode once: `opt` runs the same per-module default pipeline, `llvm-split` cuts the result
+into partitions by function (locals that cross partitions become hidden globals), one `llc`
+per partition runs in parallel (``ENZYME_BUILD_JOBS``, default: the CPUs we may use), a
+relocatable link joins the objects and `llvm-objcopy` gives back local binding to every
+symbol that was local in the module. Without the tools, the same work runs in-process
+through llvmlite, serially.
+
+Every file lives in a private directory under the caller's work directory, removed on
+success and on failure; a failing tool is one EnzymeBuildError naming it and its first
+message line.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from .. import LLVM_MAJOR
+from ..errors import EnzymeBuildError, InternalError
+
+JOBS_VAR = "ENZYME_BUILD_JOBS"
+MAX_JOBS = 8
+# Below this much optimized bitcode, splitting costs more (processes, a relocatable link)
+# than a second core saves: a 10k-instruction program's optimized module is ~0.3 MB.
+SPLIT_MIN_BYTES = 512 << 10
+
+_TOOL_NAMES = ("opt", "llc", "llvm-split", "llvm-nm")
+_tools: dict[str, str | None] = {}
+
+
+def find_tool(name: str) -> str | None:
+    """A release LLVM tool of our major version, or None: `$ENZYME_BUILD_LLVM_BIN/<name>[-N]`
+    when that is set, else `<name>-N` on PATH, else /usr/lib/llvm-N/bin/<name> (the
+    discovery order of ARCHITECTURE §2)."""
+    if name in _tools:
+        return _tools[name]
+    from .. import toolchain
+    bindir = os.environ.get("ENZYME_BUILD_LLVM_BIN")
+    if bindir:
+        candidates = [os.path.join(bindir, f"{name}-{LLVM_MAJOR}"), os.path.join(bindir, name)]
+    else:
+        candidates = [f"{name}-{LLVM_MAJOR}", os.path.join(f"/usr/lib/llvm-{LLVM_MAJOR}/bin", name)]
+    found = None
+    for candidate in candidates:
+        tool, _attempt = toolchain.probe(name, candidate)
+        if tool is not None:
+            found = tool.path
+            break
+    _tools[name] = found
+    return found
+
+
+def external_tools_enabled() -> bool:
+    """opt and llc of our LLVM are installed (and not switched off for an A/B comparison
+    with ENZYME_BUILD_IN_PROCESS=1)."""
+    if os.environ.get("ENZYME_BUILD_IN_PROCESS") == "1":
+        return False
+    return find_tool("opt") is not None and find_tool("llc") is not None
+
+
+def codegen_jobs() -> int:
+    """Parallel code generation processes: $ENZYME_BUILD_JOBS, else the CPUs this process
+    may run on, at most MAX_JOBS."""
+    raw = os.environ.get(JOBS_VAR)
+    if raw is not None and raw.strip():
+        try:
+            jobs = int(raw)
+        except ValueError:
+            jobs = 0
+        if jobs < 1:
+            raise EnzymeBuildError(f"{JOBS_VAR}={raw!r} is not a positive number of jobs",
+                                   hint=f"set {JOBS_VAR} to 1, 2, …, or unset it to use every CPU")
+        return jobs
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_JOBS))
+
+
+def pipeline_text(level: int, size_level: int = 0) -> str:
+    """The `-passes=` text of the per-module default pipeline we run (what llvmlite's
+    PassBuilder.buildPerModuleDefaultPipeline builds for the same levels)."""
+    if size_level >= 2:
+        return "default<Oz>"
+    if size_level == 1:
+        return "default<Os>"
+    return f"default<O{level}>"
+
+
+def _run(argv: list[str], what: str, location: str) -> None:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace")
+    except OSError as err:
+        raise EnzymeBuildError(f"{what} failed: cannot run {argv[0]}: {err}", location=location)
+    if proc.returncode != 0:
+        raise EnzymeBuildError(f"{what} failed: {os.path.basename(argv[0])}: "
+                               f"{_first_line(proc.stderr, argv[0], proc.returncode)}", location=location)
+
+
+def _first_line(stderr: str, tool: str, status: int) -> str:
+    """The first line of a tool's message, without the tool's own path in front."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return f"exit status {status}"
+    first = lines[0]
+    for prefix in (tool + ": ", os.path.basename(tool) + ": "):
+        if first.startswith(prefix):
+            first = first[len(prefix):]
+    return first
+
+
+class Workdir:
+    """A private directory for one back-end run, removed when the run ends."""
+
+    def __init__(self, parent: str | None):
+        self.path = tempfile.mkdtemp(prefix="backend-", dir=parent)
+
+    def file(self, name: str) -> str:
+        return os.path.join(self.path, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, pic: bool = True,
+                        workdir: str | None = None) -> None:
+    """Run the per-module default pipeline on ``module`` and write the result to ``path``
+    (bitcode). The module is consumed: it is closed once its bitcode is out of this process,
+    so its memory is not held while the tools run."""
+    from . import optimize, verify
+    codegen_jobs()   # a bad ENZYME_BUILD_JOBS fails now, not after the pipeline
+    if level <= 0 and size_level <= 0:
+        verify(module, generated=True)
+        _write(path, module.bitcode())
+        _close(module)
+        return
+    if not external_tools_enabled():
+        optimize(module, level, size_level=size_level, pic=pic)
+        verify(module, generated=True)
+        _write(path, module.bitcode())
+        _close(module)
+        return
+    with Workdir(workdir) as work:
+        source = work.file("input.bc")
+        _write(source, module.bitcode())
+        name = module.name
+        _close(module)
+        out = work.file("optimized.bc")
+        _run([find_tool("opt"), f"-passes={pipeline_text(level, size_level)}",
+              f"--relocation-model={'pic' if pic else 'static'}", source, "-o", out],
+             "optimization", name)
+        os.replace(out, path)
+
+
+def emit_object_file(bitcode: str, output: str, *, opt: int = 2, pic: bool = True,
+                     jobs: int | None = None, workdir: str | None = None,
+                     split_min_bytes: int = SPLIT_MIN_BYTES, name: str = "module") -> int:
+    """Native object code for the host from the bitcode file ``bitcode``, written to
+    ``output``. Returns the number of partitions compiled in parallel (1: not split)."""
+    jobs = codegen_jobs() if jobs is None else jobs
+    if not external_tools_enabled():
+        from . import emit_object, parse_bitcode
+        with open(bitcode, "rb") as fh:
+            module = parse_bitcode(fh.read(), name)
+        _write(output, emit_object(module, opt=opt, pic=pic))
+        return 1
+    llc = [find_tool("llc"), f"-O{min(max(opt, 0), 3)}", "-filetype=obj",
+           f"--relocation-model={'pic' if pic else 'static'}"]
+    with Workdir(workdir) as work:
+        parts = 1
+        if jobs > 1 and os.path.getsize(bitcode) >= split_min_bytes and _can_split():
+            parts = _split(bitcode, jobs, work, name)
+        if parts <= 1:
+            tmp = work.file("whole.o")
+            _run(llc + [bitcode, "-o", tmp], "code generation", name)
+            os.replace(tmp, output)
+            return 1
+        objects = _compile_partitions(llc, [work.file(f"part.bc{k}") for k in range(parts)], name)
+        merged = work.file("merged.o")
+        _join(objects, merged, name)
+        _relocalize(bitcode, merged, work, name)
+        os.replace(merged, output)
+        return parts
+
+
+def _can_split() -> bool:
+    return find_tool("llvm-split") is not None and find_tool("llvm-nm") is not None
+
+
+# A split whose largest partition holds more than this share of the bitcode saves less
+# than the partitioning costs (one function the inliner grew to most of the program).
+SPLIT_MAX_SHARE = 0.7
+
+
+def _split(bitcode: str, jobs: int, work: Workdir, name: str) -> int:
+    """llvm-split into ``jobs`` partitions part.bc0 …; returns ``jobs``, or 1 when one
+    partition would hold most of the code (the partitions are then not used)."""
+    _run([find_tool("llvm-split"), f"-j{jobs}", "--round-robin", bitcode, "-o", work.file("part.bc")],
+         "code generation", name)
+    parts = [work.file(f"part.bc{k}") for k in range(jobs)]
+    missing = [p for p in parts if not os.path.exists(p)]
+    if missing:
+        raise InternalError(f"llvm-split did not write {', '.join(map(os.path.basename, missing))}")
+    sizes = [os.path.getsize(p) for p in parts]
+    if max(sizes) > SPLIT_MAX_SHARE * sum(sizes):
+        for p in parts:
+            os.unlink(p)
+        return 1
+    return jobs
+
+
+def _compile_partitions(llc: list[str], parts: list[str], name: str) -> list[str]:
+    """One llc per partition, all at once (there are at most `jobs` of them)."""
+    running = []
+    try:
+        for part in parts:
+            obj = part + ".o"
+            proc = subprocess.Popen(llc + [part, "-o", obj], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True, errors="replace")
+            running.append((proc, obj))
+        failures = []
+        for proc, _obj in running:
+            _out, err = proc.communicate()
+            if proc.returncode != 0:
+                failures.append(_first_line(err, llc[0], proc.returncode))
+    finally:
+        for proc, _obj in running:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    if failures:
+        raise EnzymeBuildError(f"code generation failed: llc: {failures[0]}", location=name)
+    return [obj for _proc, obj in running]
+
+
+def _join(objects: list[str], output: str, name: str) -> None:
+    """One relocatable object from the partitions' objects."""
+    from .. import toolchain
+    lld = toolchain.search("ld.lld")[0]
+    if lld is not None:
+        argv = [lld.path, "-r", "-o", output, *objects]
+    else:
+        argv = [toolchain.find("clang").path, "-r", "-nostdlib", "-o", output, *objects]
+    _run(argv, "code generation", name)
+
+
+def local_symbols(bitcode: str, name: str = "module") -> list[str]:
+    """Names of the definitions with local linkage in a bitcode file (llvm-nm's lower-case
+    letters)."""
+    argv = [find_tool("llvm-nm"), "--defined-only", "--format=posix", bitcode]
+    proc = subprocess.run(argv,
+                          capture_output=True, text=True, errors="surrogateescape")
+    if proc.returncode != 0:
+        raise EnzymeBuildError("code generation failed: llvm-nm: "
+                               f"{_first_line(proc.stderr, argv[0], proc.returncode)}", location=name)
+    out = []
+    for line in proc.stdout.splitlines():
+        fields = line.split(" ")
+        if len(fields) >= 2 and len(fields[1]) == 1 and fields[1].islower():
+            out.append(fields[0])
+    return out
+
+
+def _relocalize(bitcode: str, obj: str, work: Workdir, name: str) -> None:
+    """Locals that llvm-split had to make global (hidden) to cross partitions become local
+    again: no clash with a same-named global of another object in the final link."""
+    from .. import toolchain
+    names = local_symbols(bitcode, name)
+    listing = work.file("locals.txt")
+    with open(listing, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        fh.write("".join(f"{_glob_escape(n)}\n" for n in names if n and "\n" not in n))
+    _run([toolchain.find("llvm-objcopy").path, f"--localize-symbols={listing}",
+          "--wildcard", "--localize-symbol=__llvmsplit_unnamed*", obj],
+         "code generation", name)
+
+
+def _glob_escape(name: str) -> str:
+    """A symbol name as a literal pattern of llvm-objcopy's --wildcard mode."""
+    return "".join("\\" + c if c in "*?[]\\!" else c for c in name)
+
+
+def _write(path: str, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+def _close(module) -> None:
+    close = getattr(module.ref, "close", None)
+    if close is not None:
+        close()

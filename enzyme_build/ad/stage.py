@@ -561,6 +561,64 @@ def _pointers_as_integers_in(body: list[str]) -> list[str]:
     return [l for k, l in enumerate(body) if k not in drop]
 
 
+_INT_ARITH_RE = re.compile(r'^  ' + _V + r' = (add|sub|and|or|xor)(?: nuw| nsw| disjoint)* i64 ([^,]+), (.+?)$')
+
+
+def integer_pointer_arithmetic(text: str) -> str:
+    """`inttoptr` of integer arithmetic on one `ptrtoint ptr %p` (aligning a buffer by
+    hand: `(double *)(((uintptr_t)raw + 63) & ~63)`) becomes a GEP of %p by the difference,
+    the same address: the engine follows GEPs to the allocation (and its shadow), not
+    integers."""
+    if "inttoptr i64" not in text or "ptrtoint ptr" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    start = 0
+    for i in range(len(lines) + 1):
+        if i == len(lines) or lines[i].startswith("define"):
+            out.extend(_integer_pointer_arithmetic_in(lines[start:i]))
+            start = i
+    return "\n".join(out)
+
+
+def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
+    if not any("inttoptr i64" in l for l in body):
+        return body
+    defs = {}
+    for i, line in enumerate(body):
+        m = re.match(r'^  ' + _V + r' = ', line)
+        if m:
+            defs[m.group(1)] = line
+    out = []
+    for line in body:
+        m = _INTTOPTR_RE.match(line)
+        if m:
+            leaves, ok, work, seen = set(), True, [m.group(2)], set()
+            while work and ok and len(seen) < 64:
+                v = work.pop()
+                if v in seen or not v.startswith("%"):
+                    continue
+                seen.add(v)
+                d = defs.get(v, "")
+                pi = _PTRTOINT_RE.match(d)
+                ar = _INT_ARITH_RE.match(d)
+                if pi:
+                    leaves.add((pi.group(1), pi.group(2)))
+                elif ar:
+                    work.extend([ar.group(3).strip(), ar.group(4).strip()])
+                else:
+                    ok = False        # a loaded or computed integer: not derived from one pointer
+            if ok and len(leaves) == 1:
+                (as_int, base), = leaves
+                q = m.group(1)
+                off = q[:-1] + '.intoff"' if q.endswith('"') else q + ".intoff"
+                out.append(f"  {off} = sub i64 {m.group(2)}, {as_int}")
+                out.append(f"  {q} = getelementptr i8, ptr {base}, i64 {off}")
+                continue
+        out.append(line)
+    return out
+
+
 def _straight(body: list[str], j: int, i: int) -> bool:
     """Lines j..i are in one block (moving the load's use up to it is safe: the load stays)."""
     return not any(l and not l.startswith(" ") for l in body[j + 1:i])
@@ -591,8 +649,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     m = scalarize_float_vectors(m, llvm)
     # loop-simplify: dedicated loop exits (side tables keep a loop's last records on its exits)
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])
-    pre = pointers_as_integers(reassemble_split_doubles(
-        lower_library_calls(_restore_opaque_calls(m.text(), registry))))
+    pre = integer_pointer_arithmetic(pointers_as_integers(reassemble_split_doubles(
+        lower_library_calls(_restore_opaque_calls(m.text(), registry)))))
     _keep(keep_dir, "ad-input.ll", pre)
     out = differentiate_module(pre, registry)
     _keep(keep_dir, "ad-output.ll", out)

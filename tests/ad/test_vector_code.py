@@ -100,6 +100,19 @@ __attribute__((noinline)) double f(const double *x) {
   free(buf);
   return s;
 }""", [2 * (i + 1) ** 2 * X[i] for i in range(4)]),
+    # a workspace aligned by hand through uintptr_t arithmetic (rev-18), two alignments
+    "aligned_by_hand": (r"""
+__attribute__((noinline)) double f(const double *x) {
+  char *raw = malloc(8 * sizeof(double) + 63);
+  double *w = (double *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+  char *raw2 = malloc(4 * sizeof(double) + 15);
+  double *v = (double *)((uintptr_t)(raw2 + 15) & (uintptr_t)-16);
+  for (int i = 0; i < 4; i++) { w[i] = x[i] * x[i]; v[i] = w[i] * (i + 1); }
+  double s = 0;
+  for (int i = 0; i < 4; i++) s += v[i] + w[i];
+  free(raw); free(raw2);
+  return s;
+}""", [2 * X[i] * (i + 2) for i in range(4)]),
 }
 
 

@@ -19,7 +19,6 @@ def test_posix_memalign(tmp_path, opt):
     assert build_and_run(tmp_path, "posix_memalign.c", opt=opt) == 3
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-18")
 def test_uintptr_align(tmp_path):
     build_and_run(tmp_path, "uintptr_align.c")
 

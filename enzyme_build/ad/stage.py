@@ -637,6 +637,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     text = distinct_ad_sites(canonicalize_markers(module.text()))
     from ..blas import attach_blas_rules   # BLAS calls: renamed to the rule library, linked in
     text = attach_blas_rules(text)
+    from ..complex import attach_complex_rules; text = attach_complex_rules(text)   # complex runtime/libm calls
     registry = _collect_registry(text)
     text = _protect_registrations(text, registry)
     m = llvm.parse_assembly(text, module.name)

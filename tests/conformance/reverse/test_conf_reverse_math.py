@@ -30,9 +30,9 @@ def test_outparam_libm(tmp_path, opt):
     assert build_and_run(tmp_path, "outparam_libm.c", opt=opt) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-07")
-def test_complex(tmp_path):
-    build_and_run(tmp_path, "complex.c")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_complex(tmp_path, opt):
+    assert build_and_run(tmp_path, "complex.c", opt=opt) == 4
 
 
 @pytest.mark.xfail(strict=True, reason="see failure rev-08")

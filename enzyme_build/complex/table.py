@@ -1,0 +1,80 @@
+"""The table of complex runtime and libm functions the library gives bodies to.
+
+Each entry is a C99 function (or clang's complex runtime call) written as plain real
+arithmetic on its real and imaginary parts, with `$T` for the real type and `$F(name)`
+for the libm function of that precision (`exp` / `expf`). The engine differentiates these
+bodies like any code, so every derivative treats the real and imaginary parts as
+independent reals (Enzyme's convention, docs/complex.md).
+
+`args`: `"c"` one complex argument `z` (parts `x`, `y`), `"cc"` two (`z`: `x`, `y`;
+`w`: `u`, `v`), `"rrrr"` four reals `a, b, c, d` (clang's `__muldc3(a, b, c, d)` for
+`(a + ib)(c + id)`). `result`: `"c"` complex (the body sets `re`, `im`) or `"r"` real
+(the body sets `r`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Entry:
+    double: str          # the symbol for double (`cexp`, `__muldc3`)
+    single: str          # the symbol for float (`cexpf`, `__mulsc3`)
+    args: str
+    result: str
+    body: str
+
+
+ENTRIES: tuple[Entry, ...] = (
+    # clang's runtime calls: complex multiply and divide (the inf/nan recovery of the real
+    # runtime is not reproduced: finite arithmetic, the only place a derivative exists)
+    Entry("__muldc3", "__mulsc3", "rrrr", "c", "re = a * c - b * d; im = a * d + b * c;"),
+    Entry("__divdc3", "__divsc3", "rrrr", "c", """
+      if ($F(fabs)(c) >= $F(fabs)(d)) {   /* Smith's algorithm */
+        $T q = d / c, den = c + d * q;
+        re = (a + b * q) / den; im = (b - a * q) / den;
+      } else {
+        $T q = c / d, den = c * q + d;
+        re = (a * q + b) / den; im = (b * q - a) / den;
+      }"""),
+    Entry("cabs", "cabsf", "c", "r", "r = $F(hypot)(x, y);"),
+    Entry("carg", "cargf", "c", "r", "r = $F(atan2)(y, x);"),
+    Entry("creal", "crealf", "c", "r", "r = x;"),
+    Entry("cimag", "cimagf", "c", "r", "r = y;"),
+    Entry("conj", "conjf", "c", "c", "re = x; im = -y;"),
+    Entry("cexp", "cexpf", "c", "c", "$T e = $F(exp)(x); re = e * $F(cos)(y); im = e * $F(sin)(y);"),
+    Entry("clog", "clogf", "c", "c", "re = $F(log)($F(hypot)(x, y)); im = $F(atan2)(y, x);"),
+    Entry("csqrt", "csqrtf", "c", "c", """
+      if (x == 0 && y == 0) { re = 0; im = y; }
+      else {
+        $T m = $F(hypot)(x, y);
+        if (x >= 0) { $T t = $F(sqrt)((m + x) / 2); re = t; im = y / (2 * t); }
+        else { $T t = $F(sqrt)((m - x) / 2); re = $F(fabs)(y) / (2 * t); im = $F(copysign)(t, y); }
+      }"""),
+    Entry("cpow", "cpowf", "cc", "c", """
+      if (x == 0 && y == 0) { re = (u == 0 && v == 0) ? 1 : 0; im = 0; }
+      else {
+        $T lr = $F(log)($F(hypot)(x, y)), th = $F(atan2)(y, x);
+        $T a = u * lr - v * th, b = u * th + v * lr, e = $F(exp)(a);
+        re = e * $F(cos)(b); im = e * $F(sin)(b);
+      }"""),
+    Entry("csin", "csinf", "c", "c", "re = $F(sin)(x) * $F(cosh)(y); im = $F(cos)(x) * $F(sinh)(y);"),
+    Entry("ccos", "ccosf", "c", "c", "re = $F(cos)(x) * $F(cosh)(y); im = -($F(sin)(x) * $F(sinh)(y));"),
+    Entry("ctan", "ctanf", "c", "c", """
+      $T den = $F(cos)(2 * x) + $F(cosh)(2 * y);
+      re = $F(sin)(2 * x) / den; im = $F(sinh)(2 * y) / den;"""),
+    Entry("csinh", "csinhf", "c", "c", "re = $F(sinh)(x) * $F(cos)(y); im = $F(cosh)(x) * $F(sin)(y);"),
+    Entry("ccosh", "ccoshf", "c", "c", "re = $F(cosh)(x) * $F(cos)(y); im = $F(sinh)(x) * $F(sin)(y);"),
+    Entry("ctanh", "ctanhf", "c", "c", """
+      $T den = $F(cosh)(2 * x) + $F(cos)(2 * y);
+      re = $F(sinh)(2 * x) / den; im = $F(sin)(2 * y) / den;"""),
+)
+
+
+def known_names() -> dict[str, tuple[Entry, str]]:
+    """symbol -> (entry, precision 'd' or 's')."""
+    out: dict[str, tuple[Entry, str]] = {}
+    for e in ENTRIES:
+        out[e.double] = (e, "d")
+        out[e.single] = (e, "s")
+    return out

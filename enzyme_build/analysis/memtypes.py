@@ -125,6 +125,38 @@ def field_offset(module, ty: str, index: int) -> tuple[int, str] | None:
     return None
 
 
+def type_leaves(module, ty: str, off: int = 0, stride: int = 0, depth: int = 0):
+    """(offset, stride, size, kind) of the scalars in a value of type ty (arrays give a
+    stride; at most a few levels deep)."""
+    ty = ty.strip()
+    if depth > 6:
+        return
+    kind = scalar_kind(ty)
+    if kind is not None:
+        size = type_size(module, ty)
+        if size:
+            yield off, stride, size, kind
+        return
+    if ty.startswith("%"):
+        body = named_type_body(module, ty)
+        if body:
+            yield from type_leaves(module, body, off, stride, depth + 1)
+        return
+    m = re.fullmatch(r'\[(\d+) x (.+)\]', ty)
+    if m:
+        esize = type_size(module, m.group(2).strip())
+        if esize:
+            yield from type_leaves(module, m.group(2), off, math.gcd(stride, esize), depth + 1)
+        return
+    if ty.startswith("{") or ty.startswith("<{"):
+        inner = ty[2:-2] if ty.startswith("<{") else ty[1:-1]
+        for k in range(len(split_top(inner)) if inner.strip() else 0):
+            fo = field_offset(module, ty, k)
+            if fo is None:
+                return
+            yield from type_leaves(module, fo[1], off + fo[0], stride, depth + 1)
+
+
 def scalar_kind(ty: str) -> str | None:
     ty = ty.strip()
     if ty in (DOUBLE, FLOAT):
@@ -231,6 +263,7 @@ class MemoryTypes:
             self.functions[fn.name] = ft
             self._places(ft)
             self._collect(ft)
+            self._declared_facts(ft)
         return ft
 
     def _places(self, ft: FunctionTypes) -> None:
@@ -437,6 +470,31 @@ class MemoryTypes:
                             places = ft.places.get(v) or self._global_places(v)
                             if places:
                                 ft.calls.append((name, k, list(places.values())))
+
+    def _declared_facts(self, ft: FunctionTypes) -> None:
+        """What the declared types of the allocas and globals the function uses say: a
+        `[4 x double]` alloca or a `@__const.x = constant { double }` initializer holds
+        doubles at those offsets (byte arrays and integers say nothing)."""
+        roots = {p.root for places in ft.places.values() for p in places.values()}
+        roots |= {p.root for _, src, _ in ft.copies.values() for p in src}
+        for dst, src, _ in ft.moves:
+            roots |= {p.root for p in dst + src}
+        for root in roots:
+            ty = None
+            d = ft.fn.defs.get(root)
+            if d is not None and d.opcode == "alloca":
+                ty = d.source_type
+            elif root.startswith("@"):
+                line = self.module.globals.get(root[1:].strip('"'), "")
+                m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(?:.*?)\b(?:global|constant)\s+(.*)$', line)
+                if m:
+                    from ..ir.model import take_type
+                    ty = take_type(m.group(1))[0]
+            if ty:
+                for off, stride, size, kind in type_leaves(self.module, ty.strip()):
+                    if kind != INT:
+                        ft.facts.append(Fact(Place(root, off % stride if stride else off, stride), size, kind,
+                                             True, f"declared {ty.strip()[:40]}"))
 
     def _global_places(self, v: str) -> dict[str, Place]:
         if not v.startswith("@"):

@@ -243,3 +243,30 @@ def test_memory_types_places_facts_and_copies():
     assert may_overlap(Place("%b", 0, 8), 8, Place("%b", 24), 8)
     assert not may_overlap(Place("%b", 0, 16), 8, Place("%b", 24), 8)
     assert not may_overlap(Place("%b", 0), 8, Place("%c", 0), 8)
+
+
+def test_declared_types_of_globals_and_allocas_are_evidence():
+    """A memcpy from a constant initializer into an untyped buffer: the initializer's type
+    (and an alloca's) says what the bytes are (was rev-15, "memcpy of data of unknown type")."""
+    from enzyme_build.analysis.memtypes import range_kinds, type_leaves
+    from enzyme_build.ir.model import parse_module
+
+    module = parse_module("""
+%struct.G = type { double, i32, ptr }
+@__const.g = private unnamed_addr constant %struct.G { double 8.000000e-01, i32 1, ptr null }, align 8
+
+define void @h(ptr %out) {
+entry:
+  %a = alloca [4 x float], align 16
+  %b = alloca [24 x i8], align 8
+  call void @llvm.memcpy.p0.p0.i64(ptr %b, ptr @__const.g, i64 24, i1 false)
+  call void @llvm.memcpy.p0.p0.i64(ptr %out, ptr %a, i64 16, i1 false)
+  ret void
+}
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+""")
+    fn = module.functions["h"]
+    assert list(type_leaves(module, "%struct.G")) == [(0, 0, 8, "double"), (8, 0, 4, "int"), (16, 0, 8, "pointer")]
+    assert range_kinds(module, fn, ["@__const.g"], 8) == {"double"}
+    assert range_kinds(module, fn, ["%a"], 16) == {"float"}
+    assert range_kinds(module, fn, ["%b"], 24) == set()      # a byte array says nothing by itself

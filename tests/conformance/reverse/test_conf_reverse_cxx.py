@@ -67,3 +67,11 @@ def test_cxx_vector_o0(tmp_path, opt, env):
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_vec3f(tmp_path, opt):
     build_and_run(tmp_path, "vec3f.cc", opt=opt)
+
+
+@pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O0", "O2", "ad-before-opt"])
+def test_const_initializer_functor(tmp_path, opt, env):
+    """A functor copied from a constant initializer (@__const.*) with memcpy: the memory
+    type analysis reads the initializer's declared type (was rev-15: "unknown type")."""
+    assert build_and_run(tmp_path, "const_initializer_functor.cc", opt=opt, env_extra=env) == 1

@@ -281,10 +281,12 @@ def check_integer_copy(gen, inst) -> None:
     """An integer load whose value is only stored (a copy) from/to active memory: the memory
     type analysis decides what it moves (`float_views` made the single-float cases views);
     refuse when the bytes are floats or pointers it cannot move as one value."""
-    if inst.opcode != "load" or inst.result in gen.views or inst.type not in ("i64", "i32"):
+    if inst.opcode != "load" or inst.result in gen.views or not re.fullmatch(r'i\d+', inst.type):
         return
     kinds = copy_kinds(gen.engine.module, gen.fn).get(inst.result)
     if not kinds or kinds <= {"int"}:
+        return
+    if inst.type not in ("i64", "i32") and not any(k.startswith(("part of", "double", "float")) for k in kinds):
         return
     what = "/".join(sorted(kinds))
     raise EnzymeBuildError(

@@ -298,6 +298,30 @@ class CommandLine:
                 out.add(word[2:])
         return out
 
+    def linker_option_values(self, *names: str) -> list[str]:
+        """Values of linker options spelled `--name=value` or `--name value` (also with one
+        dash, as GNU ld accepts), in command-line order."""
+        spellings = set(names) | {n[1:] for n in names if n.startswith("--")}
+        words = self.linker_words()
+        out = []
+        for k, word in enumerate(words):
+            if word in spellings and k + 1 < len(words):
+                out.append(words[k + 1])
+            elif "=" in word and word.split("=", 1)[0] in spellings:
+                out.append(word.split("=", 1)[1])
+        return out
+
+    def version_scripts(self) -> list[str]:
+        """Files named by `-Wl,--version-script=FILE` (or `--version-script FILE`)."""
+        return self.linker_option_values("--version-script")
+
+    def excluded_libraries(self) -> list[str]:
+        """Archive names of `-Wl,--exclude-libs,ALL|liba.a:libb.a` (`ALL` kept as is)."""
+        out = []
+        for value in self.linker_option_values("--exclude-libs"):
+            out += [name for name in value.replace(",", ":").split(":") if name]
+        return out
+
     def linked_files(self) -> list[LinkedFile]:
         """The inputs and -l libraries the linker reads, in order, each with the
         --whole-archive and static (-static, -Bstatic) state in effect where it stands."""

@@ -72,10 +72,16 @@ class Selection:
     native_members: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
     # archive real path -> native (non-bitcode) members the link pulled from it
 
-    def add_bitcode(self, label: str, section: bytes) -> None:
+    archive_of: dict[str, str] = field(default_factory=dict)
+    # bitcode label -> the archive its member came from (for --exclude-libs)
+
+    def add_bitcode(self, label: str, section: bytes, archive: str | None = None) -> None:
         modules = objfile.split_bitcode_modules(section)
         for k, module in enumerate(modules):
-            self.bitcode.append((label if len(modules) == 1 else f"{label}#{k}", module))
+            name = label if len(modules) == 1 else f"{label}#{k}"
+            self.bitcode.append((name, module))
+            if archive is not None:
+                self.archive_of[name] = archive
 
 
 def log(verbose: bool, argv: list[str]) -> None:
@@ -173,7 +179,7 @@ def select_inputs(trace: list[tuple[str, str | None]]) -> Selection:
         found = matches[nth]
         bitcode = objfile.embedded_bitcode(found.data)
         if bitcode is not None:
-            sel.add_bitcode(f"{path}({member})", bitcode)
+            sel.add_bitcode(f"{path}({member})", bitcode, archive=path)
             sel.absorbed_files.add(real)
         else:
             sel.native_undefined |= objfile.undefined_symbols(found.data)
@@ -220,17 +226,180 @@ def plain_levels(opt_level: str | None) -> tuple[int, int]:
         return 2, 0
 
 
+class ExportRules:
+    """What a linked output's dynamic symbol table keeps, beyond visibility: the version
+    scripts (`-Wl,--version-script=FILE`: `global:`/`local:` patterns with `*`, `?` and
+    `[...]` wildcards, exact names before wildcards before a bare `*`, as GNU ld ranks them;
+    `extern "C++" { ... }` patterns matched against demangled names) and
+    `-Wl,--exclude-libs,ALL|liba.a:libb.a` (definitions from those archives' members are
+    not exported)."""
+
+    def __init__(self, scripts: list[tuple[str, list[tuple[str, bool, bool]]]] = (),
+                 excluded_libraries: list[str] = ()):
+        # patterns: (pattern, is_global, is_cxx)
+        self.patterns = [p for _path, patterns in scripts for p in patterns]
+        self.excluded_libraries = list(excluded_libraries)
+        self.hidden: set[str] = set()           # filled by hide_from_archives
+
+    def hide_from_archives(self, sel: Selection, modules) -> None:
+        from .. import llvm
+        every = "ALL" in self.excluded_libraries
+        names = set(self.excluded_libraries)
+        for (label, _data), module in zip(sel.bitcode, modules):
+            archive = sel.archive_of.get(label)
+            if archive is None or not (every or os.path.basename(archive) in names):
+                continue
+            self.hidden |= {n for n, _kind, linkage in llvm.defined_symbols(module)
+                            if linkage not in ("internal", "private")}
+
+    def filter(self, names: list[str]) -> list[str]:
+        names = [n for n in names if n not in self.hidden]
+        if not self.patterns:
+            return names
+        demangled = _demangle(names) if any(cxx for _p, _g, cxx in self.patterns) else {}
+        return [n for n in names if self._exported(n, demangled.get(n, n))]
+
+    def _exported(self, name: str, demangled: str) -> bool:
+        import fnmatch
+        best = None   # (rank, is_global): 0 exact, 1 wildcard, 2 bare `*`
+        for pattern, is_global, cxx in self.patterns:
+            subject = demangled if cxx else name
+            if pattern == "*":
+                rank = 2
+            elif _is_glob(pattern):
+                if not fnmatch.fnmatchcase(subject, pattern):
+                    continue
+                rank = 1
+            elif pattern == subject:
+                rank = 0
+            else:
+                continue
+            if best is None or rank < best[0]:
+                best = (rank, is_global)
+        return True if best is None else best[1]
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+def _demangle(names: list[str]) -> dict[str, str]:
+    """Itanium-demangled spellings of the mangled names (others map to themselves)."""
+    mangled = [n for n in names if n.startswith("_Z")]
+    if not mangled:
+        return {}
+    for tool in ("llvm-cxxfilt", "c++filt"):
+        try:
+            proc = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True,
+                                  text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        out = proc.stdout.splitlines()
+        if proc.returncode == 0 and len(out) == len(mangled):
+            return dict(zip(mangled, out))
+    raise EnzymeBuildError("cannot demangle C++ names for the version script's extern \"C++\" patterns",
+                           hint="install llvm-cxxfilt (or binutils' c++filt)")
+
+
+_SCRIPT_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{};]|[^\s{};"]+')
+
+
+def parse_version_script(path: str) -> list[tuple[str, bool, bool]]:
+    """(pattern, is_global, is_cxx) of a GNU ld version script; a clear error when it
+    cannot be read or is not one."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as err:
+        raise EnzymeBuildError(f"cannot read the version script {path}: {err.strerror}")
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.DOTALL)
+    text = re.sub(r"#[^\n]*", " ", text)
+    tokens = _SCRIPT_TOKEN.findall(text)
+
+    def bad(why: str):
+        return EnzymeBuildError(f"the version script {path} is not one enzyme-build can read: {why}",
+                                hint="write it as GNU ld documents: "
+                                     "[NAME] { global: sym; pattern*; local: *; } [DEPS];")
+    out: list[tuple[str, bool, bool]] = []
+    k = 0
+    while k < len(tokens):
+        if tokens[k] != "{":                      # version node name
+            k += 1
+            if k >= len(tokens) or tokens[k] != "{":
+                raise bad(f"expected '{{' after {tokens[k - 1]!r}")
+        k += 1
+        is_global, cxx_depth = True, []
+        while True:
+            if k >= len(tokens):
+                raise bad("missing '}'")
+            tok = tokens[k]
+            if tok == "}":
+                k += 1
+                if cxx_depth:
+                    cxx_depth.pop()
+                    if k < len(tokens) and tokens[k] == ";":
+                        k += 1
+                    continue
+                break
+            if tok in ("global", "local") and k + 1 < len(tokens) and tokens[k + 1].startswith(":"):
+                tokens[k + 1] = tokens[k + 1][1:]       # `global :` / `local :*`
+                tok = tokens[k] = tok + ":"
+            if tok.startswith(("global:", "local:")):
+                is_global = tok.startswith("global:")
+                rest = tok.split(":", 1)[1]
+                if rest:                                 # `local:*`
+                    tokens[k] = rest
+                else:
+                    k += 1
+                continue
+            if tok == "":
+                k += 1
+                continue
+            if tok == "extern" and k + 2 < len(tokens) and tokens[k + 2] == "{":
+                lang = tokens[k + 1].strip('"')
+                if lang not in ("C", "C++"):
+                    raise bad(f'extern "{lang}" blocks are not supported')
+                cxx_depth.append(lang == "C++")
+                k += 3
+                continue
+            if tok == ";":
+                k += 1
+                continue
+            cxx = bool(cxx_depth and cxx_depth[-1])
+            if tok.startswith('"'):                    # quoted: a literal name
+                out.append((tok[1:-1], is_global, cxx))
+            else:
+                out.append((tok, is_global, cxx))
+            k += 1
+        while k < len(tokens) and tokens[k] != ";":     # dependencies: VERS_1.0
+            k += 1
+        k += 1
+    return out
+
+
+def export_rules(plan: LinkPlan) -> ExportRules | None:
+    """The version scripts and --exclude-libs of the link, or None when it has neither."""
+    cl = plan.command_line
+    scripts, excluded = cl.version_scripts(), cl.excluded_libraries()
+    if not scripts and not excluded:
+        return None
+    return ExportRules([(path, parse_version_script(path)) for path in scripts], excluded)
+
+
 # Entry points the C runtime or the linker name (a -nostartfiles program defines _start).
 ALWAYS_KEPT = frozenset({"main", "_start", "_init", "_fini"})
 
 
 def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool,
-             named: set[str] = frozenset()) -> set[str]:
-    """Definitions that must stay visible after internalization."""
+             named: set[str] = frozenset(), exports: "ExportRules | None" = None) -> set[str]:
+    """Definitions that must stay visible after internalization. A shared library (or an
+    -rdynamic executable) exports its default-visibility definitions, minus what its
+    version scripts make local and what --exclude-libs hides (`exports`)."""
     from .. import llvm
     keep = set(ALWAYS_KEPT) | sel.native_undefined | sel.shared_symbols | set(named)
     if shared or export_dynamic:
-        keep |= set(llvm.exported_definitions(module))
+        exported = llvm.exported_definitions(module)
+        keep |= set(exports.filter(exported) if exports else exported)
     keep |= {name for name, _kind, _linkage in llvm.defined_symbols(module)
              if name.startswith((ENZYME_PREFIX, MARKER_PREFIX))}
     return keep
@@ -238,7 +407,8 @@ def keep_set(module, sel: Selection, *, shared: bool, export_dynamic: bool,
 
 def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: str,
                  named: set[str] = frozenset(), tmpdir: str | None = None,
-                 libraries: list[tuple[str, bytes, frozenset]] = ()):
+                 libraries: list[tuple[str, bytes, frozenset]] = (),
+                 exports: "ExportRules | None" = None):
     """Parse and link the selected bitcode into one module, then internalize it.
 
     The bitcode comes from objects anyone may have made: a child process reads it first
@@ -251,10 +421,12 @@ def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: st
     check_bitcode(sel.bitcode, tmpdir,
                   hint="rebuild that object with enzyme-build cc -c, or leave it out of the link")
     modules = [llvm.parse_bitcode(data, label) for label, data in sel.bitcode]
+    if exports is not None and exports.excluded_libraries:
+        exports.hide_from_archives(sel, modules)
     module = llvm.link_modules(modules)
     module.name = name
     llvm.internalize(module, keep_set(module, sel, shared=shared, export_dynamic=export_dynamic,
-                                      named=named))
+                                      named=named, exports=exports))
     for library in libraries:
         module = llvm.link_modules([module, library_module(library, tmpdir)])
     llvm.verify(module)
@@ -359,7 +531,8 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
             try:
                 module = build_module(sel, shared=plan.shared, export_dynamic=plan.export_dynamic,
                                       name=stem, named=plan.command_line.named_symbols(),
-                                      tmpdir=plan.tmpdir, libraries=libraries)
+                                      tmpdir=plan.tmpdir, libraries=libraries,
+                                      exports=export_rules(plan))
             except LibraryNotAdoptable as refused:
                 raise EnzymeBuildError(
                     f"the derivative needs code from {refused.path}, but that library's bitcode "

@@ -24,6 +24,10 @@ _DECLARE_RE = re.compile(r"^declare [^\n@]*@([A-Za-z0-9_]+)\(", re.MULTILINE)
 _DEFINE_RE = re.compile(r"^define [^\n@]*@([A-Za-z0-9_]+)\(", re.MULTILINE)
 _TRIPLE_RE = re.compile(r'^target triple = "([^"]+)"', re.MULTILINE)
 _memo: dict[str, bytes] = {}
+# no vectorizers: float complex values are `<2 x float>` on x86-64 and the engine wants the
+# parts as scalars (SLP would pack the inf/nan recovery's arithmetic into vectors)
+_FLAGS = ("-x", "c", "-std=gnu11", "-O2", "-ffp-contract=off", "-fno-slp-vectorize", "-fno-vectorize",
+          "-fPIC", "-w", "-c", "-emit-llvm")
 
 
 def referenced_functions(text: str) -> list[str]:
@@ -65,8 +69,7 @@ def _private_cache_dir() -> str | None:
 
 def _compile(source: str, clang: list[str]) -> bytes:
     from ..errors import EnzymeBuildError
-    proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-ffp-contract=off", "-fPIC", "-w", "-c",
-                           "-emit-llvm", "-", "-o", "-"], input=source.encode(), capture_output=True)
+    proc = subprocess.run([*clang, *_FLAGS, "-", "-o", "-"], input=source.encode(), capture_output=True)
     if proc.returncode != 0 or proc.stdout[:2] != b"BC":
         raise EnzymeBuildError("cannot compile the complex arithmetic library: "
                                + proc.stderr.decode(errors="replace").strip()[-2000:],
@@ -87,7 +90,7 @@ def library_module(selected, triple: str | None = None):
     if keep:
         replace_atomically(os.path.join(keep, "complex-library.c"), source)
     clang = clang_command() + ([f"--target={triple}"] if triple else [])
-    key = hashlib.sha256((source + "\0" + " ".join(clang)).encode()).hexdigest()[:24]
+    key = hashlib.sha256((source + "\0" + " ".join(clang + list(_FLAGS))).encode()).hexdigest()[:24]
     name = "enzyme-build complex library"
     if key in _memo:
         return llvm.parse_bitcode(_memo[key], name)

@@ -23,12 +23,15 @@ def _function(symbol: str, entry: Entry, precision: str) -> str:
     unpack = {"c": f"{t} x = __real__ z, y = __imag__ z;",
               "cc": f"{t} x = __real__ z, y = __imag__ z, u = __real__ w, v = __imag__ w;",
               "rrrr": ""}[entry.args]
+    # float complex travels as `<2 x float>`, which the engine differentiates only when it
+    # does not cross a call: the float functions are inlined into their callers
+    attrs = '__attribute__((visibility("hidden")))' + (" __attribute__((always_inline))" if precision == "s" else "")
     body = entry.body.replace("$T", t)
     body = re.sub(r"\$F\((\w+)\)", lambda m: m.group(1) + suffix, body)
     if entry.result == "c":
-        return (f"__attribute__((visibility(\"hidden\"))) {ct} {entry_name(symbol)}({params}) {{\n"
+        return (f"{attrs} {ct} {entry_name(symbol)}({params}) {{\n"
                 f"  {unpack} {t} re, im;\n  {body.strip()}\n  return __builtin_complex(re, im);\n}}\n")
-    return (f"__attribute__((visibility(\"hidden\"))) {t} {entry_name(symbol)}({params}) {{\n"
+    return (f"{attrs} {t} {entry_name(symbol)}({params}) {{\n"
             f"  {unpack} {t} r;\n  {body.strip()}\n  return r;\n}}\n")
 
 

@@ -26,16 +26,53 @@ class Entry:
 
 
 ENTRIES: tuple[Entry, ...] = (
-    # clang's runtime calls: complex multiply and divide (the inf/nan recovery of the real
-    # runtime is not reproduced: finite arithmetic, the only place a derivative exists)
-    Entry("__muldc3", "__mulsc3", "rrrr", "c", "re = a * c - b * d; im = a * d + b * c;"),
+    # clang's runtime calls: complex multiply and divide, with the C99 Annex G recovery of
+    # infinite results the runtime does when the naive result is NaN + i NaN (as in
+    # compiler-rt and libgcc); derivatives exist only on the finite path
+    Entry("__muldc3", "__mulsc3", "rrrr", "c", """
+      $T ac = a * c, bd = b * d, ad = a * d, bc = b * c;
+      re = ac - bd; im = ad + bc;
+      if (__builtin_isnan(re) && __builtin_isnan(im)) {
+        int again = 0;
+        if (__builtin_isinf(a) || __builtin_isinf(b)) {
+          a = $F(copysign)(__builtin_isinf(a) ? 1 : 0, a); b = $F(copysign)(__builtin_isinf(b) ? 1 : 0, b);
+          if (__builtin_isnan(c)) c = $F(copysign)(0, c);
+          if (__builtin_isnan(d)) d = $F(copysign)(0, d);
+          again = 1;
+        }
+        if (__builtin_isinf(c) || __builtin_isinf(d)) {
+          c = $F(copysign)(__builtin_isinf(c) ? 1 : 0, c); d = $F(copysign)(__builtin_isinf(d) ? 1 : 0, d);
+          if (__builtin_isnan(a)) a = $F(copysign)(0, a);
+          if (__builtin_isnan(b)) b = $F(copysign)(0, b);
+          again = 1;
+        }
+        if (!again && (__builtin_isinf(ac) || __builtin_isinf(bd) || __builtin_isinf(ad) || __builtin_isinf(bc))) {
+          if (__builtin_isnan(a)) a = $F(copysign)(0, a);
+          if (__builtin_isnan(b)) b = $F(copysign)(0, b);
+          if (__builtin_isnan(c)) c = $F(copysign)(0, c);
+          if (__builtin_isnan(d)) d = $F(copysign)(0, d);
+          again = 1;
+        }
+        if (again) { re = __builtin_inf() * (a * c - b * d); im = __builtin_inf() * (a * d + b * c); }
+      }"""),
     Entry("__divdc3", "__divsc3", "rrrr", "c", """
-      if ($F(fabs)(c) >= $F(fabs)(d)) {   /* Smith's algorithm */
+      if ($F(fabs)(c) >= $F(fabs)(d)) {   /* Smith's algorithm, as libgcc */
         $T q = d / c, den = c + d * q;
         re = (a + b * q) / den; im = (b - a * q) / den;
       } else {
         $T q = c / d, den = c * q + d;
         re = (a * q + b) / den; im = (b * q - a) / den;
+      }
+      if (__builtin_isnan(re) && __builtin_isnan(im)) {
+        if (c == 0 && d == 0 && (!__builtin_isnan(a) || !__builtin_isnan(b))) {
+          re = $F(copysign)(__builtin_inf(), c) * a; im = $F(copysign)(__builtin_inf(), c) * b;
+        } else if ((__builtin_isinf(a) || __builtin_isinf(b)) && __builtin_isfinite(c) && __builtin_isfinite(d)) {
+          a = $F(copysign)(__builtin_isinf(a) ? 1 : 0, a); b = $F(copysign)(__builtin_isinf(b) ? 1 : 0, b);
+          re = __builtin_inf() * (a * c + b * d); im = __builtin_inf() * (b * c - a * d);
+        } else if ((__builtin_isinf(c) || __builtin_isinf(d)) && __builtin_isfinite(a) && __builtin_isfinite(b)) {
+          c = $F(copysign)(__builtin_isinf(c) ? 1 : 0, c); d = $F(copysign)(__builtin_isinf(d) ? 1 : 0, d);
+          re = 0 * (a * c + b * d); im = 0 * (b * c - a * d);
+        }
       }"""),
     Entry("cabs", "cabsf", "c", "r", "r = $F(hypot)(x, y);"),
     Entry("carg", "cargf", "c", "r", "r = $F(atan2)(y, x);"),

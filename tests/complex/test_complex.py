@@ -61,3 +61,8 @@ def test_module_without_complex_is_unchanged():
     from enzyme_build.complex import attach_complex_rules
     text = "declare double @exp(double)\ndefine double @f(double %x) {\n  ret double %x\n}\n"
     assert attach_complex_rules(text) is text
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_infinite_operands_keep_annex_g_results(tmp_path, opt):
+    assert build_and_run(tmp_path, "annex_g.c", opt) == 7

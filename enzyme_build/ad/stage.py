@@ -644,7 +644,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from .. import progress
     progress.report("pre-AD optimization")
     if ad_before_opt:
-        llvm.run_named_passes(m, ["sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
+        # always-inline: what clang does at -O0 too (SIMD intrinsics are always_inline wrappers)
+        llvm.run_named_passes(m, ["always-inline", "sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
     m = scalarize_float_vectors(m, llvm)

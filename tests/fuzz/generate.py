@@ -26,6 +26,9 @@ FD_STEPS = ("1e-4", "1e-5", "1e-6")
 class _Gen:
     def __init__(self, seed: int):
         self.r = random.Random(seed)
+        # vector statements draw from their own stream, so adding them kept every other
+        # statement of a seed's program as it was
+        self.rv = random.Random(seed * 1_000_003 + 17)
         self.helpers: list[str] = []
         self.helper_names: list[tuple[str, str]] = []  # (name, kind)
         self.tmp = 0
@@ -192,6 +195,23 @@ class _Gen:
         so, do = r.randrange(M - n + 1), r.randrange(M - n + 1)
         return [f"{nm}({dst} + {do}, {src} + {so}, {n});"]
 
+    def vector_stmt(self) -> list[str]:
+        """Vector code on the arrays: GCC vector extensions with a shuffle, or SSE2
+        intrinsics loading and storing two doubles."""
+        rv = self.rv
+        i, j, k = rv.randrange(M), rv.randrange(M), rv.randrange(M - 1)
+        if rv.random() < 0.5:
+            v = self.name("v")
+            return [f"{{ v2d {v}p = {{a[{i}], b[{j}]}}, {v}q = {{s, a[{k}]}};",
+                    f"  v2d {v}r = {v}p * {v}q + __builtin_shufflevector({v}p, {v}q, 1, 2);",
+                    f"  a[{rv.randrange(M)}] = tanh({v}r[0]); b[{rv.randrange(M)}] = tanh({v}r[1]); }}"]
+        v = self.name("m")
+        src, dst = rv.choice([("a", "b"), ("b", "a"), ("a", "a"), ("b", "b")])
+        d = rv.randrange(M - 1)
+        return [f"{{ __m128d {v} = _mm_loadu_pd(&{src}[{k}]);",
+                f"  {v} = _mm_add_pd(_mm_mul_pd({v}, {v}), _mm_set1_pd(0.25 * tanh(t)));",
+                f"  _mm_storeu_pd(&{dst}[{d}], _mm_mul_pd({v}, _mm_set1_pd(0.5))); }}"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -199,6 +219,11 @@ class _Gen:
         body: list[str] = []
         for _ in range(r.randint(3, 7)):
             body += self.stmt()
+        if self.rv.random() < 0.3:
+            at = self.rv.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1           # between statements, not inside one
+            body[at:at] = self.vector_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]
@@ -206,7 +231,8 @@ class _Gen:
                 f"b[i] = {self.bexpr([f'x[(i + 2) % {N}]', 'a[i]'])}; }}"]
         lines = [
             "#include <math.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
-            "#include <string.h>",
+            "#include <string.h>", "#include <emmintrin.h>",
+            "typedef double v2d __attribute__((vector_size(16)));",
             "extern int enzyme_dup, enzyme_const;",
             "void __enzyme_autodiff(void *, ...);",
             "double __enzyme_fwddiff(void *, ...);",

@@ -66,3 +66,13 @@ def test_module_without_complex_is_unchanged():
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_infinite_operands_keep_annex_g_results(tmp_path, opt):
     assert build_and_run(tmp_path, "annex_g.c", opt) == 7
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_vector_forward(tmp_path, opt):
+    assert build_and_run(tmp_path, "vector_forward.c", opt) == 2
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_std_complex_float(tmp_path, opt):
+    assert build_and_run(tmp_path, "stdcomplex_float.cc", opt) == 2

@@ -6,10 +6,15 @@ for the libm function of that precision (`exp` / `expf`). The engine differentia
 bodies like any code, so every derivative treats the real and imaginary parts as
 independent reals (Enzyme's convention, docs/complex.md).
 
+Bodies of result `"z"` are complex expressions (the library is compiled with
+`-fcx-limited-range`, so `*` and `/` there are the naive formulas, no runtime call): `$C`
+is the complex type and `$L(clog)` another entry of the table, inlined (it must come
+earlier in the table).
+
 `args`: `"c"` one complex argument `z` (parts `x`, `y`), `"cc"` two (`z`: `x`, `y`;
 `w`: `u`, `v`), `"rrrr"` four reals `a, b, c, d` (clang's `__muldc3(a, b, c, d)` for
-`(a + ib)(c + id)`). `result`: `"c"` complex (the body sets `re`, `im`) or `"r"` real
-(the body sets `r`).
+`(a + ib)(c + id)`). `result`: `"c"` complex (the body sets `re`, `im`), `"z"` complex (the
+body sets the complex `res`) or `"r"` real (the body sets `r`).
 """
 from __future__ import annotations
 
@@ -105,7 +110,30 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("ctanh", "ctanhf", "c", "c", """
       $T den = $F(cosh)(2 * x) + $F(cos)(2 * y);
       re = $F(sinh)(2 * x) / den; im = $F(sin)(2 * y) / den;"""),
+    # inverse functions from their logarithmic forms (odd symmetry keeps casinh accurate
+    # for Re z < 0); the branch cuts are C99's
+    Entry("casinh", "casinhf", "c", "z", """
+      $C s = x < 0 ? -z : z;
+      $C t = $L(clog)(s + $L(csqrt)(s * s + 1));
+      res = x < 0 ? -t : t;"""),
+    Entry("casin", "casinf", "c", "z", """
+      $C t = $L(casinh)(__builtin_complex(-y, x));
+      res = __builtin_complex(__imag__ t, -__real__ t);"""),
+    Entry("cacos", "cacosf", "c", "z", """
+      $C t = $L(casin)(z);
+      res = __builtin_complex(($T)1.57079632679489661923 - __real__ t, -__imag__ t);"""),
+    Entry("cacosh", "cacoshf", "c", "z", "res = $L(clog)(z + $L(csqrt)(z + 1) * $L(csqrt)(z - 1));"),
+    Entry("catanh", "catanhf", "c", "z", "res = ($L(clog)(1 + z) - $L(clog)(1 - z)) / 2;"),
+    Entry("catan", "catanf", "c", "z", """
+      $C t = $L(catanh)(__builtin_complex(-y, x));
+      res = __builtin_complex(__imag__ t, -__real__ t);"""),
+    Entry("cproj", "cprojf", "c", "c", """
+      re = x; im = y;
+      if (__builtin_isinf(x) || __builtin_isinf(y)) { re = __builtin_inf(); im = $F(copysign)(0, y); }"""),
 )
+
+
+BY_DOUBLE = {e.double: e for e in ENTRIES}
 
 
 def known_names() -> dict[str, tuple[Entry, str]]:

@@ -17,11 +17,11 @@ HCHECK = os.path.join(HERE, "..", "acceptance", "hcheck.h")
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 
 
-def build_and_run(tmp_path, source: str, opt: str, env=None) -> int:
+def build_and_run(tmp_path, source: str, opt: str, env=None, extra=()) -> int:
     shutil.copy(HCHECK, tmp_path)
     shutil.copy(os.path.join(PROGRAMS, source), tmp_path)
     driver = "c++" if source.endswith(".cc") else "cc"
-    build = subprocess.run([ENZYME_BUILD, driver, opt, "-I.", source, "-o", "prog", "-lm"], cwd=tmp_path,
+    build = subprocess.run([ENZYME_BUILD, driver, opt, "-I.", source, "-o", "prog", "-lm", *extra], cwd=tmp_path,
                            capture_output=True, text=True, timeout=300, env=env)
     assert build.returncode == 0, build.stdout + build.stderr
     run = subprocess.run([str(tmp_path / "prog")], cwd=tmp_path, capture_output=True, text=True, timeout=120)
@@ -76,3 +76,8 @@ def test_vector_forward(tmp_path, opt):
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_std_complex_float(tmp_path, opt):
     assert build_and_run(tmp_path, "stdcomplex_float.cc", opt) == 2
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_inverse_functions(tmp_path, opt):
+    assert build_and_run(tmp_path, "inverse.c", opt, extra=("-ldl",)) == 96

@@ -29,6 +29,10 @@ _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", 
                  "ashr", "and", "or", "xor", "icmp", "bitcast", "inttoptr", "ptrtoint"}
 # float arithmetic recomputed in the reverse sweep when all its operands come for free
 _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
+# what a cached value may be rebuilt from in its reverse block when the block keeps the
+# operands anyway (`_recompute_from_kept`): the cheap float ops, division and fused multiply-add
+_REBUILDABLE_FLOAT = _CHEAP_FLOAT | {"fdiv"}
+_REBUILDABLE_CALL_RE = re.compile(r"^@llvm\.(fmuladd|fma)\.f(32|64)$")
 
 
 def derived_pointers(fn, roots: dict[str, str]) -> dict[str, str]:
@@ -352,7 +356,8 @@ class CachePlanner:
             sources = {v: v for v in operands}
         costly = [v for v in sources.values() if not self._is_free(v)
                   and (block, v) not in self.rev_names and not self._cheap(v)
-                  and not (v in self.iv_loops and block in self.iv_loops[v][0].blocks)]
+                  and not (v in self.iv_loops and block in self.iv_loops[v][0].blocks)
+                  and not self._per_iteration_free(v, block, depth + 1)]
         if len(costly) > 1 and primal not in self.reverse_local:
             return None
         fetched = {v: self._fetch(src, block, depth + 1) for v, src in sources.items()}
@@ -386,6 +391,21 @@ class CachePlanner:
         if inst.opcode in _RECOMPUTABLE or inst.opcode in _CHEAP_FLOAT:
             return all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values()))
         return False
+
+    def _per_iteration_free(self, value: str, block: str, depth: int) -> bool:
+        """Whether `value` costs the reverse block of `block` no per-iteration cell: it is
+        obtained without any cache (`iv + 1`, a re-read), or it comes from outside the
+        innermost loop of `block` and is hoisted (one slot per execution of the loop). A GEP
+        of a hoisted base and `iv + 1` (a stencil's `u[i + 1]` and its shadow) is then
+        recomputed instead of taping the pointer every iteration."""
+        if not is_local(value) or value in self.params:
+            return True
+        if self.shadow_primal.get(value) is None and self._costless(value, block, depth):
+            return True
+        loop = self.cfg.loop_of.get(block)
+        home = self.def_block(value)
+        return self.hoist_enabled and loop is not None and home is not None \
+            and home not in loop.blocks and bool(loop.exits) and self.cfg.is_natural(loop)
 
     def _cheap(self, value: str) -> bool:
         inst = self.fn.defs.get(self.shadow_primal.get(value, value))
@@ -741,7 +761,102 @@ class CachePlanner:
             self.cache_slots[value] = make_name("%", value, "cache")
         return self.cache_slots[value]
 
+    def _rebuildable(self, value: str):
+        """The defining instruction of `value` when the reverse sweep may rebuild it from its
+        operands (pure float arithmetic, no libm call but fused multiply-add)."""
+        inst = self.fn.defs.get(value)
+        if inst is None or value in self.shadow_primal:
+            return None
+        if inst.opcode in _REBUILDABLE_FLOAT:
+            return inst
+        if inst.opcode == "call" and inst.callee and _REBUILDABLE_CALL_RE.match(inst.callee):
+            return inst
+        return None
+
+    def _recompute_from_kept(self) -> None:
+        """A min-cut in the small: a value a reverse block would read from the tape is instead
+        rebuilt there when its operands are kept for that block anyway (or come for free, or
+        are rebuilt the same way, up to three levels). In n-body's pair loop the record held
+        d, r2, sqrt(r2), r2*sqrt(r2) and its inverse; it now holds d and the square root.
+        Decided once every block's needs are known, since the reverse sweep fetches a value
+        before the operands it is computed from."""
+        order = {inst.result: k for k, inst in enumerate(self.fn.instructions()) if inst.result}
+        for label, needed in self.needs.items():
+            if len(needed) < 2:
+                continue
+            kept = dict.fromkeys(needed)
+            pinned: set[str] = set()              # kept values a rebuilt one reads: stay kept
+            lines: list[str] = []
+            built: dict[str, str] = {}            # value -> name of its rebuilt copy
+
+            def name_of(v: str) -> str | None:
+                if not is_local(v) or self._is_free(v):
+                    return v
+                if v in kept:
+                    pinned.add(v)
+                    return self.rev_names[(label, v)]
+                return built.get(v)
+
+            def slot_of(v: str) -> str | None:
+                """The slot an IV is replayed from or a loop-invariant value is hoisted to."""
+                if v in self.iv_loops and label in self.iv_loops[v][0].blocks:
+                    return self.iv_loops[v][2]
+                loop = self.cfg.loop_of.get(label)
+                return self.hoists.get((loop.header, v)) if loop is not None else None
+
+            def plan(v: str, depth: int, out: list[str]) -> str | None:
+                have = name_of(v)
+                if have is not None:
+                    return have
+                slot = slot_of(v)
+                if slot is not None:
+                    name = self.fresh("rk")
+                    out.append(f"  {name} = load {self.types.get(v, 'ptr')}, ptr {slot}, align 8")
+                    built[v] = name
+                    return name
+                inst = self._rebuildable(v)
+                if inst is None or depth > 3:
+                    return None
+                mapping = {}
+                for o in dict.fromkeys(inst.values()):
+                    got = plan(o, depth + 1, out)
+                    if got is None:
+                        return None
+                    mapping[o] = got
+                name = self.fresh("rk")
+                out.append(f"  {name} ={substitute_values(_METADATA_RE.sub('', inst.text.split('=', 1)[1]), mapping)}")
+                built[v] = name
+                return name
+
+            # defining order: a value is rebuilt before the values computed from it
+            for v in sorted(needed, key=lambda x: order.get(x, -1)):
+                inst = self._rebuildable(v)
+                if inst is None or v not in kept or v in pinned:
+                    continue
+                del kept[v]
+                out: list[str] = []
+                saved = dict(built)
+                mapping = {}
+                for o in dict.fromkeys(inst.values()):
+                    got = plan(o, 1, out)
+                    if got is None:
+                        break
+                    mapping[o] = got
+                else:
+                    body = substitute_values(_METADATA_RE.sub("", inst.text.split("=", 1)[1]), mapping)
+                    out.append(f"  {self.rev_names[(label, v)]} ={body}")
+                    built[v] = self.rev_names[(label, v)]
+                    lines += out
+                    continue
+                kept[v] = None                     # not rebuildable from what is kept: stays cached
+                built.clear()
+                built.update(saved)
+            if lines:
+                self.needs[label] = list(kept)
+                self.recompute_lines[label] = lines + self.recompute_lines.get(label, [])
+
     def _place_caches(self) -> None:
+        self._recompute_from_kept()
         self.fwd_pushes: dict[str, list[str]] = {}
         self.rev_prologue: dict[str, list[str]] = {}
         stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}

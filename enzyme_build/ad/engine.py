@@ -14,7 +14,7 @@ from ..analysis.activity import callee_name, written_float_globals
 from ..analysis.effects import derivative_free
 from ..custom import convention
 from ..custom.registry import Registry
-from ..ir.model import Function, Instruction, make_name
+from ..ir.model import Function, Instruction, function_attributes, make_name
 from .abi import Signature
 from .cache import derived_pointers, float_data_misuses, passes_reverse_only_shadow
 from .diagnostics import missing_derivative
@@ -270,19 +270,34 @@ class Engine:
         self.record_adjoint_helpers: dict[str, str] = {}
 
     # ---------------------------------------------------------------- inlining
-    INLINE_PIECES_MAX = 200   # instructions of the primal
+    INLINE_PIECES_MAX = 200      # instructions of the primal
+    INLINE_PIECES_BUDGET = 4000  # primal instructions of all force-inlined functions together
 
     def inline_pieces(self, fn: Function) -> bool:
         """Whether the split pieces of `fn` are marked alwaysinline: small, non-recursive
-        functions. The two pieces talk through memory (tape records, shadow pointers, adjoint
-        slots); inlined into their callers, O3 keeps that traffic in registers. Left to the
-        inliner, a piece with two callers (a combined and a split gradient of the same
-        function) stays a call and the gradient gets a third slower."""
+        functions the user did not mark `noinline`, while the module's budget lasts. The two
+        pieces talk through memory (tape records, shadow pointers, adjoint slots); inlined
+        into their callers, O3 keeps that traffic in registers. Left to the inliner, a piece
+        with two callers (a combined and a split gradient of the same function) stays a call
+        and the gradient gets a third slower. Without the budget a program of hundreds of
+        small functions is folded into one giant gradient (optimization and code generation
+        time double)."""
         key = ("inline-pieces", fn.name)
         if key not in self.memo:
-            small = sum(1 for _ in fn.instructions()) <= self.INLINE_PIECES_MAX
-            self.memo[key] = small and not self._reaches(fn.name, fn.name)
+            size = sum(1 for _ in fn.instructions())
+            used = self.memo.get(("inline-pieces", None), 0)
+            inline = size <= self.INLINE_PIECES_MAX and used + size <= self.INLINE_PIECES_BUDGET \
+                and not self._user_noinline(fn) \
+                and not self._reaches(fn.name, fn.name)
+            if inline:
+                self.memo[("inline-pieces", None)] = used + size
+            self.memo[key] = inline
         return self.memo[key]
+
+    def _user_noinline(self, fn: Function) -> bool:
+        """Whether the definition of `fn` carries `noinline` (inline or in its groups)."""
+        attrs = function_attributes(self.module, fn)[len(fn.header):] + fn.header.rsplit(")", 1)[-1]
+        return "noinline" in attrs.split()
 
     def _reaches(self, start: str, target: str) -> bool:
         """Whether @start calls @target, directly or through functions of the module."""

@@ -85,6 +85,18 @@ def derived_params(fn: Function, sig: Signature) -> list[tuple[str, str]]:
     return out
 
 
+def adjoint_zero(ty: str) -> str:
+    """What an adjoint slot holds before anything is added to it: -0.0 for double and float,
+    the identity of addition (`-0.0 + x` is `x` for every x, so the optimizer folds the first
+    accumulation into a slot to the contribution itself; `+0.0 + x` is not `x` for x = -0.0
+    and stays an `fadd` in every adjoint of the final code)."""
+    # spelled here: float_constant is memoized and -0.0 == 0.0 as a key
+    return _NEGATIVE_ZERO.get(ty) or zero_of(ty)
+
+
+_NEGATIVE_ZERO = {"double": "0x8000000000000000", "float": "0x8000000000000000"}
+
+
 class ReverseGenerator(CachePlanner):
     """Builds the text of diffe_<f> (combined) or augmented_<f> + reverse_<f> (split)."""
 
@@ -275,7 +287,7 @@ class ReverseGenerator(CachePlanner):
         slot = self.diffe_slot(value)
         name = self.fresh("dr")
         lines.append(f"  {name} = load {ty}, ptr {slot}, align 8")
-        lines.append(f"  store {ty} {zero_of(ty)}, ptr {slot}, align 8")
+        lines.append(f"  store {ty} {adjoint_zero(ty)}, ptr {slot}, align 8")
         return name
 
     def accumulate(self, value: str, contrib: str, lines: list[str]) -> None:
@@ -1060,7 +1072,7 @@ class ReverseGenerator(CachePlanner):
         for v, slot in self.diffe_slots.items():
             ty = self.types[v]
             out.append(f"  {slot} = alloca {ty}, align 8")
-            out.append(f"  store {ty} {zero_of(ty)}, ptr {slot}, align 8")
+            out.append(f"  store {ty} {adjoint_zero(ty)}, ptr {slot}, align 8")
         return out
 
     def _exit_block(self) -> list[str]:
@@ -1078,7 +1090,10 @@ class ReverseGenerator(CachePlanner):
         for p in outs:
             v = self.fresh("ret")
             if p.name in self.act.varied:
-                out.append(f"  {v} = load {p.type}, ptr {self.diffe_slot(p.name)}, align 8")
+                # + 0.0 turns the slots' -0.0 into the +0.0 a caller expects of a zero gradient
+                loaded = self.fresh("ret")
+                out.append(f"  {loaded} = load {p.type}, ptr {self.diffe_slot(p.name)}, align 8")
+                out.append(f"  {v} = fadd {p.type} {loaded}, {zero_of(p.type)}")
             else:
                 out.append(f"  {v} = fadd {p.type} {float_constant(0.0, p.type)}, {float_constant(0.0, p.type)}")
             vals.append((p.type, v))

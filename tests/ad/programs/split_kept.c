@@ -114,8 +114,10 @@ int main(void) {
   __enzyme_augmentfwd((void *)tri, enzyme_allocated, size, enzyme_tape, plain_buf, enzyme_dup, x, dp, enzyme_const, N);
   long kept_bytes = used(kept_buf), plain_bytes = used(plain_buf);
   /* with the promise only sin(x[i]*x[j]) is kept (one cell per inner iteration); without
-   * it the two loads of x are kept as well */
-  ac_near("tri taped less with the promise", kept_bytes > 0 && 2 * kept_bytes < plain_bytes, 1, 0);
+   * it the load of x[j] is kept as well (x[i] once per row, x[i]*x[j] rebuilt from both) */
+  if (!(kept_bytes > 0 && kept_bytes + 8 * (N * (N + 1) / 2) <= plain_bytes))
+    fprintf(stderr, "tri tape bytes: kept %ld plain %ld\n", kept_bytes, plain_bytes);
+  ac_near("tri taped less with the promise", kept_bytes > 0 && kept_bytes + 8 * (N * (N + 1) / 2) <= plain_bytes, 1, 0);
   __enzyme_reverse((void *)tri, enzyme_dup, enzyme_not_overwritten, x, dk, enzyme_const, N, 1.0,
                    enzyme_allocated, size, enzyme_tape, kept_buf);
   __enzyme_reverse((void *)tri, enzyme_dup, x, dp, enzyme_const, N, 1.0, enzyme_allocated, size, enzyme_tape, plain_buf);

@@ -576,12 +576,13 @@ class CachePlanner:
     # ------------------------------------------------------------------ side tables
     def _side_loop_of(self, label: str):
         """The outermost loop around `label` when it is a natural loop entered at most once
-        per call (its preheader in no cycle) whose exit blocks are entered from it only, each
-        from the header alone or not from the header."""
+        per call (its preheader in no cycle) and left only from its header or a latch (a
+        `break` in the middle of an iteration leaves a partial record the stack cannot keep
+        apart from the complete ones once other side records follow)."""
         for loop in self.cfg.top_loops_of(label):
             if loop.preheader is not None and not self.cfg.in_loop(loop.preheader) and all(
-                    p in loop.blocks for e in loop.exits for p in self.cfg.preds[e]) and all(
-                    len({p == loop.header for p in self.cfg.preds[e]}) == 1 for e in loop.exits):
+                    p == loop.header or p in loop.latches
+                    for e in loop.exits for p in self.cfg.preds[e] if p in loop.blocks):
                 return loop
         return None
 
@@ -697,16 +698,20 @@ class CachePlanner:
             head.append(f"  store i64 {base}, ptr {size}, align 8")
             self.side_fwd[loop.preheader] = pre + self.side_fwd.get(loop.preheader, [])
             self.side_fwd[header] = head + self.side_fwd.get(header, [])
-            # leaving the loop from its header (the exit test visits the header, which set the
-            # size back to the base), the last iteration's records stay: the size goes back
-            # to where that iteration ended, so side records pushed after the loop do not
-            # overwrite them. Exits from other blocks (a rotated loop's latch, a break) leave
-            # with the size where the iteration ended already.
-            for exit_block in [e for e in loop.exits if header in self.cfg.preds[e]]:
+            # leaving the loop, the last iteration's records stay: later side records go above
+            # both where the stack is and where the last complete iteration ended (an exit
+            # test in the header has just set the size back to the base; records are the same
+            # in every iteration, so an exit visit's partial records may overwrite a complete
+            # iteration's). From outside the loop the cell is 0 and this changes nothing.
+            for exit_block in loop.exits:
                 back = restores.setdefault(exit_block, [])
-                full = self.fresh("sidefull")
+                full, now, top = self.fresh("sidefull"), self.fresh("sidenow"), self.fresh("sidetop")
+                size_at = self._side_field(1, back)
                 back.append(f"  {full} = load i64, ptr {self._side_field(3 + k, back)}, align 8")
-                back.append(f"  store i64 {full}, ptr {self._side_field(1, back)}, align 8")
+                back.append(f"  {now} = load i64, ptr {size_at}, align 8")
+                back.append(f"  {top} = call i64 @llvm.umax.i64(i64 {now}, i64 {full})")
+                back.append(f"  store i64 {top}, ptr {size_at}, align 8")
+                self.engine.declare("@llvm.umax.i64")
         for block, back in restores.items():
             # before anything else the block does with the side stack (the next loop's base)
             self.side_fwd[block] = back + self.side_fwd.get(block, [])

@@ -74,6 +74,33 @@ __attribute__((noinline)) double f(const double *x) {
   for (int i = 0; i < 3; i++) s += b[i] * b[i];
   return s;
 }""",
+    # a one-block loop with a data-dependent trip count recomputing an invariant (its exit
+    # test runs after the iteration's records: fuzz seed 1581)
+    "data_trip_one_block": r"""
+__attribute__((noinline)) double f(const double *x) {
+  double a[6];
+  double *b = malloc(6 * sizeof(double));
+  double s = sin(x[0] * x[1]);
+  for (int i = 0; i < 6; i++) { a[i] = x[i % 4] + 0.1 * i; b[i] = sin(sqrt(1.0 + a[i] * a[i])); }
+  int m = 1 + (int)(2.0 * (1.0 + tanh(a[0] - b[4])));
+  for (int i = 0; i < m; i++) b[i] = 0.5 * b[i] + 0.5 * sin(cos(s));
+  double out = s;
+  for (int i = 0; i < 6; i++) out += (i + 1) * b[i];
+  free(b);
+  return out;
+}""",
+    # a loop left by a break in the middle of an iteration, then another invariant loop
+    "break_then_loop": r"""
+__attribute__((noinline)) double f(const double *x) {
+  double s = 0, t = tanh(x[2]);
+  for (int i = 0; i < 5; i++) {
+    s += exp(0.3 * x[0]) * x[3];
+    if (s > 1.0) break;
+    s += cos(x[1] * t) * 0.25;
+  }
+  for (int i = 0; i < 4; i++) s = 0.5 * s + sin(x[1] * x[2]);
+  return s;
+}""",
 }
 
 

@@ -24,7 +24,8 @@ import run as fuzz  # noqa: E402
 # 1046: fuzz-06 and a wrong O2 result, both the generator's strict-aliasing violation).
 CI_SEEDS = [0, 1, 2, 4, 5, 6, 7, 8, 12, 15, 18, 20, 21, 26, 30, 33, 34, 35, 47, 50, 14, 136,
             9, 3, 17, 353, 22, 1003, 1005, 1016, 253, 1046,
-            11, 55, 102]   # programs with vector statements
+            11, 55, 102,   # programs with vector statements
+            1581, 1582]    # side tables of a one-block loop with a data-dependent trip count
 CONFIGS = ["O0", "O2", "O3", "adbefore"]
 
 

@@ -209,7 +209,7 @@ class CachePlanner:
         if self._stable is None:
             self._stable = self._stable_roots()
         addr = inst.operands[0][1]
-        if not pointer_roots(self.fn, addr) <= self._stable:
+        if not pointer_roots(self.fn, addr) <= self._stable and not self._final_after(inst):
             return None
         raddr = self._fetch(addr, block, depth + 1)
         name = self.fresh("rl")
@@ -251,6 +251,51 @@ class CachePlanner:
                     self.home[out[id(inst)]] = block.label
                     self.types[out[id(inst)]] = vty
         return out
+
+    def _final_after(self, load) -> bool:
+        """Combined mode: whether `load` reads a heap block of the function's own (malloc'd,
+        never captured) that nothing may write once the load has run: no write to it is
+        reachable from the load, and every free of it runs once, in a block dominating every
+        return, so it can wait for the end of the reverse sweep (`deferred_frees`). A table
+        filled before a loop nest and only read in it (GMM's Q matrices) is then read again
+        in the reverse sweep instead of being taped at every read."""
+        if self.split or "volatile" in load.flags:
+            return False
+        key = id(load)
+        if key in self._final_loads:
+            return self._final_loads[key]
+        self._final_loads[key] = False
+        roots = pointer_roots(self.fn, load.operands[0][1])
+        heap = {r for r in self._local_allocations()
+                if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
+        if not roots or not roots <= heap or roots & self._captured_allocations():
+            return False
+        start = load.block
+        seen, todo = set(), list(self.cfg.succs[start])
+        while todo:
+            b = todo.pop()
+            if b not in seen:
+                seen.add(b)
+                todo += self.cfg.succs[b]
+        insts = self.fn.block(start).instructions
+        after = insts if start in seen else insts[next(k for k, i in enumerate(insts) if i is load) + 1:]
+        reached = list(after) + [i for b in seen if b != start for i in self.fn.block(b).instructions]
+        written, undone, unknown = self._writes(reached)
+        if unknown or (written | undone) & roots:
+            return False
+        frees = []
+        for inst in self.fn.instructions():
+            if inst.opcode == "call" and inst.operands and \
+                    (inst.callee in DEALLOCATORS or inst.callee == "@realloc") and \
+                    pointer_roots(self.fn, inst.operands[0][1]) & roots:
+                if inst.callee == "@realloc" or self.cfg.in_loop(inst.block) or \
+                        not all(self.cfg.dominates(inst.block, r) for r in self.cfg.returns):
+                    return False
+                frees.append(inst)
+        for inst in frees:
+            self.deferred_frees[id(inst)] = inst
+        self._final_loads[key] = True
+        return True
 
     def _local_allocations(self) -> set[str]:
         if self._locals is None:
@@ -386,7 +431,8 @@ class CachePlanner:
             if self._stable is None:
                 self._stable = self._stable_roots()
             addr = inst.operands[0][1]
-            return "volatile" not in inst.flags and pointer_roots(self.fn, addr) <= self._stable \
+            return "volatile" not in inst.flags \
+                and (pointer_roots(self.fn, addr) <= self._stable or self._final_after(inst)) \
                 and self._costless(addr, block, depth + 1)
         if inst.opcode in _RECOMPUTABLE or inst.opcode in _CHEAP_FLOAT:
             return all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values()))

@@ -167,6 +167,8 @@ class ReverseGenerator(CachePlanner):
         self._escaped: set[str] | None = None
         self._captured: set[str] | None = None
         self._locals: set[str] | None = None
+        self._final_loads: dict[int, bool] = {}   # load -> its memory is final once it ran
+        self.deferred_frees: dict[int, Instruction] = {}   # frees run after the reverse sweep
         self._invariants: dict[str, set[str]] = {}   # top-level loop header -> iteration invariants
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
         self.undone_stores: dict[int, str] = self._undoable_stores()   # store -> saved old value
@@ -338,6 +340,8 @@ class ReverseGenerator(CachePlanner):
         self._locate_exit_markers()
         self._fill_exit_edges()
         self._place_caches()
+        for inst in self.deferred_frees.values():   # the reverse sweep reads that memory again
+            self.fwd[inst.block].remove(_DBG_RE.sub("", inst.text))
         return self._assemble()
 
     def _freed_allocations(self) -> set[str]:
@@ -1081,6 +1085,7 @@ class ReverseGenerator(CachePlanner):
             self.engine.support.add("__enzyme_build_tape_free_data")
             out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
         out += self._side_free()
+        out += [_DBG_RE.sub("", inst.text) for inst in self.deferred_frees.values()]
         rty = adjoint_type(self.fn, self.sig)
         outs = [p for p, a in zip(self.fn.params, self.sig.args) if a == "out" and is_float_type(p.type)]
         if rty == "void":

@@ -195,3 +195,68 @@ def test_arithmetic_on_kept_values_is_rebuilt_not_taped():
     assert re.search(r"= fmul double %r\$\d+, %r\$\d+", rev)          # d*d from the kept d
     assert re.search(r"= fdiv double 1\.000000e\+00, %r\$\d+", rev)    # w from the rebuilt q
 
+
+
+# A table filled before a loop and only read in it (GMM's Q matrices in their own buffer):
+# the reverse sweep reads t[i] again instead of taping it, and the free of the table waits
+# for the end of the reverse sweep.
+TABLE = """
+define double @table(ptr %x, i64 %n) {
+entry:
+  %bytes = shl i64 %n, 3
+  %t = call ptr @malloc(i64 %bytes)
+  br label %fill
+fill:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %fill ]
+  %px = getelementptr inbounds double, ptr %x, i64 %i
+  %xi = load double, ptr %px, align 8
+  %e = call double @llvm.exp.f64(double %xi)
+  %pt = getelementptr inbounds double, ptr %t, i64 %i
+  store double %e, ptr %pt, align 8
+  %i.next = add nuw nsw i64 %i, 1
+  %filled = icmp eq i64 %i.next, %n
+  br i1 %filled, label %use.pre, label %fill
+use.pre:
+  br label %use
+use:
+  %j = phi i64 [ 0, %use.pre ], [ %j.next, %use ]
+  %s = phi double [ 0.0, %use.pre ], [ %s.next, %use ]
+  %pu = getelementptr inbounds double, ptr %t, i64 %j
+  %tj = load double, ptr %pu, align 8
+  %sq = fmul double %tj, %tj
+  %s.next = fadd double %s, %sq
+  %j.next = add nuw nsw i64 %j, 1
+  %done = icmp eq i64 %j.next, %n
+  br i1 %done, label %exit, label %use
+exit:
+  call void @free(ptr %t)
+  ret double %s.next
+}
+declare double @llvm.exp.f64(double)
+
+define void @use_table(ptr %x, ptr %dx, i64 %n) {
+entry:
+  call void (ptr, ...) @__enzyme_autodiff_void(ptr @table, ptr @enzyme_dup, ptr %x, ptr %dx, ptr @enzyme_const, i64 %n)
+  ret void
+}
+"""
+
+
+def test_table_read_after_its_last_write_is_read_again_and_freed_at_the_end():
+    fn = body(differentiate(TABLE), "diffe_table")
+    use = block(fn, "use")
+    assert "store double %tj, ptr" not in use, use            # not taped
+    rev = block(fn, "rev$use")
+    assert re.search(r"%rl\$\d+ = load double, ptr %rc\$\d+, align 8", rev), rev
+    # the primal free moved from the forward return block to the end of the reverse sweep
+    assert "call void @free(ptr %t)" not in block(fn, "exit")
+    assert "call void @free(ptr %t)" in block(fn, "exit$")
+
+
+def test_table_written_after_the_read_is_still_taped():
+    # a store into the table after the read loop: the values read must be kept
+    text = TABLE.replace("exit:\n  call void @free(ptr %t)",
+                         "exit:\n  store double 0.0, ptr %t, align 8\n  call void @free(ptr %t)")
+    fn = body(differentiate(text), "diffe_table")
+    assert "store double %tj, ptr %scell" in block(fn, "use")
+    assert "call void @free(ptr %t)" in block(fn, "exit")

@@ -50,6 +50,5 @@ def test_float_int_byval(tmp_path, opt):
     assert build_and_run(tmp_path, "float_int_byval.c", opt=opt) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-29")
 def test_second_order_arrays(tmp_path):
     build_and_run(tmp_path, "second_order_arrays.c")

@@ -9,10 +9,8 @@ BLAS routine are returned unchanged.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import subprocess
 
 from .generate import entry_name, library_source
 from .table import INACTIVE, known_names
@@ -79,25 +77,6 @@ def _refuse_vector_mode(text: str, routines) -> None:
                  "or use reverse mode")
 
 
-def _cache_dir() -> str:
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "enzyme-build", "blas")
-
-
-def _private_cache_dir() -> str | None:
-    """The cache directory, created 0700; None when it is not ours alone (a bitcode file
-    planted there by another user would be linked into the program)."""
-    path = _cache_dir()
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        info = os.stat(path)
-    except OSError:
-        return None
-    if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return None
-    return path
-
-
 def _keep_source(source: str) -> None:
     """With ENZYME_BUILD_KEEP=dir, the generated rule library is kept as dir/blas-rules.c."""
     from ..files import KEEP_VAR, keep_directory, replace_atomically
@@ -106,15 +85,7 @@ def _keep_source(source: str) -> None:
         replace_atomically(os.path.join(directory, "blas-rules.c"), source)
 
 
-def _compile(source: str, clang: list[str]) -> bytes:
-    from ..errors import EnzymeBuildError
-    proc = subprocess.run([*clang, "-x", "c", "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-c",
-                           "-emit-llvm", "-", "-o", "-"], input=source.encode(), capture_output=True)
-    if proc.returncode != 0 or proc.stdout[:2] != b"BC":
-        raise EnzymeBuildError("cannot compile the BLAS derivative rules: "
-                               + proc.stderr.decode(errors="replace").strip()[-2000:],
-                               hint="check that clang works: enzyme-build doctor")
-    return proc.stdout
+_FLAGS = ("-x", "c", "-std=gnu11", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-c", "-emit-llvm")
 
 
 def rules_module(selected: list[tuple[str, str]], inactive: list[str] = (), triple: str | None = None):
@@ -122,33 +93,8 @@ def rules_module(selected: list[tuple[str, str]], inactive: list[str] = (), trip
     process's memo, else the cache directory (keyed by the hash of source and compiler),
     else clang. Compiled for the program's target triple. A cache entry LLVM cannot read
     is rebuilt."""
-    from .. import llvm
-    from ..errors import EnzymeBuildError
-    from ..files import replace_atomically
-    from ..toolchain import clang_command
+    from ..rulelib import compiled_library
     source = library_source(selected, inactive)
     _keep_source(source)
-    clang = clang_command() + ([f"--target={triple}"] if triple else [])
-    key = hashlib.sha256((source + "\0" + " ".join(clang)).encode()).hexdigest()[:24]
-    name = "enzyme-build BLAS rules"
-    if key in _memo:
-        return llvm.parse_bitcode(_memo[key], name)
-    directory = _private_cache_dir()
-    path = os.path.join(directory, key + ".bc") if directory else None
-    if path and os.path.isfile(path):
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            module = llvm.parse_bitcode(data, name)
-            _memo[key] = data
-            return module
-        except (OSError, EnzymeBuildError):
-            pass   # unreadable or damaged: compile again and replace it
-    data = _compile(source, clang)
-    _memo[key] = data
-    if path:
-        try:   # readers see no file or the whole file
-            replace_atomically(path, data, mode=0o600)
-        except OSError:
-            pass
-    return llvm.parse_bitcode(data, name)
+    return compiled_library(source, name="blas", what="BLAS derivative rules", flags=_FLAGS,
+                            memo=_memo, triple=triple)

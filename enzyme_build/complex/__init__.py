@@ -11,10 +11,8 @@ none of them are returned unchanged.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import subprocess
 
 from .generate import entry_name, library_source
 from .table import known_names
@@ -55,63 +53,15 @@ def attach_complex_rules(text: str) -> str:
     return llvm.link_modules([module, library]).text()
 
 
-def _private_cache_dir() -> str | None:
-    """$XDG_CACHE_HOME/enzyme-build/complex, created 0700; None when others can write it."""
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = os.path.join(root, "enzyme-build", "complex")
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        info = os.stat(path)
-    except OSError:
-        return None
-    if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return None
-    return path
-
-
-def _compile(source: str, clang: list[str]) -> bytes:
-    from ..errors import EnzymeBuildError
-    proc = subprocess.run([*clang, *_FLAGS, "-", "-o", "-"], input=source.encode(), capture_output=True)
-    if proc.returncode != 0 or proc.stdout[:2] != b"BC":
-        raise EnzymeBuildError("cannot compile the complex arithmetic library: "
-                               + proc.stderr.decode(errors="replace").strip()[-2000:],
-                               hint="check that clang works: enzyme-build doctor")
-    return proc.stdout
-
-
 def library_module(selected, triple: str | None = None):
     """The compiled library for these (symbol, entry, precision) triples, parsed: from
     this process's memo, else the cache directory (keyed by the hash of source and
     compiler), else clang."""
-    from .. import llvm
-    from ..errors import EnzymeBuildError
     from ..files import KEEP_VAR, keep_directory, replace_atomically
-    from ..toolchain import clang_command
+    from ..rulelib import compiled_library
     source = library_source(selected)
     keep = keep_directory(os.environ.get(KEEP_VAR))
     if keep:
         replace_atomically(os.path.join(keep, "complex-library.c"), source)
-    clang = clang_command() + ([f"--target={triple}"] if triple else [])
-    key = hashlib.sha256((source + "\0" + " ".join(clang + list(_FLAGS))).encode()).hexdigest()[:24]
-    name = "enzyme-build complex library"
-    if key in _memo:
-        return llvm.parse_bitcode(_memo[key], name)
-    directory = _private_cache_dir()
-    path = os.path.join(directory, key + ".bc") if directory else None
-    if path and os.path.isfile(path):
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            module = llvm.parse_bitcode(data, name)
-            _memo[key] = data
-            return module
-        except (OSError, EnzymeBuildError):
-            pass   # unreadable or damaged: compile again and replace it
-    data = _compile(source, clang)
-    _memo[key] = data
-    if path:
-        try:
-            replace_atomically(path, data, mode=0o600)
-        except OSError:
-            pass
-    return llvm.parse_bitcode(data, name)
+    return compiled_library(source, name="complex", what="complex arithmetic library", flags=_FLAGS,
+                            memo=_memo, triple=triple)

@@ -442,21 +442,18 @@ def reassemble_split_doubles(text: str) -> str:
     bytes: rewrite it so (the engine differentiates a double load, not integer lanes)."""
     if "bitcast <2 x i32>" not in text:
         return text
-    lines = text.split("\n")
+    return _by_function(text, _reassemble_split_doubles_in)
+
+
+def _reassemble_split_doubles_in(lines: list[str]) -> list[str]:
     defs: dict[str, int] = {}
-    owner: list[int] = []             # line -> index of its function's `define` line
-    current = -1
     for i, line in enumerate(lines):
-        if line.startswith("define "):
-            current = i
-        owner.append(current)
         m = re.match(r'^  ' + _V + r' = ', line)
         if m:
-            defs[(current, m.group(1))] = i
-    function_of = None
+            defs[m.group(1)] = i
 
     def match(rx, name):
-        i = defs.get((function_of, name))
+        i = defs.get(name)
         return (i, rx.match(lines[i])) if i is not None else (None, None)
 
     def address(ptr):
@@ -470,7 +467,6 @@ def reassemble_split_doubles(text: str) -> str:
         b = _BITCAST_RE.match(line)
         if not b:
             continue
-        function_of = owner[i]
         _, hi = match(_INSERT_RE, b.group(2))
         if not hi or hi.group(4) != "1":
             continue
@@ -492,13 +488,19 @@ def reassemble_split_doubles(text: str) -> str:
         moves[last] = (moves.get(last, "") +
                        f"\n  {b.group(1)} = load double, ptr {l0.group(2)}, align 4")
         drop.add(i)
-    if not drop:
-        return text
-    out = []
-    for i, line in enumerate(lines):
-        if i in drop:
-            continue
-        out.append(line + moves.get(i, ""))
+    return [line + moves.get(i, "") for i, line in enumerate(lines) if i not in drop]
+
+
+def _by_function(text: str, rewrite) -> str:
+    """Apply a line rewrite to each function body of module text (and to the text before
+    the first one) separately: value names are local to a function."""
+    lines = text.split("\n")
+    out: list[str] = []
+    start = 0
+    for i in range(len(lines) + 1):
+        if i == len(lines) or (lines[i].startswith("define") and i > start):
+            out.extend(rewrite(lines[start:i]))
+            start = i
     return "\n".join(out)
 
 
@@ -517,14 +519,7 @@ def pointers_as_integers(text: str) -> str:
     the derivative read an unset shadow, or none at all)."""
     if "inttoptr i64" not in text and "ptrtoint ptr" not in text:
         return text
-    lines = text.split("\n")
-    out: list[str] = []
-    start = 0
-    for i, line in enumerate(lines + ["define"]):
-        if line.startswith("define") or i == len(lines):
-            out.extend(_pointers_as_integers_in(lines[start:i]))
-            start = i
-    return "\n".join(out)
+    return _by_function(text, _pointers_as_integers_in)
 
 
 def _pointers_as_integers_in(body: list[str]) -> list[str]:
@@ -571,14 +566,7 @@ def integer_pointer_arithmetic(text: str) -> str:
     integers."""
     if "inttoptr i64" not in text or "ptrtoint ptr" not in text:
         return text
-    lines = text.split("\n")
-    out: list[str] = []
-    start = 0
-    for i in range(len(lines) + 1):
-        if i == len(lines) or lines[i].startswith("define"):
-            out.extend(_integer_pointer_arithmetic_in(lines[start:i]))
-            start = i
-    return "\n".join(out)
+    return _by_function(text, _integer_pointer_arithmetic_in)
 
 
 def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:

@@ -282,14 +282,7 @@ class MemoryTypes:
                 places[inst.result] = {inst.result: Place(inst.result, 0)}
 
         def of(v: str) -> dict[str, Place]:
-            if v in places:
-                return places[v]
-            if v.startswith("@"):
-                base = re.match(r'@(?:"[^"]*"|[-\w$.]+)', v)
-                if base and base.group(0) == v:
-                    return {v: Place(v, 0)}
-                return self._constant_gep(v)
-            return {}
+            return places[v] if v in places else self._global_places(v)
 
         for _ in range(64):
             changed = False

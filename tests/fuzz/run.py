@@ -172,12 +172,48 @@ def summary_table(results: list[dict], configs: list[str]) -> str:
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 
 
+REDUCIBLE = ("wrong", "crash", "internal", "refused", "runfail", "noisy")
+
+
+def reduce_failures(failures: list[dict], out: str, limit: int) -> list[dict]:
+    """Reduce one failing config per seed (the first in config order), up to `limit` seeds,
+    with reduce.py's line-based delta debugging; the reproducer is written next to the
+    seed's source as seed<S>_<config>.reduced.c.  Timeouts are not reduced (each try would
+    take the whole timeout)."""
+    import reduce as reducer  # reduce imports this module
+
+    done: list[dict] = []
+    seen: set[int] = set()
+    for f in failures:
+        if len(done) >= limit or f["seed"] in seen or f["outcome"] not in REDUCIBLE:
+            continue
+        seen.add(f["seed"])
+        t0 = time.time()
+        source = gen(f["seed"])
+        print(f"reducing seed {f['seed']} {f['config']} ({f['outcome']}) ...", flush=True)
+        try:
+            text, res = reducer.reduce(source, f["config"], verbose=False)
+        except SystemExit as e:  # ok on rebuild: flaky, nothing to reduce
+            print(f"  not reduced: {e}", flush=True)
+            continue
+        path = os.path.join(out, f"seed{f['seed']}_{f['config']}.reduced.c")
+        with open(path, "w") as fh:
+            fh.write(text)
+        entry = {"seed": f["seed"], "config": f["config"], "path": path, "lines": len(text.splitlines()),
+                 "from_lines": len(source.splitlines()), "outcome": res["outcome"], "detail": res["detail"][:200]}
+        done.append(entry)
+        print(f"  {entry['from_lines']} -> {entry['lines']} lines in {time.time() - t0:.0f}s: {path}", flush=True)
+    return done
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default="0:20", help="a:b (half-open) and/or single seeds, comma-separated")
     ap.add_argument("--configs", default="O0,O2,O3,adbefore")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="fuzz-results")
+    ap.add_argument("--reduce", type=int, default=10, metavar="N",
+                    help="reduce the first N failing seeds to <out>/seed<S>_<config>.reduced.c (0: none)")
     args = ap.parse_args(argv)
     seeds, configs = parse_seeds(args.seeds), args.configs.split(",")
     for c in configs:
@@ -207,8 +243,10 @@ def main(argv=None) -> int:
     failures = [{k: r[k] for k in ("seed", "config", "outcome", "detail")} for r in results if r["outcome"] != "ok"]
     for f in failures:
         print(f"  seed {f['seed']} {f['config']}: {f['outcome']}: {f['detail'][:200]}")
+    reduced = reduce_failures(failures, args.out, args.reduce)
     with open(os.path.join(args.out, "summary.json"), "w") as fh:
         json.dump({"seeds": args.seeds, "configs": configs, "table": table, "failures": failures,
+                   "reduced": reduced,
                    "results": [{k: r[k] for k in ("seed", "config", "outcome", "detail")} for r in results]},
                   fh, indent=1)
     with open(os.path.join(args.out, "summary.md"), "w") as fh:

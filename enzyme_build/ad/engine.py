@@ -243,6 +243,7 @@ class Engine:
         self.module = module
         self.registry = registry
         self.custom, adapters = adapt_custom_rules(module, registry.rules)
+        self.shadow_outputs = {f: r.null_shadows for f, r in self.custom.items() if r.null_shadows}
         self.inactive = _Inactive(set(registry.inactive), module)
         self.function_like = dict(registry.function_like)
         self.differentiable = {n for n in module.functions if n not in self.custom and n not in self.inactive}
@@ -396,7 +397,8 @@ class Engine:
         act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
                                custom=self.custom, active_globals=set(self.active_globals),
                                views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
-                               ret_needs_shadow=needed, global_users=self.global_users)
+                               ret_needs_shadow=needed, global_users=self.global_users,
+                               shadow_outputs=self.shadow_outputs)
         rets = [b.terminator.operands[0][1] for b in fn.blocks
                 if b.terminator.opcode == "ret" and b.terminator.operands]
         answer = any(act.has_shadow(v) for v in rets)

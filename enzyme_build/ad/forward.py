@@ -142,7 +142,8 @@ class ForwardGenerator:
             act = analyze_activity(self.fn, [_ANALYSIS_ACTIVITY[a] for a in self.sig.args],
                                    defined=self.engine.differentiable, inactive=self.engine.inactive,
                                    custom=set(self.engine.custom), active_globals=seeds, views=views,
-                                   global_users=self.engine.global_users)
+                                   global_users=self.engine.global_users,
+                                   shadow_outputs=self.engine.shadow_outputs)
             act.varied -= copies
             grown = {inst.result for inst in self.fn.instructions()
                      if inst.opcode == "call" and inst.result and inst.result not in act.shadowed
@@ -738,6 +739,9 @@ class ForwardGenerator:
             raise EnzymeBuildError(f"custom forward rule @{rule.forward} of @{name}: only functions returning "
                                    f"void or a float are supported (this one returns {ty})",
                                    location=self.where(inst))
+        if self.width > 1 and rule.forward_batch and ty == "void":
+            self._batch_custom_call(inst, rule, lines)
+            return
         rty = self.engine.function_return_type(rule.forward)
         if self.named is None:
             self.named = named_types(self.engine.module)
@@ -749,6 +753,9 @@ class ForwardGenerator:
                 if is_float_type(t):
                     args.append(f"{t} {self.tangents(v, t)[k]}")
                 elif t == "ptr":
+                    if not self.has_shadow(v) and name in self.engine.shadow_outputs:
+                        args.append("ptr null")   # the rule takes a null shadow: constant memory
+                        continue
                     if not self.has_shadow(v):
                         raise EnzymeBuildError(
                             f"the custom forward rule @{rule.forward} of @{name} needs a shadow for pointer "
@@ -773,6 +780,38 @@ class ForwardGenerator:
                 self._define(lane_names(res, "t", self.width)[k], ty, leaves[size][1], lines, len(lines))
         if res and primal is not None:
             lines.append(f"  {res} = select i1 true, {ty} {primal}, {ty} {primal}")
+
+    def _batch_custom_call(self, inst: Instruction, rule, lines: list[str]) -> None:
+        """Vector mode through a rule registered with a batch forward (blas/): one call, each
+        pointer followed by a stack array of its shadows of every lane (null without one),
+        then the width -- the routine runs once, not once per lane."""
+        name = callee_name(inst)
+        saved = self.fresh("stack")
+        self.engine.declare("@llvm.stacksave.p0", "declare ptr @llvm.stacksave.p0()")
+        self.engine.declare("@llvm.stackrestore.p0", "declare void @llvm.stackrestore.p0(ptr)")
+        lines.append(f"  {saved} = call ptr @llvm.stacksave.p0()")
+        args = []
+        for j, (t, v) in enumerate(inst.operands):
+            args.append(f"{t} {v}")
+            if is_float_type(t):
+                raise EnzymeBuildError(f"the batch forward rule @{rule.forward_batch} of @{name} takes a float "
+                                       f"argument ({j + 1}); batch rules take pointers and integers only",
+                                       location=self.where(inst))
+            if t != "ptr":
+                continue
+            if not self.has_shadow(v):
+                args.append("ptr null")
+                continue
+            lanes = self.fresh("lanes")
+            lines.append(f"  {lanes} = alloca [{self.width} x ptr]")
+            for k, sh in enumerate(self.shadows(v)):
+                slot = self.fresh("lane")
+                lines.append(f"  {slot} = getelementptr inbounds [{self.width} x ptr], ptr {lanes}, i64 0, i64 {k}")
+                lines.append(f"  store ptr {sh}, ptr {slot}")
+            args.append(f"ptr {lanes}")
+        args.append(f"i32 {self.width}")
+        lines.append(f"  call void @{rule.forward_batch}({', '.join(args)})")
+        lines.append(f"  call void @llvm.stackrestore.p0(ptr {saved})")
 
 
 # constructs forward mode refuses: (how the message names them, the fix that applies)

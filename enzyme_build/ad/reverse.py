@@ -113,7 +113,8 @@ class ReverseGenerator(CachePlanner):
                                     inactive=engine.inactive, custom=engine.custom,
                                     active_globals=set(engine.active_globals), views=self.views,
                                     returns_shadow=engine.returns_shadow,
-                                    ret_needs_shadow=sig.ret_shadow, global_users=engine.global_users)
+                                    ret_needs_shadow=sig.ret_shadow, global_users=engine.global_users,
+                                    shadow_outputs=engine.shadow_outputs)
         self.counter = 0
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
@@ -603,8 +604,10 @@ class ReverseGenerator(CachePlanner):
 
     def _interleaved(self, inst: Instruction, sig: Signature, get, forward: bool = False) -> list[str]:
         out = []
-        callee = self.engine.module.functions[sig.function] \
-            if self._call_kind(inst) == "derived" else None
+        kind = self._call_kind(inst)
+        callee = self.engine.module.functions[sig.function] if kind == "derived" else None
+        # rules that take a null shadow for a constant pointer (blas/): one slot per pointer
+        null_shadows = kind == "custom" and sig.function in self.engine.shadow_outputs
         rev_only = sig.rev_shadow_args or (False,) * len(sig.args)
         for k, ((t, v), a, r) in enumerate(zip(inst.operands, sig.args, rev_only)):
             byval = byval_attributes(callee.params[k]) if callee and k < len(callee.params) else ""
@@ -612,6 +615,8 @@ class ReverseGenerator(CachePlanner):
             if a in ("dup", "dupnoneed"):
                 # a shadow that exists only in the reverse piece: the augmented piece never uses it
                 out.append("ptr poison" if forward and r else f"ptr {get(self.shadow(v))}")
+            elif null_shadows and t == "ptr":
+                out.append("ptr null")
         return out
 
     def _forward_active_call(self, inst: Instruction, lines: list[str]) -> None:

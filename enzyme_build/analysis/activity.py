@@ -87,12 +87,16 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                      active_globals: set[str] = frozenset(),
                      views: dict[str, str] | None = None,
                      returns_shadow=None, ret_needs_shadow: bool = False,
-                     global_users=frozenset()) -> Activity:
+                     global_users=frozenset(), shadow_outputs=None) -> Activity:
     """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
 
     `defined` are functions with bodies (differentiated interprocedurally), `custom` those
     with user rules; `inactive` user-declared inactive functions; `global_users` functions
-    that touch active globals themselves (their results vary even without active arguments)."""
+    that touch active globals themselves (their results vary even without active arguments);
+    `shadow_outputs` maps functions whose rules take null shadows to one letter per
+    parameter: an active call of one gives shadows only to the pointers marked 'o' (those
+    it writes derivative-carrying data through), not to the memory it only reads."""
+    shadow_outputs = shadow_outputs or {}
     act = Activity()
     views = views or {}
     const_params = {p.name for p, a in zip(fn.params, arg_activity) if a == "const" and p.type == "ptr"}
@@ -219,7 +223,10 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
             elif op == "call" and (callee_name(inst) in defined or callee_name(inst) in custom):
                 args = [v for _, v in inst.operands]
                 if any(a in act.varied or any_shadowed(a) for a in args if is_local(a)):
-                    for ty, a in inst.operands:
+                    outputs = shadow_outputs.get(callee_name(inst))
+                    for k, (ty, a) in enumerate(inst.operands):
+                        if outputs is not None and outputs[k:k + 1] != "o":
+                            continue
                         if ty == "ptr" and is_local(a) and not any_shadowed(a):
                             changed |= give_shadow(a)
             if op in ("phi", "select") and res and inst.type == "ptr" and res in act.shadowed:

@@ -18,10 +18,6 @@ from .table import INACTIVE, known_names
 _NAME_CHARS = r"[-a-zA-Z$._0-9]"
 _DECLARE_RE = re.compile(r"^declare [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
 _DEFINE_RE = re.compile(r"^define [^\n@]*@([a-z0-9_]+)\(", re.MULTILINE)
-_WIDTH_CALL_RE = re.compile(r"@__enzyme_fwddiff[^\n]*ptr @(?:enzyme_width|enzyme_vector)\b")
-# families whose forward rule may run once per lane: no side effect but writing the same
-# values again (the engine calls a custom forward rule once per lane in vector mode)
-LANE_SAFE = frozenset({"dot", "nrm2", "asum", "copy"})
 _TRIPLE_RE = re.compile(r'^target triple = "([^"]+)"', re.MULTILINE)
 _memo: dict[str, bytes] = {}
 
@@ -54,27 +50,12 @@ def attach_blas_rules(text: str) -> str:
     inactive = declared_inactive(text)
     if not routines and not inactive:
         return text
-    _refuse_vector_mode(text, routines)
     from .. import llvm
     triple = _TRIPLE_RE.search(text)
     rules = rules_module(sorted({(f, p) for f, p, _ in routines.values()}), inactive,
                          triple.group(1) if triple else None)
     module = llvm.parse_assembly(rename_calls(text, routines), "program")
     return llvm.link_modules([module, rules]).text()
-
-
-def _refuse_vector_mode(text: str, routines) -> None:
-    """Vector forward mode runs a custom forward rule once per lane; a BLAS routine that
-    updates memory in place (axpy, gemm with beta != 0, trsm, ...) would run N times."""
-    unsafe = sorted(s for s, (family, _, _) in routines.items() if family not in LANE_SAFE)
-    if unsafe and _WIDTH_CALL_RE.search(text):
-        from ..errors import EnzymeBuildError
-        raise EnzymeBuildError(
-            f"vector forward mode (enzyme_width) through BLAS routines is not supported yet: "
-            f"this program calls {', '.join(unsafe)}, whose derivative rule updates memory in place "
-            f"and would run once per lane",
-            hint="differentiate one direction at a time (__enzyme_fwddiff without enzyme_width), "
-                 "or use reverse mode")
 
 
 def _keep_source(source: str) -> None:

@@ -234,16 +234,30 @@ def _core_params(r: Routine) -> list[str]:
     return [f"{_POINTER_TYPE[role]}{name}" if role in _POINTER_TYPE else f"int {name}" for name, role in _params(r)]
 
 
-def _shadowed_params(r: Routine) -> list[str]:
-    """Enzyme's convention: every pointer parameter followed by its shadow."""
+def _shadows(r: Routine) -> list[tuple[str, str]]:
+    """(parameter, C type of its shadow) for every pointer parameter of the core."""
+    return [(name, "int *" if role in _INT_SHADOWED else "$T *") for name, role in _params(r)
+            if role in _POINTER_TYPE]
+
+
+def _shadowed_params(r: Routine, batch: bool = False) -> list[str]:
+    """Enzyme's convention: every pointer parameter followed by its shadow (null when the
+    argument is constant); `batch`: by the array of its shadows, one per lane (or null)."""
+    shadows = dict(_shadows(r))
     out = []
     for name, role in _params(r):
-        if role in _POINTER_TYPE:
-            shadow = "int *" if role in _INT_SHADOWED else "$T *"
-            out += [f"{_POINTER_TYPE[role]}{name}", f"{shadow}d_{name}"]
+        if name in shadows:
+            out += [f"{_POINTER_TYPE[role]}{name}",
+                    f"{shadows[name]}const *dd_{name}" if batch else f"{shadows[name]}d_{name}"]
         else:
             out.append(f"int {name}")
     return out
+
+
+def _outputs(r: Routine) -> str:
+    """One letter per core parameter: 'o' for a pointer the routine writes derivative-carrying
+    values through (it needs a shadow when the call is active), '.' otherwise."""
+    return "".join("o" if name in r.writes or role == "result" else "." for name, role in _params(r))
 
 
 def _real_call(r: Routine, scalar_value) -> str:
@@ -273,6 +287,11 @@ def _caches(r: Routine, when: str) -> str:
                     f"tp->l_{c.name} = EB_LD(layout, {rows}, {cols});")
         out.append(f"    if ({c.cond}) {{ {copy} }}")
     return "\n".join(out)
+
+
+# entry points are inlined into the program before AD: its calls reach the core directly, so
+# activity sees which arrays the routine only reads (they get no shadow: `_outputs`)
+_ENTRY = "__attribute__((always_inline)) "
 
 
 def routine_source(r: Routine, p: str) -> str:
@@ -308,16 +327,31 @@ def routine_source(r: Routine, p: str) -> str:
     lines.append(f"void {core}_grad({', '.join(_shadowed_params(r) + ['void *tape_'])}) {{\n"
                  f"    eb_tape_$p{f} *tp = (eb_tape_$p{f} *)tape_;\n{unpack}"
                  f"    {{{r.reverse}\n    }}\n{frees}    free(tp);\n}}")
-    # forward
+    # forward: one lane; and every lane of vector mode, the routine itself run once
     tangents = "".join(f"    $T {SCALAR_LOCAL[n][1]} = d_{n} ? *d_{n} : 0;\n" for n in r.scalars())
+    before, primal_mark, after = r.forward.partition("PRIMAL;")
+    assert primal_mark, f"{f}: the forward formula has no PRIMAL; marker"
+    primal_stmt = f"ret = {primal};" if r.returns else f"{primal};"
     result = "    double ret = 0, tan = 0;\n" if r.returns else ""
     tail = "    *res = ($T)ret; if (d_res) *d_res = ($T)tan;\n" if r.returns else ""
     lines.append(f"void {core}_fwd({', '.join(_shadowed_params(r))}) {{\n{scalars_in}{tangents}{result}"
-                 f"    {{{r.forward}\n    }}\n{tail}}}")
-    # registrations (docs/custom-derivatives.md)
+                 f"    {{{before}}}\n    {primal_stmt}\n    {{{after}\n    }}\n{tail}}}")
+    lane = "".join(f"        {shadow}d_{n} = dd_{n} ? dd_{n}[lane] : 0;\n" for n, shadow in _shadows(r)) + \
+        "".join(f"        $T {SCALAR_LOCAL[n][1]} = d_{n} ? *d_{n} : 0;\n" for n in r.scalars())
+    lines.append(f"void {core}_fwd_batch({', '.join(_shadowed_params(r, batch=True) + ['int width'])}) {{\n"
+                 f"{scalars_in}{'    double ret = 0;' if r.returns else ''}\n"
+                 f"    for (int lane = 0; lane < width; lane++) {{\n{lane}        {{{before}}}\n    }}\n"
+                 f"    {primal_stmt}\n"
+                 f"    for (int lane = 0; lane < width; lane++) {{\n{lane}"
+                 f"        {'double tan = 0;' if r.returns else ''}\n        {{{after}}}\n"
+                 f"        {'if (d_res) *d_res = ($T)tan;' if r.returns else ''}\n    }}\n"
+                 f"{'    *res = ($T)ret;' if r.returns else ''}\n}}")
+    # registrations (docs/custom-derivatives.md; the last two are enzyme-build's own)
     lines.append(f"void *__enzyme_register_gradient_{core}[3] = "
                  f"{{(void *){core}, (void *){core}_aug, (void *){core}_grad}};")
     lines.append(f"void *__enzyme_register_derivative_{core}[2] = {{(void *){core}, (void *){core}_fwd}};")
+    lines.append(f"void *__enzyme_build_batch_derivative_{core}[2] = {{(void *){core}, (void *){core}_fwd_batch}};")
+    lines.append(f'void *__enzyme_build_null_shadows_{core}[2] = {{(void *){core}, (void *)"{_outputs(r)}"}};')
     # entry points the program's calls are renamed to
     cret = "$T" if r.returns else "void"
     result_local = "    $T a_res;\n" if r.returns else ""
@@ -327,7 +361,7 @@ def routine_source(r: Routine, p: str) -> str:
                    for n, role in r.params]
         locals_ = "".join(f"    $T a_{n} = {n};\n" for n in r.scalars()) + result_local
         args = [f"&a_{n}" if role in ("scalar", "result") else n for n, role in _params(r)]
-        lines.append(f"{cret} {CORE_PREFIX}{cblas_name(f, '$p')}({', '.join(cparams)}) {{\n{locals_}"
+        lines.append(f"{_ENTRY}{cret} {CORE_PREFIX}{cblas_name(f, '$p')}({', '.join(cparams)}) {{\n{locals_}"
                      f"    {core}({', '.join(args)});\n{result_back}}}")
     fparams, fargs = [], []
     for n, role in _params(r):
@@ -356,7 +390,7 @@ def routine_source(r: Routine, p: str) -> str:
     info = [n for n, role in r.params if role == "info"]
     flocals += "".join(f"    int a_{n} = 0;\n" for n in info)
     store = "".join(f"    *{n} = a_{n};\n" for n in info)
-    lines.append(f"{cret} {CORE_PREFIX}f_{fortran_name(f, '$p')}({', '.join(fparams)}) {{\n{flocals}"
+    lines.append(f"{_ENTRY}{cret} {CORE_PREFIX}f_{fortran_name(f, '$p')}({', '.join(fparams)}) {{\n{flocals}"
                  f"    {core}({', '.join(fargs)});\n{store}{result_back}}}")
     return _sub("\n".join(lines), p) + "\n"
 

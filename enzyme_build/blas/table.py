@@ -26,6 +26,13 @@ vector, leading dimension `tp->l_X` for a matrix) and `tp->ret` the primal resul
 Snippets of routines that return a value set `ret` (primal) and `tan` (tangent) in
 forward mode and read `dret` in reverse mode. The `eb_$p*` helpers are in generate.py.
 
+A null `d_X` means X is constant (enzyme_const, a global or never-active memory): the
+formulas skip its work and never write through it. The forward formula is one lane's
+tangent around the marker `PRIMAL;` (the routine itself): the statements before it read
+the inputs as they were, those after it the results. Vector mode runs every lane's part
+before the marker, the routine once, then every lane's part after it -- so no state may
+pass from one part to the other (declare what each needs in it).
+
 Conventions shared with BLAS: an output overwritten with beta == 0 is not read, so
 neither is its tangent or adjoint through beta; scal/nrm2/asum do nothing for incx <= 0.
 """
@@ -56,10 +63,11 @@ class Routine:
     returns: bool                     # returns a scalar (dot, nrm2, asum)
     caches: tuple[Cache, ...]
     reverse: str                      # C: accumulate adjoints (the primal call already ran)
-    forward: str                      # C: tangents and the primal call itself
+    forward: str                      # C: one lane's tangent around `PRIMAL;` (the call)
     level: int = 1
     api: str = "blas"                 # "blas": CBLAS and Fortran forms; "lapack": Fortran only
     primal: str = ""                  # C: the real call (default: the CBLAS routine)
+    writes: tuple[str, ...] = ()      # arrays the routine writes derivative-carrying values to
 
     def fortran_params(self) -> tuple[tuple[str, str], ...]:
         return tuple(p for p in self.params if p[1] != "layout")
@@ -89,11 +97,12 @@ ROUTINES: tuple[Routine, ...] = (
     if (d_x) cblas_$paxpy(n, dret, tp->c_y, 1, d_x, incx);
     if (d_y) cblas_$paxpy(n, dret, tp->c_x, 1, d_y, incy);""",
         forward="""
-    ret = cblas_$pdot(n, x, incx, y, incy);
+    PRIMAL;
     tan = (d_x ? (double)cblas_$pdot(n, d_x, incx, y, incy) : 0) + (d_y ? (double)cblas_$pdot(n, x, incx, d_y, incy) : 0);"""),
     Routine(
         "axpy", _p("n alpha:scalar x:array incx y:array incy"), False,
         (Cache("x", "vec", ("n", "incx")),),
+        writes=("y",),
         reverse="""
     if (d_y) {
         *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_y, incy);
@@ -102,28 +111,29 @@ ROUTINES: tuple[Routine, ...] = (
         forward="""
     if (d_y && d_x) cblas_$paxpy(n, al, d_x, incx, d_y, incy);
     if (d_y && dal != 0) cblas_$paxpy(n, dal, x, incx, d_y, incy);
-    cblas_$paxpy(n, al, x, incx, y, incy);"""),
+    PRIMAL;"""),
     Routine(
         "scal", _p("n alpha:scalar x:array incx"), False,
         (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
+        writes=("x",),
         reverse="""
     if (incx > 0 && d_x) {
         *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_x, incx);
         cblas_$pscal(n, al, d_x, incx);
     }""",
         forward="""
-    if (incx > 0) {
-        if (d_x) cblas_$pscal(n, al, d_x, incx);
-        if (d_x && dal != 0) cblas_$paxpy(n, dal, x, incx, d_x, incx);
-        cblas_$pscal(n, al, x, incx);
-    }"""),
+    if (incx > 0 && d_x) {
+        cblas_$pscal(n, al, d_x, incx);
+        if (dal != 0) cblas_$paxpy(n, dal, x, incx, d_x, incx);
+    }
+    PRIMAL;   /* nothing for incx <= 0 */"""),
     Routine(
         "nrm2", _p("n x:array incx"), True,
         (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
         reverse="""
     if (d_x && incx > 0 && tp->ret != 0) cblas_$paxpy(n, dret / tp->ret, tp->c_x, 1, d_x, incx);""",
         forward="""
-    ret = cblas_$pnrm2(n, x, incx);
+    PRIMAL;
     tan = (d_x && incx > 0 && ret != 0) ? cblas_$pdot(n, x, incx, d_x, incx) / ret : 0;"""),
     Routine(
         "asum", _p("n x:array incx"), True,
@@ -133,7 +143,7 @@ ROUTINES: tuple[Routine, ...] = (
         for (int i = 0; i < n; i++)
             d_x[(size_t)i * incx] += (tp->c_x[i] > 0) ? dret : (tp->c_x[i] < 0) ? -dret : 0;""",
         forward="""
-    ret = cblas_$pasum(n, x, incx);
+    PRIMAL;
     tan = 0;
     if (d_x && incx > 0)
         for (int i = 0; i < n; i++) {
@@ -142,6 +152,7 @@ ROUTINES: tuple[Routine, ...] = (
         }"""),
     Routine(
         "copy", _p("n x:array incx y:array incy"), False, (),
+        writes=("y",),
         reverse="""
     if (d_y) {
         if (d_x) cblas_$paxpy(n, 1, d_y, incy, d_x, incx);
@@ -149,9 +160,10 @@ ROUTINES: tuple[Routine, ...] = (
     }""",
         forward="""
     if (d_y) { if (d_x) cblas_$pcopy(n, d_x, incx, d_y, incy); else eb_$pzero_vec(n, d_y, incy); }
-    cblas_$pcopy(n, x, incx, y, incy);"""),
+    PRIMAL;"""),
     Routine(
         "swap", _p("n x:array incx y:array incy"), False, (),
+        writes=("x", "y"),
         reverse="""
     /* what moved into constant memory takes its adjoint with it */
     if (d_x && d_y) cblas_$pswap(n, d_x, incx, d_y, incy);
@@ -161,7 +173,7 @@ ROUTINES: tuple[Routine, ...] = (
     if (d_x && d_y) cblas_$pswap(n, d_x, incx, d_y, incy);
     else if (d_x) eb_$pzero_vec(n, d_x, incx);
     else if (d_y) eb_$pzero_vec(n, d_y, incy);
-    cblas_$pswap(n, x, incx, y, incy);"""),
+    PRIMAL;"""),
     # ------------------------------------------------------------------ level 2
     Routine(
         "gemv", _p("layout:layout trans:trans m n alpha:scalar A:array lda x:array incx "
@@ -170,6 +182,7 @@ ROUTINES: tuple[Routine, ...] = (
          Cache("x", "vec", ("EB_T(trans) ? m : n", "incx")),
          Cache("y", "vec", ("EB_T(trans) ? n : m", "incy"), cond="be != 0")),
         level=2,
+        writes=("y",),
         reverse="""
     int lx = EB_T(trans) ? m : n, ly = EB_T(trans) ? n : m;
     if (d_y) {
@@ -192,11 +205,12 @@ ROUTINES: tuple[Routine, ...] = (
         if (d_x) cblas_$pgemv(layout, trans, m, n, al, A, lda, d_x, incx, 1, d_y, incy);
         if (dal != 0) cblas_$pgemv(layout, trans, m, n, dal, A, lda, x, incx, 1, d_y, incy);
     }
-    cblas_$pgemv(layout, trans, m, n, al, A, lda, x, incx, be, y, incy);"""),
+    PRIMAL;"""),
     Routine(
         "ger", _p("layout:layout m n alpha:scalar x:array incx y:array incy A:array lda"), False,
         (Cache("x", "vec", ("m", "incx")), Cache("y", "vec", ("n", "incy"))),
         level=2,
+        writes=("A",),
         reverse="""
     if (d_A) {
         $T *t = eb_$palloc(m);   /* t = dA y */
@@ -210,13 +224,14 @@ ROUTINES: tuple[Routine, ...] = (
     if (d_A && d_x) cblas_$pger(layout, m, n, al, d_x, incx, y, incy, d_A, lda);
     if (d_A && d_y) cblas_$pger(layout, m, n, al, x, incx, d_y, incy, d_A, lda);
     if (d_A && dal != 0) cblas_$pger(layout, m, n, dal, x, incx, y, incy, d_A, lda);
-    cblas_$pger(layout, m, n, al, x, incx, y, incy, A, lda);"""),
+    PRIMAL;"""),
     Routine(
         "symv", _p("layout:layout uplo:uplo n alpha:scalar A:array lda x:array incx "
                    "beta:scalar y:array incy"), False,
         (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx")),
          Cache("y", "vec", ("n", "incy"), cond="be != 0")),
         level=2,
+        writes=("y",),
         reverse="""
     if (d_y) {
         $T *t = eb_$palloc(n);   /* t = A dy */
@@ -241,11 +256,12 @@ ROUTINES: tuple[Routine, ...] = (
         if (d_x) cblas_$psymv(layout, uplo, n, al, A, lda, d_x, incx, 1, d_y, incy);
         if (dal != 0) cblas_$psymv(layout, uplo, n, dal, A, lda, x, incx, 1, d_y, incy);
     }
-    cblas_$psymv(layout, uplo, n, al, A, lda, x, incx, be, y, incy);"""),
+    PRIMAL;"""),
     Routine(
         "trmv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
         (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx"))),
         level=2,
+        writes=("x",),
         reverse="""
     /* x_new = op(A) x_old: dA += dx x_old^T (or x_old dx^T) on the triangle; dx = op(A)^T dx */
     if (d_x && d_A && !EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, d_x, incx, tp->c_x, 1, d_A, lda);
@@ -262,18 +278,19 @@ ROUTINES: tuple[Routine, ...] = (
             eb_put(t);
         }
     }
-    cblas_$ptrmv(layout, uplo, trans, diag, n, A, lda, x, incx);"""),
+    PRIMAL;"""),
     Routine(
         "trsv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
         (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx"), when="after")),
         level=2,
+        writes=("x",),
         reverse="""
     /* op(A) x_new = x_old: w = op(A)^-T dx is dx_old; dA -= w x_new^T (or x_new w^T) */
     if (d_x) cblas_$ptrsv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);
     if (d_x && d_A && !EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, d_x, incx, tp->c_x, 1, d_A, lda);
     if (d_x && d_A && EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, tp->c_x, 1, d_x, incx, d_A, lda);""",
         forward="""
-    cblas_$ptrsv(layout, uplo, trans, diag, n, A, lda, x, incx);
+    PRIMAL;
     if (d_x && d_A) {
         $T *t = eb_$pcopy_vec(n, x, incx);   /* op(dA) x_new */
         cblas_$ptrmv(layout, uplo, trans, diag, n, d_A, lda, t, 1);
@@ -290,6 +307,7 @@ ROUTINES: tuple[Routine, ...] = (
          Cache("B", "mat", ("EB_T(transb) ? n : k", "EB_T(transb) ? k : n", "ldb")),
          Cache("C", "mat", ("m", "n", "ldc"), cond="be != 0")),
         level=3,
+        writes=("C",),
         reverse="""
     int ra = EB_T(transa) ? k : m, ca = EB_T(transa) ? m : k;
     int lt = EB_LD(layout, ra, ca);
@@ -317,7 +335,7 @@ ROUTINES: tuple[Routine, ...] = (
         if (d_B) cblas_$pgemm(layout, transa, transb, m, n, k, al, A, lda, d_B, ldb, 1, d_C, ldc);
         if (dal != 0) cblas_$pgemm(layout, transa, transb, m, n, k, dal, A, lda, B, ldb, 1, d_C, ldc);
     }
-    cblas_$pgemm(layout, transa, transb, m, n, k, al, A, lda, B, ldb, be, C, ldc);"""),
+    PRIMAL;"""),
     Routine(
         "symm", _p("layout:layout side:side uplo:uplo m n alpha:scalar A:array lda B:array ldb "
                    "beta:scalar C:array ldc"), False,
@@ -325,6 +343,7 @@ ROUTINES: tuple[Routine, ...] = (
          Cache("B", "mat", ("m", "n", "ldb")),
          Cache("C", "mat", ("m", "n", "ldc"), cond="be != 0")),
         level=3,
+        writes=("C",),
         reverse="""
     int lt = EB_LD(layout, m, n), ka = side == 141 ? m : n;
     if (d_C) {
@@ -354,13 +373,14 @@ ROUTINES: tuple[Routine, ...] = (
         if (d_B) cblas_$psymm(layout, side, uplo, m, n, al, A, lda, d_B, ldb, 1, d_C, ldc);
         if (dal != 0) cblas_$psymm(layout, side, uplo, m, n, dal, A, lda, B, ldb, 1, d_C, ldc);
     }
-    cblas_$psymm(layout, side, uplo, m, n, al, A, lda, B, ldb, be, C, ldc);"""),
+    PRIMAL;"""),
     Routine(
         "syrk", _p("layout:layout uplo:uplo trans:trans n k alpha:scalar A:array lda "
                    "beta:scalar C:array ldc"), False,
         (Cache("A", "mat", ("EB_T(trans) ? k : n", "EB_T(trans) ? n : k", "lda")),
          Cache("C", "mat", ("n", "n", "ldc"), cond="be != 0")),
         level=3,
+        writes=("C",),
         reverse="""
     int ra = EB_T(trans) ? k : n, ca = EB_T(trans) ? n : k;
     int lt = EB_LD(layout, ra, ca);
@@ -383,13 +403,14 @@ ROUTINES: tuple[Routine, ...] = (
         if (d_A) cblas_$psyr2k(layout, uplo, trans, n, k, al, d_A, lda, A, lda, 1, d_C, ldc);
         if (dal != 0) cblas_$psyrk(layout, uplo, trans, n, k, dal, A, lda, 1, d_C, ldc);
     }
-    cblas_$psyrk(layout, uplo, trans, n, k, al, A, lda, be, C, ldc);"""),
+    PRIMAL;"""),
     Routine(
         "trmm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
                    "A:array lda B:array ldb"), False,
         (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda")),
          Cache("B", "mat", ("m", "n", "ldb"))),
         level=3,
+        writes=("B",),
         reverse="""
     int ka = side == 141 ? m : n, lg = ka;
     if (d_B && d_A) {
@@ -421,7 +442,7 @@ ROUTINES: tuple[Routine, ...] = (
         }
         eb_put(t);
     }
-    cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, al, A, lda, B, ldb);"""),
+    PRIMAL;"""),
     Routine(
         "trsm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
                    "A:array lda B:array ldb"), False,
@@ -429,6 +450,7 @@ ROUTINES: tuple[Routine, ...] = (
          Cache("B", "mat", ("m", "n", "ldb")),
          Cache("Bn", "mat", ("m", "n", "ldb"), when="after", source="B")),
         level=3,
+        writes=("B",),
         reverse="""
     int ka = side == 141 ? m : n, lg = ka;
     if (d_B) {
@@ -445,19 +467,21 @@ ROUTINES: tuple[Routine, ...] = (
         eb_$pscale_mat(layout, m, n, al, d_B, ldb);
     }""",
         forward="""
-    int lt = EB_LD(layout, m, n);
-    $T *old = d_B && dal != 0 ? eb_$pcopy_mat(layout, m, n, B, ldb) : 0;
-    cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, al, A, lda, B, ldb);
+    /* op(A) X = al B: dX = op(A)^-1 (al dB + dal B - op(dA) X); the old B first */
     if (d_B) {
         eb_$pscale_mat(layout, m, n, al, d_B, ldb);
+        if (dal != 0) eb_$paxpy_mat(layout, m, n, dal, B, ldb, d_B, ldb);
+    }
+    PRIMAL;
+    if (d_B) {
         if (d_A) {
+            int lt = EB_LD(layout, m, n);
             $T *t = eb_$pcopy_mat(layout, m, n, B, ldb);   /* op(dA) X (left) or X op(dA) (right) */
             cblas_$ptrmm(layout, side, uplo, transa, diag, m, n, 1, d_A, lda, t, lt);
             if (diag == 132) eb_$paxpy_mat(layout, m, n, -1, B, ldb, t, lt);
             eb_$paxpy_mat(layout, m, n, -1, t, lt, d_B, ldb);
             eb_put(t);
         }
-        if (old) { eb_$paxpy_mat(layout, m, n, dal, old, lt, d_B, ldb); eb_put(old); }
         cblas_$ptrsm(layout, side, uplo, transa, diag, m, n, 1, A, lda, d_B, ldb);
     }"""),
 )
@@ -471,6 +495,7 @@ LAPACK: tuple[Routine, ...] = (
         (Cache("L", "mat", ("n", "n", "lda"), when="after", source="A"),),
         api="lapack", level=4,
         primal="{ char u = EB_UC(uplo); $ppotrf_(&u, &n, A, &lda, info, 1); }",
+        writes=("A",),
         reverse="""
     /* A = L L^T: Abar = L^-T Phi(L^T Lbar) L^-1, Phi = lower triangle with half diagonal;
        the stored triangle gets S_ij + S_ji off the diagonal and S_ii on it */
@@ -492,8 +517,8 @@ LAPACK: tuple[Routine, ...] = (
         eb_put(t);
     }""",
         forward="""
+    PRIMAL;
     int lv = uplo == 121 ? 101 : 102;
-    $ppotrf_(&(char){EB_UC(uplo)}, &n, A, &lda, info, 1);
     if (d_A && *info == 0 && n > 0) {
         /* dL = L Phi(L^-1 dA L^-T) */
         $T *t = eb_$palloc((size_t)n * n);
@@ -515,6 +540,7 @@ LAPACK: tuple[Routine, ...] = (
         (Cache("A", "mat", ("n", "n", "lda")), Cache("X", "mat", ("n", "nrhs", "ldb"), when="after", source="B")),
         api="lapack", level=4,
         primal="{ char u = EB_UC(uplo); $ppotrs_(&u, &n, &nrhs, A, &lda, B, &ldb, info, 1); }",
+        writes=("B",),
         reverse="""
     /* A = L L^T (tl applies L, tlt L^T to the stored triangle); X = A^-1 B:
        Bbar = A^-1 Xbar, Lbar = tril(G L) with G = -(Bbar X^T + X Bbar^T) */
@@ -532,8 +558,8 @@ LAPACK: tuple[Routine, ...] = (
         eb_put(g);
     }""",
         forward="""
+    PRIMAL;
     int tl = uplo == 122 ? 111 : 112, tlt = uplo == 122 ? 112 : 111;
-    $ppotrs_(&(char){EB_UC(uplo)}, &n, &nrhs, A, &lda, B, &ldb, info, 1);
     if (d_B && d_A && *info == 0 && n > 0) {
         /* dX = A^-1 (dB - dL (L^T X) - L (dL^T X)) */
         $T *t = eb_$pcopy_mat(102, n, nrhs, B, ldb);
@@ -557,6 +583,7 @@ LAPACK: tuple[Routine, ...] = (
          Cache("ipiv", "ivec", ("n",), when="after")),
         api="lapack", level=4,
         primal="$pgesv_(&n, &nrhs, A, &lda, ipiv, B, &ldb, info);",
+        writes=("A", "B"),
         reverse="""
     /* A = P L U is overwritten by the factors, B by X = A^-1 B.
        Bbar = A^-T Xbar; Abar = P L^-T (tril_-1(L^T Lbar) + triu(Ubar U^T)) U^-T - Bbar X^T */
@@ -584,10 +611,10 @@ LAPACK: tuple[Routine, ...] = (
         eb_put(m2);
     }""",
         forward="""
+    PRIMAL;
     /* the input tangent dA is read before the factors' tangents replace it */
     $T *f = d_A ? eb_$pcopy_mat(102, n, n, d_A, lda) : 0;
     int one = 1, info2 = 0;
-    $pgesv_(&n, &nrhs, A, &lda, ipiv, B, &ldb, info);
     if (d_B && *info == 0 && n > 0) {
         if (f) cblas_$pgemm(102, 111, 111, n, nrhs, n, -1, f, n, B, ldb, 1, d_B, ldb);
         $pgetrs_("N", &n, &nrhs, A, &lda, ipiv, d_B, &ldb, &info2, 1);

@@ -10,6 +10,8 @@ Pure text parsing (no llvmlite): the link step passes `Module.text()`. Recognize
 | `__enzyme_inactivefn*`                   | `{f, g, ...}` (all inactive) |
 | `__enzyme_function_like*`                | `{f, "libm name"}`          |
 | `__enzyme_build_rule_<kind>_*`           | `{f, rule}` (from attributes, see frontend/attributes.py) |
+| `__enzyme_build_batch_derivative_*`      | `{f, forward_batch}` (see CustomRule; rule libraries) |
+| `__enzyme_build_null_shadows_*`          | `{f, "one letter per parameter"}` (see CustomRule) |
 
 Call it right after linking and before any optimization: the compile step's embedded
 bitcode does not keep `used`, so optimization may delete the globals (and rule functions
@@ -42,6 +44,8 @@ SHADOW_PREFIX = "__enzyme_shadow"
 _ENZYME_FAMILIES = (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_NOBLOCK_PREFIX, INACTIVE_GLOBAL_PREFIX,
                     INACTIVE_PREFIX, FUNCTION_LIKE_PREFIX, ALLOCATION_LIKE_PREFIX)
 ATTRIBUTE_PREFIX = "__enzyme_build_rule_"
+BATCH_PREFIX = "__enzyme_build_batch_derivative_"
+NULL_SHADOWS_PREFIX = "__enzyme_build_null_shadows_"
 RULE_KINDS = convention.RULE_KINDS
 
 FLOAT_TYPES = {"half", "bfloat", "float", "double", "x86_fp80", "fp128", "ppc_fp128"}
@@ -242,6 +246,8 @@ def _registration_kind(name: str) -> str | None:
             return prefix
     if name.startswith(SHADOW_PREFIX):   # `__enzyme_shadow_global_g = {&g, &d_g}`
         return SHADOW_PREFIX
+    if name.startswith((BATCH_PREFIX, NULL_SHADOWS_PREFIX)):
+        return BATCH_PREFIX if name.startswith(BATCH_PREFIX) else NULL_SHADOWS_PREFIX
     if name.startswith(ATTRIBUTE_PREFIX) or _mangled_attribute_name(name):
         return ATTRIBUTE_PREFIX
     return None
@@ -323,6 +329,15 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
             _collect_allocation_like(registry, name, elements, globals_)
         elif family == SHADOW_PREFIX:
             _collect_shadow(registry, name, elements, globals_)
+        elif family == BATCH_PREFIX:
+            function, rule = _symbols(name, elements, 2)[:2]
+            _set_rule(registry, function, "forward_batch", rule, name)
+        elif family == NULL_SHADOWS_PREFIX:
+            function, pattern = _symbols(name, elements, 2)[:2]
+            letters = _string_value(pattern, globals_) if pattern else None
+            if letters is None or set(letters) - {"o", "."}:
+                raise EnzymeBuildError(f'{name} must be {{f, "one letter per parameter: o or ."}}', location=name)
+            _set_rule(registry, function, "null_shadows", letters, name)
         else:
             kind = _attribute_kind(name)
             function, rule = _symbols(name, elements, 2)[:2]

@@ -26,6 +26,13 @@ class CustomRule:
     gradient: str | None = None
     forward: str | None = None
     origins: dict[str, str] = field(default_factory=dict)
+    # enzyme-build's own registrations (custom/collect.py), for rule libraries like blas/:
+    # `forward_batch` takes, after each pointer, the array of its shadows of every lane
+    # (or null), then the width -- called once per call in vector mode; `null_shadows`
+    # (one letter per parameter of f) says the rules take a null shadow for a pointer that
+    # has none, and which pointers f writes derivative-carrying data through ('o')
+    forward_batch: str | None = None
+    null_shadows: str | None = None
 
 
 @dataclass
@@ -54,7 +61,7 @@ class Registry:
         names.update(dealloc for _, _, dealloc in self.allocation_like.values())
         for rule in self.rules.values():
             names.add(rule.function)
-            names.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
+            names.update(n for n in (rule.augment, rule.gradient, rule.forward, rule.forward_batch) if n)
         return names
 
 

@@ -208,8 +208,13 @@ PRELUDE = r"""
 #include <cblas.h>
 extern int enzyme_dup, enzyme_const;
 typedef struct { double a, b; } d2;
+typedef struct { double d[2]; } v2;
+typedef struct { double d[4]; } v4;
 d2 __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
+v2 __enzyme_fwddiff_w2(void *, ...);   /* the engine knows an entry point by the name it contains */
+v4 __enzyme_fwddiff_w4(void *, ...);
+extern int enzyme_width;
 #define MLD(lay, r, c) (((lay) == 102 ? (r) : (c)) + 1)
 #define MSZ(lay, r, c, ld) ((lay) == 102 ? (ld) * (c) : (ld) * (r))
 #define IDX(lay, ld, i, j) ((lay) == 102 ? (i) + (j) * (ld) : (i) * (ld) + (j))
@@ -290,6 +295,122 @@ static void family_$p_$F(void) {
 }
 """
 
+# Constant arrays and vector mode (double precision): per case, each of the routine's arrays
+# in turn passed enzyme_const (its copy in the loss is never-active memory, so the rule gets
+# a null shadow): the others' gradients against finite differences, its own shadow left
+# zero, the forward tangent against the gradient; then enzyme_width 2 and 4, every lane's
+# tangent against a directional finite difference.
+VARIANT_TEMPLATE = r"""
+static double dirfd_$p_$F($T **X, $T **V, double alpha, double beta, double da, double db, const int *cfg,
+                          int *sz, double h) {
+    $T *P[3], *M[3];
+    for (int a = 0; a < 3; a++) {
+        P[a] = malloc(sz[a] * sizeof($T)); M[a] = malloc(sz[a] * sizeof($T));
+        for (int i = 0; i < sz[a]; i++) { P[a][i] = X[a][i] + h * V[a][i]; M[a][i] = X[a][i] - h * V[a][i]; }
+    }
+    double r = (loss_$p_$F(P[0], P[1], P[2], alpha + h * da, beta + h * db, cfg)
+                - loss_$p_$F(M[0], M[1], M[2], alpha - h * da, beta - h * db, cfg)) / (2 * h);
+    for (int a = 0; a < 3; a++) { free(P[a]); free(M[a]); }
+    return r;
+}
+static void variants_$p_$F(int abi, $CFGPARAMS) {
+    int cfg[16] = {abi, $CFGLIST};
+    $SIZES
+    int sz[3] = {$SZLIST};
+    $T *X[3], *D[3], *V[3], *W[3][4];
+    for (int a = 0; a < 3; a++) {
+        X[a] = calloc(sz[a], sizeof($T)); D[a] = calloc(sz[a], sizeof($T)); V[a] = calloc(sz[a], sizeof($T));
+        for (int i = 0; i < sz[a]; i++) { X[a][i] = ($T)init_val(a, i); V[a][i] = ($T)cos(2.1 * i + a); }
+        for (int l = 0; l < 4; l++) {
+            W[a][l] = calloc(sz[a], sizeof($T));
+            for (int i = 0; i < sz[a]; i++) W[a][l][i] = ($T)sin(1.1 * i + 0.6 * l + a);
+        }
+    }
+    $T *X0 = X[0]; (void)X0;
+    $INIT
+    double alpha = 0.7, beta = -0.4, h = $H, tol = $TOL;
+    int bad = 0;
+    for (int c = 0; c < $NARRAYS; c++) {
+        for (int a = 0; a < 3; a++) memset(D[a], 0, sz[a] * sizeof($T));
+        d2 g; double tan;
+        if (c == 0) {
+            g = __enzyme_autodiff((void *)loss_$p_$F, enzyme_const, X[0], enzyme_dup, X[1], D[1],
+                                  enzyme_dup, X[2], D[2], alpha, beta, enzyme_const, cfg);
+            tan = __enzyme_fwddiff((void *)loss_$p_$F, enzyme_const, X[0], enzyme_dup, X[1], V[1],
+                                   enzyme_dup, X[2], V[2], alpha, 0.3, beta, -0.6, enzyme_const, cfg);
+        } else if (c == 1) {
+            g = __enzyme_autodiff((void *)loss_$p_$F, enzyme_dup, X[0], D[0], enzyme_const, X[1],
+                                  enzyme_dup, X[2], D[2], alpha, beta, enzyme_const, cfg);
+            tan = __enzyme_fwddiff((void *)loss_$p_$F, enzyme_dup, X[0], V[0], enzyme_const, X[1],
+                                   enzyme_dup, X[2], V[2], alpha, 0.3, beta, -0.6, enzyme_const, cfg);
+        } else {
+            g = __enzyme_autodiff((void *)loss_$p_$F, enzyme_dup, X[0], D[0], enzyme_dup, X[1], D[1],
+                                  enzyme_const, X[2], alpha, beta, enzyme_const, cfg);
+            tan = __enzyme_fwddiff((void *)loss_$p_$F, enzyme_dup, X[0], V[0], enzyme_dup, X[1], V[1],
+                                   enzyme_const, X[2], alpha, 0.3, beta, -0.6, enzyme_const, cfg);
+        }
+        double dot = g.a * 0.3 + g.b * -0.6;
+        for (int a = 0; a < 3; a++)
+            for (int i = 0; i < sz[a]; i++) {
+                if (a == c) {
+                    if (D[a][i] != 0 && bad++ < 3) printf("FAIL $p$F_const abi=%d cfg=%s const %d: shadow written\n", abi, "$CFGFMT", c);
+                    continue;
+                }
+                $T x0 = X[a][i];
+                X[a][i] = x0 + ($T)h; double fp = loss_$p_$F(X[0], X[1], X[2], alpha, beta, cfg);
+                X[a][i] = x0 - ($T)h; double fm = loss_$p_$F(X[0], X[1], X[2], alpha, beta, cfg);
+                X[a][i] = x0;
+                double fd = (fp - fm) / (2 * h);
+                dot += (double)D[a][i] * V[a][i];
+                if (fabs(fd - D[a][i]) > tol * (1 + fabs(fd)) && bad++ < 3)
+                    printf("FAIL $p$F_const abi=%d cfg=%s const %d array %d elem %d: ad %.8g fd %.8g\n",
+                           abi, "$CFGFMT", c, a, i, (double)D[a][i], fd);
+            }
+        double fa = (loss_$p_$F(X[0], X[1], X[2], alpha + h, beta, cfg) - loss_$p_$F(X[0], X[1], X[2], alpha - h, beta, cfg)) / (2 * h);
+        if (fabs(fa - g.a) > tol * (1 + fabs(fa)) && bad++ < 3)
+            printf("FAIL $p$F_const abi=%d const %d alpha: ad %.8g fd %.8g\n", abi, c, g.a, fa);
+        if (fabs(tan - dot) > tol * (1 + fabs(dot)) && bad++ < 3)
+            printf("FAIL $p$F_const abi=%d cfg=%s const %d forward: tangent %.8g gradient.v %.8g\n", abi, "$CFGFMT", c, tan, dot);
+    }
+    double da[4] = {0.3, -0.2, 0.5, 0.1}, db[4] = {-0.6, 0.25, 0.4, -0.3};
+    v2 t2 = __enzyme_fwddiff_w2((void *)loss_$p_$F, enzyme_width, 2,
+                                enzyme_dup, X[0], W[0][0], W[0][1], enzyme_dup, X[1], W[1][0], W[1][1],
+                                enzyme_dup, X[2], W[2][0], W[2][1], alpha, da[0], da[1], beta, db[0], db[1],
+                                enzyme_const, cfg);
+    v4 t4 = __enzyme_fwddiff_w4((void *)loss_$p_$F, enzyme_width, 4,
+                                enzyme_dup, X[0], W[0][0], W[0][1], W[0][2], W[0][3],
+                                enzyme_const, X[1], enzyme_dup, X[2], W[2][0], W[2][1], W[2][2], W[2][3],
+                                alpha, da[0], da[1], da[2], da[3], beta, db[0], db[1], db[2], db[3], enzyme_const, cfg);
+    for (int l = 0; l < 4; l++) {
+        $T *U[3] = {W[0][l], W[1][l], W[2][l]};
+        double fd = dirfd_$p_$F(X, U, alpha, beta, da[l], db[l], cfg, sz, h);
+        if (l < 2 && fabs(fd - t2.d[l]) > tol * (1 + fabs(fd)) && bad++ < 3)
+            printf("FAIL $p$F_width2 abi=%d cfg=%s lane %d: tangent %.8g fd %.8g\n", abi, "$CFGFMT", l, t2.d[l], fd);
+        for (int i = 0; i < sz[1]; i++) U[1][i] = 0;   /* X[1] is constant in the width-4 call */
+        fd = dirfd_$p_$F(X, U, alpha, beta, da[l], db[l], cfg, sz, h);
+        if (fabs(fd - t4.d[l]) > tol * (1 + fabs(fd)) && bad++ < 3)
+            printf("FAIL $p$F_width4 abi=%d cfg=%s lane %d: tangent %.8g fd %.8g\n", abi, "$CFGFMT", l, t4.d[l], fd);
+    }
+    cases++;
+    if (bad) failures++;
+    for (int a = 0; a < 3; a++) {
+        free(X[a]); free(D[a]); free(V[a]);
+        for (int l = 0; l < 4; l++) free(W[a][l]);
+    }
+}
+static void family_variants_$p_$F(void) {
+    int $CFGDECL;
+    int before = failures, n0 = cases;
+    for (int abi = 0; abi < 2; abi++) {
+#define CASE() do { if (abi == 0 || $COLMAJOR) variants_$p_$F(abi, $CFGLIST); } while (0)
+        $LOOPS
+#undef CASE
+    }
+    printf("SUMMARY $p$F_variants %d %d\n", cases - n0, failures - before);
+}
+"""
+VARIANT_PRECISIONS = ("d",)
+
 PRECISION = {"d": ("double", "1e-6", "2e-6"), "s": ("float", "1e-2", "2e-2")}
 
 
@@ -305,7 +426,7 @@ def family_source(f: Family, p: str) -> str:
         frees.append(f"free({name});")
         sizes.append(f"int sz{k} = {size};")
     colmajor = "lay == 102" if "lay" in f.cfg else "1"
-    text = FAMILY_TEMPLATE
+    text = FAMILY_TEMPLATE + (VARIANT_TEMPLATE if p in VARIANT_PRECISIONS else "")
     repl = {
         "$FPROTO": f.fproto, "$CFGREAD": cfgread, "$ARRAYS": "\n    ".join(arr_decl),
         "$CBLAS": f.cblas, "$FORTRAN": f.fortran, "$RETTERM": "ret * (1 + 0.5 * ret)" if f.returns else "0",
@@ -313,7 +434,7 @@ def family_source(f: Family, p: str) -> str:
         "$CFGPARAMS": ", ".join(f"int {c}" for c in f.cfg), "$CFGLIST": ", ".join(f.cfg),
         "$SIZES": " ".join(sizes), "$SZLIST": "sz0, sz1, sz2", "$INIT": f.init,
         "$CFGFMT": " ".join(f.cfg), "$CFGDECL": ", ".join(f.cfg), "$COLMAJOR": colmajor,
-        "$LOOPS": f.loops, "$H": h, "$TOL": tol, "$F": f.name,
+        "$LOOPS": f.loops, "$H": h, "$TOL": tol, "$F": f.name, "$NARRAYS": str(len(f.arrays)),
     }
     for key in sorted(repl, key=len, reverse=True):
         text = text.replace(key, repl[key])
@@ -330,5 +451,7 @@ def program_source(group: str) -> str:
     for p in ("d", "s"):
         for f in families:
             out.append(f"    family_{p}_{f.name}();")
+            if p in VARIANT_PRECISIONS:
+                out.append(f"    family_variants_{p}_{f.name}();")
     out.append('    printf("TOTAL %d %d\\n", cases, failures);\n    return failures != 0;\n}')
     return "\n".join(out)

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from blas_harness import GROUPS, LINK, program_source
+from blas_harness import GROUPS, LINK, VARIANT_PRECISIONS, program_source
 from blas_helpers import ENZYME_BUILD, OPENBLAS_DIR, REFERENCE_DIR, REFERENCE_LAPACK_DIR, build, run, write
 
 pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(REFERENCE_DIR, "libblas.so.3"))
@@ -46,7 +46,8 @@ def test_every_family_matches_finite_differences(group_binaries, group, library)
                else OPENBLAS_DIR)
     result = subprocess.run([str(binary)], capture_output=True, text=True, env=env, timeout=120)
     summaries = re.findall(r"^SUMMARY (\w+) (\d+) (\d+)$", result.stdout, re.M)
-    expected = {p + f.name for p in "ds" for f in GROUPS[group]}
+    expected = {p + f.name for p in "ds" for f in GROUPS[group]} | \
+        {p + f.name + "_variants" for p in VARIANT_PRECISIONS for f in GROUPS[group]}
     assert {name for name, _, _ in summaries} == expected, result.stdout[-2000:]
     assert all(int(cases) > 0 for _, cases, _ in summaries)
     failing = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]

@@ -1,7 +1,7 @@
 """The rules treat a null shadow as "this array is constant": no work for it, the same
-results for the others. (The engine passes a shadow for every array today; docs/blas.md
-names the engine change that would pass null for enzyme_const arrays.) The rule functions
-are called directly here, from a C program compiled with plain clang against the generated
+results for the others. (The engine passes null for an array without a shadow: enzyme_const,
+a constant global, memory that never becomes active; tests/blas/test_constant_arrays.py
+checks that end to end.) The rule functions are called directly here, from a C program compiled with plain clang against the generated
 library, for every family in double precision: each array's shadow replaced by null must
 leave every other adjoint (reverse) and tangent (forward) exactly as with a zero shadow
 (a constant input has no tangent; a constant output has no adjoint).

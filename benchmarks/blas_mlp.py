@@ -8,7 +8,7 @@ Kernels (C, built with `enzyme-build cc -O2 ... -lopenblas`, OpenBLAS on one thr
 * mlp  — one dense layer and a squared loss: Y = tanh(W X + b 1^T) via cblas_dgemm (beta=1
   after copying b into every column), loss = sum Y^2; gradient w.r.t. W, X and b.
 * lsq  — least squares through gemv: r = A x - b, loss = r.r (cblas_dgemv + cblas_ddot);
-  gradient w.r.t. x, with A passed enzyme_dup (docs/blas.md: today every array must be).
+  gradient w.r.t. x, with A passed enzyme_const (its adjoint gemv is not computed).
 
 Each program checks three gradient entries against central differences, then reports the
 median of `--reps` timed calls (process CPU time: the ratio stays meaningful on a busy
@@ -87,13 +87,13 @@ double lsq(const double *A, const double *x, const double *b, double *r, int m, 
 }
 int main(int argc, char **argv) {
   int N = atoi(argv[1]), reps = atoi(argv[2]), m = 4 * N, n = N;
-  double *A = malloc(sizeof(double) * m * n), *dA = calloc((size_t)m * n, sizeof(double)), *x = malloc(sizeof(double) * n);
+  double *A = malloc(sizeof(double) * m * n), *x = malloc(sizeof(double) * n);
   double *dx = calloc(n, sizeof(double)), *b = malloc(sizeof(double) * m), *db = calloc(m, sizeof(double));
   double *r = malloc(sizeof(double) * m), *dr = calloc(m, sizeof(double));
   for (int i = 0; i < m * n; i++) A[i] = 0.05 * sin(i + 1.0);
   for (int i = 0; i < n; i++) x[i] = cos(0.3 * i);
   for (int i = 0; i < m; i++) b[i] = sin(0.1 * i);
-  __enzyme_autodiff((void *)lsq, enzyme_dup, A, dA, enzyme_dup, x, dx, enzyme_dup, b, db, enzyme_dup, r, dr, m, n);
+  __enzyme_autodiff((void *)lsq, enzyme_const, A, enzyme_dup, x, dx, enzyme_dup, b, db, enzyme_dup, r, dr, m, n);
   int bad = 0;
   for (int q = 0; q < 3; q++) {
     int i = q * (n - 1) / 2; double h = 1e-5, v = x[i];
@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
     double t0 = now(); sink += lsq(A, x, b, r, m, n); tp[q] = now() - t0;
     memset(dx, 0, sizeof(double) * n);
     t0 = now();
-    __enzyme_autodiff((void *)lsq, enzyme_dup, A, dA, enzyme_dup, x, dx, enzyme_dup, b, db, enzyme_dup, r, dr, m, n);
+    __enzyme_autodiff((void *)lsq, enzyme_const, A, enzyme_dup, x, dx, enzyme_dup, b, db, enzyme_dup, r, dr, m, n);
     tg[q] = now() - t0;
   }
   printf("check %s\nprimal %.6f\ngradient %.6f\nsink %g\n", bad ? "FAIL" : "ok", median(tp, reps), median(tg, reps), sink);

@@ -30,7 +30,7 @@ SEPARATE_VALUE = frozenset("""
 -iwithprefix -iwithprefixbefore -isystem-after -imultilib -cxx-isystem -include-pch
 -MF -MT -MQ -MJ -L -l -u -z -T -e -Xlinker -Xassembler -Xpreprocessor -Xclang -Xanalyzer
 -Xopenmp-target -Xcuda-fatbinary -Xcuda-ptxas -Xoffload-linker -mllvm -arch -target
--working-directory -dependency-file -serialize-diagnostics -ivfsoverlay -F -B -rpath
+-working-directory -dependency-file -serialize-diagnostics --serialize-diagnostics -ivfsoverlay -F -B -rpath
 --param -gcc-toolchain --sysroot --target --gcc-toolchain -framework -install_name
 -dylib_file -exported_symbols_list -unexported_symbols_list -filelist -aux-info
 -main-file-name -resource-dir --config -imsvc -iframework -ifile -Tbss -Tdata -Ttext
@@ -114,7 +114,7 @@ LINK_ONLY = "link-only"          # a driver flag only a link reads: -shared, -st
 OPTION = "option"                # anything else, unknown options included
 
 # Roles a per-source compile of a link leaves out (the link itself keeps them).
-_LINK_ROLES = frozenset({LIBRARY, SEARCH_DIR, LINKER, LINK_ONLY})
+LINK_ROLES = frozenset({LIBRARY, SEARCH_DIR, LINKER, LINK_ONLY})
 
 
 class Arg(namedtuple("_Arg", "role option value tokens index")):
@@ -257,7 +257,7 @@ class CommandLine:
         """
         dropped = {INPUT, END_OF_OPTIONS, OUTPUT, LANGUAGE, COMPILE_ONLY}
         if for_link:
-            dropped |= _LINK_ROLES | {DEPFILE, LTO}
+            dropped |= LINK_ROLES | {DEPFILE, LTO}
         return [token for arg in self.items if arg.role not in dropped for token in arg.tokens]
 
     def compile_command(self, source: Input, output: str, *, for_link: bool = False,

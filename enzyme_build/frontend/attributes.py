@@ -44,6 +44,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, replace
 
+from .. import cmdline
 from ..custom import convention
 from ..errors import EnzymeBuildError
 
@@ -342,31 +343,23 @@ def rewrite(text: str, uses: list[AttributeUse], numbering: dict[AttributeUse, i
 # the clang command
 
 
-_DROP_WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-MJ", "--serialize-diagnostics"}
-_DROP_ALONE = {"-c", "-MD", "-MMD", "-MP", "-MG", "-M", "-MM", "-S", "-E", "-fsyntax-only",
-               "-emit-llvm", "-save-temps"}
+# what the analysis runs (-M, -ast-dump) must not write or stop early: the roles -o, -c
+# and the dependency-file flags, and these options
+_DROP_OPTIONS = {"-MJ", "--serialize-diagnostics", "-serialize-diagnostics", "-M", "-MM", "-S", "-E",
+                 "-fsyntax-only", "-emit-llvm", "-save-temps", "-save-temps="}
+_DROP_ROLES = {cmdline.OUTPUT, cmdline.COMPILE_ONLY, cmdline.DEPFILE}
 
 
 def _analysis_command(clang_cmd: list[str], source: str) -> list[str]:
-    """The user's command without outputs, dependency files and bitcode embedding."""
-    out, index = [], 0
-    while index < len(clang_cmd):
-        arg = clang_cmd[index]
-        if arg in _DROP_WITH_VALUE:
-            index += 2
+    """The user's command without outputs, dependency files and bitcode embedding
+    (clang_cmd[0] is the compiler; the rest is read through enzyme_build/cmdline.py)."""
+    out = clang_cmd[:1]
+    for arg in cmdline.parse(clang_cmd[1:]).items:
+        option = arg.option or ""
+        if (arg.role in _DROP_ROLES or option in _DROP_OPTIONS or option.startswith(("-MJ", "-fembed-bitcode"))
+                or option == "-Xclang" and arg.value.startswith("-fembed-bitcode")):
             continue
-        if arg == "-Xclang" and index + 1 < len(clang_cmd) and \
-                clang_cmd[index + 1].startswith("-fembed-bitcode"):
-            index += 2
-            continue
-        if (arg in _DROP_ALONE or arg.startswith("-save-temps=")
-                or (arg.startswith("-o") and len(arg) > 2 and index > 0)
-                or (arg[:3] in ("-MF", "-MT", "-MQ", "-MJ") and len(arg) > 3)
-                or arg.startswith("-fembed-bitcode")):
-            index += 1
-            continue
-        out.append(arg)
-        index += 1
+        out += arg.tokens
     return out
 
 
@@ -427,17 +420,12 @@ def _write_overlay(tmp: str, name: str, contents: dict[str, str]) -> str:
 
 
 def _is_cxx(clang_cmd: list[str], source: str) -> bool:
+    command = cmdline.parse(clang_cmd[1:])
     cxx_driver = "++" in os.path.basename(clang_cmd[0]) or any(
-        arg in ("--driver-mode=g++", "--driver-mode=cpp") for arg in clang_cmd)
-    if cxx_driver or source.endswith(_CXX_EXTENSIONS):
-        language = "c++"
-    else:
-        language = "c"
-    for index, arg in enumerate(clang_cmd[:-1]):
-        if arg == "-x":
-            language = clang_cmd[index + 1]
-        elif arg.startswith("-x") and len(arg) > 2:
-            language = arg[2:]
+        arg.option == "--driver-mode=" and arg.value in ("g++", "cpp") for arg in command.roles(cmdline.OPTION))
+    language = "c++" if cxx_driver or source.endswith(_CXX_EXTENSIONS) else "c"
+    for arg in command.roles(cmdline.LANGUAGE):   # the last -x wins
+        language = arg.value
     return language.startswith("c++") or language.startswith("objective-c++")
 
 

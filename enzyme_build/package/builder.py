@@ -11,6 +11,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from .. import cmdline
 from ..errors import EnzymeBuildError
 from . import jaxgen, pygen, shim
 from .binding import Binding, bind
@@ -23,10 +24,6 @@ CXX_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
 LINK_SUFFIXES = (".o", ".a", ".so")
 # headers declare exported functions whose code comes in an object or library
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx")
-# flags whose value is the next argument
-FLAGS_WITH_VALUE = {"-I", "-D", "-U", "-L", "-l", "-include", "-isystem", "-iquote", "-idirafter",
-                    "-x", "-Xlinker", "-framework"}
-LINK_ONLY_PREFIXES = ("-l", "-L", "-Wl,", "-Xlinker", "-shared", "-static", "-rdynamic")
 MARKER = ".enzyme-build-package"
 
 
@@ -48,37 +45,35 @@ class CompileInputs:
 
 
 def split_arguments(arguments: tuple[str, ...]) -> CompileInputs:
+    """Sources, link arguments and the flags that matter to reading declarations, read off
+    the shared model of the clang command line (enzyme_build/cmdline.py)."""
+    try:
+        command = cmdline.parse(list(arguments))
+    except cmdline.CommandLineError:
+        last = arguments[-1]   # a known option without its value
+        if last in _NOT_ACCEPTED:
+            raise _not_accepted(last) from None
+        raise EnzymeBuildError(f"{last} needs a value", hint=f"write {last}VALUE") from None
     sources, syntax_flags, link_arguments, linked_code = [], [], [], False
-    index = 0
-    while index < len(arguments):
-        argument = arguments[index]
-        if argument in FLAGS_WITH_VALUE:
-            if index + 1 >= len(arguments):
-                raise EnzymeBuildError(f"{argument} needs a value", hint=f"write {argument}VALUE")
-            if not argument.startswith(LINK_ONLY_PREFIXES):
-                syntax_flags += [argument, arguments[index + 1]]
-            link_arguments += [argument, arguments[index + 1]]
-            index += 2
+    for arg in command.items:
+        if arg.role != cmdline.INPUT:
+            if arg.role in (cmdline.OUTPUT, cmdline.COMPILE_ONLY) or arg.option in _NOT_ACCEPTED:
+                raise _not_accepted(arg.option)
+            if arg.role not in cmdline.LINK_ROLES:
+                syntax_flags += arg.tokens
+            link_arguments += arg.tokens
             continue
-        if argument.startswith("-"):
-            if argument in ("-o", "-c", "-E", "-S"):
-                raise EnzymeBuildError(f"{argument} is not a compiler flag `package` accepts",
-                                       hint="give the output directory with -o DIR after the sources")
-            if not argument.startswith(LINK_ONLY_PREFIXES):
-                syntax_flags.append(argument)
+        argument = arg.value
+        if not os.path.isfile(argument):
+            raise EnzymeBuildError(f"no such file: {argument}", hint="check the source paths")
+        if not argument.endswith(C_SUFFIXES + CXX_SUFFIXES + LINK_SUFFIXES + HEADER_SUFFIXES):
+            raise EnzymeBuildError(f"{argument}: not a C/C++ source, header, object or library",
+                                   hint="pass .c/.cc/.cpp sources, .h headers and .o/.a/.so inputs")
+        if argument.endswith(C_SUFFIXES + CXX_SUFFIXES + HEADER_SUFFIXES):
+            sources.append(argument)
+        if not argument.endswith(HEADER_SUFFIXES):
             link_arguments.append(argument)
-        else:
-            if not os.path.isfile(argument):
-                raise EnzymeBuildError(f"no such file: {argument}", hint="check the source paths")
-            if not argument.endswith(C_SUFFIXES + CXX_SUFFIXES + LINK_SUFFIXES + HEADER_SUFFIXES):
-                raise EnzymeBuildError(f"{argument}: not a C/C++ source, header, object or library",
-                                       hint="pass .c/.cc/.cpp sources, .h headers and .o/.a/.so inputs")
-            if argument.endswith(C_SUFFIXES + CXX_SUFFIXES + HEADER_SUFFIXES):
-                sources.append(argument)
-            if not argument.endswith(HEADER_SUFFIXES):
-                link_arguments.append(argument)
-                linked_code = True
-        index += 1
+            linked_code = True
     if not sources or not linked_code:
         raise EnzymeBuildError("no C or C++ source given" if not sources else
                                "headers declare the functions but nothing provides their code",
@@ -86,6 +81,14 @@ def split_arguments(arguments: tuple[str, ...]) -> CompileInputs:
                                     "(or a header with the fat library: fit.h libfit.a)")
     cxx = any(s.endswith(CXX_SUFFIXES + (".hh", ".hpp", ".hxx")) for s in sources)
     return CompileInputs(tuple(sources), tuple(link_arguments), tuple(syntax_flags), cxx)
+
+
+_NOT_ACCEPTED = ("-o", "-c", "-E", "-S")
+
+
+def _not_accepted(option: str) -> EnzymeBuildError:
+    return EnzymeBuildError(f"{option} is not a compiler flag `package` accepts",
+                            hint="give the output directory with -o DIR after the sources")
 
 
 def resolve_bindings(exports: tuple[str, ...], inputs: CompileInputs) -> list[Binding]:

@@ -30,6 +30,10 @@ FORMS = [
     (["-c"], [(COMPILE_ONLY, "-c", None, ("-c",))]),
     (["-S"], [(OPTION, "-S", None, ("-S",))]),
     (["-E"], [(OPTION, "-E", None, ("-E",))]),
+    # clang's alias with two dashes takes its file as the next argument too
+    (["--serialize-diagnostics", "d.dia", "f"], [
+        (OPTION, "--serialize-diagnostics", "d.dia", ("--serialize-diagnostics", "d.dia")),
+        (INPUT, None, "f", ("f",))]),
     # linker-passed
     (["-Wl,-rpath,/opt/lib,--as-needed"], [(LINKER, "-Wl,", "-rpath,/opt/lib,--as-needed",
                                             ("-Wl,-rpath,/opt/lib,--as-needed",))]),

@@ -139,3 +139,34 @@ def test_iteration_invariance_needs_the_same_path_every_iteration():
         .replace("STORE", "").replace("exit:\n  ret double %s.next", "exit:\n  ret double %s.next\nexit2:\n  ret double %a")
     exiting = exiting.replace("[ %u, %inner ]", "[ %u, %inner.latch2 ]")
     assert "%wj" in _invariants(exiting)
+
+
+RULE_CALL = """
+define double @h(ptr %x, ptr %y) {
+bb:
+  %a = call ptr @malloc(i64 32)
+  store double 1.0, ptr %a, align 8
+  call void @core(ptr %a, ptr %x, ptr %y)
+  %v = load double, ptr %y, align 8
+  ret double %v
+}
+declare ptr @malloc(i64)
+declare void @core(ptr, ptr, ptr)
+"""
+
+
+def test_activity_gives_shadows_only_to_what_a_null_shadow_rule_writes():
+    """A call of a function with custom rules gives every local pointer argument a shadow;
+    when its rules take null shadows (shadow_outputs), only the pointers it writes
+    through: the constant buffer %a stays shadowless and the output %y is shadowed."""
+    fn = parse_module(RULE_CALL).functions["h"]
+
+    def lines(**kw):
+        text = print_activity(fn, ["dup", "const"], custom={"core"}, **kw)
+        return dict(line.strip().split(": ") for line in text.splitlines()[1:])
+
+    assert lines()["%a"] == "shadowed"
+    outputs = lines(shadow_outputs={"core": "..o"})
+    assert outputs["%a"] == "inactive" and outputs["%v"] == "inactive"   # %y is enzyme_const here
+    fn_dup = print_activity(fn, ["dup", "dup"], custom={"core"}, shadow_outputs={"core": "..o"})
+    assert "%a: inactive" in fn_dup and "%v: varied" in fn_dup

@@ -283,15 +283,19 @@ static void check_$p_$F(int abi, $CFGPARAMS) {
     if (bad) failures++;
     for (int a = 0; a < 3; a++) { free(X[a]); free(D[a]); free(V[a]); }
 }
-static void family_$p_$F(void) {
+"""
+
+# runs one check function (check_ or variants_) over every case of the family
+DRIVER_TEMPLATE = r"""
+static void family$KIND_$p_$F(void) {
     int $CFGDECL;
     int before = failures, n0 = cases;
     for (int abi = 0; abi < 2; abi++) {
-#define CASE() do { if (abi == 0 || $COLMAJOR) check_$p_$F(abi, $CFGLIST); } while (0)
+#define CASE() do { if (abi == 0 || $COLMAJOR) $CHECK_$p_$F(abi, $CFGLIST); } while (0)
         $LOOPS
 #undef CASE
     }
-    printf("SUMMARY $p$F %d %d\n", cases - n0, failures - before);
+    printf("SUMMARY $p$F$KIND %d %d\n", cases - n0, failures - before);
 }
 """
 
@@ -398,16 +402,6 @@ static void variants_$p_$F(int abi, $CFGPARAMS) {
         for (int l = 0; l < 4; l++) free(W[a][l]);
     }
 }
-static void family_variants_$p_$F(void) {
-    int $CFGDECL;
-    int before = failures, n0 = cases;
-    for (int abi = 0; abi < 2; abi++) {
-#define CASE() do { if (abi == 0 || $COLMAJOR) variants_$p_$F(abi, $CFGLIST); } while (0)
-        $LOOPS
-#undef CASE
-    }
-    printf("SUMMARY $p$F_variants %d %d\n", cases - n0, failures - before);
-}
 """
 VARIANT_PRECISIONS = ("d",)
 
@@ -426,7 +420,9 @@ def family_source(f: Family, p: str) -> str:
         frees.append(f"free({name});")
         sizes.append(f"int sz{k} = {size};")
     colmajor = "lay == 102" if "lay" in f.cfg else "1"
-    text = FAMILY_TEMPLATE + (VARIANT_TEMPLATE if p in VARIANT_PRECISIONS else "")
+    text = FAMILY_TEMPLATE + DRIVER_TEMPLATE.replace("$KIND", "").replace("$CHECK", "check")
+    if p in VARIANT_PRECISIONS:
+        text += VARIANT_TEMPLATE + DRIVER_TEMPLATE.replace("$KIND", "_variants").replace("$CHECK", "variants")
     repl = {
         "$FPROTO": f.fproto, "$CFGREAD": cfgread, "$ARRAYS": "\n    ".join(arr_decl),
         "$CBLAS": f.cblas, "$FORTRAN": f.fortran, "$RETTERM": "ret * (1 + 0.5 * ret)" if f.returns else "0",

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from blas_helpers import OPENBLAS_DIR, REFERENCE_DIR, REFERENCE_LAPACK_DIR, build, write
+from blas_helpers import OPENBLAS_DIR, REFERENCE_DIR, REFERENCE_LAPACK_DIR, build, run, write
 
 pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(REFERENCE_DIR, "libblas.so.3"))
                                 or not os.path.exists(os.path.join(OPENBLAS_DIR, "libopenblas.so")),
@@ -291,3 +291,43 @@ def test_constant_matrix_gets_a_null_shadow_and_no_shadow_memory(binary):
             assert [a.strip() for a in args.split(",")][7] == "ptr null", (derived, args)
     filled = body("diffe_gemv_filled")
     assert len(re.findall(r"call [^\n]*@(?:malloc|calloc)\(", filled)) == 1, filled   # the primal buffer only
+
+
+GESV_GLOBAL_PIVOTS = r"""
+#include <stdio.h>
+#include <math.h>
+#include <string.h>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+void dgesv_(const int *, const int *, double *, const int *, int *, double *, const int *, int *);
+static int piv[3], inf;
+double f(double *A, double *B) {
+  int n = 3, nrhs = 1;
+  dgesv_(&n, &nrhs, A, &n, piv, B, &n, &inf);
+  return B[0] * B[0] + B[1] - B[2] * A[4];
+}
+int main(void) {
+  double A0[9] = {2, 1, 0.5, -1, 3, 0.2, 0.5, 0.7, 4}, B0[3] = {1, -2, 0.5};
+  double A[9], B[3], dA[9] = {0}, dB[3] = {0};
+  memcpy(A, A0, sizeof A); memcpy(B, B0, sizeof B);
+  __enzyme_autodiff((void *)f, enzyme_dup, A, dA, enzyme_dup, B, dB);
+  int bad = 0; double h = 1e-6;
+  for (int i = 0; i < 12; i++) {
+    double Ap[9], Bp[3], Am[9], Bm[3];
+    memcpy(Ap, A0, sizeof A); memcpy(Bp, B0, sizeof B); memcpy(Am, A0, sizeof A); memcpy(Bm, B0, sizeof B);
+    if (i < 9) { Ap[i] += h; Am[i] -= h; } else { Bp[i - 9] += h; Bm[i - 9] -= h; }
+    double fd = (f(Ap, Bp) - f(Am, Bm)) / (2 * h), ad = i < 9 ? dA[i] : dB[i - 9];
+    if (fabs(fd - ad) > 1e-6 * (1 + fabs(fd))) { bad++; printf("%d ad %g fd %g\n", i, ad, fd); }
+  }
+  printf("%s\n", bad ? "MISMATCH" : "OK");
+  return bad;
+}
+"""
+
+
+def test_gesv_with_pivots_and_info_in_globals(tmp_path):
+    """ipiv and info need no shadow: static globals work (gradients against finite differences)."""
+    write(tmp_path, "gs.c", GESV_GLOBAL_PIVOTS)
+    proc = build(tmp_path, ["gs.c", "-o", "gs", "-llapack", "-lopenblas", "-lm"])
+    assert proc.returncode == 0, proc.stderr
+    assert run([tmp_path / "gs"], tmp_path).stdout.strip() == "OK"

@@ -506,6 +506,16 @@ def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatu
             location=rule.function,
             hint=f'add __attribute__((enzyme("{missing}", ...))) to a declaration of '
                  f"{rule.function}; reverse mode needs both")
+    if (rule.null_shadows or rule.forward_batch) and not (rule.gradient or rule.forward):
+        raise EnzymeBuildError(
+            f"{rule.function} is registered with {', '.join(rule.origins.get(k, k) for k in ('null_shadows', 'forward_batch') if getattr(rule, k))} "
+            f"but has no derivative rules", location=rule.function,
+            hint=f"register its rules too: __enzyme_register_gradient_{rule.function} / "
+                 f"__enzyme_register_derivative_{rule.function}")
+    if rule.forward_batch and not (functions.get(rule.forward_batch) and functions[rule.forward_batch].defined):
+        raise EnzymeBuildError(f"the batch forward rule {rule.forward_batch} of {rule.function} is not defined "
+                               f"in the program", location=rule.function,
+                               hint=f"define {rule.forward_batch} in a source built with enzyme-build (or fix the name)")
     primal = functions.get(rule.function)
     for kind in RULE_KINDS:
         name = getattr(rule, kind)

@@ -185,3 +185,35 @@ ENZYME_FUNCTION_LIKE(my_exp, "exp");
     assert (rule.augment, rule.gradient, rule.forward) == ("sq_aug", "sq_grad", "sq_fwd")
     assert registry.inactive == {"noise"}
     assert registry.function_like == {"my_exp": "exp"}
+
+
+RULE_LIBRARY = """\
+void core(const double *a, double *y, int n) { for (int i = 0; i < n; i++) y[i] += a[i]; }
+void core_fwd(const double *a, double *da, double *y, double *dy, int n) { (void)da; (void)dy; core(a, y, n); }
+void core_batch(const double *a, double *const *da, double *y, double *const *dy, int n, int width) {
+  (void)da; (void)dy; (void)width; core(a, y, n);
+}
+void *__enzyme_register_derivative_core[2] = {(void *)core, (void *)core_fwd};
+void *__enzyme_build_batch_derivative_core[2] = {(void *)core, (void *)core_batch};
+void *__enzyme_build_null_shadows_core[2] = {(void *)core, (void *)".o."};
+"""
+
+
+def test_rule_library_registrations(work):
+    """enzyme-build's own: null shadows (with the written pointers) and the batch forward rule."""
+    registry = collect_registry(clang_ir(work, "lib.c", RULE_LIBRARY))
+    rule = registry.rules["core"]
+    assert (rule.forward, rule.forward_batch, rule.null_shadows) == ("core_fwd", "core_batch", ".o.")
+    assert {"core", "core_fwd", "core_batch"} <= registry.referenced_functions()
+
+
+def test_rule_library_registration_without_rules_is_an_error(work):
+    text = clang_ir(work, "bad.c", RULE_LIBRARY.replace(
+        "void *__enzyme_register_derivative_core[2] = {(void *)core, (void *)core_fwd};\n", "")
+        .replace('".o."', '".x."'))
+    with pytest.raises(EnzymeBuildError, match="one letter per parameter"):
+        collect_registry(text)
+    text = clang_ir(work, "bad2.c", RULE_LIBRARY.replace(
+        "void *__enzyme_register_derivative_core[2] = {(void *)core, (void *)core_fwd};\n", ""))
+    with pytest.raises(EnzymeBuildError, match="has no derivative rules"):
+        collect_registry(text)

@@ -731,7 +731,9 @@ class ForwardGenerator:
 
     def _custom_call(self, inst: Instruction, lines: list[str]) -> None:
         """A user's forward rule: (x, dx) interleaved for floats and pointers, returning
-        {primal, tangent}; called once per lane in vector mode."""
+        {primal, tangent}; called once per lane in vector mode (once in all, when f has a
+        batch rule). A rule registered with null shadows gets `ptr null` for a pointer
+        without a shadow."""
         name = callee_name(inst)
         rule = self.engine.custom[name]
         res, ty = inst.result, inst.type

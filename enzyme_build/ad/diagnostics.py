@@ -55,6 +55,14 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
             f"cannot differentiate the LLVM intrinsic '{raw_callee}' with active operands (call chain: {chain})",
             location=where, hint="this construct is not supported by the AD engine; move it into a function "
                                  "with a custom derivative rule, or keep it away from active data")
+    if raw_callee.startswith(("__kmpc_", "omp_", "GOMP_")):
+        # an OpenMP runtime call: marking it inactive would give silently wrong gradients
+        raise EnzymeBuildError(
+            f"cannot differentiate the OpenMP construct behind '{raw_callee}' with active data "
+            f"(call chain: {chain})", location=where,
+            hint="supported: `parallel for` with static/dynamic schedules, reduction(+:…), "
+                 "private/firstprivate/shared data, `omp atomic` updates and barriers, built with "
+                 "-fopenmp (docs/openmp.md); restructure the code into those")
     what = "has only part of a custom rule (augment and gradient are both needed)" if partial_rule \
         else "has no body and no derivative rule"
     allocation_like = getattr(engine.registry, "allocation_like", {})

@@ -22,6 +22,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
+from . import openmp
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
@@ -106,6 +107,12 @@ class ReverseGenerator(CachePlanner):
             raise EnzymeBuildError(f"cannot differentiate the variadic function @{fn.name}",
                                    location=engine.location_of_function(fn),
                                    hint="give it a fixed parameter list, or mark it inactive")
+        openmp.prepare(engine, fn)
+        # run by every thread of a team: adjoints of shared memory are added atomically
+        self.parallel = fn.name in openmp.parallel_functions(engine)
+        if self.parallel:
+            openmp.refuse_unsupported(engine, fn, "reverse")
+            self.private_memory = openmp.PrivateAccesses(fn, pointer_roots)
         self.cfg = analyze_cfg(fn)
         self.views = float_views(fn, engine.module)
         strip_punned_tbaa(fn, engine.module, self.views)
@@ -319,7 +326,11 @@ class ReverseGenerator(CachePlanner):
             agg = nxt
         return agg
 
-    def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str]) -> None:
+    def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str],
+                          primal: str | None = None) -> None:
+        if self.parallel and not (primal is not None and self.private_memory.private(primal)):
+            lines.append(f"  {self.fresh('dm')} = atomicrmw fadd ptr {shadow_ptr}, {ty} {contrib} monotonic, align 8")
+            return
         old, new = self.fresh("dm"), self.fresh("dm")
         lines.append(f"  {old} = load {ty}, ptr {shadow_ptr}")
         lines.append(f"  {new} = fadd {ty} {old}, {contrib}")
@@ -644,6 +655,13 @@ class ReverseGenerator(CachePlanner):
         callee_fn = self.engine.module.functions[sig.function]
         aug, _ = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
         self.uses_tape = True
+        if openmp.fork_ident(inst) is not None:
+            tapes = openmp.augmented_fork(self, inst, sig, aug, args, lines)
+            self.types[tapes] = "ptr"
+            self.home[tapes] = inst.block
+            self.fork_tapes = getattr(self, "fork_tapes", {})
+            self.fork_tapes[id(inst)] = tapes
+            return
         if sig.ret_shadow:
             pair = self.fresh("pair")
             lines.append(f"  {pair} = call {{ ptr, ptr }} @{aug}({', '.join(args + [f'ptr {TAPE}'])})")
@@ -798,7 +816,7 @@ class ReverseGenerator(CachePlanner):
             if varied:
                 dr = self.take_adjoint(res, lines)
                 ptr = self._fetch(self.shadow(inst.operands[0][1]), label)
-                self.accumulate_memory(ptr, self.types[res], dr, lines)
+                self.accumulate_memory(ptr, self.types[res], dr, lines, primal=inst.operands[0][1])
         elif op == "store":
             (vty, v), (_, p) = inst.operands
             vty = self.views.get(v, vty)
@@ -819,6 +837,17 @@ class ReverseGenerator(CachePlanner):
                 lines.append(f"  store {inst.operands[0][0]} {old}, ptr {at}")
         elif op == "call":
             self._reverse_call(inst, label, lines)
+        elif (rmw := openmp.atomic_fadd_operands(inst)) is not None and self._ptr_shadowed(rmw[0]):
+            # *p += v (omp atomic, reductions): v's adjoint is p's; p's adjoint is unchanged
+            p, ty, v = rmw
+            if res and any(res in i.values() for i in self.fn.instructions()):
+                raise EnzymeBuildError(f"the old value of an atomic update is used ({inst.text.strip()} in "
+                                       f"@{self.fn.name})", location=self.engine.location(inst),
+                                       hint="use `#pragma omp atomic` updates whose result is not read")
+            if is_local(v) and v in self.act.varied:
+                got = self.fresh("dat")
+                lines.append(f"  {got} = load {ty}, ptr {self._fetch(self.shadow(p), label)}, align 8")
+                self.accumulate(v, got, lines)
         elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.reverse_local:
             lines.append(f"  call void @free(ptr {self._fetch(self.shadow(res), label)})")
             self.engine.declare("@free")
@@ -872,6 +901,9 @@ class ReverseGenerator(CachePlanner):
             callee_fn = self.engine.module.functions[sig.function]
             _, rev = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
             args = self._interleaved(inst, sig, lambda v: self._fetch(v, label))
+            if openmp.fork_ident(inst) is not None:
+                openmp.reverse_fork(self, inst, rev, args, self._fetch(self.fork_tapes[id(inst)], label), lines)
+                return
             if sig.ret_active:
                 args.append(f"{inst.type} {self.take_adjoint(res, lines)}")
             args.append(f"ptr {TAPE}")
@@ -889,6 +921,10 @@ class ReverseGenerator(CachePlanner):
                                      args, inst, sig, lines)
         elif kind == "memory":
             self._reverse_memory_call(inst, name, label, lines)
+        elif name == "__kmpc_barrier" and self.parallel:
+            # the phases a barrier separates are undone in the opposite order: so is the barrier
+            ident, gtid = inst.operands[0][1], self._fetch(inst.operands[1][1], label)
+            lines.append(f"  call void @__kmpc_barrier(ptr {ident}, i32 {gtid})")
 
     def _call_with_adjoints(self, callee, ret_ty, args, inst, sig, lines) -> None:
         outs = [v for (t, v), a in zip(inst.operands, sig.args) if a == "out"]

@@ -1,0 +1,578 @@
+"""OpenMP parallel regions (clang's `-fopenmp` lowering onto libomp's `__kmpc_*` ABI).
+
+clang outlines a `#pragma omp parallel [for]` body into `@f.omp_outlined(ptr gtid, ptr btid,
+captures...)` and calls `__kmpc_fork_call(ident, n, @outlined, captures...)`; every thread of
+the team runs the outlined function, which splits the loop with `__kmpc_for_static_init_*`
+or `__kmpc_dispatch_*` and combines `reduction(+:…)` clauses through `__kmpc_reduce*`.
+
+How the engine differentiates them (docs/openmp.md):
+
+- `prepare_module` (text, before the pre-AD pipeline): each `reduction(+:…)` is made to take
+  clang's atomic path (`__kmpc_reduce*` answers 2, so the private partial sum is added with
+  `atomicrmw fadd`); a blocking `__kmpc_reduce` keeps its barrier.
+- `pass_firstprivate_by_address` (text, before the engine): a `double` captured by value
+  (`firstprivate`, and clang's by-value capture of scalars) reaches the outlined function
+  as the i64 of its bits; it is passed through a read-only stack slot instead, so it is an
+  ordinary pointer argument with a shadow.
+- `prepare` (IR model): a fork call is seen by the sweeps as a call of the outlined function
+  (`fork_ident(inst)` tells them it is a fork). Activity, signatures and classification are
+  then those of any call with a body; only the emission differs:
+  * reverse, forward sweep: every thread runs `augmented_<outlined>` on its own tape (an
+    array of tape objects, one per thread, slot 0 keeps the team size), through the fork of
+    a small wrapper; reverse sweep: the fork (same team size) of a wrapper running
+    `reverse_<outlined>` on the tapes of the threads it stands for, so the reverse loop is
+    parallel and each thread undoes exactly the iterations it ran (static and dynamic);
+  * forward mode: the fork of `fwddiffe_<outlined>` (the microtask shape is unchanged).
+- inside a parallel region (`parallel_functions`), adjoints accumulated into memory that is
+  not the thread's own use `atomicrmw fadd` (other threads may add to the same element);
+  a thread's own allocas, and elements indexed by the worksharing loop's counter when every
+  access to that array uses the same index, keep plain adds. Barriers are replayed in the
+  reverse sweep.
+- what is not supported is refused naming the construct (`refuse_unsupported`).
+"""
+from __future__ import annotations
+
+import re
+
+from ..analysis.activity import atomic_fadd_operands  # noqa: F401  (the sweeps read it here)
+from ..errors import EnzymeBuildError
+from ..ir.model import Instruction, is_local
+
+FORK = "__kmpc_fork_call"
+TAPE_OBJECT = "{ ptr, i64, i64 }"
+
+# runtime entry points the engine cannot differentiate through, with what the user wrote
+_REFUSED = {
+    "__kmpc_critical": "`#pragma omp critical`",
+    "__kmpc_critical_with_hint": "`#pragma omp critical`",
+    "__kmpc_end_critical": "`#pragma omp critical`",
+    "omp_set_lock": "an OpenMP lock (omp_set_lock)",
+    "omp_unset_lock": "an OpenMP lock (omp_unset_lock)",
+    "omp_test_lock": "an OpenMP lock (omp_test_lock)",
+    "omp_set_nest_lock": "an OpenMP lock (omp_set_nest_lock)",
+    "omp_unset_nest_lock": "an OpenMP lock (omp_unset_nest_lock)",
+    "__kmpc_omp_task_alloc": "`#pragma omp task`",
+    "__kmpc_omp_task": "`#pragma omp task`",
+    "__kmpc_omp_task_with_deps": "`#pragma omp task depend(…)`",
+    "__kmpc_omp_taskwait": "`#pragma omp taskwait`",
+    "__kmpc_taskgroup": "`#pragma omp taskgroup`",
+    "__kmpc_taskloop": "`#pragma omp taskloop`",
+    "__kmpc_ordered": "`#pragma omp ordered`",
+    "__kmpc_single": "`#pragma omp single`",
+    "__kmpc_master": "`#pragma omp master`",
+    "__kmpc_masked": "`#pragma omp masked`",
+    "__kmpc_copyprivate": "`copyprivate(…)`",
+    "__kmpc_fork_teams": "`#pragma omp teams`",
+    "__kmpc_reduce": "a reduction other than `+` on a scalar",
+    "__kmpc_reduce_nowait": "a reduction other than `+` on a scalar",
+    "__kmpc_omp_reg_task_with_affinity": "`#pragma omp task affinity(…)`",
+}
+
+_FORK_RE = re.compile(r'call void \(ptr, i32, ptr, \.\.\.\) @__kmpc_fork_call\(')
+
+
+def fork_ident(inst: Instruction) -> str | None:
+    """The `ident_t` operand of a fork call the sweeps see as a call of its outlined function."""
+    return getattr(inst, "omp_fork", None)
+
+
+# ------------------------------------------------------------------ text passes
+_REDUCE_RE = re.compile(r'^(\s*)(%[-\w$.]+) = (?:tail )?call i32 @(__kmpc_reduce(?:_nowait)?)\((.*)\)(.*)$')
+_END_REDUCE_RE = re.compile(r'^(\s*)call void @__kmpc_end_reduce\(ptr (?:nonnull )?([^,]+), i32 (?:noundef )?([^,]+), .*$')
+
+
+def prepare_module(text: str) -> str:
+    """reduction(+:…) through clang's atomic path: `__kmpc_reduce*` is replaced by its answer
+    2 where the switch on it has that case (clang emits it when every reduction can be an
+    atomic update); the optimizer then deletes the other path and the reduction list. A
+    blocking `__kmpc_reduce` keeps its synchronization as a barrier."""
+    if "@__kmpc_reduce" not in text:
+        return text
+    lines = text.split("\n")
+    out = []
+    forced_blocking = False
+    for i, line in enumerate(lines):
+        m = _REDUCE_RE.match(line)
+        if m:
+            res = m.group(2)
+            window = "\n".join(lines[i + 1:i + 12])
+            sw = re.search(r'switch i32 ' + re.escape(res) + r', label [^\[]*\[([^\]]*)\]', window, re.S)
+            if sw and re.search(r'i32 2, label', sw.group(1)):
+                out.append(f"{m.group(1)}{res} = add i32 0, 2")
+                forced_blocking = forced_blocking or m.group(3) == "__kmpc_reduce"
+                continue
+        if forced_blocking:
+            e = _END_REDUCE_RE.match(line)
+            if e:
+                out.append(f"{e.group(1)}call void @__kmpc_barrier(ptr {e.group(2)}, i32 {e.group(3)})")
+                continue
+        out.append(line)
+    text = "\n".join(out)
+    if forced_blocking and "declare void @__kmpc_barrier(" not in text:
+        text += "\ndeclare void @__kmpc_barrier(ptr, i32)\n"
+    return text
+
+
+_BITCAST_RE = re.compile(r'^\s*(%[-\w$.]+) = bitcast double (%[-\w$.]+|[-+0-9.eEx]+) to i64\s*$')
+
+
+def pass_firstprivate_by_address(text: str) -> str:
+    """A double captured by value reaches the outlined function as the i64 of its bits
+    (`bitcast double %c to i64` in the caller, `bitcast i64 %p to double` in the callee);
+    both sides are rewritten to pass the address of a stack copy instead, so the value is an
+    ordinary read-only pointer argument whose shadow gathers its adjoint."""
+    if "@__kmpc_fork_call(" not in text:
+        return text
+    lines = text.split("\n")
+    funcs: dict[str, tuple[int, int]] = {}
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("define "):
+            m = re.search(r'@("[^"]+"|[-\w$.]+)\(', lines[i])
+            j = i
+            while j < len(lines) and lines[j] != "}":
+                j += 1
+            if m:
+                funcs[m.group(1).strip('"')] = (i, j)
+            i = j
+        i += 1
+    edits: dict[int, list[str]] = {}
+    entry_inserts: dict[int, list[str]] = {}
+    for name, (start, end) in funcs.items():
+        body = lines[start:end + 1]
+        bitcasts = {}
+        for k, line in enumerate(body):
+            m = _BITCAST_RE.match(line)
+            if m:
+                bitcasts[m.group(1)] = (start + k, m.group(2))
+        if not bitcasts:
+            continue
+        for k, line in enumerate(body):
+            if "@__kmpc_fork_call(" not in line:
+                continue
+            args = _call_args(line)
+            if len(args) < 3:
+                continue
+            outlined = args[2].split()[-1].lstrip("@").strip('"')
+            if outlined not in funcs:
+                continue
+            ostart, oend = funcs[outlined]
+            params = _header_params(lines[ostart])
+            new_line = line
+            for pos, arg in enumerate(args[3:]):
+                parts = arg.split()
+                if parts[0] != "i64" or parts[-1] not in bitcasts or pos + 2 >= len(params):
+                    continue
+                pname = params[pos + 2].split()[-1]
+                uses = [n for n in range(ostart + 1, oend)
+                        if re.search(re.escape(pname) + r'(?![-\w$.])', lines[n])]
+                if not uses or not all(re.match(r'^\s*%[-\w$.]+ = bitcast i64 ' + re.escape(pname) + r' to double\s*$',
+                                                lines[n]) for n in uses):
+                    continue
+                at, value = bitcasts[parts[-1]]
+                slot = parts[-1]
+                edits[at] = [f"  store double {value}, ptr {slot}, align 8"]
+                entry_inserts.setdefault(start, []).append(f"  {slot} = alloca double, align 8")
+                new_line = new_line.replace(f"i64 {slot}", f"ptr {slot}", 1) if f"i64 {slot}" in new_line \
+                    else new_line.replace(arg, f"ptr {slot}", 1)
+                for n in uses:
+                    res = lines[n].split("=")[0].strip()
+                    edits[n] = [f"  {res} = load double, ptr {pname}, align 8"]
+                hdr = lines[ostart]
+                lines[ostart] = re.sub(r'\bi64 ((?:noundef )?)' + re.escape(pname) + r'(?![-\w$.])',
+                                       r'ptr \1' + pname, hdr, count=1)
+            if new_line != line:
+                edits[start + k] = [new_line]
+    if not edits:
+        return text
+    out = []
+    for n, line in enumerate(lines):
+        if n in edits:
+            out.extend(edits[n])
+        else:
+            out.append(line)
+        if n in entry_inserts:
+            # after the define line (the entry block's label, if printed, comes first)
+            nxt = lines[n + 1] if n + 1 < len(lines) else ""
+            if re.match(r'^[-\w$.]+:', nxt):
+                continue
+            out.extend(entry_inserts[n])
+        elif n - 1 in entry_inserts and re.match(r'^[-\w$.]+:', line):
+            out.extend(entry_inserts[n - 1])
+    return "\n".join(out)
+
+
+def _call_args(line: str) -> list[str]:
+    """The top-level comma-separated arguments of the last call on a line."""
+    start = line.index("@__kmpc_fork_call(") + len("@__kmpc_fork_call(")
+    depth, cur, args = 0, "", []
+    for ch in line[start:]:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    args.append(cur.strip())
+    return args
+
+
+def _header_params(header: str) -> list[str]:
+    m = re.search(r'@(?:"[^"]+"|[-\w$.]+)\((.*)\)[^)]*$', header)
+    if not m:
+        return []
+    depth, cur, out = 0, "", []
+    for ch in m.group(1):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+# ------------------------------------------------------------------ the IR model view
+def prepare(engine, fn) -> None:
+    """Fork calls of `fn` become, for the sweeps, calls of their outlined functions with the
+    two thread-id pointers first (null: the derived microtasks get the runtime's own)."""
+    for inst in fn.instructions():
+        if inst.opcode != "call" or fork_ident(inst) is not None:
+            continue
+        if (inst.callee or "").lstrip("@").strip('"') != FORK:
+            continue
+        if len(inst.operands) < 3:
+            continue
+        ident, outlined = inst.operands[0][1], inst.operands[2][1]
+        if not outlined.startswith("@") or outlined.lstrip("@").strip('"') not in engine.module.functions:
+            raise EnzymeBuildError(f"cannot differentiate a parallel region whose body is not a function of "
+                                   f"the program (in @{fn.name})", location=engine.location(inst))
+        if fn.name in parallel_functions(engine):
+            raise EnzymeBuildError(
+                f"nested parallelism (a `#pragma omp parallel` inside the parallel region of "
+                f"{_region_name(fn.name)}) is not supported by enzyme-build's OpenMP differentiation",
+                location=_where(engine, inst, fn),
+                hint="make the inner region a plain loop (or `omp for` of the outer region)")
+        inst.omp_fork = ident
+        inst.callee = outlined
+        inst._callee_name = outlined.lstrip("@").strip('"')
+        inst.operands = [("ptr", "null"), ("ptr", "null")] + list(inst.operands[3:])
+
+
+def refuse_unsupported(engine, fn, mode: str) -> None:
+    """Constructs of a parallel region the engine does not differentiate: an error naming the
+    construct and where it is (the debug location, else the region's `ident_t` string)."""
+    for inst in fn.instructions():
+        if inst.opcode != "call":
+            continue
+        name = (inst.callee or "").lstrip("@").strip('"')
+        what = _REFUSED.get(name)
+        if what is None:
+            continue
+        raise EnzymeBuildError(
+            f"{what} in the parallel region of {_region_name(fn.name)} cannot be differentiated "
+            f"({mode} mode; it calls {name})", location=_where(engine, inst, fn),
+            hint="supported: `parallel for` with static/dynamic schedules, reduction(+:…), "
+                 "private/firstprivate/shared data, `omp atomic` updates and barriers "
+                 "(docs/openmp.md)")
+
+
+def _region_name(name: str) -> str:
+    base = name.split(".omp_outlined")[0]
+    return f"{base}()" if base else f"@{name}"
+
+
+def _where(engine, inst, fn) -> str:
+    loc = engine.location(inst)
+    if loc:
+        return loc
+    # clang's ident_t strings carry ";file;function;line;col;;" when built with -g
+    for _, v in inst.operands[:1]:
+        g = engine.module.globals.get(v.lstrip("@"))
+        if g:
+            ref = re.search(r'ptr (@[-\w$.]+)\s*}', g)
+            s = engine.module.globals.get(ref.group(1).lstrip("@"), "") if ref else ""
+            m = re.search(r'c";([^;]*);([^;]*);(\d+);(\d+);', s)
+            if m and m.group(1) != "unknown":
+                return f"{m.group(1)}:{m.group(3)}"
+    return f"@{fn.name}"
+
+
+def parallel_functions(engine) -> set[str]:
+    """Functions that run inside a parallel region: the outlined functions of every fork
+    call of the module and the functions they call."""
+    key = ("omp-parallel-functions",)
+    if key not in engine.memo:
+        targets: set[str] = set()
+        for line in engine.module.lines:
+            if "@__kmpc_fork_call(" in line and not line.startswith("declare"):
+                args = _call_args(line)
+                if len(args) >= 3:
+                    targets.add(args[2].split()[-1].lstrip("@").strip('"'))
+        seen, todo = set(), sorted(targets)
+        call = re.compile(r'\bcall\b[^@]*@("[^"]+"|[-a-zA-Z$._0-9]+)\(')
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in engine.module.functions:
+                continue
+            seen.add(name)
+            for line in engine.module.functions.body_lines(name)[1:]:
+                for callee in call.findall(line):
+                    todo.append(callee.strip('"'))
+        engine.memo[key] = seen
+    return engine.memo[key]
+
+
+# ------------------------------------------------------------------ emission
+def _wrapper_name(engine, base: str) -> str:
+    name = f"{base}.omp_task"
+    n = 1
+    while name in engine.used_names:
+        name = f"{base}.omp_task.{n}"
+        n += 1
+    engine.used_names.add(name)
+    return name
+
+
+def _declare_runtime(engine) -> None:
+    for decl in ("declare i32 @omp_get_thread_num()", "declare i32 @omp_get_num_threads()",
+                 "declare i32 @omp_get_max_threads()", "declare i32 @__kmpc_global_thread_num(ptr)",
+                 "declare void @__kmpc_push_num_threads(ptr, i32, i32)",
+                 "declare void @__kmpc_fork_call(ptr, i32, ptr, ...)",
+                 "declare ptr @calloc(i64, i64)", "declare void @free(ptr)"):
+        name = re.search(r'@([-\w$.]+)\(', decl).group(1)
+        engine.declare("@" + name, decl)
+
+
+def _split_typed(arg: str) -> tuple[str, str]:
+    ty, _, v = arg.rpartition(" ")
+    return ty, v
+
+
+def _refuse_by_value(engine, inst, fn, args: list[str]) -> None:
+    for a in args:
+        ty = _split_typed(a)[0].split()[0]
+        if ty in ("double", "float", "half", "x86_fp80", "fp128"):
+            raise EnzymeBuildError(
+                f"an active {ty} captured by value by the parallel region of {_region_name(fn.name)} "
+                f"is not supported", location=_where(engine, inst, fn),
+                hint="share it (the default), or keep it in memory the region reads")
+
+
+def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) -> str:
+    """Forward sweep of a fork call: allocate one tape object per thread (slot 0 keeps the
+    team size), fork a wrapper that runs `aug` on its thread's tape. Returns the name of the
+    tape array (a forward value the reverse sweep reads)."""
+    engine = gen.engine
+    _declare_runtime(engine)
+    rest = args[2:]
+    _refuse_by_value(engine, inst, gen.fn, rest)
+    ident = fork_ident(inst)
+    wrapper = _wrapper_name(engine, aug)
+    params = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
+    passed = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
+    engine.texts.append("\n".join([
+        f"define internal void @{wrapper}(ptr noalias %gtid, ptr noalias %btid, ptr %tapes"
+        + "".join(", " + p for p in params) + ") {",
+        "entry:",
+        "  %tid = call i32 @omp_get_thread_num()",
+        "  %first = icmp eq i32 %tid, 0",
+        "  br i1 %first, label %count, label %run",
+        "count:",
+        "  %team = call i32 @omp_get_num_threads()",
+        "  store i32 %team, ptr %tapes, align 8",
+        "  br label %run",
+        "run:",
+        "  %k = add i32 %tid, 1",
+        f"  %slot = getelementptr inbounds {TAPE_OBJECT}, ptr %tapes, i32 %k",
+        f"  call void @{aug}(ptr %gtid, ptr %btid" + "".join(", " + p for p in passed) + ", ptr %slot)",
+        "  ret void",
+        "}"]))
+    # room for the team: the runtime's default, or the num_threads(...) pushed just before
+    team = gen.fresh("omp_team")
+    lines.append(f"  {team} = call i32 @omp_get_max_threads()")
+    pushed = _pushed_threads(gen.fn, inst)
+    if pushed is not None:
+        bigger = gen.fresh("omp_team")
+        lines.append(f"  {bigger} = call i32 @llvm.smax.i32(i32 {team}, i32 {pushed})")
+        engine.declare("@llvm.smax.i32", "declare i32 @llvm.smax.i32(i32, i32)")
+        team = bigger
+    count, tapes = gen.fresh("omp_slots"), gen.fresh("omp_tapes")
+    lines.append(f"  {count} = add i32 {team}, 1")
+    wide = gen.fresh("omp_slots")
+    lines.append(f"  {wide} = zext i32 {count} to i64")
+    lines.append(f"  {tapes} = call ptr @calloc(i64 {wide}, i64 24)")
+    lines.append(f"  call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr {ident}, i32 {len(rest) + 1}, "
+                 f"ptr @{wrapper}, ptr {tapes}" + "".join(", " + a for a in rest) + ")")
+    return tapes
+
+
+def _pushed_threads(fn, inst) -> str | None:
+    block = fn.block(inst.block)
+    before = block.instructions[:block.instructions.index(inst)]
+    for prev in reversed(before):
+        if prev.opcode == "call" and (prev.callee or "") == "@__kmpc_push_num_threads":
+            return prev.operands[2][1]
+        if prev.opcode == "call" and fork_ident(prev) is not None:
+            return None
+    return None
+
+
+def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[str]) -> None:
+    """Reverse sweep of a fork call: a team of the forward team's size runs `rev` on every
+    forward thread's tape (thread t takes tapes t, t + team, ...), then the tapes go."""
+    engine = gen.engine
+    _declare_runtime(engine)
+    rest = args[2:]
+    ident = fork_ident(inst)
+    wrapper = _wrapper_name(engine, rev)
+    params = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
+    engine.support.add("__enzyme_build_tape_free_data")
+    engine.texts.append("\n".join([
+        f"define internal void @{wrapper}(ptr noalias %gtid, ptr noalias %btid, ptr %tapes"
+        + "".join(", " + p for p in params) + ") {",
+        "entry:",
+        "  %tid = call i32 @omp_get_thread_num()",
+        "  %team = call i32 @omp_get_num_threads()",
+        "  %forward = load i32, ptr %tapes, align 8",
+        "  br label %head",
+        "head:",
+        "  %t = phi i32 [ %tid, %entry ], [ %next, %body ]",
+        "  %more = icmp slt i32 %t, %forward",
+        "  br i1 %more, label %body, label %done",
+        "body:",
+        "  %k = add i32 %t, 1",
+        f"  %slot = getelementptr inbounds {TAPE_OBJECT}, ptr %tapes, i32 %k",
+        f"  call void @{rev}(ptr %gtid, ptr %btid" + "".join(", " + p for p in params) + ", ptr %slot)",
+        "  call void @__enzyme_build_tape_free_data(ptr %slot)",
+        "  %next = add i32 %t, %team",
+        "  br label %head",
+        "done:",
+        "  ret void",
+        "}"]))
+    team, gtid = gen.fresh("omp_team"), gen.fresh("omp_gtid")
+    lines.append(f"  {team} = load i32, ptr {tapes}, align 8")
+    lines.append(f"  {gtid} = call i32 @__kmpc_global_thread_num(ptr {ident})")
+    lines.append(f"  call void @__kmpc_push_num_threads(ptr {ident}, i32 {gtid}, i32 {team})")
+    lines.append(f"  call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr {ident}, i32 {len(rest) + 1}, "
+                 f"ptr @{wrapper}, ptr {tapes}" + "".join(", " + a for a in rest) + ")")
+    lines.append(f"  call void @free(ptr {tapes})")
+
+
+def forward_fork(engine, inst, fn, name: str, args: list[str], lines: list[str]) -> None:
+    """Forward mode: the tangent microtask has the outlined function's shape (thread-id
+    pointers first), so the fork just runs it instead."""
+    _declare_runtime(engine)
+    rest = args[2:]
+    _refuse_by_value(engine, inst, fn, rest)
+    lines.append(f"  call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr {fork_ident(inst)}, i32 {len(rest)}, "
+                 f"ptr @{name}" + "".join(", " + a for a in rest) + ")")
+
+
+# ------------------------------------------------------------------ race-free adjoints
+class PrivateAccesses:
+    """Which memory adjoints of a function run by every thread of a team can be added to
+    without atomics: the function's own allocas (each thread has its own frame), and an
+    array whose every access in the function is `base[i]` with the same `i`, the counter
+    of a worksharing loop (each iteration runs on one thread only)."""
+
+    def __init__(self, fn, pointer_roots):
+        self.fn, self.roots = fn, pointer_roots
+        self._private: dict[str, bool] = {}
+        self._accesses: dict[str, list[str]] | None = None
+        self._lb_slots: set[str] | None = None
+
+    def private(self, ptr: str) -> bool:
+        if ptr not in self._private:
+            self._private[ptr] = self._decide(ptr)
+        return self._private[ptr]
+
+    def _decide(self, ptr: str) -> bool:
+        roots = self.roots(self.fn, ptr)
+        if not roots:
+            return False
+        if all((d := self.fn.defs.get(r)) is not None and d.opcode == "alloca" for r in roots):
+            return True
+        index = self._index(ptr)
+        if index is None or not self._is_loop_counter(index):
+            return False
+        if self._accesses is None:
+            self._accesses = self._collect()
+        for r in roots:
+            if any(i != index for i in self._accesses.get(r, [None])):
+                return False
+        return True
+
+    def _index(self, ptr: str) -> str | None:
+        d = self.fn.defs.get(ptr) if is_local(ptr) else None
+        if d is None or d.opcode != "getelementptr" or len(d.operands) != 2:
+            return None
+        idx = d.operands[1][1]
+        base = d.operands[0][1]
+        bd = self.fn.defs.get(base) if is_local(base) else None
+        if bd is not None and bd.opcode == "getelementptr":
+            return None
+        # look through sext/zext of the counter
+        di = self.fn.defs.get(idx) if is_local(idx) else None
+        while di is not None and di.opcode in ("sext", "zext"):
+            idx = di.operands[0][1]
+            di = self.fn.defs.get(idx) if is_local(idx) else None
+        return idx
+
+    def _is_loop_counter(self, v: str) -> bool:
+        d = self.fn.defs.get(v)
+        if d is None or d.opcode != "phi":
+            return False
+        steps = [x for x, _ in d.incoming if is_local(x) and self.fn.defs.get(x) is not None
+                 and self.fn.defs[x].opcode == "add"
+                 and any(o[1] == v for o in self.fn.defs[x].operands)
+                 and any(o[1] == "1" for o in self.fn.defs[x].operands)]
+        starts = [x for x, _ in d.incoming if x not in steps]
+        return bool(steps) and bool(starts) and all(self._lower_bound(x) for x in starts)
+
+    def _lower_bound(self, v: str) -> bool:
+        """Whether `v` is the thread's lower bound as the worksharing runtime call wrote it."""
+        d = self.fn.defs.get(v) if is_local(v) else None
+        while d is not None and d.opcode in ("sext", "zext"):
+            v = d.operands[0][1]
+            d = self.fn.defs.get(v) if is_local(v) else None
+        if d is None or d.opcode != "load":
+            return False
+        if self._lb_slots is None:
+            self._lb_slots = set()
+            for inst in self.fn.instructions():
+                name = (inst.callee or "").lstrip("@")
+                if inst.opcode == "call" and name.startswith("__kmpc_for_static_init_") and len(inst.operands) > 4:
+                    self._lb_slots.add(inst.operands[4][1])
+                elif inst.opcode == "call" and name.startswith("__kmpc_dispatch_next_") and len(inst.operands) > 3:
+                    self._lb_slots.add(inst.operands[3][1])
+        return d.operands[0][1] in self._lb_slots
+
+    def _collect(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for inst in self.fn.instructions():
+            ptrs = []
+            if inst.opcode == "load":
+                ptrs = [inst.operands[0][1]]
+            elif inst.opcode == "store":
+                ptrs = [inst.operands[1][1]]
+            elif inst.opcode == "call" or inst.opcode == "atomicrmw" or inst.opcode == "cmpxchg":
+                ptrs = [v for t, v in inst.operands if t == "ptr"] if inst.operands else \
+                    re.findall(r'ptr (%[-\w$.]+)', inst.text)
+            for p in ptrs:
+                if not is_local(p):
+                    continue
+                idx = self._index(p)
+                for r in self.roots(self.fn, p):
+                    out.setdefault(r, []).append(idx)
+        return out

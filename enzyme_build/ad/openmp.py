@@ -36,7 +36,7 @@ import re
 
 from ..analysis.activity import atomic_fadd_operands  # noqa: F401  (the sweeps read it here)
 from ..errors import EnzymeBuildError
-from ..ir.model import Instruction, is_local
+from ..ir.model import Instruction, is_float_type, is_local, make_name
 
 FORK = "__kmpc_fork_call"
 TAPE_OBJECT = "{ ptr, i64, i64 }"
@@ -480,6 +480,40 @@ def forward_fork(engine, inst, fn, name: str, args: list[str], lines: list[str])
 
 
 # ------------------------------------------------------------------ race-free adjoints
+def accumulate_shared(gen, shadow_ptr: str, ty: str, contrib: str, lines: list[str], primal: str | None) -> bool:
+    """The adjoint `contrib` of a load of `primal` in a function every thread of a team runs.
+    Memory of the thread's own (`PrivateAccesses.private`) takes the ordinary add (returns
+    False). A shared scalar the region only reads (a coefficient captured by reference) is
+    summed per thread in a slot and added once, atomically, when the thread's reverse ends
+    (`flush_partials`). Anything else is added atomically."""
+    if primal is not None and gen.private_memory.private(primal):
+        return False
+    if primal is not None and shadow_ptr in gen.params and is_float_type(ty) \
+            and gen.private_memory.read_only_parameter(primal):
+        key = make_name("%", primal, "omp.partial")
+        gen.types[key] = ty
+        slot = gen.diffe_slot(key)
+        old, new = gen.fresh("dp"), gen.fresh("dp")
+        lines.append(f"  {old} = load {ty}, ptr {slot}, align 8")
+        lines.append(f"  {new} = fadd {ty} {old}, {contrib}")
+        lines.append(f"  store {ty} {new}, ptr {slot}, align 8")
+        gen.omp_partials = getattr(gen, "omp_partials", {})
+        gen.omp_partials[key] = (shadow_ptr, ty)
+        return True
+    lines.append(f"  {gen.fresh('dm')} = atomicrmw fadd ptr {shadow_ptr}, {ty} {contrib} monotonic, align 8")
+    return True
+
+
+def flush_partials(gen) -> list[str]:
+    """The end of a thread's reverse sweep: its partial sums go into the shared shadows."""
+    out = []
+    for key, (shadow_ptr, ty) in getattr(gen, "omp_partials", {}).items():
+        v = gen.fresh("dp")
+        out.append(f"  {v} = load {ty}, ptr {gen.diffe_slot(key)}, align 8")
+        out.append(f"  {gen.fresh('dp')} = atomicrmw fadd ptr {shadow_ptr}, {ty} {v} monotonic, align 8")
+    return out
+
+
 class PrivateAccesses:
     """Which memory adjoints of a function run by every thread of a team can be added to
     without atomics: the function's own allocas (each thread has its own frame), and an
@@ -510,6 +544,20 @@ class PrivateAccesses:
             self._accesses = self._collect()
         for r in roots:
             if any(i != index for i in self._accesses.get(r, [None])):
+                return False
+        return True
+
+    def read_only_parameter(self, ptr: str) -> bool:
+        """A parameter the function reads through directly and never writes through (calls
+        may read it: their own adjoints are added atomically)."""
+        if ptr not in {p.name for p in self.fn.params}:
+            return False
+        for inst in self.fn.instructions():
+            if inst.opcode == "store" and ptr in self.roots(self.fn, inst.operands[1][1]):
+                return False
+            if inst.opcode in ("atomicrmw", "cmpxchg") and ptr in inst.values():
+                return False
+            if inst.opcode == "call" and ptr in inst.values() and not (inst.callee or "").startswith("@llvm.lifetime"):
                 return False
         return True
 

@@ -328,8 +328,7 @@ class ReverseGenerator(CachePlanner):
 
     def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str],
                           primal: str | None = None) -> None:
-        if self.parallel and not (primal is not None and self.private_memory.private(primal)):
-            lines.append(f"  {self.fresh('dm')} = atomicrmw fadd ptr {shadow_ptr}, {ty} {contrib} monotonic, align 8")
+        if self.parallel and openmp.accumulate_shared(self, shadow_ptr, ty, contrib, lines, primal):
             return
         old, new = self.fresh("dm"), self.fresh("dm")
         lines.append(f"  {old} = load {ty}, ptr {shadow_ptr}")
@@ -1122,6 +1121,8 @@ class ReverseGenerator(CachePlanner):
             out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
         out += self._side_free()
         out += [_DBG_RE.sub("", inst.text) for inst in self.deferred_frees.values()]
+        if self.parallel:
+            out += openmp.flush_partials(self)
         rty = adjoint_type(self.fn, self.sig)
         outs = [p for p, a in zip(self.fn.params, self.sig.args) if a == "out" and is_float_type(p.type)]
         if rty == "void":

@@ -96,8 +96,9 @@ def prepare_module(text: str) -> str:
         if m:
             res = m.group(2)
             window = "\n".join(lines[i + 1:i + 12])
-            sw = re.search(r'switch i32 ' + re.escape(res) + r', label [^\[]*\[([^\]]*)\]', window, re.S)
-            if sw and re.search(r'i32 2, label', sw.group(1)):
+            sw = re.search(r'switch i32 ' + re.escape(res) + r', label %([-\w$.]+) \[([^\]]*)\]', window, re.S)
+            case = re.search(r'i32 2, label %([-\w$.]+)', sw.group(2)) if sw else None
+            if case and _plain_atomic_block(lines, i, case.group(1), sw.group(1)):
                 out.append(f"{m.group(1)}{res} = add i32 0, 2")
                 forced_blocking = forced_blocking or m.group(3) == "__kmpc_reduce"
                 continue
@@ -111,6 +112,28 @@ def prepare_module(text: str) -> str:
     if forced_blocking and "declare void @__kmpc_barrier(" not in text:
         text += "\ndeclare void @__kmpc_barrier(ptr, i32)\n"
     return text
+
+
+def _plain_atomic_block(lines: list[str], start: int, label: str, default: str) -> bool:
+    """Whether clang's atomic path of a reduction is one block of atomic adds going straight
+    to the end (`+`); `max`, `*`, ... loop on cmpxchg or lock a critical section."""
+    i = start
+    while i < len(lines) and lines[i] != "}" and not lines[i].startswith(label + ":"):
+        i += 1
+    if i >= len(lines) or lines[i] == "}":
+        return False
+    adds = 0
+    for line in lines[i + 1:]:
+        body = line.split(";")[0].strip()
+        if not body:
+            continue
+        if body.startswith("br "):
+            return adds > 0 and body == f"br label %{default}"
+        if re.search(r'= atomicrmw (?:volatile )?f?add ptr', body):
+            adds += 1
+        elif not re.search(r'= (?:load|getelementptr|bitcast|sext|zext|trunc) |call void @(?:llvm\.lifetime|__kmpc_end_reduce\()', body):
+            return False
+    return False
 
 
 _BITCAST_RE = re.compile(r'^\s*(%[-\w$.]+) = bitcast double (%[-\w$.]+|[-+0-9.eEx]+) to i64\s*$')

@@ -331,10 +331,9 @@ def _where(engine, inst, fn) -> str:
     return f"@{fn.name}"
 
 
-def parallel_functions(engine) -> set[str]:
-    """Functions that run inside a parallel region: the outlined functions of every fork
-    call of the module and the functions they call."""
-    key = ("omp-parallel-functions",)
+def fork_targets(engine) -> set[str]:
+    """The outlined functions the module's fork calls run."""
+    key = ("omp-fork-targets",)
     if key not in engine.memo:
         targets: set[str] = set()
         for line in engine.module.lines:
@@ -342,7 +341,16 @@ def parallel_functions(engine) -> set[str]:
                 args = _call_args(line)
                 if len(args) >= 3:
                     targets.add(args[2].split()[-1].lstrip("@").strip('"'))
-        seen, todo = set(), sorted(targets)
+        engine.memo[key] = targets
+    return engine.memo[key]
+
+
+def parallel_functions(engine) -> set[str]:
+    """Functions that run inside a parallel region: the outlined functions of every fork
+    call of the module and the functions they call."""
+    key = ("omp-parallel-functions",)
+    if key not in engine.memo:
+        seen, todo = set(), sorted(fork_targets(engine))
         call = re.compile(r'\bcall\b[^@]*@("[^"]+"|[-a-zA-Z$._0-9]+)\(')
         while todo:
             name = todo.pop()
@@ -402,6 +410,7 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
     _refuse_by_value(engine, inst, gen.fn, rest)
     ident = fork_ident(inst)
     wrapper = _wrapper_name(engine, aug)
+    arrays = footprint_arrays(engine, aug)
     params = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
     passed = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
     engine.texts.append("\n".join([
@@ -418,6 +427,7 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
         "run:",
         "  %k = add i32 %tid, 1",
         f"  %slot = getelementptr inbounds {TAPE_OBJECT}, ptr %tapes, i32 %k",
+        *_record_lines(arrays, "%tid"),
         f"  call void @{aug}(ptr %gtid, ptr %btid" + "".join(", " + p for p in passed) + ", ptr %slot)",
         "  ret void",
         "}"]))
@@ -432,12 +442,42 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
         team = bigger
     count, tapes = gen.fresh("omp_slots"), gen.fresh("omp_tapes")
     lines.append(f"  {count} = add i32 {team}, 1")
-    wide = gen.fresh("omp_slots")
+    wide, ranges, total = gen.fresh("omp_slots"), gen.fresh("omp_slots"), gen.fresh("omp_slots")
     lines.append(f"  {wide} = zext i32 {count} to i64")
-    lines.append(f"  {tapes} = call ptr @calloc(i64 {wide}, i64 24)")
+    # tape objects (slot 0: team size, capacity), then each thread's address ranges
+    lines.append(f"  {ranges} = mul i64 {wide}, {1 + (16 * arrays + 23) // 24}")
+    lines.append(f"  {tapes} = call ptr @calloc(i64 {ranges}, i64 24)")
+    cap = gen.fresh("omp_slots")
+    lines.append(f"  {cap} = getelementptr inbounds i8, ptr {tapes}, i64 4")
+    lines.append(f"  store i32 {team}, ptr {cap}, align 4")
     lines.append(f"  call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr {ident}, i32 {len(rest) + 1}, "
                  f"ptr @{wrapper}, ptr {tapes}" + "".join(", " + a for a in rest) + ")")
     return tapes
+
+
+def _ranges_lines(arrays: int) -> list[str]:
+    """%ranges: where the threads' address ranges start in the tape array."""
+    return ["  %cap.at = getelementptr inbounds i8, ptr %tapes, i64 4",
+            "  %cap = load i32, ptr %cap.at, align 4",
+            "  %cap1 = add i32 %cap, 1",
+            f"  %ranges = getelementptr inbounds {TAPE_OBJECT}, ptr %tapes, i32 %cap1"]
+
+
+def _record_lines(arrays: int, tid: str) -> list[str]:
+    if not arrays:
+        return []
+    return _ranges_lines(arrays) + [
+        f"  %rec.i = mul i32 {tid}, {arrays}",
+        "  %rec = getelementptr inbounds { i64, i64 }, ptr %ranges, i32 %rec.i",
+        f"  store ptr %rec, ptr {_RECORD}, align 8"]
+
+
+def _private_lines(arrays: int) -> list[str]:
+    if not arrays:
+        return []
+    return _ranges_lines(arrays) + [
+        f"  call void @__enzyme_build_omp_private_ranges(ptr %ranges, i32 {arrays}, i32 %t, i32 %forward, ptr %mine)",
+        f"  store ptr %mine, ptr {_RECORD}, align 8"]
 
 
 def _pushed_threads(fn, inst) -> str | None:
@@ -459,6 +499,7 @@ def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[s
     rest = args[2:]
     ident = fork_ident(inst)
     wrapper = _wrapper_name(engine, rev)
+    arrays = footprint_arrays(engine, rev)
     params = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
     engine.support.add("__enzyme_build_tape_free_data")
     engine.texts.append("\n".join([
@@ -468,6 +509,7 @@ def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[s
         "  %tid = call i32 @omp_get_thread_num()",
         "  %team = call i32 @omp_get_num_threads()",
         "  %forward = load i32, ptr %tapes, align 8",
+        *([f"  %mine = alloca [{arrays} x {{ i64, i64 }}], align 8"] if arrays else []),
         "  br label %head",
         "head:",
         "  %t = phi i32 [ %tid, %entry ], [ %next, %body ]",
@@ -476,6 +518,7 @@ def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[s
         "body:",
         "  %k = add i32 %t, 1",
         f"  %slot = getelementptr inbounds {TAPE_OBJECT}, ptr %tapes, i32 %k",
+        *_private_lines(arrays),
         f"  call void @{rev}(ptr %gtid, ptr %btid" + "".join(", " + p for p in params) + ", ptr %slot)",
         "  call void @__enzyme_build_tape_free_data(ptr %slot)",
         "  %next = add i32 %t, %team",
@@ -503,12 +546,15 @@ def forward_fork(engine, inst, fn, name: str, args: list[str], lines: list[str])
 
 
 # ------------------------------------------------------------------ race-free adjoints
-def accumulate_shared(gen, shadow_ptr: str, ty: str, contrib: str, lines: list[str], primal: str | None) -> bool:
+def accumulate_shared(gen, shadow_ptr: str, ty: str, contrib: str, lines: list[str], primal: str | None,
+                      label: str | None = None) -> bool:
     """The adjoint `contrib` of a load of `primal` in a function every thread of a team runs.
     Memory of the thread's own (`PrivateAccesses.private`) takes the ordinary add (returns
     False). A shared scalar the region only reads (a coefficient captured by reference) is
     summed per thread in a slot and added once, atomically, when the thread's reverse ends
-    (`flush_partials`). Anything else is added atomically."""
+    (`flush_partials`). An element of an array the region's own function reads and writes
+    only directly gets a plain add when it lies in the thread's private address range
+    (`Footprint`), an atomic one otherwise. Anything else is added atomically."""
     if primal is not None and gen.private_memory.private(primal):
         return False
     if primal is not None and shadow_ptr in gen.params and is_float_type(ty) \
@@ -522,6 +568,19 @@ def accumulate_shared(gen, shadow_ptr: str, ty: str, contrib: str, lines: list[s
         lines.append(f"  store {ty} {new}, ptr {slot}, align 8")
         gen.omp_partials = getattr(gen, "omp_partials", {})
         gen.omp_partials[key] = (shadow_ptr, ty)
+        return True
+    footprint = getattr(gen, "footprint", None)
+    if primal is not None and label is not None and footprint is not None and footprint.tracked(primal) \
+            and ty in ("double", "float"):
+        # plain add when no other thread of the team touched this element (`Footprint`)
+        at, inside = gen.fresh("fpa"), gen.fresh("fpin")
+        lo, hi = gen.fresh("fpin"), gen.fresh("fpin")
+        lines.append(f"  {at} = ptrtoint ptr {gen._fetch(primal, label)} to i64")
+        lines.append(f"  {lo} = icmp uge i64 {at}, {footprint.low}")
+        lines.append(f"  {hi} = icmp ule i64 {at}, {footprint.high}")
+        lines.append(f"  {inside} = and i1 {lo}, {hi}")
+        lines.append(f"  call void @__enzyme_build_omp_add_{ty}(ptr {shadow_ptr}, {ty} {contrib}, i1 {inside})")
+        _support(gen.engine, f"__enzyme_build_omp_add_{ty}", _ADD.format(ty=ty))
         return True
     lines.append(f"  {gen.fresh('dm')} = atomicrmw fadd ptr {shadow_ptr}, {ty} {contrib} monotonic, align 8")
     return True
@@ -647,3 +706,267 @@ class PrivateAccesses:
                 for r in self.roots(self.fn, p):
                     out.setdefault(r, []).append(idx)
         return out
+
+
+# ------------------------------------------------------------------ footprints
+_RECORD = "@__enzyme_build_omp_record"
+_ADD = """define internal void @__enzyme_build_omp_add_{ty}(ptr %p, {ty} %v, i1 %mine) alwaysinline {{
+entry:
+  br i1 %mine, label %plain, label %atomic
+plain:
+  %old = load {ty}, ptr %p
+  %new = fadd {ty} %old, %v
+  store {ty} %new, ptr %p
+  ret void
+atomic:
+  %x = atomicrmw fadd ptr %p, {ty} %v monotonic, align 8
+  ret void
+}}"""
+# the private range of thread t for array k: its own [lo, hi] minus every other thread's
+# range of every array (widened by 8 bytes: accesses of other sizes overlap at their starts);
+# an empty range is (lo > hi)
+_PRIVATE_RANGES = """define internal void @__enzyme_build_omp_private_ranges(ptr %ranges, i32 %arrays, i32 %t, i32 %team, ptr %out) {
+entry:
+  br label %arr
+arr:
+  %k = phi i32 [ 0, %entry ], [ %k.next, %arr.done ]
+  %more.k = icmp slt i32 %k, %arrays
+  br i1 %more.k, label %arr.body, label %done
+arr.body:
+  %own.i = mul i32 %t, %arrays
+  %own.j = add i32 %own.i, %k
+  %own = getelementptr inbounds { i64, i64 }, ptr %ranges, i32 %own.j
+  %lo0 = load i64, ptr %own, align 8
+  %own.hi = getelementptr inbounds i8, ptr %own, i64 8
+  %hi0 = load i64, ptr %own.hi, align 8
+  br label %other
+other:
+  %u = phi i32 [ 0, %arr.body ], [ %u.next, %other.next ]
+  %lo = phi i64 [ %lo0, %arr.body ], [ %lo.u, %other.next ]
+  %hi = phi i64 [ %hi0, %arr.body ], [ %hi.u, %other.next ]
+  %more.u = icmp slt i32 %u, %team
+  br i1 %more.u, label %other.body, label %arr.done
+other.body:
+  %self = icmp eq i32 %u, %t
+  br i1 %self, label %other.next0, label %other.arrays
+other.arrays:
+  %j = phi i32 [ 0, %other.body ], [ %j.next, %other.arrays ]
+  %plo = phi i64 [ %lo, %other.body ], [ %nlo, %other.arrays ]
+  %phi = phi i64 [ %hi, %other.body ], [ %nhi, %other.arrays ]
+  %r.i = mul i32 %u, %arrays
+  %r.j = add i32 %r.i, %j
+  %r = getelementptr inbounds { i64, i64 }, ptr %ranges, i32 %r.j
+  %rlo = load i64, ptr %r, align 8
+  %r.hi = getelementptr inbounds i8, ptr %r, i64 8
+  %rhi = load i64, ptr %r.hi, align 8
+  %ulo = call i64 @llvm.usub.sat.i64(i64 %rlo, i64 8)
+  %uhi = call i64 @llvm.uadd.sat.i64(i64 %rhi, i64 8)
+  %a = icmp ule i64 %ulo, %phi
+  %b = icmp uge i64 %uhi, %plo
+  %used = icmp ule i64 %rlo, %rhi
+  %ab = and i1 %a, %b
+  %overlap = and i1 %ab, %used
+  %below = icmp ule i64 %ulo, %plo
+  %above = icmp uge i64 %uhi, %phi
+  %cut.lo = and i1 %overlap, %below
+  %nbelow = xor i1 %below, true
+  %cut.hi0 = and i1 %overlap, %nbelow
+  %cut.hi = and i1 %cut.hi0, %above
+  %nabove = xor i1 %above, true
+  %inside0 = and i1 %cut.hi0, %nabove
+  %lo.cut = add i64 %uhi, 1
+  %lo.1 = select i1 %cut.lo, i64 %lo.cut, i64 %plo
+  %nlo = select i1 %inside0, i64 -1, i64 %lo.1
+  %hi.cut = sub i64 %ulo, 1
+  %nhi = select i1 %cut.hi, i64 %hi.cut, i64 %phi
+  %j.next = add i32 %j, 1
+  %more.j = icmp slt i32 %j.next, %arrays
+  br i1 %more.j, label %other.arrays, label %other.next
+other.next0:
+  br label %other.next
+other.next:
+  %lo.u = phi i64 [ %lo, %other.next0 ], [ %nlo, %other.arrays ]
+  %hi.u = phi i64 [ %hi, %other.next0 ], [ %nhi, %other.arrays ]
+  %u.next = add i32 %u, 1
+  br label %other
+arr.done:
+  %out.k = getelementptr inbounds { i64, i64 }, ptr %out, i32 %k
+  store i64 %lo, ptr %out.k, align 8
+  %out.hi = getelementptr inbounds i8, ptr %out.k, i64 8
+  store i64 %hi, ptr %out.hi, align 8
+  %k.next = add i32 %k, 1
+  br label %arr
+done:
+  ret void
+}"""
+
+
+def _support(engine, name: str, text: str) -> None:
+    """A helper function emitted once per module."""
+    key = ("omp-support", name)
+    if key not in engine.memo:
+        engine.memo[key] = True
+        engine.texts.append(text)
+
+
+class Footprint:
+    """Which elements of the shared arrays a thread may add adjoints to without atomics.
+
+    In the augmented piece of an outlined function, every load and store records the lowest
+    and highest address it touched per array (the array is the access's one pointer root);
+    the piece leaves the ranges in its thread's record (`_RECORD`, set by the fork wrapper).
+    Before the reverse piece runs, the wrapper turns the ranges of the whole team into each
+    thread's private range per array: its own minus every other thread's range of any array.
+    The reverse piece adds plainly to an element inside it, atomically outside (the static
+    schedule gives each thread one block of rows: only the rows at its edges are shared).
+    Only functions whose every access to shared memory is such a direct load or store (no
+    calls, memcpy or atomics on shared pointers, one root per pointer) take part."""
+
+    def __init__(self, gen):
+        self.gen = gen
+        self.roots: list[str] = []
+        self.low, self.high = "%omp.private.lo", "%omp.private.hi"
+        self.enabled = self._eligible()
+        self._used = False
+
+    def _eligible(self) -> bool:
+        fn, roots_of = self.gen.fn, self._roots
+        for inst in fn.instructions():
+            if inst.opcode in ("load", "store"):
+                p = inst.operands[0][1] if inst.opcode == "load" else inst.operands[1][1]
+                if is_local(p) and len(roots_of(p)) != 1:
+                    return False
+            elif inst.opcode == "call":
+                name = (inst.callee or "").lstrip("@")
+                for t, v in inst.operands:
+                    if t == "ptr" and is_local(v) and not name.startswith("llvm.lifetime") \
+                            and not all(self._is_alloca(r) for r in roots_of(v)):
+                        return False
+            elif inst.opcode in ("atomicrmw", "cmpxchg"):
+                if not re.search(r'ptr (%[-\w$.]+)', inst.text):
+                    return False
+            elif inst.opcode not in _NO_MEMORY and inst.opcode != "alloca":
+                return False
+        return True
+
+    def _roots(self, p: str) -> set[str]:
+        from ..analysis.activity import pointer_roots
+        return pointer_roots(self.gen.fn, p)
+
+    def _is_alloca(self, r: str) -> bool:
+        d = self.gen.fn.defs.get(r)
+        return d is not None and d.opcode == "alloca"
+
+    def _index(self, p: str) -> int | None:
+        if not self.enabled or not is_local(p):
+            return None
+        roots = self._roots(p)
+        if len(roots) != 1:
+            return None
+        r = next(iter(roots))
+        if self._is_alloca(r):
+            return None
+        if r not in self.roots:
+            self.roots.append(r)
+        return self.roots.index(r)
+
+    def tracked(self, p: str) -> bool:
+        k = self._index(p)
+        if k is None:
+            return False
+        self._used = True
+        self.low, self.high = f"%omp.private.lo{k}", f"%omp.private.hi{k}"
+        return True
+
+    # the augmented piece
+    def record(self, inst: Instruction, lines: list[str]) -> None:
+        if not self.enabled:
+            return
+        if inst.opcode == "load":
+            p = inst.operands[0][1]
+        elif inst.opcode == "store":
+            p = inst.operands[1][1]
+        elif inst.opcode == "atomicrmw":
+            m = re.search(r'ptr (%[-\w$.]+)', inst.text)
+            p = m.group(1) if m else ""
+        else:
+            return
+        k = self._index(p)
+        if k is None:
+            return
+        g = self.gen
+        a, lo, hi, nlo, nhi = g.fresh("fp"), g.fresh("fp"), g.fresh("fp"), g.fresh("fp"), g.fresh("fp")
+        lines.append(f"  {a} = ptrtoint ptr {p} to i64")
+        lines.append(f"  {lo} = load i64, ptr %omp.range.lo{k}, align 8")
+        lines.append(f"  {nlo} = call i64 @llvm.umin.i64(i64 {lo}, i64 {a})")
+        lines.append(f"  store i64 {nlo}, ptr %omp.range.lo{k}, align 8")
+        lines.append(f"  {hi} = load i64, ptr %omp.range.hi{k}, align 8")
+        lines.append(f"  {nhi} = call i64 @llvm.umax.i64(i64 {hi}, i64 {a})")
+        lines.append(f"  store i64 {nhi}, ptr %omp.range.hi{k}, align 8")
+        g.engine.declare("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)")
+        g.engine.declare("@llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)")
+
+    def entry_lines(self) -> list[str]:
+        out = []
+        for k in range(len(self.roots)):
+            out += [f"  %omp.range.lo{k} = alloca i64, align 8", f"  store i64 -1, ptr %omp.range.lo{k}, align 8",
+                    f"  %omp.range.hi{k} = alloca i64, align 8", f"  store i64 0, ptr %omp.range.hi{k}, align 8"]
+        return out
+
+    def before_returns(self, body: list[str]) -> list[str]:
+        if not self.roots:
+            return body
+        out = []
+        for line in body:
+            if line.startswith("  ret "):
+                rec = self.gen.fresh("fprec")
+                out.append(f"  {rec} = load ptr, ptr {_RECORD}, align 8")
+                for k in range(len(self.roots)):
+                    lo, hi, at = self.gen.fresh("fp"), self.gen.fresh("fp"), self.gen.fresh("fp")
+                    out.append(f"  {lo} = load i64, ptr %omp.range.lo{k}, align 8")
+                    out.append(f"  {hi} = load i64, ptr %omp.range.hi{k}, align 8")
+                    out.append(f"  {at} = getelementptr inbounds {{ i64, i64 }}, ptr {rec}, i32 {k}")
+                    out.append(f"  store i64 {lo}, ptr {at}, align 8")
+                    at2 = self.gen.fresh("fp")
+                    out.append(f"  {at2} = getelementptr inbounds i8, ptr {at}, i64 8")
+                    out.append(f"  store i64 {hi}, ptr {at2}, align 8")
+            out.append(line)
+        return out
+
+    # the reverse piece
+    def reverse_entry_lines(self) -> list[str]:
+        if not self._used:
+            return []
+        rec = self.gen.fresh("fprec")
+        out = [f"  {rec} = load ptr, ptr {_RECORD}, align 8"]
+        for k in range(len(self.roots)):
+            at, at2 = self.gen.fresh("fp"), self.gen.fresh("fp")
+            out.append(f"  {at} = getelementptr inbounds {{ i64, i64 }}, ptr {rec}, i32 {k}")
+            out.append(f"  %omp.private.lo{k} = load i64, ptr {at}, align 8")
+            out.append(f"  {at2} = getelementptr inbounds i8, ptr {at}, i64 8")
+            out.append(f"  %omp.private.hi{k} = load i64, ptr {at2}, align 8")
+        return out
+
+
+_NO_MEMORY = {"getelementptr", "phi", "select", "br", "switch", "ret", "icmp", "fcmp", "fneg", "freeze",
+              "extractvalue", "insertvalue", "unreachable", "ptrtoint", "inttoptr", "bitcast"} \
+    | {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor",
+       "fadd", "fsub", "fmul", "fdiv", "frem", "trunc", "zext", "sext", "fptrunc", "fpext", "fptoui",
+       "fptosi", "uitofp", "sitofp"}
+
+
+def note_footprint(engine, names: dict[str, str], arrays: int) -> None:
+    """The split pieces `names` of an outlined function record and read ranges of `arrays`
+    arrays (the fork wrappers make room for them)."""
+    for name in names.values():
+        engine.memo[("omp-footprint", name)] = arrays
+    if arrays:
+        _support(engine, _RECORD, f"{_RECORD} = internal thread_local global ptr null, align 8")
+        _support(engine, "__enzyme_build_omp_private_ranges", _PRIVATE_RANGES)
+        engine.declare("@llvm.usub.sat.i64", "declare i64 @llvm.usub.sat.i64(i64, i64)")
+        engine.declare("@llvm.uadd.sat.i64", "declare i64 @llvm.uadd.sat.i64(i64, i64)")
+
+
+def footprint_arrays(engine, name: str) -> int:
+    """How many arrays the piece `name` records ranges of (0: none)."""
+    return engine.memo.get(("omp-footprint", name), 0)

@@ -113,6 +113,8 @@ class ReverseGenerator(CachePlanner):
         if self.parallel:
             openmp.refuse_unsupported(engine, fn, "reverse")
             self.private_memory = openmp.PrivateAccesses(fn, pointer_roots)
+            if split and fn.name in openmp.fork_targets(engine):
+                self.footprint = openmp.Footprint(self)
         self.cfg = analyze_cfg(fn)
         self.views = float_views(fn, engine.module)
         strip_punned_tbaa(fn, engine.module, self.views)
@@ -183,6 +185,7 @@ class ReverseGenerator(CachePlanner):
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
+        self.footprint = getattr(self, "footprint", None)   # OpenMP: thread-private address ranges
 
     def _undo_current(self, store: Instruction) -> str:
         """Split mode: the name of what an undone store's memory held when the reverse piece
@@ -327,8 +330,8 @@ class ReverseGenerator(CachePlanner):
         return agg
 
     def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str],
-                          primal: str | None = None) -> None:
-        if self.parallel and openmp.accumulate_shared(self, shadow_ptr, ty, contrib, lines, primal):
+                          primal: str | None = None, label: str | None = None) -> None:
+        if self.parallel and openmp.accumulate_shared(self, shadow_ptr, ty, contrib, lines, primal, label):
             return
         old, new = self.fresh("dm"), self.fresh("dm")
         lines.append(f"  {old} = load {ty}, ptr {shadow_ptr}")
@@ -436,6 +439,8 @@ class ReverseGenerator(CachePlanner):
             (vty, _), (_, p) = inst.operands
             lines.append(f"  {self.undone_stores[id(inst)]} = load {vty}, ptr {p}")
         lines.append(text)
+        if self.footprint is not None:
+            self.footprint.record(inst, lines)
         if res and res in self.act.shadowed and res not in self.reverse_local and \
                 not (op == "call" and self._call_kind(inst) in ("derived", "custom")):
             self._forward_shadow(inst, lines)
@@ -815,7 +820,7 @@ class ReverseGenerator(CachePlanner):
             if varied:
                 dr = self.take_adjoint(res, lines)
                 ptr = self._fetch(self.shadow(inst.operands[0][1]), label)
-                self.accumulate_memory(ptr, self.types[res], dr, lines, primal=inst.operands[0][1])
+                self.accumulate_memory(ptr, self.types[res], dr, lines, primal=inst.operands[0][1], label=label)
         elif op == "store":
             (vty, v), (_, p) = inst.operands
             vty = self.views.get(v, vty)
@@ -1045,6 +1050,8 @@ class ReverseGenerator(CachePlanner):
             out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
         if not self.split:
             out += self._iv_slot_allocas() + self._static_slot_allocas() + self._hoist_slot_allocas()
+        if self.footprint is not None:
+            out += self.footprint.entry_lines()
         return out + self._byval_shadow_copies() + self._side_zero()
 
     def _byval_dups(self):
@@ -1277,6 +1284,9 @@ class ReverseGenerator(CachePlanner):
             body = [x for line in body for x in (push if line == FRAME_PUSH_MARK else [line])]
         else:
             body = [line for line in body if line != FRAME_PUSH_MARK]
+        if self.footprint is not None:
+            body = self.footprint.before_returns(body)
+            openmp.note_footprint(self.engine, names, len(self.footprint.roots))
         aug += body + ["}"]
         rev_params = [f"{t} {n}" for t, n in params]
         if self.sig.ret_active:
@@ -1285,6 +1295,8 @@ class ReverseGenerator(CachePlanner):
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}){inline} {{", "entry$:"]
         rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas() \
             + self._hoist_slot_allocas()
+        if self.footprint is not None:
+            rev += self.footprint.reverse_entry_lines()
         if self.frame:
             rev += self._pop_lines([(FRAME_OFFSET, "i64")]) + self._side_frame_lines(load=True)
         for v, root in self.reverse_local.items():

@@ -43,6 +43,17 @@ double stencil(double *x, double *y, int n, double c) {
     return s;
 }
 
+/* the same neighbours under the plain static schedule (one block of rows per thread): inside
+   its block a thread adds plainly, at the block edges atomically (address-range footprints) */
+double stencil_blocks(double *x, double *y, int n, double c) {
+#pragma omp parallel for schedule(static)
+    for (int i = 1; i < n - 1; i++)
+        y[i] = x[i - 1] * x[i + 1] + c * sin(x[i]) - x[i + 1];
+    double s = 0;
+    for (int i = 1; i < n - 1; i++) s += y[i] * y[i] * (1 + 0.1 * i);
+    return s;
+}
+
 /* firstprivate scalar (captured by value), private temporary */
 double private_data(double *x, double *y, int n, double c) {
     double t;
@@ -140,6 +151,7 @@ static int check(const char *name, kernel f, void *fp, double (*grad)(double *, 
 DRIVERS(static_reduction)
 DRIVERS(dynamic_chunks)
 DRIVERS(stencil)
+DRIVERS(stencil_blocks)
 DRIVERS(private_data)
 DRIVERS(atomic_sum)
 DRIVERS(two_phases)
@@ -151,6 +163,7 @@ int main(void) {
     RUN(static_reduction);
     RUN(dynamic_chunks);
     RUN(stencil);
+    RUN(stencil_blocks);
     RUN(private_data);
     RUN(atomic_sum);
     RUN(two_phases);

@@ -39,7 +39,8 @@ from ..errors import EnzymeBuildError
 from ..ir.model import Instruction, is_float_type, is_local, make_name
 
 FORK = "__kmpc_fork_call"
-TAPE_OBJECT = "{ ptr, i64, i64 }"
+# one tape object (24 bytes) per thread, each on its own cache line: pushes update them
+SLOT = "[64 x i8]"
 
 # runtime entry points the engine cannot differentiate through, with what the user wrote
 _REFUSED = {
@@ -380,7 +381,7 @@ def _declare_runtime(engine) -> None:
                  "declare i32 @omp_get_max_threads()", "declare i32 @__kmpc_global_thread_num(ptr)",
                  "declare void @__kmpc_push_num_threads(ptr, i32, i32)",
                  "declare void @__kmpc_fork_call(ptr, i32, ptr, ...)",
-                 "declare ptr @calloc(i64, i64)", "declare void @free(ptr)"):
+                 "declare ptr @aligned_alloc(i64, i64)", "declare void @free(ptr)"):
         name = re.search(r'@([-\w$.]+)\(', decl).group(1)
         engine.declare("@" + name, decl)
 
@@ -426,7 +427,7 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
         "  br label %run",
         "run:",
         "  %k = add i32 %tid, 1",
-        f"  %slot = getelementptr inbounds {TAPE_OBJECT}, ptr %tapes, i32 %k",
+        f"  %slot = getelementptr inbounds {SLOT}, ptr %tapes, i32 %k",
         *_record_lines(arrays, "%tid"),
         f"  call void @{aug}(ptr %gtid, ptr %btid" + "".join(", " + p for p in passed) + ", ptr %slot)",
         "  ret void",
@@ -442,11 +443,14 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
         team = bigger
     count, tapes = gen.fresh("omp_slots"), gen.fresh("omp_tapes")
     lines.append(f"  {count} = add i32 {team}, 1")
-    wide, ranges, total = gen.fresh("omp_slots"), gen.fresh("omp_slots"), gen.fresh("omp_slots")
+    wide, ranges = gen.fresh("omp_slots"), gen.fresh("omp_slots")
     lines.append(f"  {wide} = zext i32 {count} to i64")
-    # tape objects (slot 0: team size, capacity), then each thread's address ranges
-    lines.append(f"  {ranges} = mul i64 {wide}, {1 + (16 * arrays + 23) // 24}")
-    lines.append(f"  {tapes} = call ptr @calloc(i64 {ranges}, i64 24)")
+    # tape objects (slot 0: team size, capacity), then each thread's address ranges, each
+    # slot on a cache line of its own (pushes update the tape objects)
+    lines.append(f"  {ranges} = mul i64 {wide}, {64 * (1 + (16 * arrays + 63) // 64)}")
+    lines.append(f"  {tapes} = call ptr @aligned_alloc(i64 64, i64 {ranges})")
+    lines.append(f"  call void @llvm.memset.p0.i64(ptr {tapes}, i8 0, i64 {ranges}, i1 false)")
+    engine.declare("@llvm.memset.p0.i64")
     cap = gen.fresh("omp_slots")
     lines.append(f"  {cap} = getelementptr inbounds i8, ptr {tapes}, i64 4")
     lines.append(f"  store i32 {team}, ptr {cap}, align 4")
@@ -460,7 +464,7 @@ def _ranges_lines(arrays: int) -> list[str]:
     return ["  %cap.at = getelementptr inbounds i8, ptr %tapes, i64 4",
             "  %cap = load i32, ptr %cap.at, align 4",
             "  %cap1 = add i32 %cap, 1",
-            f"  %ranges = getelementptr inbounds {TAPE_OBJECT}, ptr %tapes, i32 %cap1"]
+            f"  %ranges = getelementptr inbounds {SLOT}, ptr %tapes, i32 %cap1"]
 
 
 def _record_lines(arrays: int, tid: str) -> list[str]:
@@ -517,7 +521,7 @@ def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[s
         "  br i1 %more, label %body, label %done",
         "body:",
         "  %k = add i32 %t, 1",
-        f"  %slot = getelementptr inbounds {TAPE_OBJECT}, ptr %tapes, i32 %k",
+        f"  %slot = getelementptr inbounds {SLOT}, ptr %tapes, i32 %k",
         *_private_lines(arrays),
         f"  call void @{rev}(ptr %gtid, ptr %btid" + "".join(", " + p for p in params) + ", ptr %slot)",
         "  call void @__enzyme_build_tape_free_data(ptr %slot)",

@@ -92,6 +92,18 @@ double two_phases(double *x, double *y, int n, double c) {
     return s;
 }
 
+/* guided and runtime schedules (OMP_SCHEDULE), num_threads(3) */
+double guided_runtime(double *x, double *y, int n, double c) {
+    double s = 0;
+#pragma omp parallel for schedule(guided) reduction(+:s)
+    for (int i = 0; i < n; i++) s += sin(x[i]) * x[(i + 3) % n] * c;
+#pragma omp parallel for schedule(runtime) num_threads(3)
+    for (int i = 1; i < n; i++) y[i] = x[i] * x[i - 1] * s;
+    double t = 0;
+    for (int i = 1; i < n; i++) t += y[i];
+    return t;
+}
+
 typedef double (*kernel)(double *, double *, int, double);
 
 static int check(const char *name, kernel f, void *fp, double (*grad)(double *, double *, double *, double *, int, double),
@@ -155,6 +167,7 @@ DRIVERS(stencil_blocks)
 DRIVERS(private_data)
 DRIVERS(atomic_sum)
 DRIVERS(two_phases)
+DRIVERS(guided_runtime)
 
 int main(void) {
     int bad = 0;
@@ -167,5 +180,6 @@ int main(void) {
     RUN(private_data);
     RUN(atomic_sum);
     RUN(two_phases);
+    RUN(guided_runtime);
     return bad != 0;
 }

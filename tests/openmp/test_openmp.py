@@ -1,8 +1,8 @@
 """OpenMP parallel loops through the real CLI: `enzyme-build cc -fopenmp`.
 
-kernels.c holds six parallel kernels (static and dynamic schedules, chunked static, reduction
-(+:…), firstprivate/private/shared data, `omp atomic`, two worksharing loops and a barrier in
-one region). Each gradient is checked against central finite differences and each forward
+kernels.c holds eight parallel kernels (static, chunked static, dynamic, guided and runtime
+schedules, num_threads, reduction(+:…), firstprivate/private/shared data, `omp atomic`, two
+worksharing loops and a barrier in one region, stencils whose threads meet at block edges). Each gradient is checked against central finite differences and each forward
 tangent against the gradient, at -O0 and -O2, on 1 and 2 threads (and 3: more threads than
 cores). Constructs the engine does not differentiate must be refused naming the construct and
 the line, never with the advice to mark the runtime inactive.
@@ -21,7 +21,7 @@ import pytest
 HERE = Path(__file__).parent
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 KERNELS = ["static_reduction", "dynamic_chunks", "stencil", "stencil_blocks", "private_data", "atomic_sum",
-           "two_phases"]
+           "two_phases", "guided_runtime"]
 
 
 def _libomp() -> bool:
@@ -40,8 +40,8 @@ def build(directory: Path, source: Path, *flags: str, out: str = "prog", env=Non
                           cwd=directory, capture_output=True, text=True, timeout=600, env=env)
 
 
-def run(binary: Path, threads: int) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+def run(binary: Path, threads: int, schedule: str = "static") -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_SCHEDULE=schedule)
     return subprocess.run([str(binary)], capture_output=True, text=True, timeout=120, env=env)
 
 
@@ -77,8 +77,8 @@ def test_two_threads_repeatedly(kernels):
     """Adjoints that several threads add to one element must not be lost to races."""
     binary, proc, _ = kernels["-O2"]
     assert proc.returncode == 0, proc.stderr
-    for _ in range(15):
-        _check_output(run(binary, 2), 2)
+    for k in range(16):
+        _check_output(run(binary, 2, ("static", "dynamic,2")[k % 2]), 2)
 
 
 def _function(text: str, name: str) -> str:

@@ -36,7 +36,7 @@ import re
 
 from ..analysis.activity import atomic_fadd_operands  # noqa: F401  (the sweeps read it here)
 from ..errors import EnzymeBuildError
-from ..ir.model import Instruction, is_float_type, is_local, make_name
+from ..ir.model import Instruction, is_float_type, is_local, make_name, split_top
 
 FORK = "__kmpc_fork_call"
 # one tape object (24 bytes) per thread, each on its own cache line: pushes update them
@@ -226,44 +226,27 @@ def pass_firstprivate_by_address(text: str) -> str:
     return "\n".join(out)
 
 
-def _call_args(line: str) -> list[str]:
-    """The top-level comma-separated arguments of the last call on a line."""
-    start = line.index("@__kmpc_fork_call(") + len("@__kmpc_fork_call(")
-    depth, cur, args = 0, "", []
-    for ch in line[start:]:
-        if ch in "([{<":
+def _inside_parens(text: str, start: int) -> str:
+    """The text between the parenthesis opening at `start` - 1 and its partner."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] in "([{<":
             depth += 1
-        elif ch in ")]}>":
+        elif text[i] in ")]}>":
             if depth == 0:
-                break
+                return text[start:i]
             depth -= 1
-        if ch == "," and depth == 0:
-            args.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    args.append(cur.strip())
-    return args
+    return text[start:]
+
+
+def _call_args(line: str) -> list[str]:
+    """The arguments of the fork call on a line."""
+    return split_top(_inside_parens(line, line.index("@__kmpc_fork_call(") + len("@__kmpc_fork_call(")))
 
 
 def _header_params(header: str) -> list[str]:
-    m = re.search(r'@(?:"[^"]+"|[-\w$.]+)\((.*)\)[^)]*$', header)
-    if not m:
-        return []
-    depth, cur, out = 0, "", []
-    for ch in m.group(1):
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    m = re.search(r'@(?:"[^"]+"|[-\w$.]+)\(', header)
+    return split_top(_inside_parens(header, m.end())) if m else []
 
 
 # ------------------------------------------------------------------ the IR model view
@@ -366,14 +349,19 @@ def parallel_functions(engine) -> set[str]:
 
 
 # ------------------------------------------------------------------ emission
-def _wrapper_name(engine, base: str) -> str:
-    name = f"{base}.omp_task"
+def _wrapper(engine, piece: str, rest: list[str]) -> tuple[str, int, list[str], str]:
+    """The microtask running the split piece `piece` for the captures `rest`: its name, how
+    many arrays the piece keeps address ranges of, its capture parameters and define line."""
+    name = f"{piece}.omp_task"
     n = 1
     while name in engine.used_names:
-        name = f"{base}.omp_task.{n}"
+        name = f"{piece}.omp_task.{n}"
         n += 1
     engine.used_names.add(name)
-    return name
+    params = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
+    head = (f"define internal void @{name}(ptr noalias %gtid, ptr noalias %btid, ptr %tapes"
+            + "".join(", " + p for p in params) + ") {")
+    return name, footprint_arrays(engine, piece), params, head
 
 
 def _declare_runtime(engine) -> None:
@@ -410,13 +398,9 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
     rest = args[2:]
     _refuse_by_value(engine, inst, gen.fn, rest)
     ident = fork_ident(inst)
-    wrapper = _wrapper_name(engine, aug)
-    arrays = footprint_arrays(engine, aug)
-    params = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
-    passed = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
+    wrapper, arrays, params, head = _wrapper(engine, aug, rest)
     engine.texts.append("\n".join([
-        f"define internal void @{wrapper}(ptr noalias %gtid, ptr noalias %btid, ptr %tapes"
-        + "".join(", " + p for p in params) + ") {",
+        head,
         "entry:",
         "  %tid = call i32 @omp_get_thread_num()",
         "  %first = icmp eq i32 %tid, 0",
@@ -429,7 +413,7 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
         "  %k = add i32 %tid, 1",
         f"  %slot = getelementptr inbounds {SLOT}, ptr %tapes, i32 %k",
         *_record_lines(arrays, "%tid"),
-        f"  call void @{aug}(ptr %gtid, ptr %btid" + "".join(", " + p for p in passed) + ", ptr %slot)",
+        f"  call void @{aug}(ptr %gtid, ptr %btid" + "".join(", " + p for p in params) + ", ptr %slot)",
         "  ret void",
         "}"]))
     # room for the team: the runtime's default, or the num_threads(...) pushed just before
@@ -502,13 +486,10 @@ def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[s
     _declare_runtime(engine)
     rest = args[2:]
     ident = fork_ident(inst)
-    wrapper = _wrapper_name(engine, rev)
-    arrays = footprint_arrays(engine, rev)
-    params = [f"{_split_typed(a)[0]} %a{k}" for k, a in enumerate(rest)]
+    wrapper, arrays, params, head = _wrapper(engine, rev, rest)
     engine.support.add("__enzyme_build_tape_free_data")
     engine.texts.append("\n".join([
-        f"define internal void @{wrapper}(ptr noalias %gtid, ptr noalias %btid, ptr %tapes"
-        + "".join(", " + p for p in params) + ") {",
+        head,
         "entry:",
         "  %tid = call i32 @omp_get_thread_num()",
         "  %team = call i32 @omp_get_num_threads()",
@@ -740,9 +721,9 @@ arr.body:
   %own.i = mul i32 %t, %arrays
   %own.j = add i32 %own.i, %k
   %own = getelementptr inbounds { i64, i64 }, ptr %ranges, i32 %own.j
-  %lo0 = load i64, ptr %own, align 8
-  %own.hi = getelementptr inbounds i8, ptr %own, i64 8
-  %hi0 = load i64, ptr %own.hi, align 8
+  %own.v = load { i64, i64 }, ptr %own, align 8
+  %lo0 = extractvalue { i64, i64 } %own.v, 0
+  %hi0 = extractvalue { i64, i64 } %own.v, 1
   br label %other
 other:
   %u = phi i32 [ 0, %arr.body ], [ %u.next, %other.next ]
@@ -760,9 +741,9 @@ other.arrays:
   %r.i = mul i32 %u, %arrays
   %r.j = add i32 %r.i, %j
   %r = getelementptr inbounds { i64, i64 }, ptr %ranges, i32 %r.j
-  %rlo = load i64, ptr %r, align 8
-  %r.hi = getelementptr inbounds i8, ptr %r, i64 8
-  %rhi = load i64, ptr %r.hi, align 8
+  %r.v = load { i64, i64 }, ptr %r, align 8
+  %rlo = extractvalue { i64, i64 } %r.v, 0
+  %rhi = extractvalue { i64, i64 } %r.v, 1
   %ulo = call i64 @llvm.usub.sat.i64(i64 %rlo, i64 8)
   %uhi = call i64 @llvm.uadd.sat.i64(i64 %rhi, i64 8)
   %a = icmp ule i64 %ulo, %phi

@@ -414,6 +414,7 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
         f"  %slot = getelementptr inbounds {SLOT}, ptr %tapes, i32 %k",
         *_record_lines(arrays, "%tid"),
         f"  call void @{aug}(ptr %gtid, ptr %btid" + "".join(", " + p for p in params) + ", ptr %slot)",
+        *([f"  store ptr null, ptr {_RECORD}, align 8"] if arrays else []),
         "  ret void",
         "}"]))
     # room for the team: the runtime's default, or the num_threads(...) pushed just before
@@ -505,6 +506,7 @@ def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[s
         f"  %slot = getelementptr inbounds {SLOT}, ptr %tapes, i32 %k",
         *_private_lines(arrays),
         f"  call void @{rev}(ptr %gtid, ptr %btid" + "".join(", " + p for p in params) + ", ptr %slot)",
+        *([f"  store ptr null, ptr {_RECORD}, align 8"] if arrays else []),
         "  call void @__enzyme_build_tape_free_data(ptr %slot)",
         "  %next = add i32 %t, %team",
         "  br label %head",
@@ -892,11 +894,21 @@ class Footprint:
         g.engine.declare("@llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)")
 
     def entry_lines(self) -> list[str]:
-        out = []
+        k = len(self.roots)
+        out = [f"  %omp.range.sink = alloca [{k} x {{ i64, i64 }}], align 8"] if k else []
         for k in range(len(self.roots)):
             out += [f"  %omp.range.lo{k} = alloca i64, align 8", f"  store i64 -1, ptr %omp.range.lo{k}, align 8",
                     f"  %omp.range.hi{k} = alloca i64, align 8", f"  store i64 0, ptr %omp.range.hi{k}, align 8"]
         return out
+
+    def _record(self, out: list[str], fallback: str) -> str:
+        """The thread's record, or `fallback` when no fork wrapper set one (the region's
+        function called directly: `parallel if(0)` runs it on the encountering thread)."""
+        rec, has, at = self.gen.fresh("fprec"), self.gen.fresh("fprec"), self.gen.fresh("fprec")
+        out.append(f"  {rec} = load ptr, ptr {_RECORD}, align 8")
+        out.append(f"  {has} = icmp ne ptr {rec}, null")
+        out.append(f"  {at} = select i1 {has}, ptr {rec}, ptr {fallback}")
+        return at
 
     def before_returns(self, body: list[str]) -> list[str]:
         if not self.roots:
@@ -904,17 +916,15 @@ class Footprint:
         out = []
         for line in body:
             if line.startswith("  ret "):
-                rec = self.gen.fresh("fprec")
-                out.append(f"  {rec} = load ptr, ptr {_RECORD}, align 8")
+                rec = self._record(out, "%omp.range.sink")
                 for k in range(len(self.roots)):
-                    lo, hi, at = self.gen.fresh("fp"), self.gen.fresh("fp"), self.gen.fresh("fp")
+                    lo, hi, r0, r1, at = (self.gen.fresh("fp") for _ in range(5))
                     out.append(f"  {lo} = load i64, ptr %omp.range.lo{k}, align 8")
                     out.append(f"  {hi} = load i64, ptr %omp.range.hi{k}, align 8")
+                    out.append(f"  {r0} = insertvalue {{ i64, i64 }} poison, i64 {lo}, 0")
+                    out.append(f"  {r1} = insertvalue {{ i64, i64 }} {r0}, i64 {hi}, 1")
                     out.append(f"  {at} = getelementptr inbounds {{ i64, i64 }}, ptr {rec}, i32 {k}")
-                    out.append(f"  store i64 {lo}, ptr {at}, align 8")
-                    at2 = self.gen.fresh("fp")
-                    out.append(f"  {at2} = getelementptr inbounds i8, ptr {at}, i64 8")
-                    out.append(f"  store i64 {hi}, ptr {at2}, align 8")
+                    out.append(f"  store {{ i64, i64 }} {r1}, ptr {at}, align 8")
             out.append(line)
         return out
 
@@ -922,15 +932,24 @@ class Footprint:
     def reverse_entry_lines(self) -> list[str]:
         if not self._used:
             return []
-        rec = self.gen.fresh("fprec")
-        out = [f"  {rec} = load ptr, ptr {_RECORD}, align 8"]
-        for k in range(len(self.roots)):
-            at, at2 = self.gen.fresh("fp"), self.gen.fresh("fp")
-            out.append(f"  {at} = getelementptr inbounds {{ i64, i64 }}, ptr {rec}, i32 {k}")
-            out.append(f"  %omp.private.lo{k} = load i64, ptr {at}, align 8")
-            out.append(f"  {at2} = getelementptr inbounds i8, ptr {at}, i64 8")
-            out.append(f"  %omp.private.hi{k} = load i64, ptr {at2}, align 8")
+        n = len(self.roots)
+        # without a record every range is empty (lo > hi): every adjoint is added atomically
+        out = [f"  %omp.private.none = alloca [{n} x {{ i64, i64 }}], align 8"]
+        for k in range(n):
+            at = self._at("%omp.private.none", k, out)
+            out.append(f"  store {{ i64, i64 }} {{ i64 1, i64 0 }}, ptr {at}, align 8")
+        rec = self._record(out, "%omp.private.none")
+        for k in range(n):
+            v = self.gen.fresh("fp")
+            out.append(f"  {v} = load {{ i64, i64 }}, ptr {self._at(rec, k, out)}, align 8")
+            out.append(f"  %omp.private.lo{k} = extractvalue {{ i64, i64 }} {v}, 0")
+            out.append(f"  %omp.private.hi{k} = extractvalue {{ i64, i64 }} {v}, 1")
         return out
+
+    def _at(self, base: str, k: int, out: list[str]) -> str:
+        at = self.gen.fresh("fp")
+        out.append(f"  {at} = getelementptr inbounds {{ i64, i64 }}, ptr {base}, i32 {k}")
+        return at
 
 
 _NO_MEMORY = {"getelementptr", "phi", "select", "br", "switch", "ret", "icmp", "fcmp", "fneg", "freeze",

@@ -104,6 +104,16 @@ double guided_runtime(double *x, double *y, int n, double c) {
     return t;
 }
 
+/* `parallel for if(…)` that is false: the encountering thread calls the region's function
+   directly (no fork), and its derivative must not rely on the fork wrappers */
+double serialized_if(double *x, double *y, int n, double c) {
+#pragma omp parallel for if(n > 1000)
+    for (int i = 1; i < n - 1; i++) y[i] = x[i - 1] * x[i + 1] * c + sin(x[i]);
+    double s = 0;
+    for (int i = 1; i < n - 1; i++) s += y[i] * y[i];
+    return s;
+}
+
 typedef double (*kernel)(double *, double *, int, double);
 
 static int check(const char *name, kernel f, void *fp, double (*grad)(double *, double *, double *, double *, int, double),
@@ -168,6 +178,7 @@ DRIVERS(private_data)
 DRIVERS(atomic_sum)
 DRIVERS(two_phases)
 DRIVERS(guided_runtime)
+DRIVERS(serialized_if)
 
 int main(void) {
     int bad = 0;
@@ -181,5 +192,6 @@ int main(void) {
     RUN(atomic_sum);
     RUN(two_phases);
     RUN(guided_runtime);
+    RUN(serialized_if);
     return bad != 0;
 }

@@ -218,3 +218,38 @@ def test_unsupported_constructs_are_refused_by_name_and_line(tmp_path, case):
     assert "Traceback" not in proc.stderr
     assert "inactive" not in proc.stderr, proc.stderr   # marking the runtime inactive is never the advice
     assert not (tmp_path / "prog").exists()
+
+
+VECTOR_FORWARD = r"""
+#include <math.h>
+#include <stdio.h>
+extern int enzyme_dup, enzyme_const, enzyme_width;
+typedef struct { double d[2]; } d2;
+extern d2 __enzyme_fwddiff2(void *, ...);
+double f(double *x, int n) {
+    double s = 0;
+#pragma omp parallel for reduction(+:s)
+    for (int i = 0; i < n; i++) s += sin(x[i]) * x[i];
+    return s;
+}
+int main(void) {
+    double x[30], dx[30], ex[30];
+    for (int i = 0; i < 30; i++) { x[i] = 0.1 * i; dx[i] = 1.0; ex[i] = (i == 3); }
+    d2 r = __enzyme_fwddiff2((void *)f, enzyme_width, 2, enzyme_dup, x, dx, ex, enzyme_const, 30);
+    double all = 0;   /* d/dt f(x + t * (1, ..., 1)) */
+    for (int i = 0; i < 30; i++) all += cos(x[i]) * x[i] + sin(x[i]);
+    double one = cos(x[3]) * x[3] + sin(x[3]);
+    int ok = fabs(r.d[0] - all) < 1e-10 && fabs(r.d[1] - one) < 1e-10;
+    printf("%s %.12g %.12g %.12g %.12g\n", ok ? "OK" : "FAIL", r.d[0], all, r.d[1], one);
+    return !ok;
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_vector_forward_mode_through_a_fork(tmp_path, threads):
+    (tmp_path / "vec.c").write_text(VECTOR_FORWARD)
+    proc = build(tmp_path, tmp_path / "vec.c", "-O2")
+    assert proc.returncode == 0, proc.stderr
+    out = run(tmp_path / "prog", threads)
+    assert out.returncode == 0 and out.stdout.startswith("OK "), out.stdout + out.stderr

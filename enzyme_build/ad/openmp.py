@@ -125,8 +125,8 @@ def _plain_atomic_block(lines: list[str], start: int, label: str, default: str) 
         return False
     adds = 0
     for line in lines[i + 1:]:
-        body = line.split(";")[0].strip()
-        if not body:
+        body = re.sub(r',\s*!dbg !\d+', "", line.split(";")[0]).strip()
+        if not body or body.startswith("#dbg_") or body.startswith("call void @llvm.dbg."):
             continue
         if body.startswith("br "):
             return adds > 0 and body == f"br label %{default}"
@@ -137,7 +137,8 @@ def _plain_atomic_block(lines: list[str], start: int, label: str, default: str) 
     return False
 
 
-_BITCAST_RE = re.compile(r'^\s*(%[-\w$.]+) = bitcast double (%[-\w$.]+|[-+0-9.eEx]+) to i64\s*$')
+_DBG = r'(?:,\s*!dbg !\d+)?'
+_BITCAST_RE = re.compile(r'^\s*(%[-\w$.]+) = bitcast double (%[-\w$.]+|[-+0-9.eEx]+) to i64' + _DBG + r'\s*$')
 
 
 def pass_firstprivate_by_address(text: str) -> str:
@@ -188,13 +189,17 @@ def pass_firstprivate_by_address(text: str) -> str:
                 if parts[0] != "i64" or parts[-1] not in bitcasts or pos + 2 >= len(params):
                     continue
                 pname = params[pos + 2].split()[-1]
-                uses = [n for n in range(ostart + 1, oend)
-                        if re.search(re.escape(pname) + r'(?![-\w$.])', lines[n])]
-                if not uses or not all(re.match(r'^\s*%[-\w$.]+ = bitcast i64 ' + re.escape(pname) + r' to double\s*$',
-                                                lines[n]) for n in uses):
+                uses, records = _uses(lines, ostart + 1, oend, pname)
+                if not uses or not all(re.match(r'^\s*%[-\w$.]+ = bitcast i64 ' + re.escape(pname) + r' to double'
+                                                + _DBG + r'\s*$', lines[n]) for n in uses):
                     continue
                 at, value = bitcasts[parts[-1]]
                 slot = parts[-1]
+                caller_uses, caller_records = _uses(lines, start + 1, end, slot)
+                if caller_uses != sorted([at, start + k]):
+                    continue
+                for n in records + caller_records:   # debug records of the i64 would not type-check
+                    edits[n] = []
                 edits[at] = [f"  store double {value}, ptr {slot}, align 8"]
                 entry_inserts.setdefault(start, []).append(f"  {slot} = alloca double, align 8")
                 new_line = new_line.replace(f"i64 {slot}", f"ptr {slot}", 1) if f"i64 {slot}" in new_line \
@@ -237,6 +242,14 @@ def _inside_parens(text: str, start: int) -> str:
                 return text[start:i]
             depth -= 1
     return text[start:]
+
+
+def _uses(lines: list[str], first: int, last: int, name: str) -> tuple[list[int], list[int]]:
+    """Lines in [first, last) naming `name`: instructions, and debug records apart."""
+    pattern = re.compile(re.escape(name) + r'(?![-\w$.])')
+    found = [n for n in range(first, last) if pattern.search(lines[n])]
+    records = [n for n in found if lines[n].lstrip().startswith("#dbg_")]
+    return [n for n in found if n not in records], records
 
 
 def _call_args(line: str) -> list[str]:
@@ -295,8 +308,13 @@ def refuse_unsupported(engine, fn, mode: str) -> None:
 
 
 def _region_name(name: str) -> str:
+    """The user's name of the function a parallel region belongs to (C++ names demangled)."""
+    from .diagnostics import demangled
     base = name.split(".omp_outlined")[0]
-    return f"{base}()" if base else f"@{name}"
+    if not base:
+        return f"@{name}"
+    shown = demangled([base]).get(base, base)
+    return shown if "(" in shown else f"{shown}()"
 
 
 def _where(engine, inst, fn) -> str:

@@ -52,7 +52,8 @@ def kernels(tmp_path_factory):
     for opt in ("-O0", "-O2"):
         work = tmp_path_factory.mktemp(f"omp{opt}")
         env = dict(os.environ, ENZYME_BUILD_KEEP=str(work / "keep"))
-        proc = build(work, HERE / "kernels.c", opt, env=env)
+        # -O2 with debug information: its records sit among the instructions the OpenMP passes read
+        proc = build(work, HERE / "kernels.c", opt, *(["-g"] if opt == "-O2" else []), env=env)
         out[opt] = (work / "prog", proc, work / "keep")
     return out
 

@@ -114,6 +114,18 @@ double serialized_if(double *x, double *y, int n, double c) {
     return s;
 }
 
+/* one reduction(+:…) clause over a double and an int */
+double mixed_reduction(double *x, double *y, int n, double c) {
+    double s = 0;
+    int count = 0;
+#pragma omp parallel for reduction(+:s, count)
+    for (int i = 0; i < n; i++) {
+        s += x[i] * x[i] * c;
+        count += x[i] > 0.5;
+    }
+    return s * count;
+}
+
 typedef double (*kernel)(double *, double *, int, double);
 
 static int check(const char *name, kernel f, void *fp, double (*grad)(double *, double *, double *, double *, int, double),
@@ -179,6 +191,7 @@ DRIVERS(atomic_sum)
 DRIVERS(two_phases)
 DRIVERS(guided_runtime)
 DRIVERS(serialized_if)
+DRIVERS(mixed_reduction)
 
 int main(void) {
     int bad = 0;
@@ -193,5 +206,6 @@ int main(void) {
     RUN(two_phases);
     RUN(guided_runtime);
     RUN(serialized_if);
+    RUN(mixed_reduction);
     return bad != 0;
 }

@@ -624,6 +624,8 @@ class PrivateAccesses:
             return False
         if all((d := self.fn.defs.get(r)) is not None and d.opcode == "alloca" for r in roots):
             return True
+        if any(not is_local(r) for r in roots):   # globals: other functions may reach them by name
+            return False
         index = self._index(ptr)
         if index is None or not self._is_loop_counter(index):
             return False
@@ -838,8 +840,10 @@ class Footprint:
         fn, roots_of = self.gen.fn, self._roots
         for inst in fn.instructions():
             if inst.opcode in ("load", "store"):
+                # a global named directly (or in a constant expression) is an access the ranges
+                # would not see
                 p = inst.operands[0][1] if inst.opcode == "load" else inst.operands[1][1]
-                if is_local(p) and len(roots_of(p)) != 1:
+                if not is_local(p) or len(roots_of(p)) != 1:
                     return False
             elif inst.opcode == "call":
                 name = (inst.callee or "").lstrip("@")

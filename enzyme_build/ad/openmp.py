@@ -873,7 +873,7 @@ class Footprint:
         if len(roots) != 1:
             return None
         r = next(iter(roots))
-        if self._is_alloca(r):
+        if self._is_alloca(r) or not is_local(r):   # globals: callees may reach them by name
             return None
         if r not in self.roots:
             self.roots.append(r)

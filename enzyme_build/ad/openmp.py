@@ -840,10 +840,10 @@ class Footprint:
         fn, roots_of = self.gen.fn, self._roots
         for inst in fn.instructions():
             if inst.opcode in ("load", "store"):
-                # a global named directly (or in a constant expression) is an access the ranges
-                # would not see
+                # globals (named directly, in a constant expression or as a pointer's root) may be
+                # reached by callees or under another name: accesses the ranges would not see
                 p = inst.operands[0][1] if inst.opcode == "load" else inst.operands[1][1]
-                if not is_local(p) or len(roots_of(p)) != 1:
+                if not is_local(p) or len(roots_of(p)) != 1 or not all(is_local(r) for r in roots_of(p)):
                     return False
             elif inst.opcode == "call":
                 name = (inst.callee or "").lstrip("@")
@@ -873,7 +873,7 @@ class Footprint:
         if len(roots) != 1:
             return None
         r = next(iter(roots))
-        if self._is_alloca(r) or not is_local(r):   # globals: callees may reach them by name
+        if self._is_alloca(r):
             return None
         if r not in self.roots:
             self.roots.append(r)

@@ -428,6 +428,14 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
         "  store i32 %team, ptr %tapes, align 8",
         "  br label %run",
         "run:",
+        "  %cap.at0 = getelementptr inbounds i8, ptr %tapes, i64 4",
+        "  %cap0 = load i32, ptr %cap.at0, align 4",
+        "  %fits = icmp slt i32 %tid, %cap0",
+        "  br i1 %fits, label %go, label %overflow",
+        "overflow:",
+        "  call void @__enzyme_build_omp_team_overflow()",
+        "  unreachable",
+        "go:",
         "  %k = add i32 %tid, 1",
         f"  %slot = getelementptr inbounds {SLOT}, ptr %tapes, i32 %k",
         *_record_lines(arrays, "%tid"),
@@ -435,6 +443,9 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
         *([f"  store ptr null, ptr {_RECORD}, align 8"] if arrays else []),
         "  ret void",
         "}"]))
+    _support(engine, "__enzyme_build_omp_team_overflow", _OVERFLOW)
+    engine.declare("@write", "declare i64 @write(i32, ptr, i64)")
+    engine.declare("@abort", "declare void @abort()")
     # room for the team: the runtime's default, or the num_threads(...) pushed just before
     team = gen.fresh("omp_team")
     lines.append(f"  {team} = call i32 @omp_get_max_threads()")
@@ -460,6 +471,17 @@ def augmented_fork(gen, inst, sig, aug: str, args: list[str], lines: list[str]) 
     lines.append(f"  call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr {ident}, i32 {len(rest) + 1}, "
                  f"ptr @{wrapper}, ptr {tapes}" + "".join(", " + a for a in rest) + ")")
     return tapes
+
+
+_OVERFLOW_TEXT = ("enzyme-build: a parallel region being differentiated got a larger team than "
+                  "omp_get_max_threads() announced (set the team size with num_threads(...) "
+                  "right before the region, or OMP_NUM_THREADS)\n")
+_OVERFLOW = f"""@__enzyme_build_omp_overflow_text = private unnamed_addr constant [{len(_OVERFLOW_TEXT)} x i8] c"{_OVERFLOW_TEXT[:-1]}\\0A"
+define internal void @__enzyme_build_omp_team_overflow() cold noinline {{
+  %w = call i64 @write(i32 2, ptr @__enzyme_build_omp_overflow_text, i64 {len(_OVERFLOW_TEXT)})
+  call void @abort()
+  unreachable
+}}"""
 
 
 def _ranges_lines(arrays: int) -> list[str]:
@@ -488,14 +510,27 @@ def _private_lines(arrays: int) -> list[str]:
 
 
 def _pushed_threads(fn, inst) -> str | None:
-    block = fn.block(inst.block)
+    """The `num_threads(k)` pushed for this fork: a `__kmpc_push_num_threads` before it in its
+    block or in the chain of single predecessors above (clang pushes before an `if(…)`
+    clause's branch)."""
+    preds: dict[str, list[str]] = {}
+    for b in fn.blocks:
+        for t in b.terminator.targets:
+            preds.setdefault(t, []).append(b.label)
+    block, seen = fn.block(inst.block), set()
     before = block.instructions[:block.instructions.index(inst)]
-    for prev in reversed(before):
-        if prev.opcode == "call" and (prev.callee or "") == "@__kmpc_push_num_threads":
-            return prev.operands[2][1]
-        if prev.opcode == "call" and fork_ident(prev) is not None:
+    while True:
+        for prev in reversed(before):
+            if prev.opcode == "call" and (prev.callee or "") == "@__kmpc_push_num_threads":
+                return prev.operands[2][1]
+            if prev.opcode == "call" and (fork_ident(prev) is not None or (prev.callee or "") == f"@{FORK}"):
+                return None
+        seen.add(block.label)
+        up = preds.get(block.label, [])
+        if len(up) != 1 or up[0] in seen:
             return None
-    return None
+        block = fn.block(up[0])
+        before = block.instructions
 
 
 def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[str]) -> None:

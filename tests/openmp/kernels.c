@@ -126,6 +126,14 @@ double mixed_reduction(double *x, double *y, int n, double c) {
     return s * count;
 }
 
+/* num_threads(4) behind an if(…) clause: a team larger than OMP_NUM_THREADS announces */
+double team_of_four(double *x, double *y, int n, double c) {
+    double s = 0;
+#pragma omp parallel for if(n > 10) num_threads(4) reduction(+:s) schedule(dynamic, 2)
+    for (int i = 0; i < n; i++) s += sin(x[i] * c) * x[i];
+    return s;
+}
+
 typedef double (*kernel)(double *, double *, int, double);
 
 static int check(const char *name, kernel f, void *fp, double (*grad)(double *, double *, double *, double *, int, double),
@@ -192,6 +200,7 @@ DRIVERS(two_phases)
 DRIVERS(guided_runtime)
 DRIVERS(serialized_if)
 DRIVERS(mixed_reduction)
+DRIVERS(team_of_four)
 
 int main(void) {
     int bad = 0;
@@ -207,5 +216,6 @@ int main(void) {
     RUN(guided_runtime);
     RUN(serialized_if);
     RUN(mixed_reduction);
+    RUN(team_of_four);
     return bad != 0;
 }

@@ -138,14 +138,18 @@ def _plain_atomic_block(lines: list[str], start: int, label: str, default: str) 
 
 
 _DBG = r'(?:,\s*!dbg !\d+)?'
-_BITCAST_RE = re.compile(r'^\s*(%[-\w$.]+) = bitcast double (%[-\w$.]+|[-+0-9.eEx]+) to i64' + _DBG + r'\s*$')
+_NAME = r'%[-\w$.]+'
+_DOUBLE_BITS = re.compile(rf'^\s*({_NAME}) = bitcast double ({_NAME}|[-+0-9.eEx]+) to i64{_DBG}\s*$')
+_FLOAT_BITS = re.compile(rf'^\s*({_NAME}) = bitcast float ({_NAME}|[-+0-9.eEx]+) to i32{_DBG}\s*$')
+_WIDEN = re.compile(rf'^\s*({_NAME}) = zext i32 ({_NAME}) to i64{_DBG}\s*$')
 
 
 def pass_firstprivate_by_address(text: str) -> str:
-    """A double captured by value reaches the outlined function as the i64 of its bits
-    (`bitcast double %c to i64` in the caller, `bitcast i64 %p to double` in the callee);
-    both sides are rewritten to pass the address of a stack copy instead, so the value is an
-    ordinary read-only pointer argument whose shadow gathers its adjoint."""
+    """A double or float captured by value (`firstprivate`, clang's by-value captures) reaches
+    the outlined function as an i64 of its bits (`bitcast double %c to i64`, or `bitcast float`
+    to i32 then `zext` to i64, in the caller; the reverse in the callee). Both sides are
+    rewritten to pass the address of a stack copy instead, so the value is an ordinary
+    read-only pointer argument whose shadow gathers its adjoint."""
     if "@__kmpc_fork_call(" not in text:
         return text
     lines = text.split("\n")
@@ -164,21 +168,15 @@ def pass_firstprivate_by_address(text: str) -> str:
     edits: dict[int, list[str]] = {}
     entry_inserts: dict[int, list[str]] = {}
     for name, (start, end) in funcs.items():
-        body = lines[start:end + 1]
-        bitcasts = {}
-        for k, line in enumerate(body):
-            m = _BITCAST_RE.match(line)
-            if m:
-                bitcasts[m.group(1)] = (start + k, m.group(2))
-        if not bitcasts:
+        captured = _float_bits(lines, start + 1, end)
+        if not captured:
             continue
-        for k, line in enumerate(body):
+        for k in range(start + 1, end):
+            line = lines[k]
             if "@__kmpc_fork_call(" not in line:
                 continue
             args = _call_args(line)
-            if len(args) < 3:
-                continue
-            outlined = args[2].split()[-1].lstrip("@").strip('"')
+            outlined = args[2].split()[-1].lstrip("@").strip('"') if len(args) >= 3 else ""
             if outlined not in funcs:
                 continue
             ostart, oend = funcs[outlined]
@@ -186,32 +184,27 @@ def pass_firstprivate_by_address(text: str) -> str:
             new_line = line
             for pos, arg in enumerate(args[3:]):
                 parts = arg.split()
-                if parts[0] != "i64" or parts[-1] not in bitcasts or pos + 2 >= len(params):
+                if parts[0] != "i64" or parts[-1] not in captured or pos + 2 >= len(params):
                     continue
-                pname = params[pos + 2].split()[-1]
-                uses, records = _uses(lines, ostart + 1, oend, pname)
-                if not uses or not all(re.match(r'^\s*%[-\w$.]+ = bitcast i64 ' + re.escape(pname) + r' to double'
-                                                + _DBG + r'\s*$', lines[n]) for n in uses):
-                    continue
-                at, value = bitcasts[parts[-1]]
-                slot = parts[-1]
+                slot, pname = parts[-1], params[pos + 2].split()[-1]
+                ty, value, defs = captured[slot]
+                unpacked = _unpacked(lines, ostart + 1, oend, pname, ty)
                 caller_uses, caller_records = _uses(lines, start + 1, end, slot)
-                if caller_uses != sorted([at, start + k]):
+                if unpacked is None or caller_uses != sorted([defs[-1], k]):
                     continue
-                for n in records + caller_records:   # debug records of the i64 would not type-check
+                edits.update(unpacked)
+                for n in caller_records:   # debug records of the i64 would not type-check
                     edits[n] = []
-                edits[at] = [f"  store double {value}, ptr {slot}, align 8"]
-                entry_inserts.setdefault(start, []).append(f"  {slot} = alloca double, align 8")
+                for n in defs[:-1]:
+                    edits[n] = []
+                edits[defs[-1]] = [f"  store {ty} {value}, ptr {slot}, align 8"]
+                entry_inserts.setdefault(start, []).append(f"  {slot} = alloca {ty}, align 8")
                 new_line = new_line.replace(f"i64 {slot}", f"ptr {slot}", 1) if f"i64 {slot}" in new_line \
                     else new_line.replace(arg, f"ptr {slot}", 1)
-                for n in uses:
-                    res = lines[n].split("=")[0].strip()
-                    edits[n] = [f"  {res} = load double, ptr {pname}, align 8"]
-                hdr = lines[ostart]
                 lines[ostart] = re.sub(r'\bi64 ((?:noundef )?)' + re.escape(pname) + r'(?![-\w$.])',
-                                       r'ptr \1' + pname, hdr, count=1)
+                                       r'ptr \1' + pname, lines[ostart], count=1)
             if new_line != line:
-                edits[start + k] = [new_line]
+                edits[k] = [new_line]
     if not edits:
         return text
     out = []
@@ -229,6 +222,52 @@ def pass_firstprivate_by_address(text: str) -> str:
         elif n - 1 in entry_inserts and re.match(r'^[-\w$.]+:', line):
             out.extend(entry_inserts[n - 1])
     return "\n".join(out)
+
+
+def _float_bits(lines: list[str], first: int, last: int) -> dict[str, tuple[str, str, list[int]]]:
+    """The i64 values of a function body that carry the bits of a double or a float:
+    name -> (float type, the float value, the lines computing it, the i64 last)."""
+    out, floats = {}, {}
+    for n in range(first, last):
+        if m := _DOUBLE_BITS.match(lines[n]):
+            out[m.group(1)] = ("double", m.group(2), [n])
+        elif m := _FLOAT_BITS.match(lines[n]):
+            floats[m.group(1)] = (m.group(2), n)
+        elif (m := _WIDEN.match(lines[n])) and m.group(2) in floats:
+            value, at = floats[m.group(2)]
+            if _uses(lines, first, last, m.group(2))[0] == [at, n]:
+                out[m.group(1)] = ("float", value, [at, n])
+    return out
+
+
+def _unpacked(lines: list[str], first: int, last: int, pname: str, ty: str) -> dict[int, list[str]] | None:
+    """Edits of the outlined function turning every unpacking of the bits parameter `pname`
+    into a load of `ty` through it (None when the parameter has another use)."""
+    uses, records = _uses(lines, first, last, pname)
+    edits: dict[int, list[str]] = {n: [] for n in records}
+    p = re.escape(pname)
+    for n in uses:
+        if ty == "double":
+            m = re.match(rf'^\s*({_NAME}) = bitcast i64 {p} to double{_DBG}\s*$', lines[n])
+            if m is None:
+                return None
+            edits[n] = [f"  {m.group(1)} = load double, ptr {pname}, align 8"]
+            continue
+        m = re.match(rf'^\s*({_NAME}) = trunc i64 {p} to i32{_DBG}\s*$', lines[n])
+        if m is None:
+            return None
+        edits[n] = []
+        narrow, narrow_records = _uses(lines, first, last, m.group(1))
+        for u in narrow_records:
+            edits[u] = []
+        for u in narrow:
+            if u == n:
+                continue
+            f = re.match(rf'^\s*({_NAME}) = bitcast i32 {re.escape(m.group(1))} to float{_DBG}\s*$', lines[u])
+            if f is None:
+                return None
+            edits[u] = [f"  {f.group(1)} = load float, ptr {pname}, align 4"]
+    return edits if uses else None
 
 
 def _inside_parens(text: str, start: int) -> str:

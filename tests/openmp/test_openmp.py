@@ -255,3 +255,44 @@ def test_vector_forward_mode_through_a_fork(tmp_path, threads):
     assert proc.returncode == 0, proc.stderr
     out = run(tmp_path / "prog", threads)
     assert out.returncode == 0 and out.stdout.startswith("OK "), out.stdout + out.stderr
+
+
+FLOAT_FIRSTPRIVATE = r"""
+#include <math.h>
+#include <stdio.h>
+extern int enzyme_dup, enzyme_const, enzyme_out;
+extern float __enzyme_autodiff(void *, ...);
+extern float __enzyme_fwddiff(void *, ...);
+/* a float captured by value: its bits travel as an i64 (bitcast to i32, zext) */
+float f(float *x, float *y, int n, float c) {
+    float s = 0;
+#pragma omp parallel for firstprivate(c) reduction(+:s)
+    for (int i = 0; i < n; i++) {
+        y[i] = x[i] * c * c;
+        s += y[i];
+    }
+    return s;
+}
+int main(void) {
+    float x[25], dx[25] = {0}, y[25], dy[25] = {0}, tx[25], ty[25] = {0}, c = 1.5f, sx = 0;
+    for (int i = 0; i < 25; i++) { x[i] = 0.1f * i; tx[i] = (i % 3) - 1.0f; sx += x[i]; }
+    float dc = __enzyme_autodiff((void *)f, enzyme_dup, x, dx, enzyme_dup, y, dy, enzyme_const, 25, enzyme_out, c);
+    int bad = fabsf(dc - 2 * c * sx) > 1e-4f * (1 + fabsf(2 * c * sx));
+    float dir = 0.5f * dc;
+    for (int i = 0; i < 25; i++) { bad |= fabsf(dx[i] - c * c) > 1e-6f; dir += tx[i] * dx[i]; }
+    float t = __enzyme_fwddiff((void *)f, enzyme_dup, x, tx, enzyme_dup, y, ty, enzyme_const, 25, enzyme_dup, c, 0.5f);
+    bad |= fabsf(t - dir) > 1e-4f * (1 + fabsf(dir));
+    printf("%s dc=%g expected %g, tangent %g expected %g\n", bad ? "FAIL" : "OK", dc, 2 * c * sx, t, dir);
+    return bad;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_firstprivate_float(tmp_path, opt):
+    (tmp_path / "fp.c").write_text(FLOAT_FIRSTPRIVATE)
+    proc = build(tmp_path, tmp_path / "fp.c", opt, "-g")
+    assert proc.returncode == 0, proc.stderr
+    for threads in (1, 2):
+        out = run(tmp_path / "prog", threads)
+        assert out.returncode == 0 and out.stdout.startswith("OK "), out.stdout + out.stderr

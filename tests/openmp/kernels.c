@@ -134,6 +134,14 @@ double team_of_four(double *x, double *y, int n, double c) {
     return s;
 }
 
+/* lastprivate: the thread that ran the last iteration copies its t out */
+double last_private(double *x, double *y, int n, double c) {
+    double t = 0;
+#pragma omp parallel for lastprivate(t) schedule(static, 3)
+    for (int i = 0; i < n; i++) t = sin(x[i]) * x[i] * c;
+    return t * t;
+}
+
 typedef double (*kernel)(double *, double *, int, double);
 
 static int check(const char *name, kernel f, void *fp, double (*grad)(double *, double *, double *, double *, int, double),
@@ -201,6 +209,7 @@ DRIVERS(guided_runtime)
 DRIVERS(serialized_if)
 DRIVERS(mixed_reduction)
 DRIVERS(team_of_four)
+DRIVERS(last_private)
 
 int main(void) {
     int bad = 0;
@@ -217,5 +226,6 @@ int main(void) {
     RUN(serialized_if);
     RUN(mixed_reduction);
     RUN(team_of_four);
+    RUN(last_private);
     return bad != 0;
 }

@@ -37,6 +37,7 @@ import re
 from ..analysis.activity import atomic_fadd_operands  # noqa: F401  (the sweeps read it here)
 from ..errors import EnzymeBuildError
 from ..ir.model import Instruction, is_float_type, is_local, make_name, split_top
+from .diagnostics import OPENMP_SUPPORTED, demangled
 
 FORK = "__kmpc_fork_call"
 # one tape object (24 bytes) per thread, each on its own cache line: pushes update them
@@ -59,9 +60,6 @@ _REFUSED = {
     "__kmpc_taskgroup": "`#pragma omp taskgroup`",
     "__kmpc_taskloop": "`#pragma omp taskloop`",
     "__kmpc_ordered": "`#pragma omp ordered`",
-    "__kmpc_single": "`#pragma omp single`",
-    "__kmpc_master": "`#pragma omp master`",
-    "__kmpc_masked": "`#pragma omp masked`",
     "__kmpc_copyprivate": "`copyprivate(…)`",
     "__kmpc_fork_teams": "`#pragma omp teams`",
     "__kmpc_reduce": "a reduction other than `+` on a scalar",
@@ -69,7 +67,6 @@ _REFUSED = {
     "__kmpc_omp_reg_task_with_affinity": "`#pragma omp task affinity(…)`",
 }
 
-_FORK_RE = re.compile(r'call void \(ptr, i32, ptr, \.\.\.\) @__kmpc_fork_call\(')
 
 
 def fork_ident(inst: Instruction) -> str | None:
@@ -341,14 +338,11 @@ def refuse_unsupported(engine, fn, mode: str) -> None:
         raise EnzymeBuildError(
             f"{what} in the parallel region of {_region_name(fn.name)} cannot be differentiated "
             f"({mode} mode; it calls {name})", location=_where(engine, inst, fn),
-            hint="supported: `parallel for` with static/dynamic schedules, reduction(+:…), "
-                 "private/firstprivate/shared data, `omp atomic` updates and barriers "
-                 "(docs/openmp.md)")
+            hint=OPENMP_SUPPORTED + " (docs/openmp.md)")
 
 
 def _region_name(name: str) -> str:
     """The user's name of the function a parallel region belongs to (C++ names demangled)."""
-    from .diagnostics import demangled
     base = name.split(".omp_outlined")[0]
     if not base:
         return f"@{name}"

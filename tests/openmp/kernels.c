@@ -142,6 +142,30 @@ double last_private(double *x, double *y, int n, double c) {
     return t * t;
 }
 
+/* single, master and sections in one region, ordered by barriers */
+double single_master_sections(double *x, double *y, int n, double c) {
+#pragma omp parallel
+    {
+#pragma omp single
+        y[0] = x[0] * x[1] * c;
+#pragma omp for
+        for (int i = 4; i < n; i++) y[i] = x[i] * y[0];
+#pragma omp master
+        y[1] = sin(y[n - 1]);
+#pragma omp barrier
+#pragma omp sections
+        {
+#pragma omp section
+            y[2] = x[2] * x[2];
+#pragma omp section
+            y[3] = cos(x[3]) + y[1];
+        }
+    }
+    double s = 0;
+    for (int i = 4; i < n; i++) s += y[i] * y[i];
+    return s + y[2] * y[3] + y[1];
+}
+
 typedef double (*kernel)(double *, double *, int, double);
 
 static int check(const char *name, kernel f, void *fp, double (*grad)(double *, double *, double *, double *, int, double),
@@ -210,6 +234,7 @@ DRIVERS(serialized_if)
 DRIVERS(mixed_reduction)
 DRIVERS(team_of_four)
 DRIVERS(last_private)
+DRIVERS(single_master_sections)
 
 int main(void) {
     int bad = 0;
@@ -227,5 +252,6 @@ int main(void) {
     RUN(mixed_reduction);
     RUN(team_of_four);
     RUN(last_private);
+    RUN(single_master_sections);
     return bad != 0;
 }

@@ -1,8 +1,8 @@
 """OpenMP parallel loops through the real CLI: `enzyme-build cc -fopenmp`.
 
-kernels.c holds twelve parallel kernels (static, chunked static, dynamic, guided and runtime
+kernels.c holds thirteen parallel kernels (static, chunked static, dynamic, guided and runtime
 schedules, num_threads (larger than OMP_NUM_THREADS), reduction(+:…) (of a double, of a double and an int), firstprivate/private/lastprivate/shared data, `omp atomic`, two
-worksharing loops and a barrier in one region, stencils whose threads meet at block edges, a
+worksharing loops and a barrier in one region, single/master/sections, stencils whose threads meet at block edges, a
 region whose `if(…)` clause is false). Each gradient is checked against central finite differences and each forward
 tangent against the gradient, at -O0 and -O2, on 1 and 2 threads (and 3: more threads than
 cores). Constructs the engine does not differentiate must be refused naming the construct and
@@ -23,7 +23,7 @@ HERE = Path(__file__).parent
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 KERNELS = ["static_reduction", "dynamic_chunks", "stencil", "stencil_blocks", "private_data", "atomic_sum",
            "two_phases", "guided_runtime", "serialized_if", "mixed_reduction",
-           "team_of_four", "last_private"]
+           "team_of_four", "last_private", "single_master_sections"]
 
 
 def _libomp() -> bool:

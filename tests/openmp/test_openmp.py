@@ -1,12 +1,15 @@
 """OpenMP parallel loops through the real CLI: `enzyme-build cc -fopenmp`.
 
-kernels.c holds thirteen parallel kernels (static, chunked static, dynamic, guided and runtime
-schedules, num_threads (larger than OMP_NUM_THREADS), reduction(+:…) (of a double, of a double and an int), firstprivate/private/lastprivate/shared data, `omp atomic`, two
-worksharing loops and a barrier in one region, single/master/sections, stencils whose threads meet at block edges, a
-region whose `if(…)` clause is false). Each gradient is checked against central finite differences and each forward
-tangent against the gradient, at -O0 and -O2, on 1 and 2 threads (and 3: more threads than
-cores). Constructs the engine does not differentiate must be refused naming the construct and
-the line, never with the advice to mark the runtime inactive.
+kernels.c holds thirteen parallel kernels: static, chunked static, dynamic, guided and runtime
+schedules; num_threads (larger than OMP_NUM_THREADS); reduction(+:…) of a double, and of a
+double and an int; firstprivate/private/lastprivate/shared data; `omp atomic`; two
+worksharing loops and a barrier in one region; single/master/sections; stencils whose
+threads meet at block edges; a region whose `if(…)` clause is false. Each gradient is checked
+against central finite differences and each forward tangent against the gradient, at -O0 and
+-O2 (with -g), on 1, 2 and 3 threads (more threads than cores). Separate programs: vector
+forward mode through a fork, a firstprivate float. Constructs the engine does not
+differentiate must be refused naming the construct and the line, never with the advice to
+mark the runtime inactive.
 """
 from __future__ import annotations
 

@@ -12,6 +12,12 @@ from ..ir.model import Function, Instruction, entry_point_name, strip_name
 from .abi import marker_kind
 
 
+# what the OpenMP refusals (here and in ad/openmp.py) offer instead
+OPENMP_SUPPORTED = ("supported: `parallel for` with static/dynamic/guided schedules, reduction(+:…), "
+                    "private/firstprivate/lastprivate/shared data, `omp atomic` updates, barriers, "
+                    "single/master/sections")
+
+
 def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bool = False,
                        mode: str = "reverse") -> None:
     """Raise the error for an active call the engine cannot differentiate: nested AD, inline
@@ -55,6 +61,12 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
             f"cannot differentiate the LLVM intrinsic '{raw_callee}' with active operands (call chain: {chain})",
             location=where, hint="this construct is not supported by the AD engine; move it into a function "
                                  "with a custom derivative rule, or keep it away from active data")
+    if raw_callee.startswith(("__kmpc_", "omp_", "GOMP_")):
+        # an OpenMP runtime call: marking it inactive would give silently wrong gradients
+        raise EnzymeBuildError(
+            f"cannot differentiate the OpenMP construct behind '{raw_callee}' with active data "
+            f"(call chain: {chain})", location=where,
+            hint=f"{OPENMP_SUPPORTED}, built with -fopenmp (docs/openmp.md); restructure the code into those")
     what = "has only part of a custom rule (augment and gradient are both needed)" if partial_rule \
         else "has no body and no derivative rule"
     allocation_like = getattr(engine.registry, "allocation_like", {})

@@ -17,6 +17,7 @@ from ..analysis.types import (check_packed_floats, check_vector_operands, float_
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
                         make_name)
+from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
 from .sweep import RuleOperands, classify_call, zero_of
@@ -108,6 +109,9 @@ class ForwardGenerator:
     def __init__(self, engine, fn: Function, sig: Signature, name: str):
         self.engine, self.fn, self.sig, self.name = engine, fn, sig, name
         self.width = sig.width
+        openmp.prepare(engine, fn)
+        if fn.name in openmp.parallel_functions(engine):
+            openmp.refuse_unsupported(engine, fn, "forward")
         self.act = self._activity()
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
@@ -345,6 +349,15 @@ class ForwardGenerator:
         op, res = inst.opcode, inst.result
         if op == "call":
             self._call(inst, lines)
+            return
+        rmw = openmp.atomic_fadd_operands(inst)
+        if rmw is not None and self.has_shadow(rmw[0]) and not (res and self._users(res)):
+            # *p += v (omp atomic, reductions): *dp += dv, atomically too
+            lines.append(_DBG_RE.sub("", inst.text))
+            p, ty, v = rmw
+            tangents = self.tangents(v, ty) if is_local(v) and v in self.act.varied else []
+            for t, sh in zip(tangents, self.shadows(p)):
+                lines.append(f"  {self.fresh('at')} = atomicrmw fadd ptr {sh}, {ty} {t} monotonic, align 8")
             return
         if op in ("cmpxchg", "atomicrmw") and self._moves_active_bits(inst):
             what, hint = _UNSUPPORTED[op]
@@ -716,6 +729,9 @@ class ForwardGenerator:
                 args += [f"ptr {x}" for x in self.shadows(v)]
         rty = derived_return_type(callee, sig)
         res = inst.result
+        if openmp.fork_ident(inst) is not None:
+            openmp.forward_fork(self.engine, inst, self.fn, name, args, lines)
+            return
         if rty == "void" or rty == callee.return_type:
             lhs = f"{res} = " if res else ""
             lines.append(f"  {lhs}call {rty} @{name}({', '.join(args)})")

@@ -22,6 +22,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
+from . import openmp
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
@@ -106,6 +107,14 @@ class ReverseGenerator(CachePlanner):
             raise EnzymeBuildError(f"cannot differentiate the variadic function @{fn.name}",
                                    location=engine.location_of_function(fn),
                                    hint="give it a fixed parameter list, or mark it inactive")
+        openmp.prepare(engine, fn)
+        # run by every thread of a team: adjoints of shared memory are added atomically
+        self.parallel = fn.name in openmp.parallel_functions(engine)
+        if self.parallel:
+            openmp.refuse_unsupported(engine, fn, "reverse")
+            self.private_memory = openmp.PrivateAccesses(fn, pointer_roots)
+            if split and fn.name in openmp.fork_targets(engine):
+                self.footprint = openmp.Footprint(self)
         self.cfg = analyze_cfg(fn)
         self.views = float_views(fn, engine.module)
         strip_punned_tbaa(fn, engine.module, self.views)
@@ -177,6 +186,7 @@ class ReverseGenerator(CachePlanner):
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
+        self.footprint = getattr(self, "footprint", None)   # OpenMP: thread-private address ranges
 
     def _undo_current(self, store: Instruction) -> str:
         """Split mode: the name of what an undone store's memory held when the reverse piece
@@ -320,7 +330,10 @@ class ReverseGenerator(CachePlanner):
             agg = nxt
         return agg
 
-    def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str]) -> None:
+    def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str],
+                          primal: str | None = None, label: str | None = None) -> None:
+        if self.parallel and openmp.accumulate_shared(self, shadow_ptr, ty, contrib, lines, primal, label):
+            return
         old, new = self.fresh("dm"), self.fresh("dm")
         lines.append(f"  {old} = load {ty}, ptr {shadow_ptr}")
         lines.append(f"  {new} = fadd {ty} {old}, {contrib}")
@@ -427,6 +440,8 @@ class ReverseGenerator(CachePlanner):
             (vty, _), (_, p) = inst.operands
             lines.append(f"  {self.undone_stores[id(inst)]} = load {vty}, ptr {p}")
         lines.append(text)
+        if self.footprint is not None:
+            self.footprint.record(inst, lines)
         if res and res in self.act.shadowed and res not in self.reverse_local and \
                 not (op == "call" and self._call_kind(inst) in ("derived", "custom")):
             self._forward_shadow(inst, lines)
@@ -649,6 +664,13 @@ class ReverseGenerator(CachePlanner):
         callee_fn = self.engine.module.functions[sig.function]
         aug, _ = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
         self.uses_tape = True
+        if openmp.fork_ident(inst) is not None:
+            tapes = openmp.augmented_fork(self, inst, sig, aug, args, lines)
+            self.types[tapes] = "ptr"
+            self.home[tapes] = inst.block
+            self.fork_tapes = getattr(self, "fork_tapes", {})
+            self.fork_tapes[id(inst)] = tapes
+            return
         if sig.ret_shadow:
             pair = self.fresh("pair")
             lines.append(f"  {pair} = call {{ ptr, ptr }} @{aug}({', '.join(args + [f'ptr {TAPE}'])})")
@@ -803,7 +825,7 @@ class ReverseGenerator(CachePlanner):
             if varied:
                 dr = self.take_adjoint(res, lines)
                 ptr = self._fetch(self.shadow(inst.operands[0][1]), label)
-                self.accumulate_memory(ptr, self.types[res], dr, lines)
+                self.accumulate_memory(ptr, self.types[res], dr, lines, primal=inst.operands[0][1], label=label)
         elif op == "store":
             (vty, v), (_, p) = inst.operands
             vty = self.views.get(v, vty)
@@ -824,6 +846,17 @@ class ReverseGenerator(CachePlanner):
                 lines.append(f"  store {inst.operands[0][0]} {old}, ptr {at}")
         elif op == "call":
             self._reverse_call(inst, label, lines)
+        elif (rmw := openmp.atomic_fadd_operands(inst)) is not None and self._ptr_shadowed(rmw[0]):
+            # *p += v (omp atomic, reductions): v's adjoint is p's; p's adjoint is unchanged
+            p, ty, v = rmw
+            if res and any(res in i.values() for i in self.fn.instructions()):
+                raise EnzymeBuildError(f"the old value of an atomic update is used ({inst.text.strip()} in "
+                                       f"@{self.fn.name})", location=self.engine.location(inst),
+                                       hint="use `#pragma omp atomic` updates whose result is not read")
+            if is_local(v) and v in self.act.varied:
+                got = self.fresh("dat")
+                lines.append(f"  {got} = load {ty}, ptr {self._fetch(self.shadow(p), label)}, align 8")
+                self.accumulate(v, got, lines)
         elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.reverse_local:
             lines.append(f"  call void @free(ptr {self._fetch(self.shadow(res), label)})")
             self.engine.declare("@free")
@@ -877,6 +910,9 @@ class ReverseGenerator(CachePlanner):
             callee_fn = self.engine.module.functions[sig.function]
             _, rev = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
             args = self._interleaved(inst, sig, lambda v: self._fetch(v, label))
+            if openmp.fork_ident(inst) is not None:
+                openmp.reverse_fork(self, inst, rev, args, self._fetch(self.fork_tapes[id(inst)], label), lines)
+                return
             if sig.ret_active:
                 args.append(f"{inst.type} {self.take_adjoint(res, lines)}")
             args.append(f"ptr {TAPE}")
@@ -894,6 +930,10 @@ class ReverseGenerator(CachePlanner):
                                      args, inst, sig, lines)
         elif kind == "memory":
             self._reverse_memory_call(inst, name, label, lines)
+        elif name == "__kmpc_barrier" and self.parallel:
+            # the phases a barrier separates are undone in the opposite order: so is the barrier
+            ident, gtid = inst.operands[0][1], self._fetch(inst.operands[1][1], label)
+            lines.append(f"  call void @__kmpc_barrier(ptr {ident}, i32 {gtid})")
 
     def _call_with_adjoints(self, callee, ret_ty, args, inst, sig, lines) -> None:
         outs = [v for (t, v), a in zip(inst.operands, sig.args) if a == "out"]
@@ -1015,6 +1055,8 @@ class ReverseGenerator(CachePlanner):
             out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
         if not self.split:
             out += self._iv_slot_allocas() + self._static_slot_allocas() + self._hoist_slot_allocas()
+        if self.footprint is not None:
+            out += self.footprint.entry_lines()
         return out + self._byval_shadow_copies() + self._side_zero()
 
     def _byval_dups(self):
@@ -1091,6 +1133,8 @@ class ReverseGenerator(CachePlanner):
             out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
         out += self._side_free()
         out += [_DBG_RE.sub("", inst.text) for inst in self.deferred_frees.values()]
+        if self.parallel:
+            out += openmp.flush_partials(self)
         rty = adjoint_type(self.fn, self.sig)
         outs = [p for p, a in zip(self.fn.params, self.sig.args) if a == "out" and is_float_type(p.type)]
         if rty == "void":
@@ -1245,6 +1289,9 @@ class ReverseGenerator(CachePlanner):
             body = [x for line in body for x in (push if line == FRAME_PUSH_MARK else [line])]
         else:
             body = [line for line in body if line != FRAME_PUSH_MARK]
+        if self.footprint is not None:
+            body = self.footprint.before_returns(body)
+            openmp.note_footprint(self.engine, names, len(self.footprint.roots))
         aug += body + ["}"]
         rev_params = [f"{t} {n}" for t, n in params]
         if self.sig.ret_active:
@@ -1253,6 +1300,8 @@ class ReverseGenerator(CachePlanner):
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}){inline} {{", "entry$:"]
         rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas() \
             + self._hoist_slot_allocas()
+        if self.footprint is not None:
+            rev += self.footprint.reverse_entry_lines()
         if self.frame:
             rev += self._pop_lines([(FRAME_OFFSET, "i64")]) + self._side_frame_lines(load=True)
         for v, root in self.reverse_local.items():

@@ -626,6 +626,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from ..blas import attach_blas_rules   # BLAS calls: renamed to the rule library, linked in
     text = attach_blas_rules(text)
     from ..complex import attach_complex_rules; text = attach_complex_rules(text)   # complex runtime/libm calls
+    from .openmp import pass_firstprivate_by_address, prepare_module
+    text = prepare_module(text)   # reduction(+:…) through clang's atomic path
     registry = _collect_registry(text)
     text = _protect_registrations(text, registry)
     m = llvm.parse_assembly(text, module.name)
@@ -641,6 +643,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])
     pre = integer_pointer_arithmetic(pointers_as_integers(reassemble_split_doubles(
         lower_library_calls(_restore_opaque_calls(m.text(), registry)))))
+    pre = pass_firstprivate_by_address(pre)
     _keep(keep_dir, "ad-input.ll", pre)
     out = differentiate_module(pre, registry)
     _keep(keep_dir, "ad-output.ll", out)

@@ -10,9 +10,8 @@ from them varied. Integers, comparisons and int<->float conversions are never va
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import re
+from dataclasses import dataclass, field
 
 from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local
 # the library facts this module and its importers use (the one table: analysis/library.py)
@@ -60,6 +59,18 @@ def is_inactive_call(inst: Instruction, inactive_extra=frozenset()) -> bool:
     name = callee_name(inst)
     return (name in INACTIVE_FUNCTIONS or name in inactive_extra
             or name.startswith(INACTIVE_INTRINSIC_PREFIXES))
+
+
+_ATOMIC_FADD_RE = re.compile(r'atomicrmw (?:volatile )?fadd ptr (%[-\w$.]+|@[-\w$.]+), (double|float) '
+                             r'(%[-\w$.]+|[-+0-9.eEx]+)')
+
+
+def atomic_fadd_operands(inst: Instruction) -> tuple[str, str, str] | None:
+    """(pointer, type, value) of `atomicrmw fadd ptr P, T V` (OpenMP atomics and reductions)."""
+    if inst.opcode != "atomicrmw":
+        return None
+    m = _ATOMIC_FADD_RE.search(inst.text)
+    return (m.group(1), m.group(2), m.group(3)) if m else None
 
 
 def pointer_roots(fn: Function, value: str, cache: dict | None = None) -> set[str]:
@@ -207,6 +218,9 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                     changed |= give_shadow(p)
                 if vty == "ptr" and is_local(v) and any_shadowed(p) and not any_shadowed(v):
                     changed |= give_shadow(v)
+            elif op == "atomicrmw" and (rmw := atomic_fadd_operands(inst)) is not None:
+                if rmw[2] in act.varied:          # *p += v: like a store of a varied value
+                    changed |= give_shadow(rmw[0])
             elif op == "call" and inst.callee == "@realloc" and res:
                 # the new block holds the old one's data: both or neither have shadows
                 if any_shadowed(res) and not any_shadowed(inst.operands[0][1]):

@@ -310,6 +310,15 @@ def _restore_opaque_calls(text: str, registry) -> str:
     return "\n".join(lines)
 
 
+def _registered(registry) -> set[str]:
+    """Functions named by a registration: primals with custom rules, the rules, inactive
+    and function_like functions."""
+    names = set(registry.rules) | set(registry.inactive) | set(registry.function_like)
+    for rule in registry.rules.values():
+        names.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
+    return names
+
+
 def _collect_registry(text: str):
     try:
         from ..custom.collect import collect_registry
@@ -636,6 +645,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
         llvm.run_named_passes(m, ["always-inline", "sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
+    from .boundaries import inline_coerced_boundaries
+    m = inline_coerced_boundaries(m, llvm, exclude=_registered(registry))
     m = scalarize_float_vectors(m, llvm)
     # loop-simplify: dedicated loop exits (side tables keep a loop's last records on its exits)
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])

@@ -7,7 +7,9 @@ to whatever register type holds their bytes:
   `{float, float, double}`) travels as one `<2 x float>`;
 - `struct {float val; int idx;}` travels as one `i64`: the float is bitcast to `i32`,
   zero-extended and or-ed with the shifted int, and the callee truncates and bitcasts
-  it back.
+  it back;
+- a `double` copied into a `uint64_t` (generic code that moves values as words) and passed
+  or returned by value is a plain `i64` argument or result bitcast from/to `double`.
 
 Inside one function the Scalarizer (vectors) and instcombine (`trunc(or(zext(bitcast f),
 shl …))` folds to `f`) remove these forms, and the engine sees plain floats.  Across a
@@ -32,6 +34,9 @@ _TO_BITS = re.compile(r'^  ' + _V + r' = bitcast (?:float|half) ' + _V + r' to i
 _WIDEN = re.compile(r'^  ' + _V + r' = zext (?:nneg )?i(?:32|16) ' + _V + r' to i(?:64|128)$')
 _NARROW = re.compile(r'^  ' + _V + r' = trunc (?:nuw |nsw )*i(?:64|128) ' + _V + r' to i(?:32|16)$')
 _FROM_BITS = re.compile(r'^  ' + _V + r' = bitcast i(?:32|16) ' + _V + r' to (?:float|half)$')
+# a whole float moved as an integer of its width (a double in a `uint64_t`)
+_INT_TO_FP = re.compile(r'^  ' + _V + r' = bitcast i(?:64|32|16|80|128) ' + _V + r' to (?:double|float|half|x86_fp80|fp128)$')
+_FP_TO_INT = re.compile(r'^  ' + _V + r' = bitcast (?:double|float|half|x86_fp80|fp128) ' + _V + r' to i\d+$')
 _DIRECT_CALL = re.compile(r'\b(?:call|invoke)\b[^@]*?(@(?:"[^"]*"|[-\w$.]+))\(')
 _ATTR_GROUP = re.compile(r'^attributes (#\d+) = \{ ?(.*?) ?\}$')
 
@@ -53,6 +58,37 @@ def _functions(text: str):
             j += 1
         yield m.group(2), i, lines[i + 1:j]
         i = j + 1
+
+
+_DEF = re.compile(r'^  ' + _V + r' = (\w+) ')
+_CARRIERS = {"zext", "sext", "trunc", "or", "and", "shl", "lshr", "insertvalue", "extractvalue", "freeze"}
+_NAME = re.compile(r'%(?:"[^"]*"|[-\w$.]+)')
+
+
+def _integer_float_params(params: str, body: list[str]) -> bool:
+    """A float arrives in an integer parameter or leaves in an integer (or aggregate of
+    integers) result: a `double` copied into a `uint64_t` field and passed or returned by
+    value. Bits are followed through the integer operations the ABI lowering uses."""
+    from_param = set(re.findall(r'\bi\d+ (?:noundef |signext |zeroext |range\([^)]*\) )*(%[-\w$.]+)', params))
+    from_fp: set[str] = set()
+    for line in body:
+        m = _INT_TO_FP.match(line)
+        if m and m.group(2) in from_param:
+            return True
+        m = _FP_TO_INT.match(line)
+        if m:
+            from_fp.add(m.group(1))
+            continue
+        m = _DEF.match(line)
+        if m and m.group(2) in _CARRIERS:
+            used = set(_NAME.findall(line[m.end():]))
+            if used & from_param:
+                from_param.add(m.group(1))
+            if used & from_fp:
+                from_fp.add(m.group(1))
+        elif line.startswith("  ret ") and set(_NAME.findall(line)) & from_fp:
+            return True
+    return False
 
 
 def _packs_floats(body: list[str]) -> bool:
@@ -89,7 +125,8 @@ def coerced_float_functions(text: str, exclude=frozenset()) -> set[str]:
         if name[1:].strip('"') in exclude:
             continue
         m = _DEFINE_RE.match(lines[at])
-        if _FP_VECTOR.search(m.group(1)) or _FP_VECTOR.search(m.group(3)) or _packs_floats(body):
+        if (_FP_VECTOR.search(m.group(1)) or _FP_VECTOR.search(m.group(3)) or _packs_floats(body)
+                or _integer_float_params(m.group(3), body)):
             found.add(name)
     return {n for n in found if callers.get(n)}
 

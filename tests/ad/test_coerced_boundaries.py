@@ -86,6 +86,27 @@ __attribute__((noinline)) double f(const double *x) {
   mix r = scale(scale(m, x[3]), 0.5);
   return r.a * r.b + r.c;
 }""",
+    # a double copied into a uint64_t and passed / returned by value (an i64 argument)
+    "double_bits_by_value": r"""
+#include <string.h>
+__attribute__((noinline)) static double helper(unsigned long long bits, double s) {
+  double v; memcpy(&v, &bits, 8); return v * v * s;
+}
+__attribute__((noinline)) static unsigned long long tobits(double v) { unsigned long long b; memcpy(&b, &v, 8); return b; }
+__attribute__((noinline)) double f(const double *x) {
+  unsigned long long b; double t = sin(x[0]);
+  memcpy(&b, &t, 8);
+  return helper(b, x[1]) + helper(tobits(x[2] * x[3]), 1.0);
+}""",
+    # a tagged word {uint64_t bits; int tag} (two registers: i64, i32)
+    "tagged_word": r"""
+#include <string.h>
+typedef struct { unsigned long long bits; int tag; } word;
+__attribute__((noinline)) static word box(double v, int tag) { word w; memcpy(&w.bits, &v, 8); w.tag = tag; return w; }
+__attribute__((noinline)) static double unbox(word w) { double v; memcpy(&v, &w.bits, 8); return w.tag ? v * v : v; }
+__attribute__((noinline)) double f(const double *x) {
+  return unbox(box(x[0] * x[1], 1)) + unbox(box(exp(x[2]), 0)) * x[3];
+}""",
     # a loop calling a helper that takes and returns {float, float}
     "float_pair_loop": r"""
 typedef struct { float re, im; } cf;

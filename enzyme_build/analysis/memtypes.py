@@ -272,14 +272,18 @@ class MemoryTypes:
         for p in fn.params:
             if p.type == "ptr":
                 places[p.name] = {p.name: Place(p.name, 0)}
-        pending = []
+        pending, loads, stores = [], [], []
         for inst in fn.instructions():
+            if inst.opcode == "store" and inst.operands and inst.operands[0][0] == "ptr":
+                stores.append(inst)
             if not inst.result or inst.type != "ptr":
                 continue
             if inst.opcode in _FORWARDERS:
                 pending.append(inst)
             else:
                 places[inst.result] = {inst.result: Place(inst.result, 0)}
+                if inst.opcode == "load":
+                    loads.append(inst)
 
         def of(v: str) -> dict[str, Place]:
             return places[v] if v in places else self._global_places(v)
@@ -309,6 +313,24 @@ class MemoryTypes:
                             new[r] = _join(new[r], p) if r in new else p
                     if old != new:
                         places[inst.result] = new
+                        changed = True
+            # a pointer loaded from where a pointer was stored may be that pointer: the
+            # realloc'd buffer that `a->data = realloc(...)` stores and `a->data[i] = v`
+            # loads again (no store-to-load forwarding before optimization)
+            if stores and loads:
+                stored: dict[tuple[str, int], list[str]] = {}
+                for st in stores:
+                    for p in of(st.operands[1][1]).values():
+                        if p.stride == 0 and p.offset is not None:
+                            stored.setdefault((p.root, p.offset), []).append(st.operands[0][1])
+                for ld in loads:
+                    new = dict(places[ld.result])
+                    for p in of(ld.operands[0][1]).values():
+                        for v in stored.get((p.root, p.offset), ()) if p.stride == 0 else ():
+                            for r, q in of(v).items():
+                                new[r] = _join(new[r], q) if r in new else q
+                    if new != places[ld.result]:
+                        places[ld.result] = new
                         changed = True
             if not changed:
                 break

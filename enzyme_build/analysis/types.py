@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import EnzymeBuildError
-from ..ir.model import is_float_type, make_name, take_type, tbaa_type
+from ..ir.model import named_type_body, is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
 from .memtypes import copy_kinds, range_kinds
 
@@ -74,10 +74,11 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         # untyped copies of a function's pointer arguments (-O0 std::copy ends in a memmove in
         # a helper that never touches the data): decide from how the callers use that memory
         kinds = _kinds_from_callers(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]])
-    if not kinds and pointers is None:
-        # the memory type analysis: accesses at the copied offsets, across copies and calls
-        n = inst.operands[2][1] if len(inst.operands) > 2 else ""
-        kinds = range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]],
+    if not kinds:
+        # the memory type analysis: accesses at the copied offsets (every offset of a
+        # realloc'd block), across copies, calls and pointers kept in memory
+        n = inst.operands[2][1] if len(inst.operands) > 2 and pointers is None else ""
+        kinds = range_kinds(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]],
                             int(n) if n.isdigit() else None)
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
     if len(kinds) == 1:
@@ -86,7 +87,7 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         declared = declared_element_types(gen, inst)
         if len(declared) == 1 and next(iter(declared)) in ("double", "float"):
             return declared.pop()
-    if pointers is None and "pointer" not in kinds and memcpy_record_type(gen, inst):
+    if pointers is None and memcpy_record_type(gen, inst, with_pointers="pointer" in kinds):
         return "record"
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
     raise EnzymeBuildError(
@@ -349,16 +350,34 @@ def declared_element_types(gen, inst) -> set[str]:
     return found
 
 
-def memcpy_record_type(gen, inst) -> str | None:
+def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
     """The record type a memcpy of mixed fields copies (an array of `struct { double; float;
-    int }`), from the allocations or globals its pointers come from; None when unknown or
-    when the record holds pointers (their shadows need copying, not adjoints)."""
+    int }`), from the allocations or globals its pointers come from; None when unknown, when
+    the copy's constant length is not a whole number of records, or (unless `with_pointers`)
+    when the record holds pointers. With `with_pointers` a record of pointers next to floats
+    and integers (`struct view { double *p; int n; double scale; }`) qualifies: the forward
+    sweep copies its pointers' shadows, the reverse moves its floats' adjoints."""
+    from ..ir.model import pointer_leaves
     from .activity import _float_record_type
+    from .memtypes import type_size
     found = {t for t in declared_element_types(gen, inst) if t.startswith(("%", "{", "<{"))}
     if len(found) != 1:
         return None
     ty = found.pop()
-    return ty if _float_record_type(gen.engine.module, ty) else None
+    module = gen.engine.module
+    if with_pointers:
+        if "<" in ty.replace("<{", "").replace("}>", "") or not any(True for _ in pointer_leaves(module, ty)):
+            return None
+        body = ty if not ty.startswith("%") else (named_type_body(module, ty) or "")
+        if "<" in body.replace("<{", "").replace("}>", ""):
+            return None   # vectors: not a record of scalars
+    elif not _float_record_type(module, ty):
+        return None
+    size = type_size(module, ty)
+    n = inst.operands[2][1] if len(inst.operands) > 2 else ""
+    if not size or (n.isdigit() and int(n) % size):
+        return None
+    return ty
 
 
 def check_vector_operands(fn, inst, varied, location) -> None:

@@ -15,7 +15,7 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.library import allocation_size_args
-from ..analysis.types import (bits_stay_integer, check_memory_access, check_vector_operands, float_views, pointer_as_integer, strip_punned_tbaa, memcpy_element_kind,
+from ..analysis.types import (bits_stay_integer, check_memory_access, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
 from ..custom.registry import check_rule_arity
@@ -108,6 +108,10 @@ class ReverseGenerator(CachePlanner):
                                    hint="give it a fixed parameter list, or mark it inactive")
         self.cfg = analyze_cfg(fn)
         self.views = float_views(fn, engine.module)
+        # integer copies of bytes that hold pointers (and integers): the forward sweep moves
+        # the shadow's bytes with them (`pointer_carriers`), as a memcpy of pointers does
+        self.pointer_carriers = pointer_carriers(fn, engine.module)
+        self.carried_bits: dict[str, str] = {}
         strip_punned_tbaa(fn, engine.module, self.views)
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,
                                     inactive=engine.inactive, custom=engine.custom,
@@ -429,8 +433,15 @@ class ReverseGenerator(CachePlanner):
         if res and res in self.act.shadowed and res not in self.reverse_local and \
                 not (op == "call" and self._call_kind(inst) in ("derived", "custom")):
             self._forward_shadow(inst, lines)
+        if op == "load" and res and res in self.pointer_carriers and self._ptr_shadowed(inst.operands[0][1]):
+            # an integer copy of bytes holding pointers: the shadow's bytes go along
+            bits = self.fresh("ptrbits")
+            lines.append(f"  {bits} = load {inst.type}, ptr {self.shadow(inst.operands[0][1])}")
+            self.carried_bits[res] = bits
         if op == "store":
             (vty, v), (_, p) = inst.operands
+            if v in self.pointer_carriers and self._ptr_shadowed(p):
+                lines.append(f"  store {vty} {self.carried_bits.get(v, '0')}, ptr {self.shadow(p)}")
             if vty == "ptr" and self._ptr_shadowed(p):
                 lines.append(f"  store ptr {self._shadow_or_fail(v, inst)}, ptr {self.shadow(p)}, align 8")
             elif self._ptr_shadowed(p) and (x := pointer_as_integer(self.fn, v)) and self.act.has_shadow(x):
@@ -832,7 +843,8 @@ class ReverseGenerator(CachePlanner):
         elif varied or (op not in _CONSUMES_ACTIVE_SAFELY
                         and any(v in self.act.varied for v in inst.values())
                         and not (inst.result and inst.type.startswith("i")
-                                 and bits_stay_integer(self.fn, inst.result))):
+                                 and bits_stay_integer(self.fn, inst.result))
+                        and not (inst.result and only_reaches_integers(self.fn, inst.result))):
             raise EnzymeBuildError(f"cannot differentiate '{op}' ({inst.text.strip()}) in @{self.fn.name}",
                                    location=self.engine.location(inst),
                                    hint="vector values and this operation are not supported on active data; "

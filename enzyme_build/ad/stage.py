@@ -587,7 +587,15 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
         llvm.optimize(m, 2, unroll=False, vectorize=False)
     from .boundaries import inline_coerced_boundaries
     m = inline_coerced_boundaries(m, llvm, exclude=_registered(registry))
-    m = scalarize_float_vectors(m, llvm)
+    from .asm import lower_known_asm, lower_rounding
+    for lower in (lower_known_asm, None, lower_rounding):
+        if lower is None:
+            m = scalarize_float_vectors(m, llvm)
+            continue
+        text = m.text()
+        lowered = lower(text)
+        if lowered != text:
+            m = llvm.parse_assembly(lowered, module.name)
     # loop-simplify: dedicated loop exits (side tables keep a loop's last records on its exits)
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])
     pre = integer_pointer_arithmetic(pointers_as_integers(reassemble_split_doubles(

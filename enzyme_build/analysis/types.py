@@ -68,6 +68,12 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
     module = gen.engine.module
     kinds = set(_tbaa_struct_kinds(module, inst.metadata.get("!tbaa.struct")))
     kinds.discard(None)
+    n = inst.operands[2][1] if len(inst.operands) > 2 and pointers is None else ""
+    if not kinds and n.isdigit():
+        # a constant-length copy: the memory type analysis at exactly the copied bytes
+        # (an evaluator's 16-byte dimensions inside a struct that also holds doubles and
+        # pointers copy only integers)
+        kinds = range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n))
     if not kinds:
         kinds = _kinds_through_roots(gen, pointers or [inst.operands[0][1], inst.operands[1][1]])
     if not kinds:
@@ -278,6 +284,21 @@ def check_packed_floats(fn, module, inst, location) -> None:
              "elements), not through a wider integer")
 
 
+def pointer_carriers(fn, module) -> set[str]:
+    """Integer loads (i64) that only move bytes holding pointers, or pointers and integers, to
+    stores (an evaluator's fields copied as words, a generic swap of pointers): the sweeps
+    move the shadow's bytes along with them."""
+    users = _users_of(fn)
+    out = set()
+    for v, kinds in copy_kinds(module, fn).items():
+        d = fn.defs.get(v)
+        if "pointer" not in kinds or not kinds <= {"int", "pointer"} or d is None or d.type != "i64":
+            continue
+        if all(u.opcode == "store" and u.operands[0][1] == v for u in users.get(v, [])):
+            out.add(v)
+    return out
+
+
 def check_integer_copy(gen, inst) -> None:
     """An integer load whose value is only stored (a copy) from/to active memory: the memory
     type analysis decides what it moves (`float_views` made the single-float cases views);
@@ -285,7 +306,7 @@ def check_integer_copy(gen, inst) -> None:
     if inst.opcode != "load" or inst.result in gen.views or not re.fullmatch(r'i\d+', inst.type):
         return
     kinds = copy_kinds(gen.engine.module, gen.fn).get(inst.result)
-    if not kinds or kinds <= {"int"}:
+    if not kinds or kinds <= {"int"} or inst.result in pointer_carriers(gen.fn, gen.engine.module):
         return
     if inst.type not in ("i64", "i32") and not any(k.startswith(("part of", "double", "float")) for k in kinds):
         return
@@ -388,11 +409,41 @@ def check_vector_operands(fn, inst, varied, location) -> None:
         return
     if not any(v in varied for v in inst.values()):
         return
+    if inst.result and only_reaches_integers(fn, inst.result):
+        return
     raise EnzymeBuildError(
         f"cannot differentiate vector code on active values ({inst.text.split(', !', 1)[0].strip()} in "
         f"@{fn.name})", location=location,
         hint="vector floating-point code is split into scalars before differentiation; this value "
              "crosses a call or return as a vector: make the function inline or pass the elements")
+
+
+_VECTOR_BUILDERS = {"insertelement", "shufflevector"}
+_INTEGER_RESULTS = {"fcmp", "fptosi", "fptoui"}
+
+
+def only_reaches_integers(fn, value: str) -> bool:
+    """Whether a vector of floats only feeds operations with integer results (a conversion
+    to integers such as `llvm.x86.sse2.cvtpd2dq` in a vectorized exp, comparisons): its
+    derivative is never needed, so it need not be refused."""
+    users = _users_of(fn)
+    seen, work = set(), [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for u in users.get(v, []):
+            if u.opcode in _VECTOR_BUILDERS and u.result:
+                work.append(u.result)
+            elif u.opcode in _INTEGER_RESULTS:
+                continue
+            elif u.opcode == "call" and u.result and re.fullmatch(r'<\d+ x i\d+>|i\d+', u.type or "") \
+                    and (u.callee or "").startswith("@llvm.x86."):
+                continue
+            else:
+                return False
+    return True
 
 
 def pointer_as_integer(fn, value: str) -> str | None:

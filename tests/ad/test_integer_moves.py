@@ -11,6 +11,7 @@ on its own on IR.
 """
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -136,6 +137,26 @@ __attribute__((noinline)) double f(const double *x) {
   { uint64_t w; memcpy(&w, &r[0].v, 8); memcpy(&r[1].v, &w, 8); }
   return r[1].v * (double)r[1].n + x[1];
 }""", [6 * X[0], 1.0, 0.0, 0.0]),
+    # pointers (with a length) swapped as uint64_t words by a generic helper: the shadow
+    # pointers must move with them (was refused: "moves int/pointer data")
+    "pointer_words_swapped": (r"""
+struct buf { double *p; long n; };
+__attribute__((noinline)) static void swap_words(void *a, void *b, size_t n) {
+  for (size_t i = 0; i < n / 8; i++) {
+    uint64_t t, u;
+    memcpy(&t, (char *)a + 8 * i, 8); memcpy(&u, (char *)b + 8 * i, 8);
+    memcpy((char *)a + 8 * i, &u, 8); memcpy((char *)b + 8 * i, &t, 8);
+  }
+}
+__attribute__((noinline)) double f(const double *x) {
+  double u[4] = {0}, v[4] = {0};
+  struct buf A = {u, 4}, B = {v, 4};
+  swap_words(&A, &B, sizeof A);
+  for (long i = 0; i < A.n; i++) A.p[i] = x[i] * x[i];     /* v = x^2 */
+  for (long i = 0; i < B.n; i++) B.p[i] = sin(x[i]);       /* u = sin x */
+  return v[0] * u[1] + v[2] * v[3] + u[3];
+}""", [2 * X[0] * math.sin(X[1]), X[0] ** 2 * math.cos(X[1]), 2 * X[2] * X[3] ** 2,
+       2 * X[2] ** 2 * X[3] + math.cos(X[3])]),
 }
 
 

@@ -268,7 +268,7 @@ class Engine:
         self._returns_shadow: dict[tuple, bool] = {}
         self.split_calls: list[tuple[str, Signature, str]] = []   # (kind, signature, call site)
         # record type -> the helper that moves the adjoints of a memcpy of such records
-        self.record_adjoint_helpers: dict[str, str] = {}
+        self.record_adjoint_helpers: dict[tuple[str, str], str] = {}
 
     # ---------------------------------------------------------------- inlining
     INLINE_PIECES_MAX = 200      # instructions of the primal

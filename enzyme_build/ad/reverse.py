@@ -15,11 +15,11 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.library import allocation_size_args
-from ..analysis.types import (bits_stay_integer, check_memory_access, check_vector_operands, float_views, pointer_as_integer, strip_punned_tbaa, memcpy_element_kind,
+from ..analysis.types import (bits_stay_integer, check_memory_access, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
 from ..custom.registry import check_rule_arity
-from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, is_float_type, is_local,
+from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
 from . import openmp
@@ -117,6 +117,10 @@ class ReverseGenerator(CachePlanner):
                 self.footprint = openmp.Footprint(self)
         self.cfg = analyze_cfg(fn)
         self.views = float_views(fn, engine.module)
+        # integer copies of bytes that hold pointers (and integers): the forward sweep moves
+        # the shadow's bytes with them (`pointer_carriers`), as a memcpy of pointers does
+        self.pointer_carriers = pointer_carriers(fn, engine.module)
+        self.carried_bits: dict[str, str] = {}
         strip_punned_tbaa(fn, engine.module, self.views)
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,
                                     inactive=engine.inactive, custom=engine.custom,
@@ -445,8 +449,15 @@ class ReverseGenerator(CachePlanner):
         if res and res in self.act.shadowed and res not in self.reverse_local and \
                 not (op == "call" and self._call_kind(inst) in ("derived", "custom")):
             self._forward_shadow(inst, lines)
+        if op == "load" and res and res in self.pointer_carriers and self._ptr_shadowed(inst.operands[0][1]):
+            # an integer copy of bytes holding pointers: the shadow's bytes go along
+            bits = self.fresh("ptrbits")
+            lines.append(f"  {bits} = load {inst.type}, ptr {self.shadow(inst.operands[0][1])}")
+            self.carried_bits[res] = bits
         if op == "store":
             (vty, v), (_, p) = inst.operands
+            if v in self.pointer_carriers and self._ptr_shadowed(p):
+                lines.append(f"  store {vty} {self.carried_bits.get(v, '0')}, ptr {self.shadow(p)}")
             if vty == "ptr" and self._ptr_shadowed(p):
                 lines.append(f"  store ptr {self._shadow_or_fail(v, inst)}, ptr {self.shadow(p)}, align 8")
             elif self._ptr_shadowed(p) and (x := pointer_as_integer(self.fn, v)) and self.act.has_shadow(x):
@@ -457,11 +468,18 @@ class ReverseGenerator(CachePlanner):
                 lines.append(f"  store {vty} {t}, ptr {self.shadow(p)}, align 8")
         if op == "call" and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
             d, s = inst.operands[0][1], inst.operands[1][1]
-            if self._ptr_shadowed(d) and memcpy_element_kind(self, inst) == "pointer":
+            kind = memcpy_element_kind(self, inst) if self._ptr_shadowed(d) else None
+            if kind == "pointer":
                 n = inst.operands[2]
                 lines.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {self.shadow(d)}, ptr {self.shadow(s)}, "
                              f"{n[0]} {n[1]}, i1 false)")
                 self.engine.declare("@llvm.memcpy.p0.p0.i64")
+            elif kind == "record" and self._ptr_shadowed(s):
+                record = memcpy_record_type(self, inst, with_pointers=True)
+                if record is not None:   # records holding pointers: copy the pointers' shadows
+                    n = inst.operands[2]
+                    helper = self._record_helper(record, "ptrcopy")
+                    lines.append(f"  call void {helper}(ptr {self.shadow(d)}, ptr {self.shadow(s)}, {n[0]} {n[1]})")
 
     def _shadow_or_fail(self, v: str, inst: Instruction) -> str:
         """The shadow of a pointer that is stored into active memory or returned."""
@@ -863,7 +881,8 @@ class ReverseGenerator(CachePlanner):
         elif varied or (op not in _CONSUMES_ACTIVE_SAFELY
                         and any(v in self.act.varied for v in inst.values())
                         and not (inst.result and inst.type.startswith("i")
-                                 and bits_stay_integer(self.fn, inst.result))):
+                                 and bits_stay_integer(self.fn, inst.result))
+                        and not (inst.result and only_reaches_integers(self.fn, inst.result))):
             raise EnzymeBuildError(f"cannot differentiate '{op}' ({inst.text.strip()}) in @{self.fn.name}",
                                    location=self.engine.location(inst),
                                    hint="vector values and this operation are not supported on active data; "
@@ -958,11 +977,11 @@ class ReverseGenerator(CachePlanner):
             nty, n = inst.operands[2]
             kind = memcpy_element_kind(self, inst)
             if kind == "record":
-                record = memcpy_record_type(self, inst)
+                record = memcpy_record_type(self, inst) or memcpy_record_type(self, inst, with_pointers=True)
                 dsh = self._fetch(self.shadow(d), label)
                 nn = self._fetch(n, label)
                 if self._ptr_shadowed(s):
-                    helper = self._record_adjoint_helper(record)
+                    helper = self._record_helper(record, "adjoint")
                     lines.append(f"  call void {helper}(ptr {dsh}, ptr {self._fetch(self.shadow(s), label)}, i64 {nn})")
                 else:
                     lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {nn}, i1 false)")
@@ -1002,14 +1021,17 @@ class ReverseGenerator(CachePlanner):
                 lines.append(f"  call void @free(ptr {self._fetch(self.shadow(inst.result), label)})")
                 self.engine.declare("@free")
 
-    def _record_adjoint_helper(self, record: str) -> str:
-        """A function moving the adjoints of a copy of `record` elements back to the source:
-        per element and float field `src' += dst'; dst' = 0` (integer fields untouched)."""
+    def _record_helper(self, record: str, what: str) -> str:
+        """A function over the `n` bytes of `record` elements at d and s, per element:
+        what="adjoint" moves the adjoints of a copy back to the source (per float field
+        `s' += d'; d' = 0`; integer and pointer fields untouched); what="ptrcopy" copies the
+        pointer fields' shadows from s to d (the forward sweep of a copy of records holding
+        pointers: writes through the copied pointer must reach the shadow memory)."""
         helpers = self.engine.record_adjoint_helpers
-        if record in helpers:
-            return helpers[record]
-        name = make_name("@", f"__enzyme_build_memcpy_adjoint_rec{len(helpers)}")
-        helpers[record] = name
+        if (record, what) in helpers:
+            return helpers[(record, what)]
+        name = make_name("@", f"__enzyme_build_memcpy_{what}_rec{len(helpers)}")
+        helpers[(record, what)] = name
         body = [f"define internal void {name}(ptr %d, ptr %s, i64 %n) {{",
                 "entry:",
                 f"  %stride = ptrtoint ptr getelementptr ({record}, ptr null, i32 1) to i64",
@@ -1018,11 +1040,15 @@ class ReverseGenerator(CachePlanner):
                 "  br i1 %none, label %done, label %loop",
                 "loop:",
                 "  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]"]
-        for k, (path, fty, count) in enumerate(float_leaves(self.engine.module, record)):
+        leaves = float_leaves if what == "adjoint" else pointer_leaves
+        for k, (path, fty, count) in enumerate(leaves(self.engine.module, record)):
             idx = "".join(f", i32 {j}" for j in path)
             body += [f"  %d{k} = getelementptr inbounds {record}, ptr %d, i64 %i{idx}",
                      f"  %s{k} = getelementptr inbounds {record}, ptr %s, i64 %i{idx}"]
-            if count == 1:
+            if what == "ptrcopy":
+                body.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr %d{k}, ptr %s{k}, i64 {8 * count}, i1 false)")
+                self.engine.declare("@llvm.memcpy.p0.p0.i64")
+            elif count == 1:
                 body += [f"  %a{k} = load {fty}, ptr %d{k}", f"  %b{k} = load {fty}, ptr %s{k}",
                          f"  %c{k} = fadd {fty} %b{k}, %a{k}", f"  store {fty} %c{k}, ptr %s{k}",
                          f"  store {fty} {zero_of(fty)}, ptr %d{k}"]

@@ -310,6 +310,15 @@ def _restore_opaque_calls(text: str, registry) -> str:
     return "\n".join(lines)
 
 
+def _registered(registry) -> set[str]:
+    """Functions named by a registration: primals with custom rules, the rules, inactive
+    and function_like functions."""
+    names = set(registry.rules) | set(registry.inactive) | set(registry.function_like)
+    for rule in registry.rules.values():
+        names.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
+    return names
+
+
 def _collect_registry(text: str):
     try:
         from ..custom.collect import collect_registry
@@ -338,91 +347,29 @@ def scalarize_float_vectors(module, llvm):
     LLVM's Scalarizer (`opt`; llvmlite does not expose it). The engine then differentiates
     scalar code in every mode; the post-AD pipeline vectorizes again. Modules without
     float vectors are returned unchanged."""
-    import subprocess
-    import tempfile
-
-    from .. import toolchain
-    from ..errors import EnzymeBuildError
+    from .optrun import run_opt
     text = module.text()
     if not any(line.startswith("  ") and _FLOAT_VECTOR.search(line) for line in text.split("\n")):
         return module
-    protected = _protect_vector_invokes(text)
-    if protected is not None:
-        module = llvm.parse_assembly(protected, module.name)
-    opt = toolchain.find("opt").path
-    with tempfile.TemporaryDirectory(prefix="enzyme-build-scalarize-") as tmp:
-        src, dst = os.path.join(tmp, "in.bc"), os.path.join(tmp, "out.bc")
-        with open(src, "wb") as fh:
-            fh.write(module.bitcode())
-        proc = subprocess.run([opt, f"-passes={SCALARIZER}", src, "-o", dst],
-                              capture_output=True, text=True, timeout=3600)
-        if proc.returncode != 0:
-            raise EnzymeBuildError(f"splitting vector floating-point code into scalars failed "
-                                   f"(opt exit status {proc.returncode}): {proc.stderr.strip()[:500]}",
-                                   hint="report this program; building with -fno-vectorize and without "
-                                        "SIMD intrinsics avoids the step")
-        with open(dst, "rb") as fh:
-            out = llvm.parse_bitcode(fh.read(), module.name)
-    if protected is not None:
-        out = llvm.parse_assembly(_unprotect(out.text()), module.name)
-    return out
+    return run_opt(module, llvm, SCALARIZER, keep=_vector_invokers(text),
+                   what="splitting vector floating-point code into scalars",
+                   hint="report this program; building with -fno-vectorize and without "
+                        "SIMD intrinsics avoids the step")
 
 
-_NO_SCALARIZE = '"enzyme-build-noscalarize"'
-_HAD_NOINLINE = '"enzyme-build-noinline"'
-
-
-def _protect_vector_invokes(text: str) -> str | None:
+def _vector_invokers(text: str) -> set[str]:
     """LLVM's Scalarizer breaks a function that invokes a call returning a vector (the
     extracts land after the block's terminator). Such functions (a caller of
     `__enzyme_reverse` returning `{float, float}` as `<2 x float>` inside a try scope) are
-    kept out of it with optnone for the run (`_unprotect` removes it); the engine does not
-    differentiate them as vectors anyway."""
-    lines = text.split("\n")
-    names = set()
-    current = None
-    for line in lines:
+    kept out of it; the engine does not differentiate them as vectors anyway."""
+    names, current = set(), None
+    for line in text.split("\n"):
         if line.startswith("define "):
             m = re.search(r'(@(?:"[^"]*"|[-\w$.]+))\(', line)
             current = m.group(1) if m else None
         elif current and re.match(r'^  %\S+ = invoke <', line):
             names.add(current)
-    if not names:
-        return None
-    groups = {}
-    for line in lines:
-        m = re.match(r'^attributes (#\d+) = \{(.*)\}$', line)
-        if m:
-            groups[m.group(1)] = m.group(2)
-    for i, line in enumerate(lines):
-        if not line.startswith("define "):
-            continue
-        m = re.search(r'(@(?:"[^"]*"|[-\w$.]+))\(', line)
-        if not m or m.group(1) not in names:
-            continue
-        group = re.search(r'\) [^{]*?(#\d+)', line)
-        attrs = groups.get(group.group(1), "") if group else ""
-        if "alwaysinline" in attrs:
-            continue
-        extra = f" optnone noinline {_NO_SCALARIZE}" + (f" {_HAD_NOINLINE}" if "noinline" in attrs.split() else "")
-        if group:
-            lines[i] = line[:group.start(1)] + extra.strip() + " " + line[group.start(1):]
-        else:
-            lines[i] = re.sub(r'\s*\{\s*$', extra + " {", line)
-    return "\n".join(lines)
-
-
-def _unprotect(text: str) -> str:
-    out = []
-    for line in text.split("\n"):
-        if line.startswith("attributes #") and _NO_SCALARIZE in line:
-            keep_noinline = _HAD_NOINLINE in line
-            line = line.replace(" " + _NO_SCALARIZE, "").replace(" " + _HAD_NOINLINE, "")
-            line = re.sub(r'\boptnone ', "", line)
-            if not keep_noinline:
-                line = re.sub(r'\bnoinline ', "", line)
-        out.append(line)
-    return "\n".join(out)
+    return names
 
 
 _V = r'(%[-\w$.]+|%"[^"]*")'
@@ -636,9 +583,21 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     if ad_before_opt:
         # always-inline: what clang does at -O0 too (SIMD intrinsics are always_inline wrappers)
         llvm.run_named_passes(m, ["always-inline", "sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
+        from .bytecopies import loops_to_memcpy
+        m = loops_to_memcpy(m, llvm, exclude=_registered(registry))
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
-    m = scalarize_float_vectors(m, llvm)
+    from .boundaries import inline_coerced_boundaries
+    m = inline_coerced_boundaries(m, llvm, exclude=_registered(registry))
+    from .asm import lower_known_asm, lower_rounding
+    for lower in (lower_known_asm, None, lower_rounding):
+        if lower is None:
+            m = scalarize_float_vectors(m, llvm)
+            continue
+        text = m.text()
+        lowered = lower(text)
+        if lowered != text:
+            m = llvm.parse_assembly(lowered, module.name)
     # loop-simplify: dedicated loop exits (side tables keep a loop's last records on its exits)
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])
     pre = integer_pointer_arithmetic(pointers_as_integers(reassemble_split_doubles(

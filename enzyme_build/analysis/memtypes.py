@@ -37,6 +37,7 @@ DOUBLE, FLOAT, INT, POINTER = "double", "float", "int", "pointer"
 _FORWARDERS = {"getelementptr", "bitcast", "addrspacecast", "phi", "select", "freeze"}
 _INT_TBAA = {"int", "long", "long long", "short", "char", "bool", "_Bool", "unsigned int",
              "unsigned long", "unsigned long long"}
+_NUW_GEP = re.compile(r'= getelementptr (?:inbounds )?(?:nusw )?nuw ')
 _MAX_ROUNDS = 6
 _DEPTH = 4
 
@@ -172,27 +173,45 @@ def scalar_kind(ty: str) -> str | None:
 
 @dataclass(frozen=True)
 class Place:
-    """Bytes at root + offset + k*stride (stride 0: exactly root + offset)."""
+    """Bytes at root + offset + k*stride (stride 0: exactly root + offset), none of them
+    below root + lo when `lo` is known (a walk that only moves up: GEPs with `nuw`
+    indices, phis of such walks)."""
     root: str
     offset: int
     stride: int = 0
+    lo: int | None = None
 
     def __str__(self) -> str:
         at = f"{self.root}+{self.offset}"
-        return at + (f" (mod {self.stride})" if self.stride else "")
+        if not self.stride:
+            return at
+        return at + f" (mod {self.stride}" + (f", >= {self.lo})" if self.lo is not None else ")")
+
+
+def _low(p: Place) -> int | None:
+    return p.offset if p.stride == 0 else p.lo
 
 
 def _join(a: Place, b: Place) -> Place:
     s = math.gcd(a.stride, b.stride, abs(a.offset - b.offset))
-    return Place(a.root, a.offset % s if s else a.offset, s)
+    if not s:
+        return Place(a.root, a.offset, 0)
+    la, lb = _low(a), _low(b)
+    return Place(a.root, a.offset % s, s, None if la is None or lb is None else min(la, lb))
 
 
-def _shift(p: Place, delta: int | None, stride: int = 0) -> Place:
+def _shift(p: Place, delta: int | None, stride: int = 0, nonneg: bool = False) -> Place:
+    """p moved by a constant `delta` plus a variable multiple of `stride` (non-negative when
+    `nonneg`: a GEP with `nuw`)."""
     if delta is None:
         return Place(p.root, 0, 1)
     s = math.gcd(p.stride, stride)
     off = p.offset + delta
-    return Place(p.root, off % s if s else off, s)
+    if not s:
+        return Place(p.root, off, 0)
+    base = _low(p)
+    lo = base + delta if base is not None and (nonneg or not stride) else None
+    return Place(p.root, off % s, s, lo)
 
 
 def may_overlap(a: Place, asize: int, b: Place, bsize: int) -> bool:
@@ -202,6 +221,11 @@ def may_overlap(a: Place, asize: int, b: Place, bsize: int) -> bool:
     d = b.offset - a.offset
     if g == 0:
         return -bsize < d < asize
+    # a strided place with a lower bound cannot reach an exact place below it
+    if a.stride and a.lo is not None and not b.stride and b.offset + bsize <= a.lo:
+        return False
+    if b.stride and b.lo is not None and not a.stride and a.offset + asize <= b.lo:
+        return False
     r = d % g
     return r < asize or g - r < bsize
 
@@ -272,14 +296,18 @@ class MemoryTypes:
         for p in fn.params:
             if p.type == "ptr":
                 places[p.name] = {p.name: Place(p.name, 0)}
-        pending = []
+        pending, loads, stores = [], [], []
         for inst in fn.instructions():
+            if inst.opcode == "store" and inst.operands and inst.operands[0][0] == "ptr":
+                stores.append(inst)
             if not inst.result or inst.type != "ptr":
                 continue
             if inst.opcode in _FORWARDERS:
                 pending.append(inst)
             else:
                 places[inst.result] = {inst.result: Place(inst.result, 0)}
+                if inst.opcode == "load":
+                    loads.append(inst)
 
         def of(v: str) -> dict[str, Place]:
             return places[v] if v in places else self._global_places(v)
@@ -310,6 +338,24 @@ class MemoryTypes:
                     if old != new:
                         places[inst.result] = new
                         changed = True
+            # a pointer loaded from where a pointer was stored may be that pointer: the
+            # realloc'd buffer that `a->data = realloc(...)` stores and `a->data[i] = v`
+            # loads again (no store-to-load forwarding before optimization)
+            if stores and loads:
+                stored: dict[tuple[str, int], list[str]] = {}
+                for st in stores:
+                    for p in of(st.operands[1][1]).values():
+                        if p.stride == 0 and p.offset is not None:
+                            stored.setdefault((p.root, p.offset), []).append(st.operands[0][1])
+                for ld in loads:
+                    new = dict(places[ld.result])
+                    for p in of(ld.operands[0][1]).values():
+                        for v in stored.get((p.root, p.offset), ()) if p.stride == 0 else ():
+                            for r, q in of(v).items():
+                                new[r] = _join(new[r], q) if r in new else q
+                    if new != places[ld.result]:
+                        places[ld.result] = new
+                        changed = True
             if not changed:
                 break
 
@@ -329,7 +375,8 @@ class MemoryTypes:
         return {base: _shift(Place(base, 0), *delta)}
 
     def _gep(self, p: Place, inst) -> Place:
-        return _shift(p, *self._gep_offset(inst.source_type, inst.operands[1:]))
+        delta, stride = self._gep_offset(inst.source_type, inst.operands[1:])
+        return _shift(p, delta, stride, nonneg=_NUW_GEP.search(inst.text) is not None)
 
     def _gep_offset(self, src_ty: str, indices) -> tuple[int | None, int]:
         """(constant byte offset, stride of the variable part) of GEP indices."""
@@ -572,9 +619,11 @@ class MemoryTypes:
             derived = []
             changed = False
             for v, (size, src, dst) in ft.copies.items():
-                found = _kinds_at(pool, src + dst, size)
-                if not found:
-                    found = _kinds_at(pool, src + dst, size, weak=True)
+                # what a copy moves is what its source holds; where the bytes go says what
+                # they are only when nothing is known about where they come from (a copy
+                # into a field next to pointers must not make the value a pointer)
+                found = (_kinds_at(pool, src, size) or _kinds_at(pool, dst, size)
+                         or _kinds_at(pool, src + dst, size, weak=True))
                 if found != kinds[v]:
                     kinds[v] = found
                     changed = True

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import EnzymeBuildError
-from ..ir.model import is_float_type, make_name, take_type, tbaa_type
+from ..ir.model import named_type_body, is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
 from .memtypes import copy_kinds, range_kinds
 
@@ -68,16 +68,23 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
     module = gen.engine.module
     kinds = set(_tbaa_struct_kinds(module, inst.metadata.get("!tbaa.struct")))
     kinds.discard(None)
+    n = inst.operands[2][1] if len(inst.operands) > 2 and pointers is None else ""
+    if not kinds and n.isdigit():
+        # a constant-length copy: the memory type analysis at exactly the copied bytes
+        # (an evaluator's 16-byte dimensions inside a struct that also holds doubles and
+        # pointers copy only integers)
+        kinds = range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n))
     if not kinds:
         kinds = _kinds_through_roots(gen, pointers or [inst.operands[0][1], inst.operands[1][1]])
     if not kinds:
         # untyped copies of a function's pointer arguments (-O0 std::copy ends in a memmove in
         # a helper that never touches the data): decide from how the callers use that memory
         kinds = _kinds_from_callers(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]])
-    if not kinds and pointers is None:
-        # the memory type analysis: accesses at the copied offsets, across copies and calls
-        n = inst.operands[2][1] if len(inst.operands) > 2 else ""
-        kinds = range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]],
+    if not kinds:
+        # the memory type analysis: accesses at the copied offsets (every offset of a
+        # realloc'd block), across copies, calls and pointers kept in memory
+        n = inst.operands[2][1] if len(inst.operands) > 2 and pointers is None else ""
+        kinds = range_kinds(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]],
                             int(n) if n.isdigit() else None)
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
     if len(kinds) == 1:
@@ -86,7 +93,7 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         declared = declared_element_types(gen, inst)
         if len(declared) == 1 and next(iter(declared)) in ("double", "float"):
             return declared.pop()
-    if pointers is None and "pointer" not in kinds and memcpy_record_type(gen, inst):
+    if pointers is None and memcpy_record_type(gen, inst, with_pointers="pointer" in kinds):
         return "record"
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
     raise EnzymeBuildError(
@@ -277,6 +284,21 @@ def check_packed_floats(fn, module, inst, location) -> None:
              "elements), not through a wider integer")
 
 
+def pointer_carriers(fn, module) -> set[str]:
+    """Integer loads (i64) that only move bytes holding pointers, or pointers and integers, to
+    stores (an evaluator's fields copied as words, a generic swap of pointers): the sweeps
+    move the shadow's bytes along with them."""
+    users = _users_of(fn)
+    out = set()
+    for v, kinds in copy_kinds(module, fn).items():
+        d = fn.defs.get(v)
+        if "pointer" not in kinds or not kinds <= {"int", "pointer"} or d is None or d.type != "i64":
+            continue
+        if all(u.opcode == "store" and u.operands[0][1] == v for u in users.get(v, [])):
+            out.add(v)
+    return out
+
+
 def check_integer_copy(gen, inst) -> None:
     """An integer load whose value is only stored (a copy) from/to active memory: the memory
     type analysis decides what it moves (`float_views` made the single-float cases views);
@@ -284,7 +306,7 @@ def check_integer_copy(gen, inst) -> None:
     if inst.opcode != "load" or inst.result in gen.views or not re.fullmatch(r'i\d+', inst.type):
         return
     kinds = copy_kinds(gen.engine.module, gen.fn).get(inst.result)
-    if not kinds or kinds <= {"int"}:
+    if not kinds or kinds <= {"int"} or inst.result in pointer_carriers(gen.fn, gen.engine.module):
         return
     if inst.type not in ("i64", "i32") and not any(k.startswith(("part of", "double", "float")) for k in kinds):
         return
@@ -349,16 +371,34 @@ def declared_element_types(gen, inst) -> set[str]:
     return found
 
 
-def memcpy_record_type(gen, inst) -> str | None:
+def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
     """The record type a memcpy of mixed fields copies (an array of `struct { double; float;
-    int }`), from the allocations or globals its pointers come from; None when unknown or
-    when the record holds pointers (their shadows need copying, not adjoints)."""
+    int }`), from the allocations or globals its pointers come from; None when unknown, when
+    the copy's constant length is not a whole number of records, or (unless `with_pointers`)
+    when the record holds pointers. With `with_pointers` a record of pointers next to floats
+    and integers (`struct view { double *p; int n; double scale; }`) qualifies: the forward
+    sweep copies its pointers' shadows, the reverse moves its floats' adjoints."""
+    from ..ir.model import pointer_leaves
     from .activity import _float_record_type
+    from .memtypes import type_size
     found = {t for t in declared_element_types(gen, inst) if t.startswith(("%", "{", "<{"))}
     if len(found) != 1:
         return None
     ty = found.pop()
-    return ty if _float_record_type(gen.engine.module, ty) else None
+    module = gen.engine.module
+    if with_pointers:
+        if "<" in ty.replace("<{", "").replace("}>", "") or not any(True for _ in pointer_leaves(module, ty)):
+            return None
+        body = ty if not ty.startswith("%") else (named_type_body(module, ty) or "")
+        if "<" in body.replace("<{", "").replace("}>", ""):
+            return None   # vectors: not a record of scalars
+    elif not _float_record_type(module, ty):
+        return None
+    size = type_size(module, ty)
+    n = inst.operands[2][1] if len(inst.operands) > 2 else ""
+    if not size or (n.isdigit() and int(n) % size):
+        return None
+    return ty
 
 
 def check_vector_operands(fn, inst, varied, location) -> None:
@@ -369,11 +409,41 @@ def check_vector_operands(fn, inst, varied, location) -> None:
         return
     if not any(v in varied for v in inst.values()):
         return
+    if inst.result and only_reaches_integers(fn, inst.result):
+        return
     raise EnzymeBuildError(
         f"cannot differentiate vector code on active values ({inst.text.split(', !', 1)[0].strip()} in "
         f"@{fn.name})", location=location,
         hint="vector floating-point code is split into scalars before differentiation; this value "
              "crosses a call or return as a vector: make the function inline or pass the elements")
+
+
+_VECTOR_BUILDERS = {"insertelement", "shufflevector"}
+_INTEGER_RESULTS = {"fcmp", "fptosi", "fptoui"}
+
+
+def only_reaches_integers(fn, value: str) -> bool:
+    """Whether a vector of floats only feeds operations with integer results (a conversion
+    to integers such as `llvm.x86.sse2.cvtpd2dq` in a vectorized exp, comparisons): its
+    derivative is never needed, so it need not be refused."""
+    users = _users_of(fn)
+    seen, work = set(), [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for u in users.get(v, []):
+            if u.opcode in _VECTOR_BUILDERS and u.result:
+                work.append(u.result)
+            elif u.opcode in _INTEGER_RESULTS:
+                continue
+            elif u.opcode == "call" and u.result and re.fullmatch(r'<\d+ x i\d+>|i\d+', u.type or "") \
+                    and (u.callee or "").startswith("@llvm.x86."):
+                continue
+            else:
+                return False
+    return True
 
 
 def pointer_as_integer(fn, value: str) -> str | None:

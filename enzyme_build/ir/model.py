@@ -744,23 +744,33 @@ def named_type_body(module: Module, name: str) -> str | None:
 def float_leaves(module: Module, ty: str, path: tuple[int, ...] = ()):
     """(GEP index path, float type, count) of every float stored in a value of type `ty`;
     a float array is one leaf (path to its first element, count = its length)."""
+    return _leaves(module, ty, is_float_type, path)
+
+
+def pointer_leaves(module: Module, ty: str, path: tuple[int, ...] = ()):
+    """(GEP index path, "ptr", count) of every pointer stored in a value of type `ty`, as
+    `float_leaves` does for floats."""
+    return _leaves(module, ty, lambda t: t == "ptr", path)
+
+
+def _leaves(module: Module, ty: str, want, path: tuple[int, ...]):
     ty = ty.strip()
-    if is_float_type(ty):
+    if want(ty):
         yield path, ty, 1
         return
     if ty.startswith("%"):
         body = named_type_body(module, ty)
         if body is not None:
-            yield from float_leaves(module, body, path)
+            yield from _leaves(module, body, want, path)
         return
     m = re.fullmatch(r'\[(\d+) x (.+)\]', ty)
     if m:
         n, elem = int(m.group(1)), m.group(2)
-        if is_float_type(elem):
-            yield path + (0,), elem, n
+        if want(elem.strip()):
+            yield path + (0,), elem.strip(), n
         else:
             for k in range(n):
-                yield from float_leaves(module, elem, path + (k,))
+                yield from _leaves(module, elem, want, path + (k,))
         return
     if ty.startswith("<{") and ty.endswith("}>"):
         elems = split_top(ty[2:-2])
@@ -769,7 +779,7 @@ def float_leaves(module: Module, ty: str, path: tuple[int, ...] = ()):
     else:
         return
     for k, e in enumerate(elems):
-        yield from float_leaves(module, e, path + (k,))
+        yield from _leaves(module, e, want, path + (k,))
 
 
 def source_location(module: Module, dbg: str | None) -> str | None:

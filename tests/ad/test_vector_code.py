@@ -219,3 +219,45 @@ def test_scalarizer_reassembles_doubles_split_into_lanes():
     # a store between the two halves: left alone
     racy = text.replace("  %q4 =", "  store i32 0, ptr %p, align 4\n  %q4 =")
     assert reassemble_split_doubles(racy) == racy
+
+
+EIGEN_TENSOR_PROGRAM = r"""
+#include <unsupported/Eigen/CXX11/Tensor>
+#include <cstdio>
+extern "C" { extern int enzyme_dup, enzyme_const; void __enzyme_autodiff(void *, ...); double __enzyme_fwddiff(void *, ...); }
+extern "C" __attribute__((noinline)) double f(const double *x) {
+  Eigen::Tensor<double, 2> A(3, 4), B(4, 2);
+  for (int i = 0; i < 3; i++) for (int j = 0; j < 4; j++) A(i, j) = x[(i + j) % 6] * (i + 1);
+  for (int i = 0; i < 4; i++) for (int j = 0; j < 2; j++) B(i, j) = x[(2 * i + j) % 6] - j;
+  Eigen::array<Eigen::IndexPair<int>, 1> dims = { Eigen::IndexPair<int>(1, 0) };
+  Eigen::Tensor<double, 2> C = A.contract(B, dims);                 // a contraction (GEMM kernel)
+  Eigen::Tensor<double, 2> D = (C * 0.1).exp() * 0.5 + C.square();  // vectorized exp
+  Eigen::Tensor<double, 0> s = D.sum();                              // a full reduction
+  return s();
+}
+int main() {
+  double x[6] = {0.5, -1.25, 1.5, 0.75, 0.3, -0.2}, g[6] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
+  for (int i = 0; i < 6; i++) {
+    double e[6] = {0}; e[i] = 1; double xp[6], xm[6];
+    for (int k = 0; k < 6; k++) { xp[k] = x[k]; xm[k] = x[k]; }
+    xp[i] += 1e-6; xm[i] -= 1e-6;
+    std::printf("%.15g %.15g %.15g\n", g[i], __enzyme_fwddiff((void *)f, enzyme_dup, x, e), (f(xp) - f(xm)) / 2e-6);
+  }
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir(EIGEN), reason="libeigen3-dev is not installed (./bootstrap test installs it)")
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_eigen_tensor(tmp_path, level):
+    """Eigen's Tensor module: evaluators copied as words (dimensions next to data pointers:
+    pointer carriers, offset-exact memcpy kinds), its SSE2 asm min/max and the rounding
+    trick in its vectorized exp (tests/ad/test_asm_idioms.py). It was refused ("cannot tell
+    whether the integer copy … moves pointer data", "memcpy of data of unknown type")."""
+    rows = _build_run(tmp_path, "tensor.cpp", EIGEN_TENSOR_PROGRAM, level, cxx=True, extra=["-I", EIGEN])
+    assert len(rows) == 6, rows
+    for i, (rev, fwd, fd) in enumerate(rows):
+        assert rev == pytest.approx(fwd, rel=1e-10, abs=1e-10), (i, rows)
+        assert rev == pytest.approx(fd, rel=1e-5, abs=1e-5), (i, rows)

@@ -39,15 +39,22 @@ def test_byval_double(tmp_path, opt):
     assert build_and_run(tmp_path, "byval_double.c", opt=opt) == 6
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-21")
+# rev-21/rev-22: structs coerced to <2 x float> / a packed i64 across non-inlined calls
+# (enzyme_build/ad/boundaries.py; more members of the class in tests/ad/test_coerced_boundaries.py)
 @pytest.mark.parametrize("program", ["float_pair_byval.c", "byval_structs.c"])
-def test_float_pair_byval(tmp_path, program):
-    build_and_run(tmp_path, program)
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_float_pair_byval(tmp_path, program, opt):
+    build_and_run(tmp_path, program, opt=opt)
 
 
-@pytest.mark.parametrize("opt", ["-O0", pytest.param("-O2", marks=pytest.mark.xfail(strict=True, reason="see failure rev-22"))])
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_float_int_byval(tmp_path, opt):
     assert build_and_run(tmp_path, "float_int_byval.c", opt=opt) == 4
+
+
+@pytest.mark.parametrize("program", ["float_pair_byval.c", "float_int_byval.c"])
+def test_coerced_structs_ad_before_opt(tmp_path, program):
+    build_and_run(tmp_path, program, env_extra={"ENZYME_BUILD_AD_BEFORE_OPT": "1"})
 
 
 def test_second_order_arrays(tmp_path):

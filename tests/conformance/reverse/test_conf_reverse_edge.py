@@ -35,8 +35,7 @@ def test_state_between_calls(tmp_path, program, checks, opt):
 
 
 @pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}),
-                                     pytest.param("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"},
-                                                  marks=pytest.mark.xfail(strict=True, reason="see failure rev-28"))],
+                                     ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
                          ids=["O0", "O2", "ad-before-opt"])
 def test_struct_views(tmp_path, opt, env):
     assert build_and_run(tmp_path, "struct_views.c", opt=opt, env_extra=env) == 4

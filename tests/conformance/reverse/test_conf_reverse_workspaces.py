@@ -58,8 +58,7 @@ def test_byte_copy_loop(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt,env", [("-O0", {}),
-                                     pytest.param("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"},
-                                                  marks=pytest.mark.xfail(strict=True, reason="see failure rev-24"))],
+                                     ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
                          ids=["O0", "ad-before-opt"])
 def test_byte_copy_loop_o0(tmp_path, opt, env):
     assert build_and_run(tmp_path, "byte_copy_loop.c", opt=opt, env_extra=env) == 4
@@ -71,8 +70,7 @@ def test_int64_moves(tmp_path, opt):
 
 
 @pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}),
-                                     pytest.param("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"},
-                                                  marks=pytest.mark.xfail(strict=True, reason="see failure rev-27"))],
+                                     ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
                          ids=["O0", "O2", "ad-before-opt"])
 def test_dynarray(tmp_path, opt, env):
     assert build_and_run(tmp_path, "dynarray.c", opt=opt, env_extra=env) == 10

@@ -41,6 +41,22 @@ class Activity:
         return g is not None and g in self.shadowed
 
 
+def shadow_is_primal(module, value: str) -> bool:
+    """A function, or a constant global holding no floats (a vtable, a table of callbacks):
+    its shadow is itself. Nothing accumulates into it, and derived code calls functions
+    through the primal pointer (ad/indirect.py), so a shadow object may hold the same
+    pointers as the primal one."""
+    g = global_base(value)
+    if g is None:
+        return False
+    name = g[1:].strip('"')
+    if name in module.functions or name in module.declarations:
+        return True
+    line = module.globals.get(name, "")
+    m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bconstant\s+(.*)$', line)
+    return m is not None and not re.search(r'\b(double|float|half|bfloat|fp128|x86_fp80|ppc_fp128)\b', m.group(2))
+
+
 def global_base(value: str) -> str | None:
     """'@g' for '@g' or a constant expression on @g; None for locals and plain constants."""
     if value.startswith("%"):

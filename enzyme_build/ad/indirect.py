@@ -27,7 +27,7 @@ UNKNOWN_CALLEE = "@__enzyme_build_unknown_callee"
 UNKNOWN_CALLEE_TRAP = "@__enzyme_build_unknown_callee.trap"
 # how many candidates a dispatch may compare against before the call is left as it is
 MAX_CANDIDATES = 64
-_CALLEE_POINTER = re.compile(r'\bcall\b[^%(]*?(%[-a-zA-Z$._0-9]+|%"[^"]*")\(')
+_CALLEE_POINTER = re.compile(r'\b(?:call|invoke)\b[^%(]*?(%[-a-zA-Z$._0-9]+|%"[^"]*")\(')
 _GLOBAL_REF = re.compile(r'(@(?:"[^"]*"|[-a-zA-Z$._0-9]+))(?![-a-zA-Z$._0-9]|\s*\()')
 _TERMINATOR = re.compile(r'^\s*(br|switch|ret|unreachable|resume|indirectbr|invoke|callbr)\b')
 _VIRTUALREVERSE = re.compile(r'^(\s*)(%\S+) = (?:tail |notail )?call ptr @"?[-a-zA-Z$._0-9]*__enzyme_virtualreverse'
@@ -191,27 +191,30 @@ def _may_carry_derivatives(sig: tuple[str, tuple[str, ...]]) -> bool:
 # ---------------------------------------------------------------- the rewrite
 
 def _dispatch_function(module, fn, candidates, detached: set[str], inactive_value: str) -> list[str] | None:
-    """The function's lines with each indirect call that has candidates turned into a
-    dispatch; None when there is none."""
+    """The function's lines with each indirect call (or invoke) that has candidates turned
+    into a dispatch; None when there is none."""
     body = module.functions.body_lines(fn.name)
     sites = {}
     for inst in fn.instructions():
-        if inst.opcode != "call" or inst.callee is not None or getattr(inst, "invoke_normal", None) is not None:
+        if inst.opcode != "call" or inst.callee is not None:
             continue
         sig = _call_signature(inst)
         targets = candidates.get(sig, [])
         m = _CALLEE_POINTER.search(inst.text)
-        if (not targets or len(targets) > MAX_CANDIDATES or m is None or "musttail" in inst.text
-                or not _may_carry_derivatives(sig) or inst.first_line != inst.line):
+        if not targets or len(targets) > MAX_CANDIDATES or m is None or "musttail" in inst.text \
+                or not _may_carry_derivatives(sig):
             continue
-        sites[inst.line - fn.first_line] = (inst, m.group(1), targets)
+        sites[inst.first_line - fn.first_line] = (inst, m.group(1), targets)
     if not sites:
         return None
     out: list[str] = []
     renamed: dict[str, str] = {}     # block label -> label of the block that now ends it
+    unwinding: dict[str, dict[str, list[str]]] = {}   # landing pad -> {old predecessor: new ones}
     label = current = None
-    counter = 0
+    skip_to = -1
     for k, line in enumerate(body):
+        if k <= skip_to:
+            continue
         lm = re.match(r'^("[^"]*"|[-a-zA-Z$._0-9]+):', line)
         if lm:
             label = current = lm.group(1)
@@ -221,60 +224,91 @@ def _dispatch_function(module, fn, candidates, detached: set[str], inactive_valu
                 renamed[label] = current
             continue
         inst, pointer, targets = sites[k]
-        counter += 1
-        current = _emit_dispatch(out, inst, pointer, targets, f"enzyme.dispatch{counter}", detached,
-                                 inactive_value)
-    if renamed:
-        out = [_rename_phi_incoming(line, renamed) for line in out]
+        skip_to = inst.line - fn.first_line
+        current, invoking = _emit_dispatch(out, inst, pointer, targets, f"enzyme.dispatch{len(renamed) + k}",
+                                           detached, inactive_value)
+        unwind = getattr(inst, "invoke_unwind", None)
+        if unwind is not None:      # the invoke ended the block: the join now does
+            renamed[label] = current
+            unwinding.setdefault(unwind, {})[label] = invoking
+    return _fix_phis(out, renamed, unwinding)
+
+
+def _fix_phis(lines: list[str], renamed: dict[str, str], unwinding: dict[str, dict[str, list[str]]]) -> list[str]:
+    """Phis name the blocks that now end the split blocks; a landing pad's phis get one
+    entry per invoke that now unwinds to it."""
+    out, label = [], None
+    for line in lines:
+        lm = re.match(r'^("[^"]*"|[-a-zA-Z$._0-9]+):', line)
+        if lm:
+            label = lm.group(1)
+        if " = phi " in line and label in unwinding:
+            line = _expand_phi_incoming(line, unwinding[label])
+        elif " = phi " in line:
+            line = _rename_phi_incoming(line, renamed)
+        out.append(line)
     return out
 
 
+def _expand_phi_incoming(line: str, preds: dict[str, list[str]]) -> str:
+    def entries(m):
+        old = m.group(2)
+        if old not in preds:
+            return m.group(0)
+        return ", ".join(f"[ {m.group(1)}, %{new} ]" for new in preds[old])
+    return re.sub(r'\[\s*([^\[\],]+?),\s*%("[^"]*"|[-a-zA-Z$._0-9]+)\s*\]', entries, line)
+
+
 def _emit_dispatch(out: list[str], inst, pointer: str, targets: list[str], tag: str, detached: set[str],
-                   inactive_value: str) -> str:
+                   inactive_value: str) -> tuple[str, list[str]]:
     """Lines comparing `pointer` with each target and calling it directly, then the
-    fallback; returns the label of the block that continues after the call."""
+    fallback; returns the label of the block that continues after the call and the
+    labels of the blocks that call (for an invoke: that unwind to its landing pad)."""
     res, ty = inst.result, inst.type or "void"
     text = inst.text.split(", !dbg ")[0] if ", !dbg " in inst.text else inst.text
     dbg = inst.metadata.get("!dbg")
     dbg_tail = f", !dbg {dbg}" if dbg else ""
     call = re.sub(r'^\s*%\S+\s*=\s*', "", text).strip()
-    incoming = []
     join = f"%{tag}.join"
+    normal, unwind = getattr(inst, "invoke_normal", None), getattr(inst, "invoke_unwind", None)
+    if unwind is not None:
+        call = re.sub(r'^(?:tail |notail )?call\b', "invoke", call)
+        jump = f" to label {join} unwind label {make_name('%', unwind)}"
+    else:
+        jump = ""
+    incoming, calling = [], []
+
+    def emit(value: str, line: str, block: str) -> None:
+        out.append(f"  {value + ' = ' if res else ''}{line}{jump}{dbg_tail}")
+        if not jump:
+            out.append(f"  br label {join}")
+        incoming.append((value, block))
+        calling.append(block[1:])
+
     for n, target in enumerate(targets):
-        hit, miss = f"%{tag}.c{n}", f"%{tag}.n{n}"
-        is_it = f"%{tag}.is{n}"
+        hit, miss, is_it = f"%{tag}.c{n}", f"%{tag}.n{n}", f"%{tag}.is{n}"
         out.append(f"  {is_it} = icmp eq ptr {pointer}, {make_name('@', target)}")
         out.append(f"  br i1 {is_it}, label {hit}, label {miss}")
         out.append(f"{hit[1:]}:")
-        direct = call.replace(pointer + "(", make_name("@", target) + "(", 1)
-        value = f"%{tag}.r{n}"
-        out.append(f"  {value + ' = ' if res else ''}{direct}{dbg_tail}")
-        out.append(f"  br label {join}")
+        emit(f"%{tag}.r{n}", call.replace(pointer + "(", make_name("@", target) + "(", 1), hit)
         out.append(f"{miss[1:]}:")
-        incoming.append((value, hit))
     # the fallback: a pointer none of the candidates is (the program's own call, detached
     # from the derivatives so the engine copies it; derived code stops before it)
     out.append(f"  call void {UNKNOWN_CALLEE}(ptr {pointer})")
-    args = []
+    head, paren, rest = call.partition(pointer + "(")
     for a, (t, v) in enumerate(inst.operands):
         if t == "ptr" or is_float_type(t) or t.startswith(("{", "[", "<")):
             d = f"%{tag}.a{a}"
             out.append(f"  {d} = call {t} {make_name('@', inactive_value, t)}({t} {v})")
             detached.add(t)
-            args.append((v, d))
-    fallback = call
-    head, paren, rest = call.partition(pointer + "(")
-    for v, d in args:
-        rest = re.sub(r'(?<=\s)' + re.escape(v) + r'(?=[,)])', d, rest, count=1)
-    fallback = head + paren + rest
-    value = f"%{tag}.rf"
-    out.append(f"  {value + ' = ' if res else ''}{fallback}{dbg_tail}")
-    out.append(f"  br label {join}")
-    incoming.append((value, f"%{tag}.n{len(targets) - 1}"))
+            rest = re.sub(r'(?<=\s)' + re.escape(v) + r'(?=[,)])', d, rest, count=1)
+    emit(f"%{tag}.rf", head + paren + rest, f"%{tag}.n{len(targets) - 1}")
     out.append(f"{join[1:]}:")
     if res:
         out.append(f"  {res} = phi {ty} " + ", ".join(f"[ {v}, {b} ]" for v, b in incoming))
-    return join[1:]
+    if normal is not None:
+        out.append(f"  br label {make_name('%', normal)}")
+    return join[1:], calling
 
 
 def _rename_phi_incoming(line: str, renamed: dict[str, str]) -> str:

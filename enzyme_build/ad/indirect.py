@@ -20,6 +20,7 @@ import re
 from dataclasses import replace as copy_registry
 
 from ..custom.registry import Registry
+from ..errors import EnzymeBuildError
 from ..ir.model import NAME, is_float_type, make_name, parse_module, split_top, strip_name, take_type
 from .abi import marker_kind
 
@@ -30,8 +31,7 @@ MAX_CANDIDATES = 64
 _CALLEE_POINTER = re.compile(r'\b(?:call|invoke)\b[^%(]*?(%[-a-zA-Z$._0-9]+|%"[^"]*")\(')
 _GLOBAL_REF = re.compile(r'(@(?:"[^"]*"|[-a-zA-Z$._0-9]+))(?![-a-zA-Z$._0-9]|\s*\()')
 _TERMINATOR = re.compile(r'^\s*(br|switch|ret|unreachable|resume|indirectbr|invoke|callbr)\b')
-_VIRTUALREVERSE = re.compile(r'^(\s*)(%\S+) = (?:tail |notail )?call ptr @"?[-a-zA-Z$._0-9]*__enzyme_virtualreverse'
-                             r'[-a-zA-Z$._0-9]*"?\(ptr (?:noundef )?(.*)\)(?:\s*#\d+)?(,.*)?$')
+_VIRTUALREVERSE = re.compile(r'\b(?:call|invoke)\b[^\n]*@"?[-a-zA-Z$._0-9]*__enzyme_virtualreverse')
 
 
 def dispatch_indirect_calls(text: str, registry: Registry | None, inactive_value: str):
@@ -84,18 +84,32 @@ def trap_unknown_callees(derived_text: str) -> str:
 
 
 def lower_virtualreverse(text: str) -> str:
-    """`__enzyme_virtualreverse(f)` (Enzyme: the derivative table a shadow vtable holds for f)
-    -> f itself, the shadow of a function in enzyme-build: derived code dispatches on the
-    primal pointer, so a shadow object's vtable entries are never called."""
-    if "__enzyme_virtualreverse" not in text:
+    """`__enzyme_virtualreverse(f)` (Enzyme: the derivative table a shadow vtable holds for f;
+    of a vtable: the shadow vtable) -> f itself, the shadow of a function or vtable in
+    enzyme-build: derived code dispatches on the primal pointer, so the entries of a shadow
+    object's vtable are never called."""
+    if not _VIRTUALREVERSE.search(text):
         return text
-    out = []
-    for line in text.split("\n"):
-        m = _VIRTUALREVERSE.match(line) if "__enzyme_virtualreverse" in line else None
-        if m:
-            line = f"{m.group(1)}{m.group(2)} = getelementptr i8, ptr {m.group(3).strip()}, i64 0{m.group(4) or ''}"
-        out.append(line)
-    return "\n".join(out)
+    module = parse_module(text)
+    lines = list(module.lines)
+    for name in module.functions:
+        if not any("__enzyme_virtualreverse" in line for line in module.functions.body_lines(name)[1:]):
+            continue
+        for inst in module.functions[name].instructions():
+            if inst.opcode != "call" or not inst.callee or "__enzyme_virtualreverse" not in inst.callee:
+                continue
+            if len(inst.operands) != 1 or inst.operands[0][0] != "ptr":
+                raise EnzymeBuildError(f"__enzyme_virtualreverse takes one function (or vtable) pointer "
+                                       f"(called in @{name})", location=f"@{name}",
+                                       hint="e.g. __enzyme_virtualreverse((void *)f)")
+            new = [f"  {inst.result} = getelementptr i8, ptr {inst.operands[0][1]}, i64 0" if inst.result else ""]
+            normal = getattr(inst, "invoke_normal", None)
+            if normal is not None:
+                new.append(f"  br label {make_name('%', normal)}")
+            lines[inst.first_line] = "\n".join(new)
+            for extra in range(inst.first_line + 1, inst.line + 1):
+                lines[extra] = ""
+    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- candidates

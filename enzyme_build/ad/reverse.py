@@ -451,7 +451,7 @@ class ReverseGenerator(CachePlanner):
         """The shadow of a pointer that is stored into active memory or returned."""
         if v in ("null", "poison", "undef") or self.act.has_shadow(v):
             return self.shadow(v) if v not in ("null", "poison", "undef") else "null"
-        if shadow_is_primal(self.engine.module, v):   # a function or a vtable
+        if shadow_is_primal(self.engine.module, v, self.fn):   # a function or a vtable
             return v
         raise EnzymeBuildError(
             f"a pointer to memory without a shadow ({v}) is stored into active memory or returned "

@@ -7,16 +7,9 @@ code dispatches on the primal function pointer (enzyme_build/ad/indirect.py).
 """
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-import sys
-
 import pytest
+from hcheck_run import build_and_run_hcheck, checks_passed
 
-ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "acceptance", "hcheck.h")
 CONFIGS = [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})]
 CONFIG_IDS = ["O0", "O2", "ad-before-opt"]
 
@@ -123,6 +116,36 @@ int main(void) {
   return hc_done();
 }
 """, 4),
+    # split mode: __enzyme_augmentfwd / __enzyme_reverse of a function calling a callback
+    # from a struct (the callee's augmented and reverse pieces are called through the dispatch)
+    "split_mode": (r"""
+typedef struct { double (*f)(double); double w; } term;
+static double soft(double x) { return log(1 + exp(x)); }
+static double quad(double x) { return x * x; }
+double loss(const term *t, const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += t[i].w * t[i].f(x[i]);
+  return s;
+}
+typedef struct { void *tape; double primal; } aug;
+aug __enzyme_augmentfwd(void *, ...);
+void __enzyme_reverse(void *, ...);
+int main(int argc, char **argv) {
+  (void)argv;
+  term t[3] = {{soft, 2.0}, {argc > 1 ? soft : quad, 0.5}, {quad, 1.5}};
+  double x[3] = {0.3, -1.2, 0.7}, d[3] = {0};
+  aug a = __enzyme_augmentfwd((void *)loss, enzyme_const, t, enzyme_dup, x, d, enzyme_const, 3);
+  hc_near("primal", a.primal, loss(t, x, 3), 1e-12);
+  __enzyme_reverse((void *)loss, enzyme_const, t, enzyme_dup, x, d, enzyme_const, 3, 1.0, a.tape);
+  for (int i = 0; i < 3; i++) {
+    double xp[3], xm[3];
+    memcpy(xp, x, sizeof xp); memcpy(xm, x, sizeof xm);
+    xp[i] += 1e-6; xm[i] -= 1e-6;
+    hc_near("split", d[i], (loss(t, xp, 3) - loss(t, xm, 3)) / 2e-6, 1e-6);
+  }
+  return hc_done();
+}
+""", 4),
     # Enzyme's virtualshadow test: the shadow struct holds __enzyme_virtualreverse(square);
     # and a callback called through the struct, the shadow built the same way
     "virtualreverse": (r"""
@@ -220,31 +243,39 @@ int main() {
 }
 
 
-def build_and_run(tmp_path, name, source, checks, opt, env_extra, cxx=False):
-    work = tmp_path / name
-    work.mkdir()
-    shutil.copy(HCHECK, work)
-    src = work / (name + (".cc" if cxx else ".c"))
-    src.write_text(source if cxx else HEAD + source)
-    env = dict(os.environ, **env_extra)
-    build = subprocess.run([ENZYME_BUILD, "c++" if cxx else "cc", opt, "-I.", src.name, "-o", "prog", "-lm"],
-                           cwd=work, env=env, capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run([str(work / "prog")], cwd=work, capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert re.search(r"^ok (\d+)$", run.stdout, re.M).group(1) == str(checks), run.stdout
-    return run
-
-
 @pytest.mark.parametrize("opt,env", CONFIGS, ids=CONFIG_IDS)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_c_callbacks(tmp_path, name, opt, env):
     source, checks = PROGRAMS[name]
-    build_and_run(tmp_path, name, source, checks, opt, env)
+    assert checks_passed(build_and_run_hcheck(tmp_path / name, HEAD + source, opt=opt, env_extra=env)) == checks
 
 
 @pytest.mark.parametrize("opt,env", CONFIGS, ids=CONFIG_IDS)
 @pytest.mark.parametrize("name", sorted(CXX_PROGRAMS))
 def test_cxx_virtual_calls(tmp_path, name, opt, env):
     source, checks = CXX_PROGRAMS[name]
-    build_and_run(tmp_path, name, source, checks, opt, env, cxx=True)
+    assert checks_passed(build_and_run_hcheck(tmp_path / name, source, cxx=True, opt=opt, env_extra=env)) == checks
+
+
+UNKNOWN_CALLEE = HEAD + r"""
+#include <dlfcn.h>
+typedef double (*unary)(double);
+static double sq(double x) { return x * x; }
+__attribute__((noinline)) double apply(unary f, double x) { return f(x); }
+double twice(unary *f, double x) { return (*f)(x) + apply(sq, x); }
+int main(int argc, char **argv) {
+  (void)argv;
+  unary f = argc > 1 ? sq : (unary)dlsym(RTLD_DEFAULT, "cbrt");   /* not a function of the program */
+  hc_near("primal", twice(&f, 8.0), 2.0 + 64.0, 1e-12);
+  __enzyme_autodiff((void *)twice, enzyme_const, &f, 8.0);
+  return hc_done();
+}
+"""
+
+
+def test_pointer_to_a_function_outside_the_program_stops_derived_code(tmp_path):
+    """A function pointer none of the program's functions (from dlsym): the program itself
+    still calls it, derived code stops with a message instead of a wrong derivative."""
+    run = build_and_run_hcheck(tmp_path / "unknown", UNKNOWN_CALLEE, check=False)
+    assert run.returncode != 0 and "MISMATCH" not in run.stderr, run.stdout + run.stderr
+    assert "derived code called a function pointer that is none of the program's functions" in run.stderr

@@ -30,6 +30,8 @@ UNKNOWN_CALLEE_TRAP = "@__enzyme_build_unknown_callee.trap"
 MAX_CANDIDATES = 64
 _CALLEE_POINTER = re.compile(r'\b(?:call|invoke)\b[^%(]*?(%[-a-zA-Z$._0-9]+|%"[^"]*")\(')
 _GLOBAL_REF = re.compile(r'(@(?:"[^"]*"|[-a-zA-Z$._0-9]+))(?![-a-zA-Z$._0-9]|\s*\()')
+# the block holding a dispatch's fallback call (not dispatched again by a later nested-AD pass)
+_FALLBACK_BLOCK = re.compile(r'enzyme\.dispatch\d+\.n\d+')
 _TERMINATOR = re.compile(r'^\s*(br|switch|ret|unreachable|resume|indirectbr|invoke|callbr)\b')
 _VIRTUALREVERSE = re.compile(r'\b(?:call|invoke)\b[^\n]*@"?[-a-zA-Z$._0-9]*__enzyme_virtualreverse')
 
@@ -216,7 +218,7 @@ def _dispatch_function(module, fn, candidates, detached: set[str], inactive_valu
         targets = candidates.get(sig, [])
         m = _CALLEE_POINTER.search(inst.text)
         if not targets or len(targets) > MAX_CANDIDATES or m is None or "musttail" in inst.text \
-                or not _may_carry_derivatives(sig):
+                or not _may_carry_derivatives(sig) or _FALLBACK_BLOCK.fullmatch(inst.block):
             continue
         sites[inst.first_line - fn.first_line] = (inst, m.group(1), targets)
     if not sites:
@@ -226,6 +228,8 @@ def _dispatch_function(module, fn, candidates, detached: set[str], inactive_valu
     unwinding: dict[str, dict[str, list[str]]] = {}   # landing pad -> {old predecessor: new ones}
     label = current = None
     skip_to = -1
+    # an earlier nested-AD pass may have dispatched calls here already: new names after its
+    counter = max((int(n) for n in re.findall(r'%enzyme\.dispatch(\d+)\.', "\n".join(body))), default=0)
     for k, line in enumerate(body):
         if k <= skip_to:
             continue
@@ -239,7 +243,8 @@ def _dispatch_function(module, fn, candidates, detached: set[str], inactive_valu
             continue
         inst, pointer, targets = sites[k]
         skip_to = inst.line - fn.first_line
-        current, invoking = _emit_dispatch(out, inst, pointer, targets, f"enzyme.dispatch{len(renamed) + k}",
+        counter += 1
+        current, invoking = _emit_dispatch(out, inst, pointer, targets, f"enzyme.dispatch{counter}",
                                            detached, inactive_value)
         unwind = getattr(inst, "invoke_unwind", None)
         if unwind is not None:      # the invoke ended the block: the join now does

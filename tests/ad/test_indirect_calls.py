@@ -1,7 +1,7 @@
 """Reverse mode through indirect calls: callbacks in structs (GSL's gsl_function with an
 active `void *params`), const tables of callbacks indexed at run time (user functions and
-libm), callbacks chosen by a flag or held in a global, C++ virtual calls, std::function,
-and Enzyme's `__enzyme_virtualreverse` shadows. Each program compares the gradient with
+libm), callbacks chosen by a flag or held in a global, split mode, second derivatives, C++
+virtual calls, std::function, and Enzyme's `__enzyme_virtualreverse` shadows. Each program compares the gradient with
 central differences (hcheck.h) at -O0, -O2 and with AD before optimization; the derived
 code dispatches on the primal function pointer (enzyme_build/ad/indirect.py).
 """
@@ -146,6 +146,25 @@ int main(int argc, char **argv) {
   return hc_done();
 }
 """, 4),
+    # forward over reverse (a second derivative) through a callback in a struct: the inner
+    # pass dispatches, the outer pass differentiates the dispatch it left
+    "nested": (r"""
+double __enzyme_fwddiff(void *, ...);
+typedef struct { double (*fn)(double); double w; } S;
+static double cube(double x) { return x * x * x; }
+static double wave(double x) { return sin(2 * x); }
+double f(const S *s, double x) { return s->fn(x) * x * s->w; }
+double grad(const S *s, double x) { return __enzyme_autodiff((void *)f, enzyme_const, s, x); }
+int main(int argc, char **argv) {
+  (void)argv;
+  S s = {argc > 1 ? wave : cube, 1.5};
+  double x = 0.7;
+  double h = __enzyme_fwddiff((void *)grad, enzyme_const, &s, x, 1.0);
+  hc_near("grad", grad(&s, x), 1.5 * 4 * x * x * x, 1e-12);
+  hc_near("hess", h, 1.5 * 12 * x * x, 1e-9);
+  return hc_done();
+}
+""", 2),
     # Enzyme's virtualshadow test: the shadow struct holds __enzyme_virtualreverse(square);
     # and a callback called through the struct, the shadow built the same way
     "virtualreverse": (r"""

@@ -138,11 +138,12 @@ def _address_taken(module, registry: Registry) -> dict[tuple[str, tuple[str, ...
     for line in module.lines:
         if not line or line.startswith(("define ", "declare ", "!", ";", "attributes ")) or "@" not in line:
             continue
-        if re.search(r'\bcall\b[^\n]*@"?[-a-zA-Z$._0-9]*__enzyme_', line):
-            continue
         if line.startswith("@") and "__enzyme_register" in line.split("=", 1)[0]:
             continue
-        for ref in _GLOBAL_REF.findall(line):
+        refs = _GLOBAL_REF.findall(line)
+        if refs and re.search(r'\b(?:call|invoke)\b[^\n]*@"?[-a-zA-Z$._0-9]*__enzyme_', line):
+            refs = refs[1:]   # an AD call's target (its other arguments, e.g. a callback, count)
+        for ref in refs:
             name = strip_name(ref)
             if name in functions and name not in rules and not name.startswith(("llvm.", "__enzyme_")) \
                     and not marker_kind(ref):

@@ -8,6 +8,32 @@ import shutil
 import subprocess
 import sys
 
+# a C++ class hierarchy with virtual methods (after hcheck.h, <cmath> and the Enzyme
+# declarations): Harmonic and Morse potentials, and the energy of an array of them
+POTENTIALS_CXX = r"""
+#include "hcheck.h"
+#include <cmath>
+#include <cstring>
+extern "C" {
+extern int enzyme_dup, enzyme_const;
+double __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+}
+template <typename T> T __enzyme_virtualreverse(T);
+struct Potential { virtual double eval(double r) const = 0; virtual ~Potential() {} };
+struct Harmonic : Potential {
+  double k; explicit Harmonic(double k) : k(k) {}
+  double eval(double r) const override { return 0.5 * k * r * r; } };
+struct Morse : Potential {
+  double a; explicit Morse(double a) : a(a) {}
+  double eval(double r) const override { double e = 1 - std::exp(-a * r); return e * e; } };
+double energy(Potential *const *p, const double *r, int n) {
+  double e = 0;
+  for (int i = 0; i < n; i++) e += p[i]->eval(r[i]);
+  return e;
+}
+"""
+
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "acceptance", "hcheck.h")
 

@@ -77,16 +77,18 @@ int main(void) { double a = 2; return __enzyme_autodiff((void *)f, &a, 0.5) > 0;
     assert "enzyme_const" in info.value.hint
 
 
-def test_active_indirect_call_is_differentiated(tmp_path):
-    """The pointer is one of the program's functions (sq or 0): the call dispatches on it."""
-    src = tmp_path / "indirect.c"
-    src.write_text("""
-#include <stdio.h>
+APPLY_CALLBACK = """
 double __enzyme_autodiff(void *, ...);
 extern int enzyme_const;
 typedef double (*fn)(double);
 __attribute__((noinline)) double apply(fn g, double x) { return g(x) * x; }
-double sq(double x) { return x * x; }
+"""
+
+
+def test_active_indirect_call_is_differentiated(tmp_path):
+    """The pointer is one of the program's functions (sq or 0): the call dispatches on it."""
+    src = tmp_path / "indirect.c"
+    src.write_text("#include <stdio.h>\n" + APPLY_CALLBACK + """double sq(double x) { return x * x; }
 int main(int argc, char **argv) { fn g = argc > 5 ? 0 : sq;
   printf("%.17g\\n", __enzyme_autodiff((void *)apply, enzyme_const, g, 0.5)); return 0; }
 """)
@@ -97,13 +99,7 @@ int main(int argc, char **argv) { fn g = argc > 5 ? 0 : sq;
 def test_active_indirect_call_from_outside_the_program_is_refused(tmp_path):
     """No function of the program has the call's type: the pointer cannot be one of them."""
     src = tmp_path / "indirect.c"
-    src.write_text("""
-#include <dlfcn.h>
-double __enzyme_autodiff(void *, ...);
-extern int enzyme_const;
-typedef double (*fn)(double);
-__attribute__((noinline)) double apply(fn g, double x) { return g(x) * x; }
-int main(void) { fn g = (fn)dlsym(RTLD_DEFAULT, "cbrt");
+    src.write_text("#include <dlfcn.h>\n" + APPLY_CALLBACK + """int main(void) { fn g = (fn)dlsym(RTLD_DEFAULT, "cbrt");
   return __enzyme_autodiff((void *)apply, enzyme_const, g, 0.5) > 0; }
 """)
     with pytest.raises(EnzymeBuildError) as info:

@@ -8,7 +8,7 @@ before optimization; see enzyme_build/ad/indirect.py.
 from __future__ import annotations
 
 import pytest
-from hcheck_run import build_and_run_hcheck, checks_passed
+from hcheck_run import POTENTIALS_CXX, build_and_run_hcheck, checks_passed
 
 CONFIGS = [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})]
 CONFIG_IDS = ["O0", "O2", "ad-before-opt"]
@@ -86,23 +86,7 @@ int main(int argc, char **argv) {
 }
 """
 
-VIRTUAL = r"""
-#include "hcheck.h"
-#include <cmath>
-extern "C" { extern int enzyme_dup, enzyme_const; double __enzyme_fwddiff(void *, ...); }
-template <typename T> T __enzyme_virtualreverse(T);
-struct Potential { virtual double eval(double r) const = 0; virtual ~Potential() {} };
-struct Harmonic : Potential {
-  double k; explicit Harmonic(double k) : k(k) {}
-  double eval(double r) const override { return 0.5 * k * r * r; } };
-struct Morse : Potential {
-  double a; explicit Morse(double a) : a(a) {}
-  double eval(double r) const override { double e = 1 - std::exp(-a * r); return e * e; } };
-double energy(Potential *const *p, const double *r, int n) {
-  double e = 0;
-  for (int i = 0; i < n; i++) e += p[i]->eval(r[i]);
-  return e;
-}
+VIRTUAL = POTENTIALS_CXX + r"""
 double one(const Potential *p, double r) { return p->eval(r) * r; }
 int main(int argc, char **) {
   Harmonic h(2.0); Morse m(1.5);

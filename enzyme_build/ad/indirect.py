@@ -21,7 +21,9 @@ from dataclasses import replace as copy_registry
 
 from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
-from ..ir.model import NAME, is_float_type, make_name, parse_module, split_top, strip_name, take_type
+from ..ir.model import (NAME, is_float_type, make_name, parse_module, source_location, split_top, strip_name,
+                        take_type)
+from ..ir.model import _return_type as return_type_of
 from .abi import marker_kind
 
 UNKNOWN_CALLEE = "@__enzyme_build_unknown_callee"
@@ -102,7 +104,8 @@ def lower_virtualreverse(text: str) -> str:
                 continue
             if len(inst.operands) != 1 or inst.operands[0][0] != "ptr":
                 raise EnzymeBuildError(f"__enzyme_virtualreverse takes one function (or vtable) pointer "
-                                       f"(called in @{name})", location=f"@{name}",
+                                       f"(called in @{name})",
+                                       location=source_location(module, inst.metadata.get("!dbg")) or f"@{name}",
                                        hint="e.g. __enzyme_virtualreverse((void *)f)")
             new = [f"  {inst.result} = getelementptr i8, ptr {inst.operands[0][1]}, i64 0" if inst.result else ""]
             normal = getattr(inst, "invoke_normal", None)
@@ -117,16 +120,20 @@ def lower_virtualreverse(text: str) -> str:
 # ---------------------------------------------------------------- candidates
 
 def _signature_of_declaration(line: str) -> tuple[str, tuple[str, ...]] | None:
-    m = re.match(r'^declare\s+(.*?)(' + NAME + r')\((.*)\)', line)
+    """(return type, parameter types) of a `declare` line; None for a variadic function."""
+    m = re.match(r'^declare\s+(.*?)(' + NAME + r')\(', line)
     if not m:
         return None
-    from ..ir.model import _return_type
+    depth, end = 1, m.end()
+    while end < len(line) and depth:
+        depth += {"(": 1, ")": -1}.get(line[end], 0)
+        end += 1
     params = []
-    for part in split_top(m.group(3)):
+    for part in split_top(line[m.end():end - 1]):
         if part.strip() == "...":
             return None
         params.append(take_type(part)[0])
-    return _return_type(m.group(1)), tuple(params)
+    return return_type_of(m.group(1)), tuple(params)
 
 
 def _address_taken(module, registry: Registry) -> dict[tuple[str, tuple[str, ...]], list[str]]:

@@ -241,3 +241,20 @@ int main(void) { return (int)__enzyme_autodiff((void *)f, enzyme_context, (void 
     assert "enzyme_context marker" in proc.stderr
     assert "prog.c:4" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_virtualreverse_of_something_else_than_a_pointer_is_an_error(work):
+    """__enzyme_virtualreverse returns the shadow of a function or vtable (itself: see
+    docs/indirect-calls.md); called with anything else it is an error naming the call."""
+    proc = build(work, """\
+extern double __enzyme_autodiff(void *, ...);
+void *__enzyme_virtualreverse();
+double f(double x) { return x * x; }
+int main(void) {
+  void *p = __enzyme_virtualreverse(1.5);
+  return p != 0 && __enzyme_autodiff((void *)f, 1.0) > 0;
+}
+""", "-g")
+    assert proc.returncode == 1, proc.stderr
+    assert "prog.c:5: __enzyme_virtualreverse takes one function (or vtable) pointer" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -39,7 +39,7 @@ HCHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "acceptance", 
 
 
 def build_and_run_hcheck(work, source: str, *, cxx: bool = False, opt: str = "-O2",
-                         env_extra: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+                         env_extra: dict | None = None, check: bool = True, flags: tuple = ()) -> subprocess.CompletedProcess:
     """Build `source` in the directory `work` (created), run it, and (with `check`) assert it
     exited 0 printing `ok N`; returns the run."""
     os.makedirs(work)
@@ -48,7 +48,7 @@ def build_and_run_hcheck(work, source: str, *, cxx: bool = False, opt: str = "-O
     with open(os.path.join(work, name), "w") as f:
         f.write(source)
     env = dict(os.environ, **(env_extra or {}))
-    build = subprocess.run([ENZYME_BUILD, "c++" if cxx else "cc", opt, "-I.", name, "-o", "prog", "-lm"],
+    build = subprocess.run([ENZYME_BUILD, "c++" if cxx else "cc", opt, *flags, "-I.", name, "-o", "prog", "-lm"],
                            cwd=work, env=env, capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr
     run = subprocess.run([os.path.join(work, "prog")], cwd=work, capture_output=True, text=True, timeout=60)

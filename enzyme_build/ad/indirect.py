@@ -30,7 +30,8 @@ UNKNOWN_CALLEE = "@__enzyme_build_unknown_callee"
 UNKNOWN_CALLEE_TRAP = "@__enzyme_build_unknown_callee.trap"
 # how many candidates a dispatch may compare against before the call is left as it is
 MAX_CANDIDATES = 64
-_CALLEE_POINTER = re.compile(r'\b(?:call|invoke)\b[^%(]*?(%[-a-zA-Z$._0-9]+|%"[^"]*")\(')
+# the pointer an indirect call goes through: the one local name followed by `(` on the line
+_CALLEE_POINTER = re.compile(r'\b(?:call|invoke)\b[^\n]*?\s(%[-a-zA-Z$._0-9]+|%"[^"]*")\(')
 _GLOBAL_REF = re.compile(r'(@(?:"[^"]*"|[-a-zA-Z$._0-9]+))(?![-a-zA-Z$._0-9]|\s*\()')
 # the block holding a dispatch's fallback call (not dispatched again by a later nested-AD pass)
 _FALLBACK_BLOCK = re.compile(r'enzyme\.dispatch\d+\.n\d+')
@@ -45,6 +46,8 @@ def dispatch_indirect_calls(text: str, registry: Registry | None, inactive_value
     if "__enzyme_" not in text:
         return text, registry
     text = lower_virtualreverse(text)
+    if not _CALLEE_POINTER.search(text):
+        return text, registry
     module = parse_module(text)
     registry = registry or Registry()
     candidates = _address_taken(module, registry)

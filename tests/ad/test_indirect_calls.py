@@ -281,3 +281,10 @@ def test_pointer_to_a_function_outside_the_program_stops_derived_code(tmp_path):
     run = build_and_run_hcheck(tmp_path / "unknown", UNKNOWN_CALLEE, check=False)
     assert run.returncode != 0 and "MISMATCH" not in run.stderr, run.stdout + run.stderr
     assert "derived code called a function pointer that is none of the program's functions" in run.stderr
+
+
+@pytest.mark.parametrize("name", ["table", "gsl_function"])
+def test_fast_math_calls(tmp_path, name):
+    """-ffast-math puts flags and `nofpclass(...)` on the calls, before the function pointer."""
+    source, checks = PROGRAMS[name]
+    assert checks_passed(build_and_run_hcheck(tmp_path / name, HEAD + source, flags=("-ffast-math",))) == checks

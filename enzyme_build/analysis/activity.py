@@ -49,8 +49,8 @@ def shadow_is_primal(module, value: str, fn: Function | None = None) -> bool:
     the primal one."""
     if fn is not None and is_local(value):
         roots = pointer_roots(fn, value)
-        return all(not is_local(r) and shadow_is_primal(module, r) or _loaded_from_primal_shadowed(module, fn, r)
-                   for r in roots)
+        return all(r in ("null", "poison", "undef") or (not is_local(r) and shadow_is_primal(module, r))
+                   or _loaded_from_primal_shadowed(module, fn, r) for r in roots)
     g = global_base(value)
     if g is None:
         return False

@@ -62,6 +62,44 @@ int main(int argc, char **argv) {
   return hc_done();
 }
 """, 8),
+    # adaptive Simpson (recursive, data-dependent subdivision) over a gsl_function chosen at
+    # run time, differentiated directly with the struct's shadow, in reverse and forward mode
+    "adaptive": (r"""
+double __enzyme_fwddiff(void *, ...);
+typedef struct { double k, c; } params;
+typedef struct { double (*function)(double x, void *p); void *params; } gsl_function;
+static double damped(double x, void *p) { params *q = p; return sin(q->k * x) * exp(-q->c * x); }
+static double bump(double x, void *p) { params *q = p; return exp(-q->k * (x - q->c) * (x - q->c)); }
+static double simp(const gsl_function *F, double a, double b) {
+  double m = 0.5 * (a + b);
+  return (b - a) / 6 * (F->function(a, F->params) + 4 * F->function(m, F->params) + F->function(b, F->params));
+}
+static double adapt(const gsl_function *F, double a, double b, double whole, double eps, int depth) {
+  double m = 0.5 * (a + b), l = simp(F, a, m), r = simp(F, m, b);
+  if (depth <= 0 || fabs(l + r - whole) <= 15 * eps) return l + r + (l + r - whole) / 15;
+  return adapt(F, a, m, l, eps / 2, depth - 1) + adapt(F, m, b, r, eps / 2, depth - 1);
+}
+double integrate(const gsl_function *F, double a, double b) { return adapt(F, a, b, simp(F, a, b), 1e-10, 30); }
+int main(int argc, char **argv) {
+  (void)argv;
+  for (int which = argc - 1; which < argc + 1; which++) {
+    double (*f)(double, void *) = which ? bump : damped;
+    params p = {1.3, 0.7}, g = {0, 0};
+    gsl_function F = {f, &p}, G = {f, &g};
+    __enzyme_autodiff((void *)integrate, enzyme_dup, &F, &G, enzyme_const, 0.0, enzyme_const, 3.0);
+    for (int k = 0; k < 2; k++) {
+      params pp = p, pm = p, t = {k == 0, k == 1};
+      ((double *)&pp)[k] += 1e-6; ((double *)&pm)[k] -= 1e-6;
+      gsl_function Fp = {f, &pp}, Fm = {f, &pm}, T = {f, &t};
+      double fd = (integrate(&Fp, 0, 3) - integrate(&Fm, 0, 3)) / 2e-6;
+      hc_near("reverse", ((double *)&g)[k], fd, 1e-6);
+      hc_near("forward", __enzyme_fwddiff((void *)integrate, enzyme_dup, &F, &T, enzyme_const, 0.0,
+                                          enzyme_const, 3.0), fd, 1e-6);
+    }
+  }
+  return hc_done();
+}
+""", 8),
     # a const table of callbacks (user functions and libm's) indexed at run time, and a
     # callback held in a global variable set by main
     "table": (r"""

@@ -15,7 +15,8 @@ from ..ir.model import Function, Instruction, byval_attributes, entry_point_name
 # a call of any function whose name contains one of these is an AD call site
 ENTRY_POINTS = ("__enzyme_autodiff", "__enzyme_fwddiff", "__enzyme_augmentfwd", "__enzyme_reverse",
                 "__enzyme_batch", "__enzyme_augmentsize",
-                # Enzyme's entry points we refuse with a message at the call site (ad/driver.py)
+                # lowered before the engine runs (ad/indirect.py), or refused with a message at
+                # the call site (ad/driver.py)
                 "__enzyme_virtualreverse", "__enzyme_shadow", "__enzyme_zero_shadows")
 FORWARD_ENTRY_POINTS = ("__enzyme_fwddiff", "__enzyme_batch")
 SPLIT_ENTRY_POINTS = ("__enzyme_augmentfwd", "__enzyme_reverse", "__enzyme_augmentsize")

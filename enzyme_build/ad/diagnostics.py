@@ -40,17 +40,17 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
     if inst.callee is None:
         chain = " -> ".join([c for c, _ in engine.chain])
         origin = _function_pointer_origin(fn, inst)
+        fnty = f"{inst.type or 'void'} ({', '.join(t for t, _ in inst.operands)})"
         raise EnzymeBuildError(
             f"cannot differentiate through an indirect call (function pointer or virtual call) "
-            f"with active arguments (call chain: {chain} -> ?)" + (f": the function pointer is {origin}"
-                                                                   if origin else ""),
+            f"with active arguments (call chain: {chain} -> ?): no function of the program whose address "
+            f"is taken has its type {fnty}, so the pointer comes from outside the program (a library, dlsym) "
+            f"or was cast" + (f"; the function pointer is {origin}" if origin else ""),
             location=engine.location(inst) or f"@{fn.name}",
-            hint="call the function directly (or let the optimizer devirtualize it, e.g. with a "
-                 "final class), or mark the data it touches enzyme_const" + (
-                     "; a callback passed as an argument of the differentiated function itself (enzyme_const "
-                     "and the function's name) is specialized, and so is one stored in a struct the "
-                     "program fills with a known function before calling (differentiate that wrapper)"
-                     if origin else ""))
+            hint="indirect calls are differentiated when the pointer is one of the program's functions "
+                 "(callbacks in structs, tables, vtables: docs/indirect-calls.md); build the callee's source "
+                 "with enzyme-build and take its address in the program, give the callee a custom rule and "
+                 "call it directly, or mark the data it touches enzyme_const")
     raw_callee = strip_name(inst.callee)
     names = demangled([c for c, _ in engine.chain] + [raw_callee, fn.name])
     callee = names.get(raw_callee, raw_callee)

@@ -24,6 +24,7 @@ from .callsite import (bind_result, call_line, clear_shadow_globals, defined_sym
                        tape_object)
 from .engine import Engine
 from .forward import rewrite_forward_call
+from .indirect import dispatch_indirect_calls, trap_unknown_callees
 from .passes import (_define_marker_global, _free_derived_names, _no_spare_tapes, _plain_shadow_allocations,
                      _specialize_callback_arguments, lower_threadlocal_addresses)
 from .reverse import adjoint_type
@@ -177,9 +178,6 @@ def _cyclic_gc_paused():
 # Enzyme entry points enzyme-build does not implement: a call of one is refused at its call
 # site (otherwise the link would stop on an undefined symbol, with no word of ours)
 UNSUPPORTED_ENTRY_POINTS = {
-    "__enzyme_virtualreverse": ("the derivative table of a function for virtual calls",
-                                "differentiate the virtual call's caller instead: calls through a "
-                                "function pointer or vtable the optimizer resolves are differentiated"),
     "__enzyme_context": ("differentiation contexts",
                          "drop the context: each top-level call uses the program's own shadows; give a "
                          "global an explicit shadow with __attribute__((enzyme_shadow(d_g)))"),
@@ -321,6 +319,9 @@ def _differentiate_module(text: str, registry: Registry | None) -> str:
     text, registry = detach_inactive_global_stores(text, registry)
     text, module = _specialize_callback_arguments(
         lower_threadlocal_addresses(text), set((registry or Registry()).rules) | set((registry or Registry()).inactive))
+    dispatched, registry = dispatch_indirect_calls(text, registry, INACTIVE_VALUE)
+    if dispatched != text:
+        text, module = dispatched, None
     for _ in range(16):
         module = module or parse_module(text)   # the first pass reuses the parse of the unchanged text
         with_sites = {name for name in module.functions
@@ -433,7 +434,7 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
         if strip_name(make_name('@', g, 'sh')) not in defined:   # an earlier (inner) pass made it
             out.append(f"{make_name('@', g, 'sh')} = {shadow_linkage(module, g)} global {engine.active_globals[g]} "
                        f"zeroinitializer, align 16")
-    out.extend(t for t in engine.texts if defined_symbol(t) not in defined)
+    out.extend(trap_unknown_callees(t) for t in engine.texts if defined_symbol(t) not in defined)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
     return _use_user_shadows("\n".join(out) + "\n", engine.user_shadows)
 

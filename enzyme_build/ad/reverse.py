@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name,
+from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, shadow_is_primal,
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.library import allocation_size_args
@@ -485,6 +485,8 @@ class ReverseGenerator(CachePlanner):
         """The shadow of a pointer that is stored into active memory or returned."""
         if v in ("null", "poison", "undef") or self.act.has_shadow(v):
             return self.shadow(v) if v not in ("null", "poison", "undef") else "null"
+        if shadow_is_primal(self.engine.module, v, self.fn):   # a function or a vtable
+            return v
         raise EnzymeBuildError(
             f"a pointer to memory without a shadow ({v}) is stored into active memory or returned "
             f"in @{self.fn.name}", location=self.engine.location(inst),

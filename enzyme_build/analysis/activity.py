@@ -40,6 +40,33 @@ class Activity:
         return g is not None and g in self.shadowed
 
 
+def shadow_is_primal(module, value: str, fn: Function | None = None) -> bool:
+    """A function, or a constant global holding no floats (a vtable, a table of callbacks),
+    or in `fn` a pointer only ever one of those (selected, or loaded from such a table): its
+    shadow is itself. Nothing accumulates into it, and derived code calls functions through
+    the primal pointer (ad/indirect.py), so a shadow object may hold the same pointers as
+    the primal one."""
+    if fn is not None and is_local(value):
+        roots = pointer_roots(fn, value)
+        return all(r in ("null", "poison", "undef") or (not is_local(r) and shadow_is_primal(module, r))
+                   or _loaded_from_primal_shadowed(module, fn, r) for r in roots)
+    g = global_base(value)
+    if g is None:
+        return False
+    name = g[1:].strip('"')
+    if name in module.functions or name in module.declarations:
+        return True
+    line = module.globals.get(name, "")
+    m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bconstant\s+(.*)$', line)
+    return m is not None and not re.search(r'\b(double|float|half|bfloat|fp128|x86_fp80|ppc_fp128)\b', m.group(2))
+
+
+def _loaded_from_primal_shadowed(module, fn: Function, value: str) -> bool:
+    inst = fn.defs.get(value)
+    return inst is not None and inst.opcode == "load" and all(
+        not is_local(r) and shadow_is_primal(module, r) for r in pointer_roots(fn, inst.operands[0][1]))
+
+
 def global_base(value: str) -> str | None:
     """'@g' for '@g' or a constant expression on @g; None for locals and plain constants."""
     if value.startswith("%"):
@@ -139,8 +166,10 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
             return True
         if inst.opcode == "load":   # a pointer read from memory: shadowed if the memory is
             # a pointer held in a global has nowhere to keep its shadow (globals holding
-            # pointers get none): its shadow would be the primal memory itself
-            return not any(r.startswith("@") and r not in act.shadowed for r in roots_of(inst.operands[0][1]))
+            # pointers get none), nor one held in memory an enzyme_const argument points
+            # to (an array of object pointers): its shadow would be the primal memory itself
+            return not any((r.startswith("@") and r not in act.shadowed) or r in const_params
+                           for r in roots_of(inst.operands[0][1]))
         return False
 
     def call_args_activity(inst) -> list[str]:

@@ -77,20 +77,35 @@ int main(void) { double a = 2; return __enzyme_autodiff((void *)f, &a, 0.5) > 0;
     assert "enzyme_const" in info.value.hint
 
 
-def test_active_indirect_call_is_refused(tmp_path):
-    src = tmp_path / "indirect.c"
-    src.write_text("""
+APPLY_CALLBACK = """
 double __enzyme_autodiff(void *, ...);
 extern int enzyme_const;
 typedef double (*fn)(double);
 __attribute__((noinline)) double apply(fn g, double x) { return g(x) * x; }
-double sq(double x) { return x * x; }
+"""
+
+
+def test_active_indirect_call_is_differentiated(tmp_path):
+    """The pointer is one of the program's functions (sq or 0): the call dispatches on it."""
+    src = tmp_path / "indirect.c"
+    src.write_text("#include <stdio.h>\n" + APPLY_CALLBACK + """double sq(double x) { return x * x; }
 int main(int argc, char **argv) { fn g = argc > 5 ? 0 : sq;
+  printf("%.17g\\n", __enzyme_autodiff((void *)apply, enzyme_const, g, 0.5)); return 0; }
+""")
+    exe = build_with_stage(str(src), str(tmp_path))
+    assert float(subprocess.run([exe], capture_output=True, text=True, check=True).stdout) == 0.75
+
+
+def test_active_indirect_call_from_outside_the_program_is_refused(tmp_path):
+    """No function of the program has the call's type: the pointer cannot be one of them."""
+    src = tmp_path / "indirect.c"
+    src.write_text("#include <dlfcn.h>\n" + APPLY_CALLBACK + """int main(void) { fn g = (fn)dlsym(RTLD_DEFAULT, "cbrt");
   return __enzyme_autodiff((void *)apply, enzyme_const, g, 0.5) > 0; }
 """)
     with pytest.raises(EnzymeBuildError) as info:
         build_with_stage(str(src), str(tmp_path))
     assert "indirect call" in info.value.message and "apply" in info.value.message
+    assert "no function of the program" in info.value.message
 
 
 def test_untyped_copy_without_context_is_an_error(tmp_path):

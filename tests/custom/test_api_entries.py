@@ -1,7 +1,8 @@
 """Enzyme API entries beyond autodiff/fwddiff: __enzyme_batch, the registration globals
 __enzyme_shadow_global / __enzyme_inactive_global / __enzyme_inactivenoblockfn /
 __enzyme_allocation_like (and Enzyme's one-pointer `_autoreg_` form), and the entry points
-enzyme-build refuses at the call site (__enzyme_virtualreverse, contexts, __enzyme_shadow).
+enzyme-build refuses at the call site (contexts, __enzyme_shadow of other widths).
+(__enzyme_virtualreverse: tests/ad/test_indirect_calls.py.)
 Programs are built through the real CLI and checked against closed forms."""
 from __future__ import annotations
 
@@ -204,7 +205,6 @@ int main(void) {
 
 
 @pytest.mark.parametrize("declaration, call, entry", [
-    ("extern void *__enzyme_virtualreverse(void *);", "__enzyme_virtualreverse((void *)f)", "__enzyme_virtualreverse"),
     ("extern void *__enzyme_context(int);", "__enzyme_context(1)", "__enzyme_context"),
     ("extern void *__enzyme_shadow(void *, int, int);", "__enzyme_shadow(&g, 2, 1)", "__enzyme_shadow of width 2"),
     ("extern void *__enzyme_shadow(void *, void *, int);", "__enzyme_shadow((void *)0, &g, 0)",
@@ -240,4 +240,21 @@ int main(void) { return (int)__enzyme_autodiff((void *)f, enzyme_context, (void 
     assert proc.returncode == 1
     assert "enzyme_context marker" in proc.stderr
     assert "prog.c:4" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_virtualreverse_of_something_else_than_a_pointer_is_an_error(work):
+    """__enzyme_virtualreverse returns the shadow of a function or vtable (itself: see
+    docs/indirect-calls.md); called with anything else it is an error naming the call."""
+    proc = build(work, """\
+extern double __enzyme_autodiff(void *, ...);
+void *__enzyme_virtualreverse();
+double f(double x) { return x * x; }
+int main(void) {
+  void *p = __enzyme_virtualreverse(1.5);
+  return p != 0 && __enzyme_autodiff((void *)f, 1.0) > 0;
+}
+""", "-g")
+    assert proc.returncode == 1, proc.stderr
+    assert "prog.c:5: __enzyme_virtualreverse takes one function (or vtable) pointer" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -92,6 +92,5 @@ def test_hessian_with_workspace(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_hessian.c")) == 18
 
 
-@pytest.mark.xfail(strict=True, reason="see failure fwd-15")
 def test_callback_in_struct(conf_build, conf_run_ok):
     assert conf_run_ok(conf_build("fwd_gsl_direct.c")) == 3

@@ -14,12 +14,10 @@ def test_program(tmp_path, program, checks, opt, env):
     assert build_and_run(tmp_path, program, opt=opt, env_extra=env) >= checks
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-09")
 def test_fnptr_table(tmp_path):
     build_and_run(tmp_path, "fnptr_table.c")
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-09")
 def test_virtual(tmp_path):
     build_and_run(tmp_path, "virtual.cc")
 

@@ -34,7 +34,6 @@ def test_stl_algorithms_o0(tmp_path):
     assert build_and_run(tmp_path, "stl_algorithms.cc", opt="-O0") == 4
 
 
-@pytest.mark.xfail(strict=True, reason="see failure rev-12")
 def test_vector_of_vectors(tmp_path):
     build_and_run(tmp_path, "vector_of_vectors.cc")
 

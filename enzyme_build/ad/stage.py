@@ -310,6 +310,13 @@ def _restore_opaque_calls(text: str, registry) -> str:
     return "\n".join(lines)
 
 
+def _rewritten(module, rewrite, llvm):
+    """The module after a text rewrite (unchanged, and not re-parsed, when it does nothing)."""
+    text = module.text()
+    out = rewrite(text)
+    return module if out == text else llvm.parse_assembly(out, module.name)
+
+
 def _registered(registry) -> set[str]:
     """Functions named by a registration: primals with custom rules, the rules, inactive
     and function_like functions."""
@@ -590,14 +597,9 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from .boundaries import inline_coerced_boundaries
     m = inline_coerced_boundaries(m, llvm, exclude=_registered(registry))
     from .asm import lower_known_asm, lower_rounding
-    for lower in (lower_known_asm, None, lower_rounding):
-        if lower is None:
-            m = scalarize_float_vectors(m, llvm)
-            continue
-        text = m.text()
-        lowered = lower(text)
-        if lowered != text:
-            m = llvm.parse_assembly(lowered, module.name)
+    m = _rewritten(m, lower_known_asm, llvm)
+    m = scalarize_float_vectors(m, llvm)
+    m = _rewritten(m, lower_rounding, llvm)
     # loop-simplify: dedicated loop exits (side tables keep a loop's last records on its exits)
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])
     pre = integer_pointer_arithmetic(pointers_as_integers(reassemble_split_doubles(

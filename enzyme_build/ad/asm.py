@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir.model import split_top, take_type
+from ..ir.model import by_function, split_top, take_type
 
 _V = r'(%[-\w$.]+|%"[^"]*")'
 MINMAX = {"minpd $1, $0": "olt", "maxpd $1, $0": "ogt", "minps $1, $0": "olt", "maxps $1, $0": "ogt"}
@@ -94,8 +94,8 @@ def _neg_zero(ty: str) -> str:
 # `exp`, would silently lose their derivative). The subtraction is replaced by `rint(x)`,
 # which the rules table knows, and which equals it wherever the trick is valid.
 _MAGIC = {"double": (2.0 ** 52, 1.5 * 2.0 ** 52), "float": (2.0 ** 23, 1.5 * 2.0 ** 23)}
-_FADD = re.compile(r'^  ' + _V + r' = fadd (?:[a-z]+ )*(double|float|<\d+ x (?:double|float)>) (.+)$')
-_FSUB = re.compile(r'^  ' + _V + r' = fsub (?:[a-z]+ )*(double|float|<\d+ x (?:double|float)>) (\S+), (.+)$')
+_FADD = re.compile(r'^  ' + _V + r' = fadd (?:[a-z]+ )*(double|float|<\d+ x (?:double|float)>) (.+?)(?:, !.*)?$')
+_FSUB = re.compile(r'^  ' + _V + r' = fsub (?:[a-z]+ )*(double|float|<\d+ x (?:double|float)>) (\S+), (.+?)(?:, !.*)?$')
 
 
 def _constant(ty: str, text: str) -> float | None:
@@ -126,8 +126,7 @@ def _is_magic(ty: str, text: str) -> bool:
 def lower_rounding_trick(text: str) -> str:
     if "fsub" not in text:
         return text
-    from .stage import _by_function
-    return _by_function(text, _rounding_in)
+    return by_function(text, _rounding_in)
 
 
 def _rounding_in(body: list[str]) -> list[str]:
@@ -136,7 +135,10 @@ def _rounding_in(body: list[str]) -> list[str]:
         m = _FADD.match(line)
         if not m:
             continue
-        a, b = (p.strip() for p in split_top(m.group(3)))
+        ops = [p.strip() for p in split_top(m.group(3))]
+        if len(ops) != 2:
+            continue
+        a, b = ops
         if _is_magic(m.group(2), b) and a.startswith("%"):
             added[m.group(1)] = a
         elif _is_magic(m.group(2), a) and b.startswith("%"):
@@ -153,8 +155,9 @@ def _rounding_in(body: list[str]) -> list[str]:
             src, res, ty = m.group(3), m.group(1), m.group(2)
         else:
             m = _FADD.match(line)                              # fadd r, -M (instcombine's form)
-            if m:
-                a, b = (p.strip() for p in split_top(m.group(3)))
+            ops = [p.strip() for p in split_top(m.group(3))] if m else []
+            if len(ops) == 2:
+                a, b = ops
                 c = _constant(m.group(2), b)
                 if c is not None and c < 0 and _is_magic(m.group(2), _neg(b)):
                     src, res, ty = a, m.group(1), m.group(2)
@@ -163,7 +166,8 @@ def _rounding_in(body: list[str]) -> list[str]:
             lanes = re.match(r'<(\d+) x (\w+)>', ty)
             suffix = f"v{lanes.group(1)}f{64 if lanes.group(2) == 'double' else 32}" if lanes else \
                 ("f64" if ty == "double" else "f32")
-            out.append(f"  {res} = call {ty} @llvm.rint.{suffix}({ty} {added[src]})")
+            dbg = re.search(r', !dbg !\d+', line)
+            out.append(f"  {res} = call {ty} @llvm.rint.{suffix}({ty} {added[src]})" + (dbg.group(0) if dbg else ""))
             _DECLS.add(f"declare {ty} @llvm.rint.{suffix}({ty})")
             continue
         out.append(line)
@@ -172,7 +176,6 @@ def _rounding_in(body: list[str]) -> list[str]:
 
 def _neg(text: str) -> str:
     """The constant text negated (enough for `_is_magic`)."""
-    import struct
     v = _constant("double", text)
     return repr(-v) if v is not None else text
 

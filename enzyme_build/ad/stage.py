@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..ir.model import by_function
 from .abi import ENTRY_POINTS as ENZYME_CALL_MARKERS  # the entry points of Enzyme's ABI
 
 
@@ -396,7 +397,7 @@ def reassemble_split_doubles(text: str) -> str:
     bytes: rewrite it so (the engine differentiates a double load, not integer lanes)."""
     if "bitcast <2 x i32>" not in text:
         return text
-    return _by_function(text, _reassemble_split_doubles_in)
+    return by_function(text, _reassemble_split_doubles_in)
 
 
 def _reassemble_split_doubles_in(lines: list[str]) -> list[str]:
@@ -445,19 +446,6 @@ def _reassemble_split_doubles_in(lines: list[str]) -> list[str]:
     return [line + moves.get(i, "") for i, line in enumerate(lines) if i not in drop]
 
 
-def _by_function(text: str, rewrite) -> str:
-    """Apply a line rewrite to each function body of module text (and to the text before
-    the first one) separately: value names are local to a function."""
-    lines = text.split("\n")
-    out: list[str] = []
-    start = 0
-    for i in range(len(lines) + 1):
-        if i == len(lines) or (lines[i].startswith("define") and i > start):
-            out.extend(rewrite(lines[start:i]))
-            start = i
-    return "\n".join(out)
-
-
 _LOAD_I64_RE = re.compile(r'^  ' + _V + r' = load i64, ptr ' + _V + r'(, align \d+)?(?:, !.*)?$')
 _INTTOPTR_RE = re.compile(r'^  ' + _V + r' = inttoptr i64 ' + _V + r' to ptr$')
 _PTRTOINT_RE = re.compile(r'^  ' + _V + r' = ptrtoint ptr ' + _V + r' to i64$')
@@ -473,7 +461,7 @@ def pointers_as_integers(text: str) -> str:
     the derivative read an unset shadow, or none at all)."""
     if "inttoptr i64" not in text and "ptrtoint ptr" not in text:
         return text
-    return _by_function(text, _pointers_as_integers_in)
+    return by_function(text, _pointers_as_integers_in)
 
 
 def _pointers_as_integers_in(body: list[str]) -> list[str]:
@@ -520,7 +508,7 @@ def integer_pointer_arithmetic(text: str) -> str:
     integers."""
     if "inttoptr i64" not in text or "ptrtoint ptr" not in text:
         return text
-    return _by_function(text, _integer_pointer_arithmetic_in)
+    return by_function(text, _integer_pointer_arithmetic_in)
 
 
 def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:

@@ -200,6 +200,15 @@ def _join(a: Place, b: Place) -> Place:
     return Place(a.root, a.offset % s, s, None if la is None or lb is None else min(la, lb))
 
 
+def _widen(old: Place, new: Place) -> Place:
+    """A place that grew in a fixpoint round: a lower bound that went down (a walk moving
+    down, `p--`) is dropped at once instead of creeping down round after round."""
+    lo_old = _low(old)
+    if new.stride and new.lo is not None and (lo_old is None or new.lo < lo_old):
+        return Place(new.root, new.offset, new.stride, None)
+    return new
+
+
 def _shift(p: Place, delta: int | None, stride: int = 0, nonneg: bool = False) -> Place:
     """p moved by a constant `delta` plus a variable multiple of `stride` (non-negative when
     `nonneg`: a GEP with `nuw`)."""
@@ -334,7 +343,7 @@ class MemoryTypes:
                 if old != new:
                     if old:
                         for r, p in old.items():
-                            new[r] = _join(new[r], p) if r in new else p
+                            new[r] = _widen(p, _join(new[r], p)) if r in new else p
                     if old != new:
                         places[inst.result] = new
                         changed = True

@@ -823,3 +823,16 @@ def tbaa_type(module: Module, tag: str | None) -> str | None:
     if name.startswith("p") and name[1:2].isdigit():
         return "any pointer"
     return name
+
+
+def by_function(text: str, rewrite) -> str:
+    """Apply a line rewrite to each function body of module text (and to the text before
+    the first one) separately: value names are local to a function."""
+    lines = text.split("\n")
+    out: list[str] = []
+    start = 0
+    for i in range(len(lines) + 1):
+        if i == len(lines) or (lines[i].startswith("define") and i > start):
+            out.extend(rewrite(lines[start:i]))
+            start = i
+    return "\n".join(out)

@@ -255,7 +255,7 @@ def test_memory_types_places_facts_and_copies():
     assert ft.places["%b3"] == {"%b": Place("%b", 24)}
     assert ft.places["%n1"] == {"%r": Place("%r", 24)}
     # the pointer walk: offset 0 modulo 8
-    assert ft.places["%p"] == {"%b": Place("%b", 0, 8)}
+    assert ft.places["%p"] == {"%b": Place("%b", 0, 8, lo=0)}   # it only moves up from %b
     kinds = mt.solve(fn)
     assert kinds["%w"] == {"double"}     # b[1] -> b[3]; b[3] also holds a stored double
     assert kinds["%n"] == {"int"}        # r[0].n -> r[1].n; r[1].n is used in arithmetic
@@ -264,6 +264,39 @@ def test_memory_types_places_facts_and_copies():
     assert may_overlap(Place("%b", 0, 8), 8, Place("%b", 24), 8)
     assert not may_overlap(Place("%b", 0, 16), 8, Place("%b", 24), 8)
     assert not may_overlap(Place("%b", 0), 8, Place("%c", 0), 8)
+    # lower bounds: a walk from %b+32 up never reaches %b+24; one from %b+16 does
+    assert not may_overlap(Place("%b", 0, 8, lo=32), 8, Place("%b", 24), 8)
+    assert may_overlap(Place("%b", 0, 8, lo=16), 8, Place("%b", 24), 8)
+
+
+def test_lower_bounds_of_walks():
+    """A walk up (`q++`, GEPs with `nuw`) keeps a lower bound; a walk down (`p--`) loses it at
+    once (no bound creeping down one step per fixpoint round)."""
+    from enzyme_build.analysis.memtypes import MemoryTypes, Place
+    from enzyme_build.ir.model import parse_module
+    module = parse_module("""
+define void @g(ptr %b, i64 %n) {
+entry:
+  %e = getelementptr inbounds double, ptr %b, i64 8
+  %f = getelementptr inbounds nuw double, ptr %b, i64 %n
+  %h = getelementptr inbounds double, ptr %b, i64 %n
+  br label %loop
+loop:
+  %p = phi ptr [ %e, %entry ], [ %p.next, %loop ]
+  %q = phi ptr [ %b, %entry ], [ %q.next, %loop ]
+  %p.next = getelementptr inbounds double, ptr %p, i64 -1
+  %q.next = getelementptr inbounds double, ptr %q, i64 1
+  %c = icmp eq ptr %p.next, %b
+  br i1 %c, label %exit, label %loop
+exit:
+  ret void
+}
+""")
+    ft = MemoryTypes(module).function(module.functions["g"])
+    assert ft.places["%q"] == {"%b": Place("%b", 0, 8, lo=0)}
+    assert ft.places["%p"] == {"%b": Place("%b", 0, 8, lo=None)}
+    assert ft.places["%f"] == {"%b": Place("%b", 0, 8, lo=0)}      # nuw: the index is not negative
+    assert ft.places["%h"] == {"%b": Place("%b", 0, 8, lo=None)}
 
 
 def test_declared_types_of_globals_and_allocas_are_evidence():

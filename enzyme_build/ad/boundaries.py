@@ -9,7 +9,9 @@ to whatever register type holds their bytes:
   zero-extended and or-ed with the shifted int, and the callee truncates and bitcasts
   it back;
 - a `double` copied into a `uint64_t` (generic code that moves values as words) and passed
-  or returned by value is a plain `i64` argument or result bitcast from/to `double`.
+  or returned by value is a plain `i64` argument or result bitcast from/to `double`;
+- `struct {double d; long k;}` is returned as `{ double, i64 }`, an aggregate the engine
+  cannot give a derivative (without optimization nothing simplifies it away).
 
 Inside one function the Scalarizer (vectors) and instcombine (`trunc(or(zext(bitcast f),
 shl …))` folds to `f`) remove these forms, and the engine sees plain floats.  Across a
@@ -91,6 +93,14 @@ def _integer_float_params(params: str, body: list[str]) -> bool:
     return False
 
 
+def _returns_mixed_aggregate(prefix: str) -> bool:
+    """The return type (in the define line before the name) is a struct mixing floats and
+    integers: `{ double, i64 }` for a `struct {double d; long k;}` returned in two registers."""
+    from ..analysis.types import mixed_float_aggregate
+    from ..ir.model import _return_type
+    return mixed_float_aggregate(_return_type(prefix))
+
+
 def _packs_floats(body: list[str]) -> bool:
     """The body puts float bits into a wider integer or takes them out of one."""
     to_bits, narrowed = set(), set()
@@ -126,7 +136,7 @@ def coerced_float_functions(text: str, exclude=frozenset()) -> set[str]:
             continue
         m = _DEFINE_RE.match(lines[at])
         if (_FP_VECTOR.search(m.group(1)) or _FP_VECTOR.search(m.group(3)) or _packs_floats(body)
-                or _integer_float_params(m.group(3), body)):
+                or _integer_float_params(m.group(3), body) or _returns_mixed_aggregate(m.group(1))):
             found.add(name)
     return {n for n in found if callers.get(n)}
 

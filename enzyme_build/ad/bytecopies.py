@@ -5,10 +5,11 @@ doubles moves each double in eight `i8` pieces; no single piece has a derivative
 engine can only refuse it (reverse mode cannot add adjoints byte by byte).  The optimizing
 pipeline turns such a loop into `llvm.memcpy` (inlining, then loop-idiom recognition),
 whose derivative the engine knows, so with AD after optimization these programs work.
-With AD before optimization (`ENZYME_BUILD_AD_BEFORE_OPT=1`) only SROA runs; this step
-does the same two things for the functions that hold such loops and nothing else: it
-inlines them into their callers, then runs `loop-idiom` (with the loop canonicalization
-it needs) on the functions that hold the loops afterwards, every other function kept out.
+With AD before optimization (`ENZYME_BUILD_AD_BEFORE_OPT=1`) only SROA runs, and with it
+a copy helper marked `noinline` keeps its loop; this step does the same two things for the
+functions that hold such loops and nothing else: it inlines them (up to `MAX_INLINED_LINES`
+lines each) into their callers, then runs `loop-idiom` (with the loop canonicalization it
+needs) on the functions that hold the loops afterwards, every other function kept out.
 Loops it cannot turn into a memcpy (source and destination may overlap) keep the engine's
 clear error.
 """
@@ -19,6 +20,7 @@ import re
 _V = r'(%[-\w$.]+|%"[^"]*")'
 _LOAD_NARROW = re.compile(r'^  ' + _V + r' = load (i8|i16|i32), ptr ')
 _STORE_NARROW = re.compile(r'^  store (i8|i16|i32) ' + _V + r', ptr ')
+MAX_INLINED_LINES = 200
 IDIOM = ("function(simplifycfg,loop-simplify,lcssa,loop(loop-rotate,indvars,loop-idiom),"
          "simplifycfg,instcombine<no-verify-fixpoint>)")
 
@@ -37,13 +39,14 @@ def byte_copy_functions(text: str) -> set[str]:
 
 
 def loops_to_memcpy(module, llvm, exclude=frozenset()):
-    from .boundaries import mark_always_inline
+    from .boundaries import _functions, mark_always_inline
     from .optrun import defined_functions, run_opt
     names = {n for n in byte_copy_functions(module.text()) if n[1:].strip('"') not in exclude}
     if not names:
         return module
     text = module.text()
-    called = {n for n in names if re.search(r'\bcall\b[^@]*' + re.escape(n) + r'\(', text)}
+    small = {name for name, _, body in _functions(text) if len(body) <= MAX_INLINED_LINES}
+    called = {n for n in names & small if re.search(r'\bcall\b[^@]*' + re.escape(n) + r'\(', text)}
     if called:
         module = llvm.parse_assembly(mark_always_inline(text, called), module.name)
         llvm.run_named_passes(module, ["always-inline", "sroa"])

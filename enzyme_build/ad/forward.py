@@ -12,7 +12,7 @@ import re
 
 from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
 from ..analysis.library import allocation_size_args
-from ..analysis.types import (check_packed_floats, check_vector_operands, float_views, pointer_as_integer,
+from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
@@ -364,6 +364,7 @@ class ForwardGenerator:
             raise EnzymeBuildError(f"cannot differentiate {what} in @{self.fn.name}", location=self.where(inst),
                                    hint=hint)
         check_vector_operands(self.fn, inst, self.act.varied, self.where(inst))
+        check_mixed_aggregates(self.fn, inst, self.act.varied, self.where(inst))
         lines.append(_DBG_RE.sub("", inst.text))
         if op == "bitcast" and res and not is_float_type(inst.type) and inst.operands[0][1] in self.act.varied:
             self._float_bits(inst, lines)

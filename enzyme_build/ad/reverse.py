@@ -15,7 +15,7 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
 from ..analysis.library import allocation_size_args
-from ..analysis.types import (bits_stay_integer, check_memory_access, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
+from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
 from ..custom.registry import check_rule_arity
@@ -440,6 +440,7 @@ class ReverseGenerator(CachePlanner):
         if op in ("load", "store"):
             check_memory_access(self, inst)
         check_vector_operands(self.fn, inst, self.act.varied, self.engine.location(inst))
+        check_mixed_aggregates(self.fn, inst, self.act.varied, self.engine.location(inst))
         if op == "store" and id(inst) in self.undone_stores:
             (vty, _), (_, p) = inst.operands
             lines.append(f"  {self.undone_stores[id(inst)]} = load {vty}, ptr {p}")

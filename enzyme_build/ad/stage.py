@@ -578,10 +578,10 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     if ad_before_opt:
         # always-inline: what clang does at -O0 too (SIMD intrinsics are always_inline wrappers)
         llvm.run_named_passes(m, ["always-inline", "sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
-        from .bytecopies import loops_to_memcpy
-        m = loops_to_memcpy(m, llvm, exclude=_registered(registry))
     else:
         llvm.optimize(m, 2, unroll=False, vectorize=False)
+    from .bytecopies import loops_to_memcpy   # byte-copy loops the optimizer left (helpers not inlined)
+    m = loops_to_memcpy(m, llvm, exclude=_registered(registry))
     from .boundaries import inline_coerced_boundaries
     m = inline_coerced_boundaries(m, llvm, exclude=_registered(registry))
     from .asm import lower_known_asm, lower_rounding

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import EnzymeBuildError
-from ..ir.model import named_type_body, is_float_type, make_name, take_type, tbaa_type
+from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
 from .memtypes import copy_kinds, range_kinds
 
@@ -420,6 +420,34 @@ def check_vector_operands(fn, inst, varied, location) -> None:
 
 _VECTOR_BUILDERS = {"insertelement", "shufflevector"}
 _INTEGER_RESULTS = {"fcmp", "fptosi", "fptoui"}
+
+
+def mixed_float_aggregate(ty: str) -> bool:
+    """A struct/array type holding floats next to non-floats (`{ double, i64 }`: a struct
+    returned by value in two registers). Such values cannot carry a derivative here."""
+    from ..ir.model import aggregate_elements
+    elems = aggregate_elements(ty)
+    if not elems or is_active_type(ty):
+        return False
+    return any(is_float_type(e) or mixed_float_aggregate(e) or is_active_type(e) for e in elems)
+
+
+def check_mixed_aggregates(fn, inst, varied, location) -> None:
+    """A value with a derivative put into (or a call with active arguments returning) an
+    aggregate mixing floats and integers: refuse rather than drop the derivative. The AD
+    stage inlines the functions that return such aggregates first (ad/boundaries.py), so
+    this remains only where they cannot be inlined (recursion)."""
+    if not inst.result or inst.opcode not in ("call", "invoke", "insertvalue") or \
+            not mixed_float_aggregate(inst.type):
+        return
+    if not any(v in varied for v in inst.values()):
+        return
+    raise EnzymeBuildError(
+        f"a value with a derivative goes into the aggregate {inst.type} ({inst.text.split(', !', 1)[0].strip()} "
+        f"in @{fn.name}), which mixes floating-point and integer fields; its derivative cannot follow it",
+        location=location,
+        hint="this is a struct returned by value in registers from a function that cannot be inlined "
+             "(recursion): return it through a pointer argument, or keep its floats in a struct of their own")
 
 
 def only_reaches_integers(fn, value: str) -> bool:

@@ -107,6 +107,17 @@ __attribute__((noinline)) static double unbox(word w) { double v; memcpy(&v, &w.
 __attribute__((noinline)) double f(const double *x) {
   return unbox(box(x[0] * x[1], 1)) + unbox(box(exp(x[2]), 0)) * x[3];
 }""",
+    # {double, long} returned by value: a { double, i64 } aggregate (before optimization
+    # nothing folds it; it was a silent zero with AD before optimization)
+    "double_long_pair": r"""
+struct DL { double d; long k; };
+__attribute__((noinline)) static struct DL dl_mix(struct DL p, double w) { struct DL r = { tanh(p.d * w + 0.25), p.k + 1 }; return r; }
+__attribute__((noinline)) double f(const double *x) {
+  struct DL q = { x[1], 1 };
+  q = dl_mix(q, x[2]);
+  q = dl_mix(q, x[3]);
+  return q.d * x[0] + 0.01 * q.k;
+}""",
     # a loop calling a helper that takes and returns {float, float}
     "float_pair_loop": r"""
 typedef struct { float re, im; } cf;
@@ -170,6 +181,32 @@ __attribute__((noinline)) double f(const double *x) { acc a = {1.0f, 5}; return 
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
     assert "travel as an integer" in r.stderr and "pass it by pointer" in r.stderr, r.stderr
+
+
+def test_recursive_mixed_aggregate_is_a_clear_error(tmp_path):
+    """A recursive function returning {double, long} by value cannot be inlined away: its
+    result's derivative cannot be represented, so the build stops (it was a silent zero)."""
+    text = HEAD + r"""
+struct DL { double d; long k; };
+__attribute__((noinline)) static struct DL down(struct DL p, const double *x) {
+  if (p.k == 0) return p;
+  struct DL q = { p.d * x[p.k % 4], p.k - 1 };
+  return down(q, x);
+}
+__attribute__((noinline)) double f(const double *x) { struct DL p = { 1.0, 5 }; return down(p, x).d; }
+""" + MAIN
+    src, exe = tmp_path / "r.c", tmp_path / "r"
+    src.write_text(text)
+    env = {**os.environ, "ENZYME_BUILD_AD_BEFORE_OPT": "1"}
+    r = subprocess.run([ENZYME_BUILD, "cc", "-O2", str(src), "-o", str(exe), "-lm"], capture_output=True,
+                       text=True, timeout=300, env=env)
+    if r.returncode == 0:   # the recursion became a loop after all: then it must be right
+        out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+        for rev, fwd, fd in ([float(v) for v in line.split()] for line in out.stdout.splitlines()):
+            assert rev == pytest.approx(fd, rel=2e-3, abs=2e-3)
+        return
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "mixes floating-point and integer fields" in r.stderr and "fix:" in r.stderr, r.stderr
 
 
 def test_detection_and_marking_on_ir():

@@ -66,6 +66,18 @@ __attribute__((noinline)) double f(const double *x) {
   for (int i = 0; i < 4; i++) s += w[i] * (i + 1);
   return s;
 }""",
+    # a noinline byte-copy helper: the optimizer keeps its loop (and the call) at -O2 too
+    "byte_copy_noinline_helper": r"""
+__attribute__((noinline)) static void ic_bytes(void *d, const void *s, int n) {
+  char *dd = d; const char *ss = s;
+  for (int i = 0; i < n; i++) dd[i] = ss[i];
+}
+__attribute__((noinline)) double f(const double *x) {
+  double a[4], b[4];
+  for (int i = 0; i < 4; i++) { a[i] = cos(x[i]) * x[(i + 2) % 4]; b[i] = 0; }
+  ic_bytes(&b[1], &a[0], 24);
+  return b[1] * b[2] + b[3] * a[3];
+}""",
     "byte_copy_inline_malloc": r"""
 __attribute__((noinline)) double f(const double *x) {
   double *v = malloc(4 * sizeof(double)), *w = malloc(4 * sizeof(double));

@@ -29,6 +29,10 @@ class _Gen:
         # vector statements draw from their own stream, so adding them kept every other
         # statement of a seed's program as it was
         self.rv = random.Random(seed * 1_000_003 + 17)
+        # so do the ABI and memory idioms (values moved as words or bytes, structs by value,
+        # records holding pointers): a third stream, added later the same way
+        self.ri = random.Random(seed * 1_000_033 + 29)
+        self.idiom_helpers: list[str] = []
         self.helpers: list[str] = []
         self.helper_names: list[tuple[str, str]] = []  # (name, kind)
         self.tmp = 0
@@ -212,6 +216,41 @@ class _Gen:
                 f"  {v} = _mm_add_pd(_mm_mul_pd({v}, {v}), _mm_set1_pd(0.25 * tanh(t)));",
                 f"  _mm_storeu_pd(&{dst}[{d}], _mm_mul_pd({v}, _mm_set1_pd(0.5))); }}"]
 
+    def idiom_stmt(self) -> list[str]:
+        """One of: a double moved as a uint64_t through noinline helpers (an i64 argument and
+        result), doubles copied byte by byte (a char loop), a record holding a pointer copied
+        by assignment and memcpy and written through, a {double, long} struct passed and
+        returned by value. Each keeps the program's invariants (in bounds, no overlap)."""
+        ri = self.ri
+        kind = ri.choice(["bits", "bytes", "view", "pair"])
+        i, j, k = ri.randrange(M), ri.randrange(M), ri.randrange(M)
+        attr = "__attribute__((noinline)) " if ri.random() < 0.7 else "static "
+        if kind == "bits":
+            self.idiom_helpers += [
+                f"{attr}uint64_t ib_to(double v) {{ uint64_t w; memcpy(&w, &v, 8); return w; }}",
+                f"{attr}double ib_from(uint64_t w) {{ double v; memcpy(&v, &w, 8); return v; }}"]
+            return [f"a[{i}] = tanh(ib_from(ib_to(a[{j}] * b[{k}])) + 0.5 * ib_from(ib_to(s)));"]
+        if kind == "bytes":
+            self.idiom_helpers.append(
+                f"{attr}void ic_bytes(void *d, const void *s, int n) {{\n"
+                f"  char *dd = d; const char *ss = s;\n  for (int i = 0; i < n; i++) dd[i] = ss[i];\n}}")
+            cnt = ri.randint(1, 3)
+            src, dst = ri.choice([("a", "b"), ("b", "a")])
+            so, do = ri.randrange(M - cnt + 1), ri.randrange(M - cnt + 1)
+            return [f"ic_bytes(&{dst}[{do}], &{src}[{so}], {cnt * 8});"]
+        if kind == "view":
+            cnt = ri.randint(1, 3)
+            off = ri.randrange(M - cnt + 1)
+            v = self.name("w")
+            return [f"{{ struct V {v}a = {{ b + {off}, {cnt}, t }}, {v}b, {v}c;",
+                    f"  {v}b = {v}a; memcpy(&{v}c, &{v}b, sizeof {v}c);",
+                    f"  for (int q = 0; q < {v}c.n; q++) {v}c.p[q] = tanh({v}c.p[q] * {v}c.w + a[q]); }}"]
+        self.idiom_helpers.append(
+            f"{attr}struct DL dl_mix(struct DL p, double w) {{ struct DL r = {{ tanh(p.d * w + 0.25), p.k + 1 }}; return r; }}")
+        q = self.name("q")
+        return [f"{{ struct DL {q} = {{ a[{i}], {ri.randint(0, 3)} }}; {q} = dl_mix({q}, b[{j}]); "
+                f"a[{k}] = {q}.d + 0.01 * {q}.k; }}"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -224,6 +263,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1           # between statements, not inside one
             body[at:at] = self.vector_stmt()
+        if self.ri.random() < 0.35:
+            at = self.ri.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.idiom_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]
@@ -237,8 +281,10 @@ class _Gen:
             "void __enzyme_autodiff(void *, ...);",
             "double __enzyme_fwddiff(void *, ...);",
             "struct S { double u; double v; int k; };",
+            "struct V { double *p; int n; double w; };",
+            "struct DL { double d; long k; };",
             "",
-        ] + [h + "\n" for h in self.helpers] + [
+        ] + [h + "\n" for h in self.helpers + self.idiom_helpers] + [
             "__attribute__((noinline)) double f(const double *x) {",
             f"  double a[{M}];",
             f"  double *b = malloc({M} * sizeof(double));",

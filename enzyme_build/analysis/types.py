@@ -423,13 +423,24 @@ _INTEGER_RESULTS = {"fcmp", "fptosi", "fptoui"}
 
 
 def mixed_float_aggregate(ty: str) -> bool:
-    """A struct/array type holding floats next to non-floats (`{ double, i64 }`: a struct
-    returned by value in two registers). Such values cannot carry a derivative here."""
+    """A struct/array type holding floats next to integers (`{ double, i64 }`: a struct
+    returned by value in two registers). Such values cannot carry a derivative here.
+    Aggregates with pointers (`{ ptr, double }`, an augmented rule's tape and result) are
+    not this case: the sweeps give them shadows field by field."""
     from ..ir.model import aggregate_elements
     elems = aggregate_elements(ty)
     if not elems or is_active_type(ty):
         return False
-    return any(is_float_type(e) or mixed_float_aggregate(e) or is_active_type(e) for e in elems)
+    flat = _leaf_types(ty)
+    return any(is_float_type(t) for t in flat) and all(is_float_type(t) or re.fullmatch(r'i\d+', t) for t in flat)
+
+
+def _leaf_types(ty: str) -> list[str]:
+    from ..ir.model import aggregate_elements
+    elems = aggregate_elements(ty)
+    if elems is None:
+        return [ty.strip()]
+    return [t for e in elems for t in _leaf_types(e)]
 
 
 def check_mixed_aggregates(fn, inst, varied, location) -> None:

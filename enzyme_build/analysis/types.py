@@ -247,9 +247,9 @@ def _users_of(fn) -> dict[str, list]:
 _BIT_SLICERS = {"trunc", "lshr", "ashr", "and", "zext", "sext", "shl", "or", "freeze"}
 
 
-def unpacked_float(fn, value: str) -> str | None:
-    """The first `bitcast ... to float/double` the integer `value` reaches through bit
-    slicing (trunc, shifts, masks): an i64 load of two floats unpacked lane by lane."""
+def _walk_users(fn, value: str, follow):
+    """(value, user) for every user of `value` and, transitively, of the results of the
+    users `follow(user)` accepts, each value visited once."""
     users = _users_of(fn)
     seen, work = set(), [value]
     while work:
@@ -258,12 +258,21 @@ def unpacked_float(fn, value: str) -> str | None:
             continue
         seen.add(v)
         for u in users.get(v, []):
-            if u.opcode == "bitcast" and is_float_type(u.type):
-                if v == value:
-                    continue      # the whole integer reinterpreted: a view, not cut
-                return u.text.strip()
-            if u.opcode in _BIT_SLICERS and u.result and u.type.startswith("i"):
+            yield v, u
+            if follow(u):
                 work.append(u.result)
+
+
+def _integer_result(ops):
+    return lambda u: u.opcode in ops and bool(u.result) and u.type.startswith("i")
+
+
+def unpacked_float(fn, value: str) -> str | None:
+    """The first `bitcast ... to float/double` the integer `value` reaches through bit
+    slicing (trunc, shifts, masks): an i64 load of two floats unpacked lane by lane."""
+    for v, u in _walk_users(fn, value, _integer_result(_BIT_SLICERS)):
+        if u.opcode == "bitcast" and is_float_type(u.type) and v != value:
+            return u.text.strip()   # (the whole integer reinterpreted is a view, not cut)
     return None
 
 
@@ -329,24 +338,8 @@ def bits_stay_integer(fn, value: str) -> bool:
     exponent extraction) only reaches comparisons, numeric int->float conversions and
     addresses — never a bitcast back to a float, a store or a call that could turn the
     bits into a float again. Such uses carry no derivative."""
-    users: dict[str, list] = {}
-    for inst in fn.instructions():
-        for v in inst.values():
-            users.setdefault(v, []).append(inst)
-    seen, work = set(), [value]
-    while work:
-        v = work.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for u in users.get(v, []):
-            if u.opcode in _INT_SINKS:
-                continue
-            if u.opcode in _INT_PROPAGATORS and u.result and u.type.startswith("i"):
-                work.append(u.result)
-                continue
-            return False
-    return True
+    follow = _integer_result(_INT_PROPAGATORS)
+    return all(u.opcode in _INT_SINKS or follow(u) for _, u in _walk_users(fn, value, follow))
 
 
 def declared_element_types(gen, inst) -> set[str]:
@@ -465,24 +458,14 @@ def only_reaches_integers(fn, value: str) -> bool:
     """Whether a vector of floats only feeds operations with integer results (a conversion
     to integers such as `llvm.x86.sse2.cvtpd2dq` in a vectorized exp, comparisons): its
     derivative is never needed, so it need not be refused."""
-    users = _users_of(fn)
-    seen, work = set(), [value]
-    while work:
-        v = work.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for u in users.get(v, []):
-            if u.opcode in _VECTOR_BUILDERS and u.result:
-                work.append(u.result)
-            elif u.opcode in _INTEGER_RESULTS:
-                continue
-            elif u.opcode == "call" and u.result and re.fullmatch(r'<\d+ x i\d+>|i\d+', u.type or "") \
-                    and (u.callee or "").startswith("@llvm.x86."):
-                continue
-            else:
-                return False
-    return True
+    def follow(u):
+        return u.opcode in _VECTOR_BUILDERS and bool(u.result)
+
+    def integer_result(u):
+        return u.opcode in _INTEGER_RESULTS or (
+            u.opcode == "call" and bool(u.result) and re.fullmatch(r'<\d+ x i\d+>|i\d+', u.type or "")
+            and (u.callee or "").startswith("@llvm.x86."))
+    return all(follow(u) or integer_result(u) for _, u in _walk_users(fn, value, follow))
 
 
 def pointer_as_integer(fn, value: str) -> str | None:

@@ -13,14 +13,12 @@ and compiled programs checked against central differences.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
+from ad_helpers import FD_HEAD, check_fd_rows, fd_main, fd_rows
 from enzyme_build.ad.asm import lower_known_asm, lower_rounding
 
-ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 EIGEN = "/usr/include/eigen3"
 
 
@@ -96,27 +94,8 @@ def test_other_constants_are_not_rounding():
     assert lower_rounding(text) == text
 
 
-HEAD = r"""
-#include <stdio.h>
-#include <math.h>
-#include <emmintrin.h>
-extern int enzyme_dup, enzyme_const;
-void __enzyme_autodiff(void *, ...);
-double __enzyme_fwddiff(void *, ...);
-"""
-MAIN = r"""
-int main(void) {
-  double x[4] = {0.5, -1.25, 1.5, 0.75}, g[4] = {0};
-  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
-  for (int i = 0; i < 4; i++) {
-    double e[4] = {0}; e[i] = 1; double xp[4], xm[4];
-    for (int k = 0; k < 4; k++) { xp[k] = x[k]; xm[k] = x[k]; }
-    xp[i] += 1e-6; xm[i] -= 1e-6;
-    printf("%.15g %.15g %.15g\n", g[i], __enzyme_fwddiff((void *)f, enzyme_dup, x, e), (f(xp) - f(xm)) / 2e-6);
-  }
-  return 0;
-}
-"""
+HEAD = FD_HEAD + "#include <emmintrin.h>\n"
+MAIN = fd_main()
 # Eigen's SSE2 idioms written out: asm min/max clamps, a barrier-protected rounding, floor
 SSE_IDIOMS = r"""
 static inline __m128d pmin(__m128d a, __m128d b) { __m128d r = b; __asm__("minpd %[a], %[r]" : [r] "+x"(r) : [a] "x"(a)); return r; }
@@ -145,24 +124,10 @@ __attribute__((noinline)) double f(const double *x) {
 """
 
 
-def _rows(tmp_path, name, text, level, cxx=False, extra=()):
-    src, exe = tmp_path / name, tmp_path / "prog"
-    src.write_text(text)
-    r = subprocess.run([ENZYME_BUILD, "c++" if cxx else "cc", level, *extra, str(src), "-o", str(exe), "-lm"],
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return [[float(v) for v in line.split()] for line in out.stdout.splitlines()]
-
-
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
 def test_sse_asm_clamps_and_rounding(tmp_path, level):
-    rows = _rows(tmp_path, "idioms.c", HEAD + SSE_IDIOMS + MAIN, level)
-    assert len(rows) == 4
-    for i, (rev, fwd, fd) in enumerate(rows):
-        assert rev == pytest.approx(fwd, rel=1e-10, abs=1e-10), (i, rows)
-        assert rev == pytest.approx(fd, rel=1e-5, abs=1e-5), (i, rows)
+    rows = fd_rows(tmp_path, HEAD + SSE_IDIOMS + MAIN, [level])
+    check_fd_rows(rows, 4)
     # lane 0 is clamped (derivative 0); the fractional part's derivative is 1 (rounding
     # contributes 0): d/dx0 = 2*2.7, d/dx1 = 2*2.7*s1 + 5*2.7
     assert rows[0][0] == pytest.approx(2 * 2.7)
@@ -193,8 +158,4 @@ int main() {
 
 @pytest.mark.skipif(not os.path.isdir(EIGEN), reason="libeigen3-dev is not installed (./bootstrap test installs it)")
 def test_eigen_vectorized_math_functions(tmp_path):
-    rows = _rows(tmp_path, "eexp.cpp", EIGEN_EXP, "-O2", cxx=True, extra=["-I", EIGEN])
-    assert len(rows) == 4
-    for i, (rev, fwd, fd) in enumerate(rows):
-        assert rev == pytest.approx(fwd, rel=1e-10, abs=1e-10), (i, rows)
-        assert rev == pytest.approx(fd, rel=1e-5, abs=1e-5), (i, rows)
+    check_fd_rows(fd_rows(tmp_path, EIGEN_EXP, ["-O2"], cxx=True, extra=["-I", EIGEN]), 4)

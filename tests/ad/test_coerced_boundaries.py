@@ -18,31 +18,11 @@ import sys
 
 import pytest
 
+from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
+
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-
-HEAD = r"""
-#include <stdio.h>
-#include <math.h>
-extern int enzyme_dup, enzyme_const;
-void __enzyme_autodiff(void *, ...);
-double __enzyme_fwddiff(void *, ...);
-"""
-
-MAIN = r"""
-int main(void) {
-  double x[4] = {0.5, -1.25, 1.5, 0.75}, g[4] = {0};
-  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
-  for (int i = 0; i < 4; i++) {
-    double e[4] = {0}; e[i] = 1;
-    double xp[4], xm[4];
-    for (int k = 0; k < 4; k++) { xp[k] = x[k]; xm[k] = x[k]; }
-    xp[i] += 3e-3; xm[i] -= 3e-3;
-    printf("%.15g %.15g %.15g\n", g[i], __enzyme_fwddiff((void *)f, enzyme_dup, x, e),
-           (f(xp) - f(xm)) / 6e-3);
-  }
-  return 0;
-}
-"""
+HEAD = FD_HEAD
+MAIN = fd_main(h=3e-3)   # float arithmetic: a larger step keeps rounding out of the difference
 
 PROGRAMS = {
     # {float, float} in and out as <2 x float>
@@ -131,31 +111,12 @@ __attribute__((noinline)) double f(const double *x) {
 }""",
 }
 
-CONFIGS = {"O0": (["-O0"], {}), "O2": (["-O2"], {}), "adbefore": (["-O2"], {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})}
-
-
-def _build_run(tmp_path, text: str, config: str):
-    flags, env = CONFIGS[config]
-    src, exe = tmp_path / "p.c", tmp_path / "p"
-    src.write_text(text)
-    r = subprocess.run([ENZYME_BUILD, "cc", *flags, str(src), "-o", str(exe), "-lm"], capture_output=True,
-                       text=True, timeout=300, env={**os.environ, **env})
-    assert r.returncode == 0, r.stderr
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return [[float(v) for v in line.split()] for line in out.stdout.splitlines()]
-
-
-@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("config", sorted(LEVELS))
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_coerced_struct_by_value(tmp_path, name, config):
-    rows = _build_run(tmp_path, HEAD + PROGRAMS[name] + MAIN, config)
-    assert len(rows) == 4, rows
-    for i, (rev, fwd, fd) in enumerate(rows):
-        # float arithmetic: the finite difference is good to ~1e-3 relative
-        assert rev == pytest.approx(fwd, rel=1e-6, abs=1e-6), (i, rows)
-        assert rev == pytest.approx(fd, rel=2e-3, abs=2e-3), (i, rows)
-    assert any(abs(r[0]) > 1e-3 for r in rows), rows
+    flags, env = LEVELS[config]
+    # float arithmetic: reverse and forward agree to float rounding, the difference to ~1e-3
+    check_fd_rows(fd_rows(tmp_path, HEAD + PROGRAMS[name] + MAIN, flags, env), 4, agree=1e-6, fd_tol=2e-3)
 
 
 def test_recursive_packed_struct_is_a_clear_error(tmp_path):

@@ -23,34 +23,9 @@ import sys
 
 import pytest
 
+from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
+
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-
-HEAD = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <stdint.h>
-#include <math.h>
-extern int enzyme_dup, enzyme_const;
-void __enzyme_autodiff(void *, ...);
-double __enzyme_fwddiff(void *, ...);
-"""
-
-MAIN = r"""
-int main(void) {
-  double x[4] = {0.5, -1.25, 1.5, 0.75}, g[4] = {0};
-  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
-  for (int i = 0; i < 4; i++) {
-    double e[4] = {0}; e[i] = 1;
-    double xp[4], xm[4];
-    for (int k = 0; k < 4; k++) { xp[k] = x[k]; xm[k] = x[k]; }
-    xp[i] += 1e-6; xm[i] -= 1e-6;
-    printf("%.15g %.15g %.15g\n", g[i], __enzyme_fwddiff((void *)f, enzyme_dup, x, e),
-           (f(xp) - f(xm)) / 2e-6);
-  }
-  return 0;
-}
-"""
 
 PROGRAMS = {
     "byte_copy_helper": r"""
@@ -151,37 +126,22 @@ __attribute__((noinline)) double f(const double *x) {
 }""",
 }
 
-CONFIGS = {"O0": (["-O0"], {}), "O2": (["-O2"], {}), "adbefore": (["-O2"], {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})}
-
-
-@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("config", sorted(LEVELS))
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_memory_idiom(tmp_path, name, config):
-    flags, env = CONFIGS[config]
-    src, exe = tmp_path / "p.c", tmp_path / "p"
-    src.write_text(HEAD + PROGRAMS[name] + MAIN)
-    r = subprocess.run([ENZYME_BUILD, "cc", *flags, str(src), "-o", str(exe), "-lm"], capture_output=True,
-                       text=True, timeout=300, env={**os.environ, **env})
-    assert r.returncode == 0, r.stderr
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    rows = [[float(v) for v in line.split()] for line in out.stdout.splitlines()]
-    assert len(rows) == 4, rows
-    for i, (rev, fwd, fd) in enumerate(rows):
-        assert rev == pytest.approx(fwd, rel=1e-10, abs=1e-10), (i, rows)
-        assert rev == pytest.approx(fd, rel=1e-5, abs=1e-5), (i, rows)
-    assert any(abs(r[0]) > 1e-3 for r in rows), rows
+    flags, env = LEVELS[config]
+    check_fd_rows(fd_rows(tmp_path, FD_HEAD + PROGRAMS[name] + fd_main(), flags, env), 4)
 
 
 def test_overlapping_byte_copy_stays_a_clear_error(tmp_path):
     """A byte loop between two parameters that may overlap cannot become a memcpy."""
-    text = HEAD + r"""
+    text = FD_HEAD + r"""
 __attribute__((noinline)) static void shift(char *d, const char *s, size_t n) { for (size_t i = 0; i < n; i++) d[i] = s[i]; }
 __attribute__((noinline)) double f(const double *x) {
   double v[5] = {x[0], x[1], x[2], x[3], 0};
   shift((char *)(v + 1), (const char *)v, 8 * 4);
   return v[1] * v[2] + v[4];
-}""" + MAIN
+}""" + fd_main()
     src, exe = tmp_path / "o.c", tmp_path / "o"
     src.write_text(text)
     r = subprocess.run([ENZYME_BUILD, "cc", "-O2", str(src), "-o", str(exe), "-lm"], capture_output=True,

@@ -188,7 +188,7 @@ int main() {
 
 
 @pytest.mark.skipif(not os.path.isdir(EIGEN), reason="libeigen3-dev is not installed (./bootstrap test installs it)")
-@pytest.mark.parametrize("level", ["-O1", "-O3"])
+@pytest.mark.parametrize("level", ["-O0", "-O1", "-O2", "-O3"])
 def test_eigen_fixed_and_dynamic(tmp_path, level):
     rows = _build_run(tmp_path, "eigen.cpp", EIGEN_PROGRAM, level, cxx=True, extra=["-I", EIGEN])
     assert len(rows) == 9, rows

@@ -1,15 +1,16 @@
-"""Hand-written byte-copy loops, turned into `memcpy` before AD runs on unoptimized code.
+"""Hand-written byte-copy loops of float data, turned into `memcpy` before AD.
 
 `char *d = dst; const char *s = src; for (i = 0; i < n; i++) d[i] = s[i];` copying
 doubles moves each double in eight `i8` pieces; no single piece has a derivative, so the
 engine can only refuse it (reverse mode cannot add adjoints byte by byte).  The optimizing
 pipeline turns such a loop into `llvm.memcpy` (inlining, then loop-idiom recognition),
-whose derivative the engine knows, so with AD after optimization these programs work.
-With AD before optimization (`ENZYME_BUILD_AD_BEFORE_OPT=1`) only SROA runs, and with it
-a copy helper marked `noinline` keeps its loop; this step does the same two things for the
-functions that hold such loops and nothing else: it inlines them (up to `MAX_INLINED_LINES`
-lines each) into their callers, then runs `loop-idiom` (with the loop canonicalization it
-needs) on the functions that hold the loops afterwards, every other function kept out.
+whose derivative the engine knows, but only where it inlines the helper: a copy helper
+marked `noinline` keeps its loop, and with AD before optimization
+(`ENZYME_BUILD_AD_BEFORE_OPT=1`) only SROA runs. This step does those two things for the
+functions that hold such loops and nothing else: it inlines them (up to
+`MAX_INLINED_LINES` lines each) into their callers, then runs `loop-idiom` (with the loop
+canonicalization it needs) on the functions that hold the loops afterwards, every other
+function kept out.
 Loops it cannot turn into a memcpy (source and destination may overlap) keep the engine's
 clear error.
 """

@@ -121,3 +121,24 @@ def check_fd_rows(rows, n: int, *, agree: float = 1e-10, fd_tol: float = 1e-5) -
         assert rev == pytest.approx(fwd, rel=agree, abs=agree), (i, rows)
         assert rev == pytest.approx(fd, rel=fd_tol, abs=fd_tol), (i, rows)
     assert any(abs(r[0]) > 1e-3 for r in rows), rows
+
+
+def right_or_refused(workdir, text: str, flags=("-O2",), env=None, *, fd_tol: float = 1e-5) -> str | None:
+    """Build `text` (an fd_main program): if it builds, every gradient must match its central
+    difference and None is returned; otherwise the build must be a clean refusal (exit 1,
+    no traceback), whose stderr is returned for the caller to check the message."""
+    import pytest
+    src = os.path.join(str(workdir), "p.c")
+    exe = os.path.join(str(workdir), "p")
+    with open(src, "w") as fh:
+        fh.write(text)
+    cli = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
+    r = subprocess.run([cli, "cc", *flags, src, "-o", exe, "-lm"], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, **(env or {})})
+    if r.returncode == 0:
+        out = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+        for rev, fwd, fd in ([float(v) for v in line.split()] for line in out.stdout.splitlines()):
+            assert rev == pytest.approx(fd, rel=fd_tol, abs=fd_tol)
+        return None
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    return r.stderr

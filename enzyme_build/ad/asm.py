@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import re
 
-from ..ir.model import by_function, split_top, take_type
+from ..ir.model import LOCAL as _V, by_function, split_top, take_type
 
-_V = r'(%[-\w$.]+|%"[^"]*")'
 MINMAX = {"minpd $1, $0": "olt", "maxpd $1, $0": "ogt", "minps $1, $0": "olt", "maxps $1, $0": "ogt"}
 _CLOBBERS = r'(?:,~\{[a-z]+\})*'
 _HEAD = re.compile(r'^  (?:' + _V + r' = )?(?:tail |notail )?call (?:noundef )?(\S+|<\d+ x \w+>) asm (?:sideeffect )?'

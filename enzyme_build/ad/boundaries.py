@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import re
 
-from ..ir.model import _DEFINE_RE
+from ..ir.model import LOCAL as _V, _DEFINE_RE
 
 _FP_VECTOR = re.compile(r'<\s*\d+\s+x\s+(?:double|float|half)\s*>')
-_V = r'(%[-\w$.]+|%"[^"]*")'
 # float bits placed into a wider integer, and taken back out of one
 _TO_BITS = re.compile(r'^  ' + _V + r' = bitcast (?:float|half) ' + _V + r' to i(?:32|16)$')
 _WIDEN = re.compile(r'^  ' + _V + r' = zext (?:nneg )?i(?:32|16) ' + _V + r' to i(?:64|128)$')

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 
-_V = r'(%[-\w$.]+|%"[^"]*")'
+from ..ir.model import LOCAL as _V
+
 _LOAD_NARROW = re.compile(r'^  ' + _V + r' = load (i8|i16|i32), ptr ')
 _STORE_NARROW = re.compile(r'^  store (i8|i16|i32) ' + _V + r', ptr ')
 MAX_INLINED_LINES = 200

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..ir.model import by_function
+from ..ir.model import LOCAL, by_function
 from .abi import ENTRY_POINTS as ENZYME_CALL_MARKERS  # the entry points of Enzyme's ABI
 
 
@@ -380,7 +380,7 @@ def _vector_invokers(text: str) -> set[str]:
     return names
 
 
-_V = r'(%[-\w$.]+|%"[^"]*")'
+_V = LOCAL
 _INSERT_RE = re.compile(r'^  ' + _V + r' = insertelement <2 x i32> (poison|undef|' + _V[1:-1] + r'), i32 '
                         + _V + r', i64 ([01])$')
 _BITCAST_RE = re.compile(r'^  ' + _V + r' = bitcast <2 x i32> ' + _V + r' to double$')

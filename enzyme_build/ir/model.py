@@ -14,6 +14,8 @@ from ..errors import InternalError
 
 # a local or global name: %x, %.lr.ph, %"a b", @f, @"quoted"
 NAME = r'[%@](?:"[^"]*"|[-a-zA-Z$._0-9]+)'
+# a local value's name as one regex group, for line patterns of the AD stage's text passes
+LOCAL = r'(%[-\w$.]+|%"[^"]*")'
 _NAME_RE = re.compile(NAME)
 _RESULT_RE = re.compile(r'^\s*(' + NAME + r')\s*=\s*(.*)$')
 _META_ATTACH_RE = re.compile(r',\s*(![-a-zA-Z._0-9]+)\s+(![0-9]+|!\{[^}]*\})')

@@ -11,7 +11,10 @@ to whatever register type holds their bytes:
 - a `double` copied into a `uint64_t` (generic code that moves values as words) and passed
   or returned by value is a plain `i64` argument or result bitcast from/to `double`;
 - `struct {double d; long k;}` is returned as `{ double, i64 }`, an aggregate the engine
-  cannot give a derivative (without optimization nothing simplifies it away).
+  cannot give a derivative (without optimization nothing simplifies it away);
+- `struct {double *p; long n;}` (a span, a pair of pointers) is returned as `{ ptr, i64 }`:
+  the pointer inside reaches the caller without the shadow the engine gives a pointer
+  returned on its own, so loads through it would silently carry no derivative.
 
 Inside one function the Scalarizer (vectors) and instcombine (`trunc(or(zext(bitcast f),
 shl …))` folds to `f`) remove these forms, and the engine sees plain floats.  Across a
@@ -100,6 +103,16 @@ def _returns_mixed_aggregate(prefix: str) -> bool:
     return mixed_float_aggregate(_return_type(prefix))
 
 
+def _returns_pointer_aggregate(prefix: str) -> bool:
+    """The return type is a struct or array holding a pointer: `{ ptr, i64 }` for a
+    `struct {double *p; long n;}` (a span, a pair of iterators) returned in two registers.
+    The engine gives a returned pointer a shadow only when it is the whole result, so a
+    pointer inside the aggregate would reach the caller without one."""
+    from ..ir.model import _return_type
+    ty = _return_type(prefix)
+    return ty.startswith(("{", "[", "<{")) and re.search(r'(?<![\w.])ptr\b', ty) is not None
+
+
 def _packs_floats(body: list[str]) -> bool:
     """The body puts float bits into a wider integer or takes them out of one."""
     to_bits, narrowed = set(), set()
@@ -135,7 +148,8 @@ def coerced_float_functions(text: str, exclude=frozenset()) -> set[str]:
             continue
         m = _DEFINE_RE.match(lines[at])
         if (_FP_VECTOR.search(m.group(1)) or _FP_VECTOR.search(m.group(3)) or _packs_floats(body)
-                or _integer_float_params(m.group(3), body) or _returns_mixed_aggregate(m.group(1))):
+                or _integer_float_params(m.group(3), body) or _returns_mixed_aggregate(m.group(1))
+                or _returns_pointer_aggregate(m.group(1))):
             found.add(name)
     return {n for n in found if callers.get(n)}
 

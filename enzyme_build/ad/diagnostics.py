@@ -137,3 +137,20 @@ def demangled(names: list[str]) -> dict[str, str]:
         return {}
     out = proc.stdout.splitlines()
     return dict(zip(mangled, out)) if proc.returncode == 0 and len(out) == len(mangled) else {}
+
+
+_ATTACHED_METADATA = re.compile(r',\s*![-\w.]+\s+!\d+')
+
+
+def refuse_untracked_loads(engine, fn: Function, act, what: str) -> None:
+    """The error for floats read through a pointer a call returned inside a struct (the
+    activity analysis's `untracked_loads`); `what` is "derivative" or "tangent"."""
+    from ..analysis.activity import callee_name
+    for load, call in act.untracked_loads:
+        shown = _ATTACHED_METADATA.sub("", load.text.strip())
+        raise EnzymeBuildError(
+            f"cannot follow a pointer that @{callee_name(call) or 'an indirect call'} returns inside a struct "
+            f"({shown} in @{fn.name}): the data it points to may be active, and its {what} would be lost",
+            location=engine.location(load) or engine.location(call),
+            hint="return the pointer on its own (or through an out-parameter), or make the function "
+                 "inlinable: enzyme-build inlines such functions unless they are recursive or have no body")

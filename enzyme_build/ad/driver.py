@@ -25,7 +25,7 @@ from .callsite import (bind_result, call_line, clear_shadow_globals, defined_sym
 from .engine import Engine
 from .forward import rewrite_forward_call
 from .indirect import dispatch_indirect_calls, trap_unknown_callees
-from .passes import (_define_marker_global, _free_derived_names, _no_spare_tapes, _plain_shadow_allocations,
+from .passes import (_define_marker_global, _free_derived_names, _plain_shadow_allocations, level_tape_helpers,
                      _specialize_callback_arguments, lower_threadlocal_addresses)
 from .reverse import adjoint_type
 from .rules import float_constant
@@ -334,8 +334,20 @@ def _differentiate_module(text: str, registry: Registry | None) -> str:
         text, module = _differentiate_pass(module, registry, ready), None
         if ready is None:
             return text
-        text = _no_spare_tapes(_plain_shadow_allocations(_free_derived_names(text)))
+        text = _inline_pointer_aggregates(level_tape_helpers(_plain_shadow_allocations(_free_derived_names(text))))
     return text
+
+
+def _inline_pointer_aggregates(text: str) -> str:
+    """Between nested-AD passes: the pass's augmented pieces of pointer-returning functions
+    return `{ ptr, ptr }` (the pointer and its shadow), a pointer inside an aggregate the next
+    pass could give no shadow of its own. They are inlined into their callers, as the AD stage
+    does with the program's own such functions (ad/boundaries.py), before the next pass."""
+    from .boundaries import coerced_float_functions, inline_coerced_boundaries
+    if not coerced_float_functions(text):
+        return text
+    from .. import llvm
+    return inline_coerced_boundaries(llvm.parse_assembly(text, "nested"), llvm).text()
 
 
 def _innermost_sites(module, with_sites: set[str]):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
-from ..analysis.library import allocation_size_args
+from ..analysis.library import RELEASERS, allocation_size_args, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
 from ..errors import EnzymeBuildError
@@ -20,6 +20,7 @@ from ..ir.model import (entry_point_name, Function, Instruction, byval_attribute
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
+from .diagnostics import refuse_untracked_loads
 from .sweep import RuleOperands, classify_call, zero_of
 from ..analysis.types import bits_stay_integer
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
@@ -113,6 +114,7 @@ class ForwardGenerator:
         if fn.name in openmp.parallel_functions(engine):
             openmp.refuse_unsupported(engine, fn, "forward")
         self.act = self._activity()
+        refuse_untracked_loads(engine, fn, self.act, "tangent")
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
             if inst.result:
@@ -652,9 +654,11 @@ class ForwardGenerator:
         elif kind == "free":
             ptr = inst.operands[0][1] if inst.operands else None
             if ptr is not None and is_local(ptr) and ptr in self.act.shadowed:
+                # a deallocator of its own kind of block releases that block's shadows too
+                release = callee_name(inst) if callee_name(inst) in RELEASERS else "free"
                 for sh in self.shadows(ptr):
-                    lines.append(f"  call void @free(ptr {sh})")
-                self.engine.declare("@free")
+                    lines.append(f"  call void @{release}(ptr {sh})")
+                self.engine.declare("@" + release)
 
     def _memory_call(self, inst: Instruction, lines: list[str]) -> None:
         name = callee_name(inst)
@@ -663,9 +667,12 @@ class ForwardGenerator:
             if not (res and res in self.act.shadowed):
                 return
             args = [v for _, v in inst.operands]
+            own, _ = shadow_allocator(name)
             self.engine.declare("@calloc")
             for sh in lane_names(res, "sh", self.width):
-                if name == "calloc":
+                if own:   # shadows of the same kind of block (zeroed when made)
+                    lines.append(f"  {sh} = call ptr @{own}(i64 {args[allocation_size_args(name)[0]]})")
+                elif name == "calloc":
                     lines.append(f"  {sh} = call ptr @calloc(i64 {args[0]}, i64 {args[1]})")
                 elif name == "realloc":
                     self._realloc_shadow(inst, sh, lines)

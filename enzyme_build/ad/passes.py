@@ -9,24 +9,52 @@ import re
 
 from ..ir.model import make_name, parse_module, strip_name
 from .abi import marker_kind
+from .tape import DECLARATIONS, TAPE_HELPERS, cells_support, leveled_name, leveled_support
 
 
-def _no_spare_tapes(text: str) -> str:
-    """The per-thread spare tape block is a pointer in a global the outer pass gives no
-    shadow: its tangent tapes would share the primal's block. Code an outer pass
-    differentiates allocates and frees its tapes plainly (only a little slower)."""
-    # the engine treats its own push/pop as inactive; in code an outer pass differentiates
-    # they move values that carry tangents, so they become ordinary functions there
-    text = re.sub(r'@__enzyme_build_tape_(push|pop)(?=\()', r'@__enzyme_build_tape_\1.nested', text)
-    text = text.replace("%fits = icmp uge i64 %spcap, %need", "%fits = icmp ult i64 %spcap, 0")
-    text = text.replace("%bigger = icmp ugt i64 %cap, %spcap", "%bigger = icmp ult i64 %cap, 0")
+_HELPER_REF = re.compile("@(" + "|".join(re.escape(n) for n in TAPE_HELPERS) + r")(?![-\w$.])")
+_LEVEL_SUFFIX = re.compile(r'@__enzyme_build_(?:tape|side)_[a-z_]+\.n(\d+)(?![-\w$.])')
+_FRAME_CALL = (r'^(\s*)(%[-a-zA-Z$._0-9]+ = call i64 (@__enzyme_build_tape_frame\.n{level})'
+               r'\(ptr (%[-a-zA-Z$._0-9]+), i64 ([^)]+)\))')
+
+
+def level_tape_helpers(text: str) -> str:
+    """Between nested-AD passes: the tape helpers the pass just emitted (and every call of
+    them) become level-specific plain variants (ad/tape.py: leveled_support), ordinary code
+    for the next pass, which emits fresh helpers of its own. The next level's number is one
+    above the highest already in the module."""
+    defined = set(re.findall(r'^define [^@\n]*@(__enzyme_build_(?:tape|side)_[a-z_]+)\(', text, re.M))
+    used = set(_HELPER_REF.findall(text))
+    if not used:
+        return text
+    level = 1 + max((int(n) for n in _LEVEL_SUFFIX.findall(text)), default=0)
+    lines, out, skipping = text.split("\n"), [], False
+    for line in lines:   # the base definitions go; their level variants are appended below
+        if not skipping and line.startswith("define "):
+            m = re.match(r'define [^@]*@(__enzyme_build_(?:tape|side)_[a-z_]+)\(', line)
+            skipping = bool(m and m.group(1) in TAPE_HELPERS)
+        if skipping:
+            skipping = not line.startswith("}")
+            continue
+        out.append(line)
+    text = _HELPER_REF.sub(lambda m: "@" + leveled_name(m.group(1), level), "\n".join(out))
+    needed = used | (defined & set(TAPE_HELPERS))
     # a frame grows the tape inside a call the outer pass sees as integer-only: reserve the
-    # room first, through the call it differentiates, so the tangent tapes grow with it
-    if re.search(r'^define [^@\n]*@__enzyme_build_tape_reserve\(', text, re.M):
-        text = re.sub(r'^(\s*)(%[-a-zA-Z$._0-9]+ = call i64 @__enzyme_build_tape_frame\(ptr (%[-a-zA-Z$._0-9]+), '
-                      r'i64 ([^)]+)\))',
-                      r'\1call void @__enzyme_build_tape_reserve(ptr \3, i64 \4)\n\1\2', text, flags=re.M)
-    return text
+    # room first, through a call it differentiates, so the tangent tapes grow with it
+    frame_call = re.compile(_FRAME_CALL.format(level=level), re.M)   # this level's frames only
+    if frame_call.search(text):
+        reserve = "@" + leveled_name("__enzyme_build_tape_reserve", level)
+        text = frame_call.sub(lambda m: f"{m.group(1)}call void {reserve}(ptr {m.group(4)}, i64 {m.group(5)})\n"
+                                         f"{m.group(1)}{m.group(2)}", text)
+        needed.add("__enzyme_build_tape_reserve")
+    texts, decls = leveled_support(needed, level)
+    cells, cell_decls = cells_support()
+    texts += [t for sym, t in cells.items() if not re.search(r'^(?:define [^@\n]*)?@' + re.escape(sym) + r'\b', text, re.M)]
+    declarations = {d: DECLARATIONS[d] for d in decls} | cell_decls
+    for d, line in sorted(declarations.items()):
+        if not re.search(r'^(?:declare|define)[^@\n]*' + re.escape(d) + r'\(', text, re.M):
+            text += line + "\n"
+    return text + "\n" + "\n\n".join(texts) + "\n"
 
 
 def _plain_shadow_allocations(text: str) -> str:
@@ -42,6 +70,8 @@ def _plain_shadow_allocations(text: str) -> str:
 
 
 _LOCAL_WITH_DOLLAR = re.compile(r'(?<![-a-zA-Z$._0-9"])(%|^)([-a-zA-Z._0-9]*\$[-a-zA-Z$._0-9]*)(?=[:\s,)\]}]|$)', re.M)
+# the same names as LLVM prints them (quoted, since they hold `$`): `%"x$t"`, `"rev$bb":`
+_QUOTED_WITH_DOLLAR = re.compile(r'(?<![-a-zA-Z$._0-9@])(%|^)"([^"\n]*\$[^"\n]*)"')
 
 
 def _free_derived_names(text: str) -> str:
@@ -49,7 +79,8 @@ def _free_derived_names(text: str) -> str:
     which names tangents and shadows `<name>$t` / `<name>$sh`, cannot collide with them."""
     # only code lines: constants (`c"%1$s"` formats) and metadata stay as they are
     return "\n".join(line if line.startswith(("@", "!", "attributes ", "declare ", ";"))
-                     else _LOCAL_WITH_DOLLAR.sub(lambda m: m.group(1) + m.group(2).replace("$", "$$"), line)
+                     else _QUOTED_WITH_DOLLAR.sub(lambda m: m.group(1) + '"' + m.group(2).replace("$", "$$") + '"',
+                                                  _LOCAL_WITH_DOLLAR.sub(lambda m: m.group(1) + m.group(2).replace("$", "$$"), line))
                      for line in text.split("\n"))
 
 

@@ -14,7 +14,7 @@ import re
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, shadow_is_primal,
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
-from ..analysis.library import allocation_size_args
+from ..analysis.library import allocation_size_args, shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
@@ -22,6 +22,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
+from .diagnostics import refuse_untracked_loads
 from . import openmp
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
@@ -146,6 +147,7 @@ class ReverseGenerator(CachePlanner):
                 self.home[shadow_param(p.name)] = fn.blocks[0].label
         self._check_precisions()
         self._check_integer_views()
+        refuse_untracked_loads(engine, fn, self.act, "derivative")
         for inst in self.act.lost_stores:
             self._refuse_global_pointer_store(inst)
             raise EnzymeBuildError(
@@ -519,6 +521,10 @@ class ReverseGenerator(CachePlanner):
         elif op == "call" and inst.callee in ALLOCATORS:
             name = callee_name(inst)
             args = [v for _, v in inst.operands]
+            own, _ = shadow_allocator(name)
+            if own:   # a block kind whose shadow is a block of the same kind (zeroed when made)
+                lines.append(f"  {sh} = call ptr @{own}(i64 {args[allocation_size_args(name)[0]]})")
+                return
             self.engine.support.add("__enzyme_build_shadow_alloc")
             if name == "calloc":
                 total = self.fresh("n")
@@ -1021,8 +1027,9 @@ class ReverseGenerator(CachePlanner):
                     n = self._fetch(self.realloc_copied[inst.result], label)
                     lines.append(f"  call void @{helper}(ptr {new}, ptr {old}, i64 {n})")
             if inst.result in self.freed_roots:
-                lines.append(f"  call void @free(ptr {self._fetch(self.shadow(inst.result), label)})")
-                self.engine.declare("@free")
+                release = shadow_allocator(name)[1]
+                lines.append(f"  call void @{release}(ptr {self._fetch(self.shadow(inst.result), label)})")
+                self.engine.declare("@" + release)
 
     def _record_helper(self, record: str, what: str) -> str:
         """A function over the `n` bytes of `record` elements at d and s, per element:

@@ -12,6 +12,8 @@ tape's first growth when it is big enough, so repeated gradients do not map fres
 """
 from __future__ import annotations
 
+import re
+
 TAPE_TYPE = "{ ptr, i64, i64 }"
 TAPE_OBJECT_BYTES = 24
 CELL_BYTES = 8
@@ -297,6 +299,133 @@ series:
 }""",
 }
 
+# Nested-AD tapes. A growing tape moves its data with realloc, and a copy of cells of mixed
+# types (doubles, pointers, integers) has no derivative the engine could follow. The tape of
+# code that a later pass differentiates therefore reserves its capacity once, as zeroed
+# address space that is never moved (`__enzyme_build_cells_alloc`: mmap with MAP_NORESERVE,
+# so only the pages written are backed by memory); the library table knows it as an
+# allocator whose shadows are blocks of the same kind. A tape outgrowing it stops the
+# program with a message.
+CELLS_CAPACITY = 1 << 34   # 16 GiB of address space per nested tape and per shadow of one
+_CELLS_MESSAGE = "enzyme-build: a nested-AD tape outgrew its 16 GiB reservation (or none could be made)\n"
+_CELLS = {
+    "__enzyme_build_cells_alloc": f"""\
+define internal ptr @__enzyme_build_cells_alloc(i64 %n) noinline {{
+entry:
+  %p = call ptr @mmap(ptr null, i64 %n, i32 3, i32 16418, i32 -1, i64 0)
+  %bad = icmp eq ptr %p, inttoptr (i64 -1 to ptr)
+  br i1 %bad, label %fail, label %ok
+fail:
+  call void @__enzyme_build_cells_full()
+  unreachable
+ok:
+  ret ptr %p
+}}""",
+    "__enzyme_build_cells_free": f"""\
+define internal void @__enzyme_build_cells_free(ptr %p) noinline {{
+entry:
+  %none = icmp eq ptr %p, null
+  br i1 %none, label %done, label %unmap
+unmap:
+  %r = call i32 @munmap(ptr %p, i64 {CELLS_CAPACITY})
+  br label %done
+done:
+  ret void
+}}""",
+    "__enzyme_build_cells_message": (
+        f"@__enzyme_build_cells_message = private unnamed_addr constant [{len(_CELLS_MESSAGE)} x i8] "
+        + 'c"' + _CELLS_MESSAGE.replace("\n", "\\0A") + '"'),
+    "__enzyme_build_cells_full": f"""\
+define internal void @__enzyme_build_cells_full() noinline noreturn cold {{
+entry:
+  %w = call i64 @write(i32 2, ptr @__enzyme_build_cells_message, i64 {len(_CELLS_MESSAGE)})
+  call void @abort()
+  unreachable
+}}""",
+}
+_CELLS_DECLARATIONS = {
+    "@mmap": "declare ptr @mmap(ptr, i64, i32, i32, i32, i64)",
+    "@munmap": "declare i32 @munmap(ptr, i64)",
+    "@write": "declare i64 @write(i32, ptr, i64)",
+    "@abort": "declare void @abort()",
+}
+
+# the tape helpers of code a later pass differentiates: capacity reserved once, never moved
+_PLAIN = {
+    "__enzyme_build_tape_grow": f"""\
+define internal void @__enzyme_build_tape_grow(ptr %tape, i64 %need) noinline {{
+entry:
+  %capp = getelementptr inbounds {{ ptr, i64, i64 }}, ptr %tape, i32 0, i32 2
+  %data = load ptr, ptr %tape, align 8
+  %fits = icmp ule i64 %need, {CELLS_CAPACITY}
+  br i1 %fits, label %check, label %full
+check:
+  %fresh = icmp eq ptr %data, null
+  br i1 %fresh, label %reserve, label %full
+reserve:
+  %nd = call ptr @__enzyme_build_cells_alloc(i64 {CELLS_CAPACITY})
+  store ptr %nd, ptr %tape, align 8
+  store i64 {CELLS_CAPACITY}, ptr %capp, align 8
+  ret void
+full:
+  call void @__enzyme_build_cells_full()
+  unreachable
+}}""",
+    "__enzyme_build_tape_free_data": """\
+define internal void @__enzyme_build_tape_free_data(ptr %tape) alwaysinline {
+entry:
+  %data = load ptr, ptr %tape, align 8
+  call void @__enzyme_build_cells_free(ptr %data)
+  ret void
+}""",
+}
+
+
+# The helpers an AD pass calls to keep its tape. To the pass that emits them they are the
+# engine's own (push/pop are inactive library calls); to the next nested-AD pass they are
+# ordinary code that moves active values, so between passes they get a level of their own
+# (`@__enzyme_build_tape_push.n1`, …): plain variants that never touch the per-thread spare
+# block (a global without a shadow), while the next pass emits fresh base helpers for its
+# own tape. No level shares a definition with another, so any depth of nesting works.
+TAPE_HELPERS = ("__enzyme_build_tape_push", "__enzyme_build_tape_pop", "__enzyme_build_tape_grow",
+                "__enzyme_build_tape_reserve", "__enzyme_build_tape_frame", "__enzyme_build_tape_at",
+                "__enzyme_build_tape_free_data", "__enzyme_build_tape_new",
+                "__enzyme_build_side_push", "__enzyme_build_side_grow")
+
+
+def leveled_name(name: str, level: int) -> str:
+    return f"{name}.n{level}"
+
+
+def leveled_support(names: set[str], level: int) -> tuple[list[str], set[str]]:
+    """(function texts, declarations needed) of the level-`level` variants of the tape
+    helpers in `names` and of the helpers they call, every reference renamed to that level."""
+    todo, done, decls = [n for n in names if n in TAPE_HELPERS], set(), set()
+    while todo:
+        n = todo.pop()
+        if n in done:
+            continue
+        done.add(n)
+        for dep in _NEEDS.get(n, []):
+            if dep.startswith("@"):
+                decls.add(dep)
+            elif dep in TAPE_HELPERS:
+                todo.append(dep)
+    decls.discard("@__enzyme_build_tape_spare")
+    decls.discard("@realloc")
+    rename = re.compile("@(" + "|".join(re.escape(n) for n in TAPE_HELPERS) + r")(?![-\w$.])")
+    texts = []
+    for n in sorted(done):
+        body = _PLAIN.get(n, _SUPPORT[n])
+        texts.append(rename.sub(lambda m: "@" + leveled_name(m.group(1), level), body))
+    return texts, decls
+
+
+def cells_support() -> tuple[dict[str, str], dict[str, str]]:
+    """({symbol: text}, {callee: declaration}) of the fixed-capacity blocks nested tapes use."""
+    return dict(_CELLS), dict(_CELLS_DECLARATIONS)
+
+
 # what each support function needs declared
 _NEEDS = {
     "__enzyme_build_tape_push": ["__enzyme_build_tape_grow"],
@@ -325,6 +454,9 @@ DECLARATIONS = {
     "@llvm.log.f64": "declare double @llvm.log.f64(double)",
     "@llvm.memset.p0.i64": "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1 immarg)",
     "@llvm.memcpy.p0.p0.i64": "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1 immarg)",
+    # defined by the module once a nested-AD pass has run (cells_support): never emitted there
+    "@__enzyme_build_cells_alloc": "declare ptr @__enzyme_build_cells_alloc(i64)",
+    "@__enzyme_build_cells_free": "declare void @__enzyme_build_cells_free(ptr)",
 }
 
 

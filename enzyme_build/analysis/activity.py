@@ -27,6 +27,9 @@ class Activity:
     shadowed: set[str] = field(default_factory=set)   # pointers with a shadow
     unshadowable: set[str] = field(default_factory=set)  # roots that cannot get a shadow
     lost_stores: list = field(default_factory=list)       # active stores no shadow can follow
+    # (load, call): floats read through a pointer a call returned inside an aggregate, the
+    # call having been given active data, so the pointer may point into it (no shadow follows)
+    untracked_loads: list = field(default_factory=list)
 
     def is_varied(self, value: str) -> bool:
         return value in self.varied
@@ -289,6 +292,19 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
             if (v in act.varied or (vty == "ptr" and any_shadowed(v))) and not any_shadowed(p):
                 if not all(r in const_params for r in roots_of(p)):
                     act.lost_stores.append(inst)
+    # a pointer returned inside an aggregate (`{ ptr, i64 }`) gets no shadow; the AD stage
+    # inlines such functions first (ad/boundaries.py), so what is left here (recursion, no
+    # body) is refused where it reads data that may be active, never silently inactive
+    for inst in insts:
+        if inst.opcode != "load" or not is_active_type(inst.type) or any_shadowed(inst.operands[0][1]):
+            continue
+        for r in roots_of(inst.operands[0][1]):
+            d = fn.defs.get(r)
+            src = fn.defs.get(d.operands[0][1]) if d is not None and d.opcode == "extractvalue" and d.operands else None
+            if src is not None and src.opcode == "call" and any(
+                    is_local(v) and (v in act.varied or (t == "ptr" and any_shadowed(v))) for t, v in src.operands):
+                act.untracked_loads.append((inst, src))
+                break
     # the recursive closure refers to itself through its cell: a reference cycle that would
     # keep the function (and its module) alive until the cyclic collector runs
     give_shadow = None  # noqa: F841

@@ -22,6 +22,9 @@ class LibraryFunction:
     writes_args: bool = False     # writes through its pointer arguments (buffers, out-parameters)
     fills_buffers: bool = False   # writes data (possibly floats) the engine must see into a buffer
     va_output: bool = False       # formatted output through a va_list: reads its arguments only
+    # the shadow of a block it allocates is allocated by the same function (its blocks come
+    # zeroed) and released by this deallocator instead of malloc/free
+    released_by: str | None = None
 
 
 _ALLOC = LibraryFunction
@@ -38,6 +41,11 @@ LIBRARY: dict[str, LibraryFunction] = {
     "_Znam": _ALLOC(allocates=(0,)),                         # operator new[](size)
     "_ZnwmSt11align_val_t": _ALLOC(allocates=(0,)),          # operator new(size, align)
     "_ZnamSt11align_val_t": _ALLOC(allocates=(0,)),
+    # the engine's own fixed-capacity blocks (nested-AD tapes, ad/tape.py): zeroed address
+    # space reserved once and never moved, so no derivative has to follow a copy of them
+    "__enzyme_build_cells_alloc": _ALLOC(allocates=(0,), released_by="__enzyme_build_cells_free"),
+    "__enzyme_build_cells_free": _FREE,
+    "__enzyme_build_cells_full": _INACTIVE,
     # ---- deallocation
     "free": _FREE,
     "_ZdlPv": _FREE, "_ZdaPv": _FREE, "_ZdlPvm": _FREE, "_ZdaPvm": _FREE,
@@ -206,6 +214,18 @@ def allocation_size_args(name: str) -> tuple[int, ...] | None:
 
 
 # ---------------------------------------------------------------- views (by IR spelling)
+def shadow_allocator(name: str) -> tuple[str, str]:
+    """(allocating function, releasing function) for the shadow of a block `name` allocates:
+    the allocator itself and its deallocator when the library says so, else ("", "free")
+    (the engine's zeroed malloc or calloc, released by free)."""
+    fact = LIBRARY.get(name)
+    if fact is not None and fact.released_by:
+        return name, fact.released_by
+    return "", "free"
+
+
+# deallocators that release their own kind of block (and its shadows): see shadow_allocator
+RELEASERS = frozenset(f.released_by for f in LIBRARY.values() if f.released_by)
 ALLOCATORS = frozenset("@" + n for n, f in LIBRARY.items() if f.allocates is not None)
 DEALLOCATORS = frozenset("@" + n for n, f in LIBRARY.items() if f.frees)
 INACTIVE_FUNCTIONS = frozenset(n for n, f in LIBRARY.items() if f.inactive)

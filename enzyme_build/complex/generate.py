@@ -19,9 +19,13 @@ def _helper_name(name: str, precision: str) -> str:
     return f"eb_{name}_{precision}"
 
 
+_REAL = {"d": "double", "s": "float", "l": "long double"}
+_LIBM_SUFFIX = {"d": "", "s": "f", "l": "l"}
+
+
 def _function(symbol: str, entry: Entry, precision: str, *, helper: bool = False) -> str:
-    t = "double" if precision == "d" else "float"
-    suffix = "" if precision == "d" else "f"
+    t = _REAL[precision]
+    suffix = _LIBM_SUFFIX[precision]
     ct = f"{t} _Complex"
     params = {"c": f"{ct} z", "cc": f"{ct} z, {ct} w", "rrrr": f"{t} a, {t} b, {t} c, {t} d"}[entry.args]
     unpack = {"c": f"{t} x = __real__ z, y = __imag__ z;",
@@ -35,6 +39,8 @@ def _function(symbol: str, entry: Entry, precision: str, *, helper: bool = False
         attrs = '__attribute__((visibility("hidden")))' + (" __attribute__((always_inline))" if precision == "s" else "")
         name = entry_name(symbol)
     body = entry.body.replace("$T", t).replace("$C", ct)
+    if precision == "l":   # constants and builtins of the body in long double
+        body = body.replace("__builtin_inf()", "__builtin_infl()")
     body = re.sub(r"\$F\((\w+)\)", lambda m: m.group(1) + suffix, body)
     body = re.sub(r"\$L\((\w+)\)", lambda m: _helper_name(m.group(1), precision), body)
     if entry.result == "c":
@@ -58,7 +64,7 @@ def _helpers(selected) -> list[tuple[Entry, str]]:
             if (name, precision) not in needed:
                 needed.add((name, precision))
                 work.append((BY_DOUBLE[name], precision))
-    return [(e, p) for e in ENTRIES for p in ("d", "s") if (e.double, p) in needed]
+    return [(e, p) for e in ENTRIES for p in ("d", "s", "l") if (e.double, p) in needed]
 
 
 def library_source(selected: list[tuple[str, Entry, str]]) -> str:

@@ -121,7 +121,7 @@ ENTRIES: tuple[Entry, ...] = (
       res = __builtin_complex(__imag__ t, -__real__ t);"""),
     Entry("cacos", "cacosf", "c", "z", """
       $C t = $L(casin)(z);
-      res = __builtin_complex(($T)1.57079632679489661923 - __real__ t, -__imag__ t);"""),
+      res = __builtin_complex(($T)1.57079632679489661923132169163975144L - __real__ t, -__imag__ t);"""),
     Entry("cacosh", "cacoshf", "c", "z", "res = $L(clog)(z + $L(csqrt)(z + 1) * $L(csqrt)(z - 1));"),
     Entry("catanh", "catanhf", "c", "z", "res = ($L(clog)(1 + z) - $L(clog)(1 - z)) / 2;"),
     Entry("catan", "catanf", "c", "z", """
@@ -136,10 +136,19 @@ ENTRIES: tuple[Entry, ...] = (
 BY_DOUBLE = {e.double: e for e in ENTRIES}
 
 
+def extended_symbol(entry: Entry) -> str:
+    """The long double symbol: clang's runtime names it with `x` (`__mulxc3`, x86's 80-bit
+    format), C99 libm with an `l` suffix (`cexpl`)."""
+    if entry.double.startswith("__") and entry.double.endswith("dc3"):
+        return entry.double[:-3] + "xc3"
+    return entry.double + "l"
+
+
 def known_names() -> dict[str, tuple[Entry, str]]:
-    """symbol -> (entry, precision 'd' or 's')."""
+    """symbol -> (entry, precision 'd', 's' or 'l')."""
     out: dict[str, tuple[Entry, str]] = {}
     for e in ENTRIES:
         out[e.double] = (e, "d")
         out[e.single] = (e, "s")
+        out[extended_symbol(e)] = (e, "l")
     return out

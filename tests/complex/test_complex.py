@@ -94,3 +94,14 @@ def test_every_entry_compiles():
     for symbol in known:
         assert f"@{entry_name(symbol)}(" in text, symbol
     assert "__muldc3(" not in text.replace(entry_name("__muldc3"), "") and "@__divdc3(" not in text
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_c_long_double_all_modes(tmp_path, opt):
+    """x86's `long double _Complex`: clang calls __mulxc3/__divxc3 and the `l` libm functions."""
+    assert build_and_run(tmp_path, "all_long_double.c", opt) == 16
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_std_complex_long_double(tmp_path, opt):
+    assert build_and_run(tmp_path, "stdcomplex_long_double.cc", opt) == 8

@@ -78,7 +78,10 @@ def clear_shadow_globals(engine, derived: str, fresh, lines: list[str], forward_
     next gradient call's reverse sweep would consume them as its own (a static read before
     it is written, e.g. a warm start). Shadows the caller passes as arguments are untouched.
     Forward mode likewise drops the tangents left in its tangent globals: a global's value
-    from before the call is a constant of the next call."""
+    from before the call is a constant of the next call. A call with a differentiation
+    context keeps them: they are the context's shadows, which the user reads."""
+    if engine.context_call:
+        return
     for g, ty in sorted(shadow_globals_reached(engine, derived, forward_width).items()):
         if is_float_type(ty):
             lines.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {g}, align 8")

@@ -22,6 +22,9 @@ from .abi import (FORWARD_ENTRY_POINTS, Signature, describe_markers, marker_kind
 from .callsite import (bind_result, call_line, clear_shadow_globals, defined_symbol, lower_batch_call,
                        shadow_linkage,
                        tape_object)
+from .contexts import context_of_callee, lower_contexts
+from .contexts import finish as finish_contexts
+from .contexts import specialize as specialize_contexts
 from .engine import Engine
 from .forward import rewrite_forward_call
 from .indirect import dispatch_indirect_calls, trap_unknown_callees
@@ -175,14 +178,12 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
-# Enzyme entry points enzyme-build does not implement: a call of one is refused at its call
-# site (otherwise the link would stop on an undefined symbol, with no word of ours)
+# Enzyme entry points left after their lowering (ad/contexts.py lowers the context API): a
+# call of one is refused at its call site (otherwise the link would stop on an undefined
+# symbol, with no word of ours)
 UNSUPPORTED_ENTRY_POINTS = {
-    "__enzyme_context": ("differentiation contexts",
-                         "drop the context: each top-level call uses the program's own shadows; give a "
-                         "global an explicit shadow with __attribute__((enzyme_shadow(d_g)))"),
-    "__enzyme_new_context": ("differentiation contexts", "see __enzyme_context"),
-    "__enzyme_zero_shadows": ("differentiation contexts", "see __enzyme_context"),
+    "__enzyme_zero_shadows": ("zeroing the shadows of a differentiation context",
+                              "pass it the value of __enzyme_context(width) made in the same function"),
 }
 _UNSUPPORTED_CALL = re.compile(r'\bcall\b[^@]*@"?[-a-zA-Z$._0-9]*(' + "|".join(UNSUPPORTED_ENTRY_POINTS)
                                + r')(?![a-zA-Z])')
@@ -205,7 +206,7 @@ def refuse_unsupported_entry_points(text: str, module=None) -> None:
             where = source_location(module, inst.metadata.get("!dbg")) or f"@{name}"
             for entry, (what, fix) in UNSUPPORTED_ENTRY_POINTS.items():
                 if entry in callee and not any(e in callee for e in ("__enzyme_autodiff", "__enzyme_fwddiff")):
-                    raise EnzymeBuildError(f"{entry} ({what}) is not supported by enzyme-build "
+                    raise EnzymeBuildError(f"{entry} ({what}) needs a differentiation context "
                                            f"(called in @{name})", location=where, hint=fix)
             fn = module.functions[name]
 
@@ -214,17 +215,19 @@ def refuse_unsupported_entry_points(text: str, module=None) -> None:
                 return v == "@enzyme_context" or (d is not None and d.opcode == "load"
                                                   and d.operands[0][1] == "@enzyme_context")
             if marker_kind(inst.callee) and any(is_context_marker(v) for _, v in inst.operands):
-                raise EnzymeBuildError(f"the enzyme_context marker (differentiation contexts) is not supported "
-                                       f"by enzyme-build (in the call to {marker_kind(inst.callee)} in @{name})",
-                                       location=where, hint=UNSUPPORTED_ENTRY_POINTS["__enzyme_context"][1])
+                raise EnzymeBuildError(f"enzyme_context must be followed by a context made by __enzyme_context "
+                                       f"in the same function (in the call to {marker_kind(inst.callee)} in @{name})",
+                                       location=where, hint="void *ctx = __enzyme_context(1); then pass "
+                                                            "enzyme_context, ctx to the AD call")
 
 
 def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Registry | None]:
     """`__enzyme_shadow(&g, 1, 0)` (Enzyme's query of the shadow of a global at width 1) becomes
     the address of a zeroed global `@g$user` that is g's shadow in every mode, exactly as if g
     carried `__attribute__((enzyme_shadow(g$user)))`: reverse mode adds g's adjoint into it,
-    forward mode reads g's tangent from it, and nothing clears it. Other widths and lanes, and
-    the context form `__enzyme_shadow(ctx, &g, lane)`, are refused at the call site."""
+    forward mode reads g's tangent from it, and nothing clears it. Other widths and lanes are
+    refused at the call site; the context form `__enzyme_shadow(ctx, &g, lane)` is lowered
+    before (ad/contexts.py)."""
     if "__enzyme_shadow" not in text or not re.search(r'\bcall\b[^\n]*@"?[-a-zA-Z$._0-9]*__enzyme_shadow', text):
         return text, registry
     from dataclasses import replace as copy_registry
@@ -243,10 +246,10 @@ def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Reg
             ops = inst.operands
             if len(ops) != 3 or ops[0][0] != "ptr" or ops[1][0] == "ptr":
                 raise EnzymeBuildError(
-                    "__enzyme_shadow with a differentiation context is not supported by enzyme-build "
-                    f"(called in @{name})", location=where,
-                    hint="query the width-1 shadow: (double *)__enzyme_shadow(&g, 1, 0), or declare it: "
-                         "double d_g; double g __attribute__((enzyme_shadow(d_g)));")
+                    "__enzyme_shadow(ctx, &g, lane) needs a context made by __enzyme_context in the same "
+                    f"function (called in @{name})", location=where,
+                    hint="void *ctx = __enzyme_context(1); double *dg = __enzyme_shadow(ctx, &g, 0); or the "
+                         "shared width-1 shadow: (double *)__enzyme_shadow(&g, 1, 0)")
             if (ops[1][1], ops[2][1]) != ("1", "0"):
                 raise EnzymeBuildError(
                     f"__enzyme_shadow of width {ops[1][1]}, lane {ops[2][1]} is not supported by enzyme-build "
@@ -314,6 +317,7 @@ def detach_inactive_global_stores(text: str, registry: Registry | None) -> tuple
 
 
 def _differentiate_module(text: str, registry: Registry | None) -> str:
+    text, registry, contexts = lower_contexts(text, registry or Registry())
     refuse_unsupported_entry_points(text)
     text, registry = lower_shadow_queries(text, registry)
     text, registry = detach_inactive_global_stores(text, registry)
@@ -329,11 +333,11 @@ def _differentiate_module(text: str, registry: Registry | None) -> str:
                       and any(i.opcode == "call" and marker_kind(i.callee)
                               for i in module.functions[name].instructions())}
         if not with_sites:
-            return text
+            return finish_contexts(text, contexts)
         ready = _innermost_sites(module, with_sites)
-        text, module = _differentiate_pass(module, registry, ready), None
+        text, module = _differentiate_pass(module, registry, ready, contexts), None
         if ready is None:
-            return text
+            return finish_contexts(text, contexts)
         text = _inline_pointer_aggregates(level_tape_helpers(_plain_shadow_allocations(_free_derived_names(text))))
     return text
 
@@ -388,7 +392,7 @@ def _innermost_sites(module, with_sites: set[str]):
     return ready if nested and ready else None
 
 
-def _differentiate_pass(module, registry: Registry | None, ready) -> str:
+def _differentiate_pass(module, registry: Registry | None, ready, contexts=None) -> str:
     """One rewrite of the AD call sites (all of them, or those in `ready`)."""
     engine = Engine(module, registry or Registry())
     replace: dict[int, list[str]] = {}
@@ -407,7 +411,12 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
         entry_allocas: list[str] = []
         for inst in fn.instructions():
             if inst.opcode == "call" and marker_kind(inst.callee) and (ready is None or (name, inst.first_line) in ready):
+                context = context_of_callee(inst.callee)
+                engine.context_call = context is not None
                 new_lines = rewrite_call(engine, fn, inst, fresh, entry_allocas)
+                engine.context_call = False
+                if context is not None:   # the context's clones of the derived functions (contexts.specialize)
+                    new_lines = _to_context_clones(new_lines, engine, context)
                 dbg = inst.metadata.get("!dbg")
                 if dbg:  # keep the call site's location (the verifier wants it on inlinable calls)
                     new_lines = [ln + f", !dbg {dbg}" if re.match(r'\s*(%\S+\s*=\s*)?call\b', ln) else ln
@@ -448,7 +457,21 @@ def _differentiate_pass(module, registry: Registry | None, ready) -> str:
                        f"zeroinitializer, align 16")
     out.extend(trap_unknown_callees(t) for t in engine.texts if defined_symbol(t) not in defined)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
-    return _use_user_shadows("\n".join(out) + "\n", engine.user_shadows)
+    text = _use_user_shadows("\n".join(out) + "\n", engine.user_shadows)
+    if contexts is not None:
+        derived = {s for s in (defined_symbol(t) for t in engine.texts) if s}
+        text = specialize_contexts(text, contexts, derived, engine.active_globals)
+    return text
+
+
+def _to_context_clones(lines: list[str], engine: Engine, k: int) -> list[str]:
+    """A context call's lowered lines, calling the context's clones of the derived functions."""
+    derived = {s for s in (defined_symbol(t) for t in engine.texts) if s}
+    if not derived:
+        return lines
+    names = {make_name("@", d): make_name("@", d + f".ctx{k}") for d in derived}   # defined_symbol: no '@'
+    pattern = re.compile("(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?=\()")
+    return [pattern.sub(lambda m: names[m.group(1)], line) for line in lines]
 
 
 def _use_user_shadows(text: str, user_shadows: dict[str, str]) -> str:

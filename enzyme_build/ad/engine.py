@@ -263,6 +263,11 @@ class Engine:
         for g, (_, ty) in self.user_shadows.items():
             self.active_globals.setdefault(g, ty)
         self.user_shadows = {g: d for g, (d, _) in self.user_shadows.items()}
+        for g, ty in registry.context_globals.items():
+            self.active_globals.setdefault(g, ty)
+        # lowering a call made with a differentiation context (ad/contexts.py): the global
+        # shadows it leaves are the context's, the user's to read, not cleared after the call
+        self.context_call = False
         self.global_users = _GlobalUsers(module, self.active_globals)
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}

@@ -42,6 +42,9 @@ class Registry:
     function_like: dict[str, str] = field(default_factory=dict)  # f -> libm name whose rule f uses
     inactive_globals: set[str] = field(default_factory=set)    # globals that never carry derivatives
     shadow_globals: dict[str, str] = field(default_factory=dict)  # global g -> the user's global d_g
+    # @g -> value type: globals whose shadow a differentiation context is asked for (ad/contexts.py);
+    # they carry derivatives even where the program never writes them
+    context_globals: dict[str, str] = field(default_factory=dict)
     # Enzyme's __enzyme_allocation_like: allocator -> (size argument, free-argument string, deallocator)
     allocation_like: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     # names of the registration globals themselves, removed from the module after AD

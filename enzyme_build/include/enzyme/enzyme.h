@@ -38,6 +38,18 @@ void __enzyme_reverse(void *, ...);
 /* Size in bytes of the tape __enzyme_augmentfwd would allocate. */
 unsigned long __enzyme_augmentsize(void *, ...);
 
+/* Shadow contexts: a context holds its own shadow of every global (width lanes).
+ *   void *ctx = __enzyme_context(1);
+ *   double *dg = (double *)__enzyme_shadow(ctx, &g, 0);   -- g's shadow in ctx, lane 0
+ *   __enzyme_autodiff((void *)f, enzyme_context, ctx, x);   -- *dg += d f / d g
+ *   __enzyme_zero_shadows(ctx);                             -- every shadow of ctx back to 0
+ * A context must be made in the function that uses it. Without a context, a top-level call
+ * leaves no adjoints in globals; __enzyme_shadow(&g, 1, 0) names g's one shared shadow. */
+extern int enzyme_context;
+void *__enzyme_context(int width);
+void *__enzyme_shadow(void *, ...);
+void __enzyme_zero_shadows(void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

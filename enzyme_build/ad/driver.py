@@ -28,11 +28,12 @@ from .contexts import specialize as specialize_contexts
 from .engine import Engine
 from .forward import rewrite_forward_call
 from .indirect import dispatch_indirect_calls, trap_unknown_callees
-from .passes import (_define_marker_global, _free_derived_names, _plain_shadow_allocations, level_tape_helpers,
+from .passes import (OUT_OF_LINE_MEMMOVE, _define_marker_global, _free_derived_names, _plain_shadow_allocations,
+                     level_tape_helpers, memmoves_out_of_line,
                      _specialize_callback_arguments, lower_threadlocal_addresses)
 from .reverse import adjoint_type
 from .rules import float_constant
-from .tape import TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
+from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
 
 # ------------------------------------------------------------------------------------
 # call-site rewriting
@@ -448,6 +449,7 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
     for callee, decl in sorted(engine.declarations.items()):
         if strip_name(callee) not in known:
             out.append(decl)
+            known.add(strip_name(callee))
     defined = set(module.functions) | set(module.globals)
     for g in sorted(engine.shadow_globals_used):
         if g in engine.user_shadows:
@@ -455,7 +457,16 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
         if strip_name(make_name('@', g, 'sh')) not in defined:   # an earlier (inner) pass made it
             out.append(f"{make_name('@', g, 'sh')} = {shadow_linkage(module, g)} global {engine.active_globals[g]} "
                        f"zeroinitializer, align 16")
-    out.extend(trap_unknown_callees(t) for t in engine.texts if defined_symbol(t) not in defined)
+    derived_texts = [memmoves_out_of_line(trap_unknown_callees(t)) for t in engine.texts
+                     if defined_symbol(t) not in defined]
+    if any(f"@{OUT_OF_LINE_MEMMOVE}(" in t for t in derived_texts):
+        texts, decls = support_closure({OUT_OF_LINE_MEMMOVE} - defined)
+        support_texts += texts
+        for d in decls:
+            if strip_name(d) not in known:
+                out.append(DECLARATIONS[d])
+                known.add(strip_name(d))
+    out.extend(derived_texts)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
     text = _use_user_shadows("\n".join(out) + "\n", engine.user_shadows)
     if contexts is not None:

@@ -187,3 +187,24 @@ def _define_marker_global(line: str) -> str:
     if m:
         return f"{m.group(1)} = weak global i32 0{m.group(2)}"
     return line
+
+
+_MEMMOVE_CALL = re.compile(r'\bcall void @llvm\.memmove\.p0\.p0\.i(32|64)\((ptr [^,]*, ptr [^,]*), i(?:32|64) ([^,()]+), '
+                           r'i1 false\)')
+OUT_OF_LINE_MEMMOVE = "__enzyme_build_memmove"
+
+
+def memmoves_out_of_line(derived_text: str) -> str:
+    """Every `llvm.memmove` of a derived function goes through `@__enzyme_build_memmove`, a
+    `noinline` function holding the memmove. LLVM 22's MemCpyOpt deletes a memmove whose
+    source lies partly beyond a memset of its destination that comes right before it (it
+    checks the memset's size against the memmove's, not against the memmove's offset:
+    llvm/llvm-project#206451, fixed after LLVM 22). Derived code makes that pattern where the
+    program does not: a shadow copied from a zeroed block becomes such a memset, followed by
+    the shadow of the program's own memmove — a lost tangent (fuzz seed 6036, forward mode at
+    -O2/-O3). Out of line, MemCpyOpt never sees the memmove; the copy itself is unchanged."""
+    if "@llvm.memmove" not in derived_text:
+        return derived_text
+    return _MEMMOVE_CALL.sub(
+        lambda m: f"call void @{OUT_OF_LINE_MEMMOVE}({m.group(2)}, i64 {m.group(3)})" if m.group(1) == "64"
+        else m.group(0), derived_text)

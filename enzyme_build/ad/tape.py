@@ -255,6 +255,13 @@ drop:
   call void @free(ptr %data)
   ret void
 }""",
+    # ad/passes.py: memmoves_out_of_line (a MemCpyOpt bug of LLVM 22)
+    "__enzyme_build_memmove": """\
+define internal void @__enzyme_build_memmove(ptr %dst, ptr %src, i64 %n) noinline {
+entry:
+  call void @llvm.memmove.p0.p0.i64(ptr %dst, ptr %src, i64 %n, i1 false)
+  ret void
+}""",
     "__enzyme_build_tape_new": """\
 define internal ptr @__enzyme_build_tape_new() alwaysinline {
 entry:
@@ -440,6 +447,7 @@ _NEEDS = {
     "__enzyme_build_tape_grow": ["@llvm.umax.i64", "@realloc", "@abort", "__enzyme_build_tape_spare"],
     "__enzyme_build_tape_free_data": ["@free", "__enzyme_build_tape_spare"],
     "__enzyme_build_tape_new": ["@calloc"],
+    "__enzyme_build_memmove": ["@llvm.memmove.p0.p0.i64"],
     "__enzyme_build_digamma": ["@llvm.log.f64"],
 }
 
@@ -454,6 +462,7 @@ DECLARATIONS = {
     "@llvm.log.f64": "declare double @llvm.log.f64(double)",
     "@llvm.memset.p0.i64": "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1 immarg)",
     "@llvm.memcpy.p0.p0.i64": "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1 immarg)",
+    "@llvm.memmove.p0.p0.i64": "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1 immarg)",
     # defined by the module once a nested-AD pass has run (cells_support): never emitted there
     "@__enzyme_build_cells_alloc": "declare ptr @__enzyme_build_cells_alloc(i64)",
     "@__enzyme_build_cells_free": "declare void @__enzyme_build_cells_free(ptr)",

@@ -112,6 +112,17 @@ int main(void) {
   __enzyme_reverse((void *)piece, enzyme_not_overwritten, enzyme_dup, a, da, enzyme_dup, y, dy,
                    enzyme_dup, &out, &dout, t);
   bad |= check("split-kept", da);
+  /* the rule's own function differentiated: its augment and gradient called directly */
+  reset(a, y, da, dy); dy[0] = dy[1] = dy[2] = 1;
+  __enzyme_autodiff((void *)sqacc, enzyme_dup, a, da, enzyme_dup, y, dy, 3);
+  int direct = da[0] != 2 * A0[0] || da[1] != 2 * A0[1] || da[2] != 2 * A0[2];
+  reset(a, y, da, dy); dy[0] = dy[1] = dy[2] = 1;
+  t = __enzyme_augmentfwd((void *)sqacc, enzyme_dup, a, da, enzyme_dup, y, dy, 3);
+  a[0] = a[1] = a[2] = 7;
+  __enzyme_reverse((void *)sqacc, enzyme_dup, a, da, enzyme_dup, y, dy, 3, t);
+  direct |= da[0] != 2 * A0[0] || da[1] != 2 * A0[1] || da[2] != 2 * A0[2];
+  printf("direct %s\n", direct ? "WRONG" : "ok");
+  bad |= direct;
   for (int i = 0; i < seen; i++) printf("masks %lld %lld\n", seen_over[i], seen_shad[i]);
   printf("copies %d\n", copies);
   return bad;
@@ -127,7 +138,7 @@ def test_engine_passes_each_call_site_what_may_change_and_what_has_a_shadow(work
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert [line for line in lines if line.endswith(("ok", "WRONG"))] == \
-        ["keep ok", "clobber ok", "own ok", "split ok", "split-kept ok"]
+        ["keep ok", "clobber ok", "own ok", "split ok", "split-kept ok", "direct ok"]
     masks = [tuple(int(v) for v in line.split()[1:]) for line in lines if line.startswith("masks")]
     # bit 0: a, bit 1: y (written by the call: its bit says nothing about the call's own write)
     assert masks[0] == (0, 3)          # keep: nothing writes a afterwards
@@ -136,7 +147,9 @@ def test_engine_passes_each_call_site_what_may_change_and_what_has_a_shadow(work
     assert masks[3] == (0, 2)          # keep with a enzyme_const: no shadow for a
     assert masks[4][0] & 1 == 1        # split, a not vouched for
     assert masks[5][0] & 1 == 0        # split, enzyme_not_overwritten a (restrict: y cannot reach it)
-    assert lines[-1] == "copies 2"
+    assert masks[6] == (0, 3)          # sqacc itself in one sweep: nothing runs in between
+    assert masks[7] == (3, 3)          # sqacc itself in split mode, nothing vouched for
+    assert lines[-1] == "copies 3"
 
 
 def test_cache_mask_values():

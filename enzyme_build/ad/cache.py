@@ -14,6 +14,7 @@ from ..analysis.invariance import iteration_invariant
 from ..analysis.library import REUSABLE_MATH, WRITES_THROUGH_ARGS
 from ..errors import InternalError
 from ..analysis.types import memcpy_element_kind
+from ..custom.convention import cache_mask_values
 from ..ir.model import function_attributes, is_local, make_name, substitute_values
 from .rules import math_rule
 from .tape import CELL_BYTES
@@ -270,7 +271,17 @@ class CachePlanner:
                 if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
         if not roots or not roots <= heap or roots & self._captured_allocations():
             return False
-        start = load.block
+        written, undone, unknown = self._writes(self._reachable_after(load))
+        if unknown or (written | undone) & roots or not self._defer_frees(roots):
+            return False
+        self._final_loads[key] = True
+        return True
+
+    def _reachable_after(self, inst) -> list:
+        """The instructions that may run after `inst` in the forward sweep: the rest of its
+        block and every block reachable from it (its whole block, `inst` included, when the
+        block can run again)."""
+        start = inst.block
         seen, todo = set(), list(self.cfg.succs[start])
         while todo:
             b = todo.pop()
@@ -278,11 +289,13 @@ class CachePlanner:
                 seen.add(b)
                 todo += self.cfg.succs[b]
         insts = self.fn.block(start).instructions
-        after = insts if start in seen else insts[next(k for k, i in enumerate(insts) if i is load) + 1:]
-        reached = list(after) + [i for b in seen if b != start for i in self.fn.block(b).instructions]
-        written, undone, unknown = self._writes(reached)
-        if unknown or (written | undone) & roots:
-            return False
+        after = insts if start in seen else insts[next(k for k, i in enumerate(insts) if i is inst) + 1:]
+        return list(after) + [i for b in seen if b != start for i in self.fn.block(b).instructions]
+
+    def _defer_frees(self, roots: set[str]) -> bool:
+        """Whether every free of memory reached from `roots` can wait for the end of the
+        reverse sweep: each runs once, in a block dominating every return (not a realloc);
+        if so they are moved there (`deferred_frees`)."""
         frees = []
         for inst in self.fn.instructions():
             if inst.opcode == "call" and inst.operands and \
@@ -294,8 +307,71 @@ class CachePlanner:
                 frees.append(inst)
         for inst in frees:
             self.deferred_frees[id(inst)] = inst
-        self._final_loads[key] = True
         return True
+
+    def cache_mask_arguments(self, call, sig) -> list[str]:
+        """The two masks a rule registered with __enzyme_build_cache_mask_f takes at this call
+        (custom/convention.py): which pointer arguments' memory may change before the rule's
+        gradient runs (`_changes_before_gradient`), and which have a shadow here. Empty for
+        other rules; the same for the augment and the gradient of one call."""
+        letters = self.engine.cache_masks.get(sig.function)
+        if letters is None:
+            return []
+        if id(call) not in self._mask_args:
+            changes = self._changes_before_gradient(call)
+            over = [c in "rw" and changes(call.operands[k][1]) for k, c in enumerate(letters)]
+            shadowed = [a in ("dup", "dupnoneed") for a in sig.args]
+            self._mask_args[id(call)] = cache_mask_values(letters, over, shadowed)
+        return self._mask_args[id(call)]
+
+    def _changes_before_gradient(self, call):
+        """A test of a pointer argument of `call` (a cache-mask function's): may the memory it
+        points to change between the call and the reverse sweep's call of the gradient? The
+        question `_reread` answers for a load; True whenever unsure -- a false "unchanged"
+        makes the gradient read memory that was overwritten.
+
+        Split pieces: unless the caller vouches for the argument and nothing in this function
+        writes it (`_stable_roots`: a constant global, or a parameter the caller passes
+        enzyme_not_overwritten or keeps unchanged itself) and nothing frees it. Combined mode:
+        unless nothing that may run after the call (`_reachable_after`: the call itself again
+        in a loop) writes memory it may reach (`_distinct`), stores the reverse sweep undoes
+        included, and its frees can wait for the end of the reverse sweep (the function's own
+        heap block, freed once at the end). The call's own writes are the rule's business: it
+        knows what it overwrites. Threads of an OpenMP team may write anything."""
+        if self.parallel:
+            return lambda pointer: True
+
+        def touches(roots: set[str], others: set[str]) -> bool:
+            return any(not self._distinct(r, w) for r in roots for w in others)
+
+        def freed_roots(instructions) -> set[str]:
+            return {w for f in instructions if f.opcode == "call" and f.operands
+                    and (f.callee in DEALLOCATORS or f.callee == "@realloc")
+                    for w in pointer_roots(self.fn, f.operands[0][1])}
+
+        if self.split:
+            if self._stable is None:
+                self._stable = self._stable_roots()
+            freed = freed_roots(self.fn.instructions())
+
+            def split_changes(pointer: str) -> bool:
+                roots = pointer_roots(self.fn, pointer)
+                return not roots or not roots <= self._stable or touches(roots, freed)
+            return split_changes
+        reached = self._reachable_after(call)
+        written, undone, unknown = self._writes(reached)
+        freed = freed_roots(reached)
+
+        def changes(pointer: str) -> bool:
+            roots = pointer_roots(self.fn, pointer)
+            if unknown or not roots or touches(roots, written | undone):
+                return True
+            if not touches(roots, freed):
+                return False
+            heap = {r for r in self._local_allocations()
+                    if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
+            return not roots <= heap or bool(roots & self._captured_allocations()) or not self._defer_frees(roots)
+        return changes
 
     def _local_allocations(self) -> set[str]:
         if self._locals is None:
@@ -327,6 +403,9 @@ class CachePlanner:
                     continue
                 elif inst.callee in ALLOCATORS and "realloc" not in name:
                     continue   # a fresh block: writes nothing that existed before
+                elif name in self.engine.cache_masks:
+                    # a rule library's routine writes only through the pointers marked 'w'
+                    targets = [v for (t, v), c in zip(inst.operands, self.engine.cache_masks[name]) if c == "w"]
                 elif name in self.engine.module.functions:
                     callee = self.engine.module.functions[name]
                     for (t, v), p in zip(inst.operands, callee.params):
@@ -701,6 +780,8 @@ class CachePlanner:
         name = callee_name(inst)
         if inst.callee in DEALLOCATORS or name.startswith(("llvm.lifetime", "llvm.memset", "llvm.memcpy",
                                                            "llvm.memmove")):
+            return True
+        if name in self.engine.cache_masks:   # registered as keeping none of its pointers
             return True
         callee = self.engine.module.functions.get(name)
         if callee is None:

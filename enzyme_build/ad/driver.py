@@ -14,6 +14,7 @@ import contextlib
 import gc
 import re
 
+from ..custom.convention import cache_mask_values
 from ..custom.registry import Registry, check_rule_arity
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, aggregate_elements, is_float_type, make_name, parse_module, strip_name
@@ -57,6 +58,13 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas)
 
     rule = engine.custom.get(primal.name)
+    if rule is not None and rule.cache_mask and rule.augment and rule.gradient:
+        # its masks (custom/convention.py): in one sweep nothing runs between the augment and
+        # the gradient; between __enzyme_augmentfwd and __enzyme_reverse, only the arguments
+        # marked enzyme_not_overwritten stay unchanged
+        kept = sig.stable_args or (False,) * len(sig.args)
+        passed = passed + cache_mask_values(rule.cache_mask, [kind != "__enzyme_autodiff" and not k for k in kept],
+                                            [a in ("dup", "dupnoneed") for a in sig.args])
     if rule is not None and rule.augment and rule.gradient and kind in ("__enzyme_autodiff",
                                                                         "__enzyme_augmentfwd"):
         # the function itself has a custom rule: call the user's augment and gradient

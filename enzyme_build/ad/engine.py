@@ -244,6 +244,9 @@ class Engine:
         self.registry = registry
         self.custom, adapters = adapt_custom_rules(module, registry.rules)
         self.shadow_outputs = {f: r.null_shadows for f, r in self.custom.items() if r.null_shadows}
+        # rules whose augment/gradient take the overwritten/shadowed masks (convention.py); the
+        # letters also say which pointers the function writes ('w') and only reads ('r')
+        self.cache_masks = {f: r.cache_mask for f, r in self.custom.items() if r.cache_mask}
         self.inactive = _Inactive(set(registry.inactive), module)
         self.function_like = dict(registry.function_like)
         self.differentiable = {n for n in module.functions if n not in self.custom and n not in self.inactive}

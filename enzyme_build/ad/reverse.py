@@ -184,6 +184,7 @@ class ReverseGenerator(CachePlanner):
         self._captured: set[str] | None = None
         self._locals: set[str] | None = None
         self._final_loads: dict[int, bool] = {}   # load -> its memory is final once it ran
+        self._mask_args: dict[int, list[str]] = {}   # cache-mask rule call -> its two masks
         self.deferred_frees: dict[int, Instruction] = {}   # frees run after the reverse sweep
         self._invariants: dict[str, set[str]] = {}   # top-level loop header -> iteration invariants
         self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
@@ -669,6 +670,7 @@ class ReverseGenerator(CachePlanner):
             rule = self.engine.custom[sig.function]
             if not rule.augment or not rule.gradient:
                 self.engine.missing_derivative(inst, self.fn, partial_rule=True)
+            args += self.cache_mask_arguments(inst, sig)
             check_rule_arity(self.engine.module, rule.augment, "augment", sig.function, len(args), sig.args,
                              self.engine.location(inst))
             aug_ret = self.engine.function_return_type(rule.augment)
@@ -949,6 +951,7 @@ class ReverseGenerator(CachePlanner):
             sig = self._callee_signature(inst)
             rule = self.engine.custom[sig.function]
             args = self._interleaved(inst, sig, lambda v: self._fetch(v, label))
+            args += self.cache_mask_arguments(inst, sig)   # what the augment was told
             if sig.ret_active:
                 args.append(f"{inst.type} {self.take_adjoint(res, lines)}")
             args.append(f"ptr {self._fetch(self.custom_tapes[id(inst)], label)}")

@@ -21,8 +21,11 @@ Roles:
 Inside the formula snippets (C, `$T` the element type, `$p` the precision letter):
 parameters keep their names; `al`/`be` are the values of alpha/beta and `d_alpha`/
 `d_beta` point to their adjoints (reverse) or hold tangents `dal`/`dbe` (forward);
-`d_X` is the shadow of array X; `tp->c_X` is X's tape copy (contiguous: increment 1 for a
-vector, leading dimension `tp->l_X` for a matrix) and `tp->ret` the primal result.
+`d_X` is the shadow of array X; `tp->c_X` is what the formulas read for a cached X: its tape
+copy or, when X is not overwritten before the gradient, X itself -- with increment `tp->l_X`
+for a vector and leading dimension `tp->l_X` for a matrix (1 and the tight dimension for a
+copy, X's own otherwise: loops index vectors with `EB_VI(tp->l_X, n, i)`); `tp->ret` is the
+primal result. A null `d_alpha`/`d_beta`/`d_res` means that scalar is not active here.
 Snippets of routines that return a value set `ret` (primal) and `tan` (tangent) in
 forward mode and read `dret` in reverse mode. The `eb_$p*` helpers are in generate.py.
 
@@ -43,13 +46,21 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Cache:
-    """An input the reverse sweep reads after the call: copied to the tape."""
+    """An input the reverse formulas read after the call. The augment rule copies it to the
+    tape when some adjoint reading it exists at this call site (`need`) and its memory may
+    change before the gradient runs (the engine's `overwritten` mask; always for the old
+    value of an array the routine itself writes); otherwise the formulas read the array
+    itself, or nothing when no adjoint needs it."""
     name: str             # the array parameter
     kind: str             # "vec" (length, inc), "mat" (rows, cols, ld) or "ivec" (length)
     dims: tuple[str, ...]  # C expressions: (length, inc) or (rows, cols, ld)
     when: str = "before"  # "before" the primal call (its input) or "after" (its output)
-    cond: str = "1"       # C condition under which the copy is needed
+    cond: str = "1"       # C condition on the values under which the formulas read it
     source: str = ""      # the array copied, when the tape field is named differently
+    # the adjoints whose formulas read it, as C over `d_<parameter>`: 1 when that parameter
+    # (an array, alpha/beta, `res` for a returned value) has a shadow at this call site. The
+    # reverse formula must read `tp->c_<name>` only under this condition (and `cond`).
+    need: str = "1"
 
     @property
     def array(self) -> str:
@@ -92,20 +103,21 @@ ROUTINES: tuple[Routine, ...] = (
     # ------------------------------------------------------------------ level 1
     Routine(
         "dot", _p("n x:array incx y:array incy"), True,
-        (Cache("x", "vec", ("n", "incx")), Cache("y", "vec", ("n", "incy"))),
+        (Cache("x", "vec", ("n", "incx"), need="d_res && d_y"),
+         Cache("y", "vec", ("n", "incy"), need="d_res && d_x")),
         reverse="""
-    if (d_x) cblas_$paxpy(n, dret, tp->c_y, 1, d_x, incx);
-    if (d_y) cblas_$paxpy(n, dret, tp->c_x, 1, d_y, incy);""",
+    if (d_res && d_x) cblas_$paxpy(n, dret, tp->c_y, tp->l_y, d_x, incx);
+    if (d_res && d_y) cblas_$paxpy(n, dret, tp->c_x, tp->l_x, d_y, incy);""",
         forward="""
     PRIMAL;
     tan = (d_x ? (double)cblas_$pdot(n, d_x, incx, y, incy) : 0) + (d_y ? (double)cblas_$pdot(n, x, incx, d_y, incy) : 0);"""),
     Routine(
         "axpy", _p("n alpha:scalar x:array incx y:array incy"), False,
-        (Cache("x", "vec", ("n", "incx")),),
+        (Cache("x", "vec", ("n", "incx"), need="d_y && d_alpha"),),
         writes=("y",),
         reverse="""
     if (d_y) {
-        *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_y, incy);
+        if (d_alpha) *d_alpha += cblas_$pdot(n, tp->c_x, tp->l_x, d_y, incy);
         if (d_x) cblas_$paxpy(n, al, d_y, incy, d_x, incx);
     }""",
         forward="""
@@ -114,11 +126,11 @@ ROUTINES: tuple[Routine, ...] = (
     PRIMAL;"""),
     Routine(
         "scal", _p("n alpha:scalar x:array incx"), False,
-        (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
+        (Cache("x", "vec", ("n", "incx"), cond="incx > 0", need="d_x && d_alpha"),),
         writes=("x",),
         reverse="""
     if (incx > 0 && d_x) {
-        *d_alpha += cblas_$pdot(n, tp->c_x, 1, d_x, incx);
+        if (d_alpha) *d_alpha += cblas_$pdot(n, tp->c_x, tp->l_x, d_x, incx);
         cblas_$pscal(n, al, d_x, incx);
     }""",
         forward="""
@@ -129,19 +141,21 @@ ROUTINES: tuple[Routine, ...] = (
     PRIMAL;   /* nothing for incx <= 0 */"""),
     Routine(
         "nrm2", _p("n x:array incx"), True,
-        (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
+        (Cache("x", "vec", ("n", "incx"), cond="incx > 0", need="d_x && d_res"),),
         reverse="""
-    if (d_x && incx > 0 && tp->ret != 0) cblas_$paxpy(n, dret / tp->ret, tp->c_x, 1, d_x, incx);""",
+    if (d_x && d_res && incx > 0 && tp->ret != 0) cblas_$paxpy(n, dret / tp->ret, tp->c_x, tp->l_x, d_x, incx);""",
         forward="""
     PRIMAL;
     tan = (d_x && incx > 0 && ret != 0) ? cblas_$pdot(n, x, incx, d_x, incx) / ret : 0;"""),
     Routine(
         "asum", _p("n x:array incx"), True,
-        (Cache("x", "vec", ("n", "incx"), cond="incx > 0"),),
+        (Cache("x", "vec", ("n", "incx"), cond="incx > 0", need="d_x && d_res"),),
         reverse="""
-    if (d_x && incx > 0)
-        for (int i = 0; i < n; i++)
-            d_x[(size_t)i * incx] += (tp->c_x[i] > 0) ? dret : (tp->c_x[i] < 0) ? -dret : 0;""",
+    if (d_x && d_res && incx > 0)
+        for (int i = 0; i < n; i++) {
+            $T v = tp->c_x[EB_VI(tp->l_x, n, i)];
+            d_x[(size_t)i * incx] += (v > 0) ? dret : (v < 0) ? -dret : 0;
+        }""",
         forward="""
     PRIMAL;
     tan = 0;
@@ -178,22 +192,24 @@ ROUTINES: tuple[Routine, ...] = (
     Routine(
         "gemv", _p("layout:layout trans:trans m n alpha:scalar A:array lda x:array incx "
                    "beta:scalar y:array incy"), False,
-        (Cache("A", "mat", ("m", "n", "lda")),
-         Cache("x", "vec", ("EB_T(trans) ? m : n", "incx")),
-         Cache("y", "vec", ("EB_T(trans) ? n : m", "incy"), cond="be != 0")),
+        (Cache("A", "mat", ("m", "n", "lda"), need="d_y && (d_alpha || d_x)"),
+         Cache("x", "vec", ("EB_T(trans) ? m : n", "incx"), need="d_y && (d_alpha || d_A)"),
+         Cache("y", "vec", ("EB_T(trans) ? n : m", "incy"), cond="be != 0", need="d_y && d_beta")),
         level=2,
         writes=("y",),
         reverse="""
     int lx = EB_T(trans) ? m : n, ly = EB_T(trans) ? n : m;
     if (d_y) {
-        $T *t = eb_$palloc(lx);   /* t = op(A)^T dy */
-        cblas_$pgemv(layout, EB_FLIP(trans), m, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
-        *d_alpha += cblas_$pdot(lx, t, 1, tp->c_x, 1);
-        if (d_x) cblas_$paxpy(lx, al, t, 1, d_x, incx);
-        eb_put(t);
-        if (d_A && !EB_T(trans)) cblas_$pger(layout, m, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
-        if (d_A && EB_T(trans)) cblas_$pger(layout, m, n, al, tp->c_x, 1, d_y, incy, d_A, lda);
-        if (be != 0) *d_beta += cblas_$pdot(ly, tp->c_y, 1, d_y, incy);
+        if (d_alpha || d_x) {
+            $T *t = eb_$palloc(lx);   /* t = op(A)^T dy */
+            cblas_$pgemv(layout, EB_FLIP(trans), m, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
+            if (d_alpha) *d_alpha += cblas_$pdot(lx, t, 1, tp->c_x, tp->l_x);
+            if (d_x) cblas_$paxpy(lx, al, t, 1, d_x, incx);
+            eb_put(t);
+        }
+        if (d_A && !EB_T(trans)) cblas_$pger(layout, m, n, al, d_y, incy, tp->c_x, tp->l_x, d_A, lda);
+        if (d_A && EB_T(trans)) cblas_$pger(layout, m, n, al, tp->c_x, tp->l_x, d_y, incy, d_A, lda);
+        if (d_beta && be != 0) *d_beta += cblas_$pdot(ly, tp->c_y, tp->l_y, d_y, incy);
         eb_$pscale_vec(ly, be, d_y, incy);
     }""",
         forward="""
@@ -208,17 +224,20 @@ ROUTINES: tuple[Routine, ...] = (
     PRIMAL;"""),
     Routine(
         "ger", _p("layout:layout m n alpha:scalar x:array incx y:array incy A:array lda"), False,
-        (Cache("x", "vec", ("m", "incx")), Cache("y", "vec", ("n", "incy"))),
+        (Cache("x", "vec", ("m", "incx"), need="d_A && (d_alpha || d_y)"),
+         Cache("y", "vec", ("n", "incy"), need="d_A && (d_alpha || d_x)")),
         level=2,
         writes=("A",),
         reverse="""
     if (d_A) {
-        $T *t = eb_$palloc(m);   /* t = dA y */
-        cblas_$pgemv(layout, 111, m, n, 1, d_A, lda, tp->c_y, 1, 0, t, 1);
-        *d_alpha += cblas_$pdot(m, t, 1, tp->c_x, 1);
-        if (d_x) cblas_$paxpy(m, al, t, 1, d_x, incx);
-        eb_put(t);
-        if (d_y) cblas_$pgemv(layout, 112, m, n, al, d_A, lda, tp->c_x, 1, 1, d_y, incy);
+        if (d_alpha || d_x) {
+            $T *t = eb_$palloc(m);   /* t = dA y */
+            cblas_$pgemv(layout, 111, m, n, 1, d_A, lda, tp->c_y, tp->l_y, 0, t, 1);
+            if (d_alpha) *d_alpha += cblas_$pdot(m, t, 1, tp->c_x, tp->l_x);
+            if (d_x) cblas_$paxpy(m, al, t, 1, d_x, incx);
+            eb_put(t);
+        }
+        if (d_y) cblas_$pgemv(layout, 112, m, n, al, d_A, lda, tp->c_x, tp->l_x, 1, d_y, incy);
     }""",
         forward="""
     if (d_A && d_x) cblas_$pger(layout, m, n, al, d_x, incx, y, incy, d_A, lda);
@@ -228,24 +247,27 @@ ROUTINES: tuple[Routine, ...] = (
     Routine(
         "symv", _p("layout:layout uplo:uplo n alpha:scalar A:array lda x:array incx "
                    "beta:scalar y:array incy"), False,
-        (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx")),
-         Cache("y", "vec", ("n", "incy"), cond="be != 0")),
+        (Cache("A", "mat", ("n", "n", "lda"), need="d_y && (d_alpha || d_x)"),
+         Cache("x", "vec", ("n", "incx"), need="d_y && (d_alpha || d_A)"),
+         Cache("y", "vec", ("n", "incy"), cond="be != 0", need="d_y && d_beta")),
         level=2,
         writes=("y",),
         reverse="""
     if (d_y) {
-        $T *t = eb_$palloc(n);   /* t = A dy */
-        cblas_$psymv(layout, uplo, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
-        *d_alpha += cblas_$pdot(n, t, 1, tp->c_x, 1);
-        if (d_x) cblas_$paxpy(n, al, t, 1, d_x, incx);
-        eb_put(t);
+        if (d_alpha || d_x) {
+            $T *t = eb_$palloc(n);   /* t = A dy */
+            cblas_$psymv(layout, uplo, n, 1, tp->c_A, tp->l_A, d_y, incy, 0, t, 1);
+            if (d_alpha) *d_alpha += cblas_$pdot(n, t, 1, tp->c_x, tp->l_x);
+            if (d_x) cblas_$paxpy(n, al, t, 1, d_x, incx);
+            eb_put(t);
+        }
         /* the stored triangle: dy x^T + x dy^T off the diagonal, dy_i x_i on it */
         if (d_A) {
-            cblas_$psyr2(layout, uplo, n, al, d_y, incy, tp->c_x, 1, d_A, lda);
+            cblas_$psyr2(layout, uplo, n, al, d_y, incy, tp->c_x, tp->l_x, d_A, lda);
             for (int i = 0; i < n; i++)
-                d_A[EB_IDX(layout, lda, i, i)] -= al * d_y[EB_VI(incy, n, i)] * tp->c_x[i];
+                d_A[EB_IDX(layout, lda, i, i)] -= al * d_y[EB_VI(incy, n, i)] * tp->c_x[EB_VI(tp->l_x, n, i)];
         }
-        if (be != 0) *d_beta += cblas_$pdot(n, tp->c_y, 1, d_y, incy);
+        if (d_beta && be != 0) *d_beta += cblas_$pdot(n, tp->c_y, tp->l_y, d_y, incy);
         eb_$pscale_vec(n, be, d_y, incy);
     }""",
         forward="""
@@ -259,13 +281,13 @@ ROUTINES: tuple[Routine, ...] = (
     PRIMAL;"""),
     Routine(
         "trmv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
-        (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx"))),
+        (Cache("A", "mat", ("n", "n", "lda"), need="d_x"), Cache("x", "vec", ("n", "incx"), need="d_x && d_A")),
         level=2,
         writes=("x",),
         reverse="""
     /* x_new = op(A) x_old: dA += dx x_old^T (or x_old dx^T) on the triangle; dx = op(A)^T dx */
-    if (d_x && d_A && !EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, d_x, incx, tp->c_x, 1, d_A, lda);
-    if (d_x && d_A && EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, tp->c_x, 1, d_x, incx, d_A, lda);
+    if (d_x && d_A && !EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, d_x, incx, tp->c_x, tp->l_x, d_A, lda);
+    if (d_x && d_A && EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, 1, tp->c_x, tp->l_x, d_x, incx, d_A, lda);
     if (d_x) cblas_$ptrmv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);""",
         forward="""
     if (d_x) {
@@ -281,14 +303,15 @@ ROUTINES: tuple[Routine, ...] = (
     PRIMAL;"""),
     Routine(
         "trsv", _p("layout:layout uplo:uplo trans:trans diag:diag n A:array lda x:array incx"), False,
-        (Cache("A", "mat", ("n", "n", "lda")), Cache("x", "vec", ("n", "incx"), when="after")),
+        (Cache("A", "mat", ("n", "n", "lda"), need="d_x"),
+         Cache("x", "vec", ("n", "incx"), when="after", need="d_x && d_A")),
         level=2,
         writes=("x",),
         reverse="""
     /* op(A) x_new = x_old: w = op(A)^-T dx is dx_old; dA -= w x_new^T (or x_new w^T) */
     if (d_x) cblas_$ptrsv(layout, uplo, EB_FLIP(trans), diag, n, tp->c_A, tp->l_A, d_x, incx);
-    if (d_x && d_A && !EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, d_x, incx, tp->c_x, 1, d_A, lda);
-    if (d_x && d_A && EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, tp->c_x, 1, d_x, incx, d_A, lda);""",
+    if (d_x && d_A && !EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, d_x, incx, tp->c_x, tp->l_x, d_A, lda);
+    if (d_x && d_A && EB_T(trans)) eb_$ptri_outer(layout, uplo, diag, n, -1, tp->c_x, tp->l_x, d_x, incx, d_A, lda);""",
         forward="""
     PRIMAL;
     if (d_x && d_A) {
@@ -303,28 +326,30 @@ ROUTINES: tuple[Routine, ...] = (
     Routine(
         "gemm", _p("layout:layout transa:trans transb:trans m n k alpha:scalar A:array lda "
                    "B:array ldb beta:scalar C:array ldc"), False,
-        (Cache("A", "mat", ("EB_T(transa) ? k : m", "EB_T(transa) ? m : k", "lda")),
-         Cache("B", "mat", ("EB_T(transb) ? n : k", "EB_T(transb) ? k : n", "ldb")),
-         Cache("C", "mat", ("m", "n", "ldc"), cond="be != 0")),
+        (Cache("A", "mat", ("EB_T(transa) ? k : m", "EB_T(transa) ? m : k", "lda"), need="d_C && (d_alpha || d_B)"),
+         Cache("B", "mat", ("EB_T(transb) ? n : k", "EB_T(transb) ? k : n", "ldb"), need="d_C && (d_alpha || d_A)"),
+         Cache("C", "mat", ("m", "n", "ldc"), cond="be != 0", need="d_C && d_beta")),
         level=3,
         writes=("C",),
         reverse="""
     int ra = EB_T(transa) ? k : m, ca = EB_T(transa) ? m : k;
     int lt = EB_LD(layout, ra, ca);
     if (d_C) {
-        $T *t = eb_$palloc((size_t)ra * ca);   /* dC op(B)^T, shaped like A */
-        if (!EB_T(transa))
-            cblas_$pgemm(layout, 111, EB_T(transb) ? 111 : 112, m, k, n, 1, d_C, ldc, tp->c_B, tp->l_B, 0, t, lt);
-        else
-            cblas_$pgemm(layout, EB_T(transb) ? 112 : 111, 112, k, m, n, 1, tp->c_B, tp->l_B, d_C, ldc, 0, t, lt);
-        *d_alpha += eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
-        if (d_A) eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
-        eb_put(t);
+        if (d_alpha || d_A) {
+            $T *t = eb_$palloc((size_t)ra * ca);   /* dC op(B)^T, shaped like A */
+            if (!EB_T(transa))
+                cblas_$pgemm(layout, 111, EB_T(transb) ? 111 : 112, m, k, n, 1, d_C, ldc, tp->c_B, tp->l_B, 0, t, lt);
+            else
+                cblas_$pgemm(layout, EB_T(transb) ? 112 : 111, 112, k, m, n, 1, tp->c_B, tp->l_B, d_C, ldc, 0, t, lt);
+            if (d_alpha) *d_alpha += eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
+            if (d_A) eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
+            eb_put(t);
+        }
         if (d_B && !EB_T(transb))
             cblas_$pgemm(layout, EB_T(transa) ? 111 : 112, 111, k, n, m, al, tp->c_A, tp->l_A, d_C, ldc, 1, d_B, ldb);
         if (d_B && EB_T(transb))
             cblas_$pgemm(layout, 112, EB_T(transa) ? 112 : 111, n, k, m, al, d_C, ldc, tp->c_A, tp->l_A, 1, d_B, ldb);
-        if (be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
+        if (d_beta && be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
         eb_$pscale_mat(layout, m, n, be, d_C, ldc);
     }""",
         forward="""
@@ -339,19 +364,21 @@ ROUTINES: tuple[Routine, ...] = (
     Routine(
         "symm", _p("layout:layout side:side uplo:uplo m n alpha:scalar A:array lda B:array ldb "
                    "beta:scalar C:array ldc"), False,
-        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda")),
-         Cache("B", "mat", ("m", "n", "ldb")),
-         Cache("C", "mat", ("m", "n", "ldc"), cond="be != 0")),
+        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda"), need="d_C && (d_alpha || d_B)"),
+         Cache("B", "mat", ("m", "n", "ldb"), need="d_C && (d_alpha || d_A)"),
+         Cache("C", "mat", ("m", "n", "ldc"), cond="be != 0", need="d_C && d_beta")),
         level=3,
         writes=("C",),
         reverse="""
     int lt = EB_LD(layout, m, n), ka = side == 141 ? m : n;
     if (d_C) {
-    $T *t = eb_$palloc((size_t)m * n);   /* A dC (left) or dC A (right) */
-    cblas_$psymm(layout, side, uplo, m, n, 1, tp->c_A, tp->l_A, d_C, ldc, 0, t, lt);
-    *d_alpha += eb_$pdot_mat(layout, m, n, t, lt, tp->c_B, tp->l_B);
-    if (d_B) eb_$paxpy_mat(layout, m, n, al, t, lt, d_B, ldb);
-    eb_put(t);
+    if (d_alpha || d_B) {
+        $T *t = eb_$palloc((size_t)m * n);   /* A dC (left) or dC A (right) */
+        cblas_$psymm(layout, side, uplo, m, n, 1, tp->c_A, tp->l_A, d_C, ldc, 0, t, lt);
+        if (d_alpha) *d_alpha += eb_$pdot_mat(layout, m, n, t, lt, tp->c_B, tp->l_B);
+        if (d_B) eb_$paxpy_mat(layout, m, n, al, t, lt, d_B, ldb);
+        eb_put(t);
+    }
     /* stored triangle of A: G + G^T off the diagonal, G on it (G = dC B^T or B^T dC) */
     if (d_A) cblas_$psyr2k(layout, uplo, side == 141 ? 111 : 112, ka, side == 141 ? n : m, al,
                            d_C, ldc, tp->c_B, tp->l_B, 1, d_A, lda);
@@ -362,7 +389,7 @@ ROUTINES: tuple[Routine, ...] = (
                              : (double)d_C[EB_IDX(layout, ldc, j, i)] * tp->c_B[EB_IDX(layout, tp->l_B, j, i)];
         d_A[EB_IDX(layout, lda, i, i)] -= al * g;
     }
-    if (be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
+    if (d_beta && be != 0) *d_beta += eb_$pdot_mat(layout, m, n, tp->c_C, tp->l_C, d_C, ldc);
     eb_$pscale_mat(layout, m, n, be, d_C, ldc);
     }""",
         forward="""
@@ -377,23 +404,25 @@ ROUTINES: tuple[Routine, ...] = (
     Routine(
         "syrk", _p("layout:layout uplo:uplo trans:trans n k alpha:scalar A:array lda "
                    "beta:scalar C:array ldc"), False,
-        (Cache("A", "mat", ("EB_T(trans) ? k : n", "EB_T(trans) ? n : k", "lda")),
-         Cache("C", "mat", ("n", "n", "ldc"), cond="be != 0")),
+        (Cache("A", "mat", ("EB_T(trans) ? k : n", "EB_T(trans) ? n : k", "lda"), need="d_C && (d_alpha || d_A)"),
+         Cache("C", "mat", ("n", "n", "ldc"), cond="be != 0", need="d_C && d_beta")),
         level=3,
         writes=("C",),
         reverse="""
     int ra = EB_T(trans) ? k : n, ca = EB_T(trans) ? n : k;
     int lt = EB_LD(layout, ra, ca);
     if (d_C) {
-    $T *s = eb_$psym_from_tri(layout, uplo, n, d_C, ldc);   /* dC's triangle, diagonal doubled */
-    $T *t = eb_$palloc((size_t)ra * ca);   /* S A (or A S), shaped like A */
-    if (!EB_T(trans)) cblas_$psymm(layout, 141, uplo, n, k, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
-    else cblas_$psymm(layout, 142, uplo, k, n, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
-    *d_alpha += 0.5 * eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
-    if (d_A) eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
-    eb_put(t);
-    eb_put(s);
-    if (be != 0) *d_beta += eb_$pdot_tri(layout, uplo, n, tp->c_C, tp->l_C, d_C, ldc);
+    if (d_alpha || d_A) {
+        $T *s = eb_$psym_from_tri(layout, uplo, n, d_C, ldc);   /* dC's triangle, diagonal doubled */
+        $T *t = eb_$palloc((size_t)ra * ca);   /* S A (or A S), shaped like A */
+        if (!EB_T(trans)) cblas_$psymm(layout, 141, uplo, n, k, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
+        else cblas_$psymm(layout, 142, uplo, k, n, 1, s, n, tp->c_A, tp->l_A, 0, t, lt);
+        if (d_alpha) *d_alpha += 0.5 * eb_$pdot_mat(layout, ra, ca, t, lt, tp->c_A, tp->l_A);
+        if (d_A) eb_$paxpy_mat(layout, ra, ca, al, t, lt, d_A, lda);
+        eb_put(t);
+        eb_put(s);
+    }
+    if (d_beta && be != 0) *d_beta += eb_$pdot_tri(layout, uplo, n, tp->c_C, tp->l_C, d_C, ldc);
     eb_$pscale_tri(layout, uplo, n, be, d_C, ldc);
     }""",
         forward="""
@@ -407,8 +436,8 @@ ROUTINES: tuple[Routine, ...] = (
     Routine(
         "trmm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
                    "A:array lda B:array ldb"), False,
-        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda")),
-         Cache("B", "mat", ("m", "n", "ldb"))),
+        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda"), need="d_B"),
+         Cache("B", "mat", ("m", "n", "ldb"), need="d_B && (d_A || d_alpha)")),
         level=3,
         writes=("B",),
         reverse="""
@@ -422,7 +451,7 @@ ROUTINES: tuple[Routine, ...] = (
     }
     if (d_B) {
         cblas_$ptrmm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
-        *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
+        if (d_alpha) *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
         eb_$pscale_mat(layout, m, n, al, d_B, ldb);
     }""",
         forward="""
@@ -446,9 +475,9 @@ ROUTINES: tuple[Routine, ...] = (
     Routine(
         "trsm", _p("layout:layout side:side uplo:uplo transa:trans diag:diag m n alpha:scalar "
                    "A:array lda B:array ldb"), False,
-        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda")),
-         Cache("B", "mat", ("m", "n", "ldb")),
-         Cache("Bn", "mat", ("m", "n", "ldb"), when="after", source="B")),
+        (Cache("A", "mat", ("side == 141 ? m : n", "side == 141 ? m : n", "lda"), need="d_B"),
+         Cache("B", "mat", ("m", "n", "ldb"), need="d_B && d_alpha"),
+         Cache("Bn", "mat", ("m", "n", "ldb"), when="after", source="B", need="d_B && d_A")),
         level=3,
         writes=("B",),
         reverse="""
@@ -456,7 +485,7 @@ ROUTINES: tuple[Routine, ...] = (
     if (d_B) {
         /* W = op(A)^-T dB (left) or dB op(A)^-T (right), in place */
         cblas_$ptrsm(layout, side, uplo, EB_FLIP(transa), diag, m, n, 1, tp->c_A, tp->l_A, d_B, ldb);
-        *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
+        if (d_alpha) *d_alpha += eb_$pdot_mat(layout, m, n, d_B, ldb, tp->c_B, tp->l_B);
         if (d_A) {
             $T *g = eb_$palloc((size_t)ka * ka);   /* gradient of op(A): -W X^T or -X^T W */
             if (side == 141) cblas_$pgemm(layout, 111, 112, m, m, n, -1, d_B, ldb, tp->c_Bn, tp->l_Bn, 0, g, lg);
@@ -492,7 +521,7 @@ ROUTINES: tuple[Routine, ...] = (
 LAPACK: tuple[Routine, ...] = (
     Routine(
         "potrf", _p("uplo:uplo n A:array lda info:info"), False,
-        (Cache("L", "mat", ("n", "n", "lda"), when="after", source="A"),),
+        (Cache("L", "mat", ("n", "n", "lda"), when="after", source="A", need="d_A"),),
         api="lapack", level=4,
         primal="{ char u = EB_UC(uplo); $ppotrf_(&u, &n, A, &lda, info, 1); }",
         writes=("A",),
@@ -537,7 +566,8 @@ LAPACK: tuple[Routine, ...] = (
     }"""),
     Routine(
         "potrs", _p("uplo:uplo n nrhs A:array lda B:array ldb info:info"), False,
-        (Cache("A", "mat", ("n", "n", "lda")), Cache("X", "mat", ("n", "nrhs", "ldb"), when="after", source="B")),
+        (Cache("A", "mat", ("n", "n", "lda"), need="d_B"),
+         Cache("X", "mat", ("n", "nrhs", "ldb"), when="after", source="B", need="d_B && d_A")),
         api="lapack", level=4,
         primal="{ char u = EB_UC(uplo); $ppotrs_(&u, &n, &nrhs, A, &lda, B, &ldb, info, 1); }",
         writes=("B",),
@@ -578,9 +608,9 @@ LAPACK: tuple[Routine, ...] = (
     }"""),
     Routine(
         "gesv", _p("n nrhs A:array lda ipiv:iarray B:array ldb info:info"), False,
-        (Cache("LU", "mat", ("n", "n", "lda"), when="after", source="A"),
-         Cache("X", "mat", ("n", "nrhs", "ldb"), when="after", source="B"),
-         Cache("ipiv", "ivec", ("n",), when="after")),
+        (Cache("LU", "mat", ("n", "n", "lda"), when="after", source="A", need="d_A || d_B"),
+         Cache("X", "mat", ("n", "nrhs", "ldb"), when="after", source="B", need="d_A && d_B"),
+         Cache("ipiv", "ivec", ("n",), when="after", need="d_A || d_B")),
         api="lapack", level=4,
         primal="$pgesv_(&n, &nrhs, A, &lda, ipiv, B, &ldb, info);",
         writes=("A", "B"),

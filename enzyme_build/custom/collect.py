@@ -12,6 +12,7 @@ Pure text parsing (no llvmlite): the link step passes `Module.text()`. Recognize
 | `__enzyme_build_rule_<kind>_*`           | `{f, rule}` (from attributes, see frontend/attributes.py) |
 | `__enzyme_build_batch_derivative_*`      | `{f, forward_batch}` (see CustomRule; rule libraries) |
 | `__enzyme_build_null_shadows_*`          | `{f, "one letter per parameter"}` (see CustomRule) |
+| `__enzyme_build_cache_mask_*`            | `{f, "one letter per parameter"}` (see CustomRule) |
 
 Call it right after linking and before any optimization: the compile step's embedded
 bitcode does not keep `used`, so optimization may delete the globals (and rule functions
@@ -46,6 +47,7 @@ _ENZYME_FAMILIES = (GRADIENT_PREFIX, DERIVATIVE_PREFIX, INACTIVE_NOBLOCK_PREFIX,
 ATTRIBUTE_PREFIX = "__enzyme_build_rule_"
 BATCH_PREFIX = "__enzyme_build_batch_derivative_"
 NULL_SHADOWS_PREFIX = "__enzyme_build_null_shadows_"
+CACHE_MASK_PREFIX = "__enzyme_build_cache_mask_"
 RULE_KINDS = convention.RULE_KINDS
 
 FLOAT_TYPES = {"half", "bfloat", "float", "double", "x86_fp80", "fp128", "ppc_fp128"}
@@ -246,8 +248,9 @@ def _registration_kind(name: str) -> str | None:
             return prefix
     if name.startswith(SHADOW_PREFIX):   # `__enzyme_shadow_global_g = {&g, &d_g}`
         return SHADOW_PREFIX
-    if name.startswith((BATCH_PREFIX, NULL_SHADOWS_PREFIX)):
-        return BATCH_PREFIX if name.startswith(BATCH_PREFIX) else NULL_SHADOWS_PREFIX
+    for prefix in (BATCH_PREFIX, NULL_SHADOWS_PREFIX, CACHE_MASK_PREFIX):
+        if name.startswith(prefix):
+            return prefix
     if name.startswith(ATTRIBUTE_PREFIX) or _mangled_attribute_name(name):
         return ATTRIBUTE_PREFIX
     return None
@@ -338,6 +341,13 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
             if letters is None or set(letters) - {"o", "."}:
                 raise EnzymeBuildError(f'{name} must be {{f, "one letter per parameter: o or ."}}', location=name)
             _set_rule(registry, function, "null_shadows", letters, name)
+        elif family == CACHE_MASK_PREFIX:
+            function, pattern = _symbols(name, elements, 2)[:2]
+            letters = _string_value(pattern, globals_) if pattern else None
+            if letters is None or set(letters) - convention.CACHE_MASK_LETTERS:
+                raise EnzymeBuildError(f'{name} must be {{f, "one letter per parameter: r, w or ."}}',
+                                       location=name)
+            _set_rule(registry, function, "cache_mask", letters, name)
         else:
             kind = _attribute_kind(name)
             function, rule = _symbols(name, elements, 2)[:2]
@@ -487,15 +497,17 @@ def augment_shape(primal: Signature, augment: Signature | None) -> str | None:
     return convention.augment_result(found[1], "struct" if result == "aggregate" else result)
 
 
-def expected_rule_arity(kind: str, primal: Signature, augment: Signature | None = None) -> int | None:
+def expected_rule_arity(kind: str, primal: Signature, augment: Signature | None = None,
+                        cache_mask: bool = False) -> int | None:
     """How many IR parameters a ``kind`` rule for ``primal`` takes (None if unknowable), by
     enzyme_build.custom.convention; a gradient's count depends on whether ``augment`` (the
-    augment rule's signature, if known) returns a tape."""
+    augment rule's signature, if known) returns a tape; ``cache_mask``: the reverse rules take
+    the two masks of __enzyme_build_cache_mask_f."""
     found = _classes(primal)
     if found is None:
         return None
     shape = augment_shape(primal, augment) if kind == "gradient" else None
-    return convention.expected_arity(kind, found[0], found[1], shape)
+    return convention.expected_arity(kind, found[0], found[1], shape, cache_mask=cache_mask)
 
 
 def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatures: bool) -> None:
@@ -512,6 +524,8 @@ def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatu
             f"but has no derivative rules", location=rule.function,
             hint=f"register its rules too: __enzyme_register_gradient_{rule.function} / "
                  f"__enzyme_register_derivative_{rule.function}")
+    if rule.cache_mask is not None:
+        _check_cache_mask(rule, functions.get(rule.function))
     if rule.forward_batch and not (functions.get(rule.forward_batch) and functions[rule.forward_batch].defined):
         raise EnzymeBuildError(f"the batch forward rule {rule.forward_batch} of {rule.function} is not defined "
                                f"in the program", location=rule.function,
@@ -530,13 +544,35 @@ def _check_rule(rule: CustomRule, functions: dict[str, Signature], check_signatu
         if not check_signatures or primal is None or signature.abi_rewritten:
             continue
         augment = functions.get(rule.augment) if rule.augment else None
-        expected = expected_rule_arity(kind, primal, augment)
+        expected = expected_rule_arity(kind, primal, augment,
+                                       cache_mask=rule.cache_mask is not None and kind != "forward")
         if expected is not None and len(signature.params) != expected:
             raise EnzymeBuildError(
                 f"the {kind} rule {name} of {rule.function} takes {len(signature.params)} "
                 f"parameter(s) ({', '.join(signature.params) or 'none'}); Enzyme's convention "
                 f"for {rule.function}({', '.join(primal.params)}) -> {primal.result} needs {expected}",
                 location=rule.function, hint=_convention_hint(kind))
+
+
+def _check_cache_mask(rule: CustomRule, primal: Signature | None) -> None:
+    """A cache-mask registration needs both reverse rules and one letter per parameter of f,
+    'r' or 'w' exactly at its pointers."""
+    origin = rule.origins.get("cache_mask", "the cache-mask registration")
+    if not (rule.augment and rule.gradient):
+        raise EnzymeBuildError(f"{rule.function} is registered with {origin} but has no augment and gradient rules",
+                               location=rule.function,
+                               hint=f"register them: __enzyme_register_gradient_{rule.function}")
+    if primal is None or primal.abi_rewritten:
+        return
+    pointers = [classify_ir_type(t) == "pointer" for t in primal.params]
+    expected = "".join("p" if p else "." for p in pointers)
+    given = "".join("p" if c in "rw" else "." for c in rule.cache_mask)
+    if given != expected or len(pointers) > convention.CACHE_MASK_MAX_PARAMS:
+        raise EnzymeBuildError(
+            f'{origin} gives "{rule.cache_mask}" for {rule.function}({", ".join(primal.params)}): '
+            f"it needs one letter per parameter, 'r' (only read) or 'w' (written) at each pointer "
+            f"and '.' elsewhere (at most {convention.CACHE_MASK_MAX_PARAMS} parameters)",
+            location=rule.function)
 
 
 def _convention_hint(kind: str) -> str:

@@ -19,6 +19,14 @@ For ``T f(a1, ..., an)`` (each parameter classed as float, pointer or integer):
     ``struct {T primal; T tangent;}``, or the tangent ``T`` alone (the primal then comes
     from calling f), or nothing when f returns void.
 
+A function registered with ``__enzyme_build_cache_mask_f`` (enzyme-build's own, for rule
+libraries; custom/collect.py) has augment and gradient rules that take two more ``i64``
+parameters right after their interleaved arguments (before the gradient's result adjoint
+and tape): ``overwritten`` (bit k set when the memory parameter k of f points to may change
+between the call and its gradient, so the augment must copy what the gradient reads of it)
+and ``shadowed`` (bit k set when parameter k has a shadow at this call site; the augment
+must test this, not the shadow, which may be poison there). See ``cache_mask_values``.
+
 Both the compile-time check on C types (frontend/attributes.py), the link-time check on IR
 signatures (custom/collect.py), the per-call-site check (custom/registry.py) and the engine's
 adapters (ad/engine.py) ask this module.
@@ -78,16 +86,38 @@ def interleaved_count(param_classes: list[str], *, tangents_for_floats: bool) ->
 
 
 def expected_arity(kind: str, param_classes: list[str], result_class: str,
-                   augment_shape: str | None = None) -> int:
-    """The number of parameters a ``kind`` rule takes for f (all pointers shadowed)."""
+                   augment_shape: str | None = None, cache_mask: bool = False) -> int:
+    """The number of parameters a ``kind`` rule takes for f (all pointers shadowed);
+    ``cache_mask``: f is registered with __enzyme_build_cache_mask_f."""
+    masks = CACHE_MASK_PARAMS if cache_mask else 0
     if kind == "augment":
-        return interleaved_count(param_classes, tangents_for_floats=False)
+        return interleaved_count(param_classes, tangents_for_floats=False) + masks
     if kind == "gradient":
-        return (interleaved_count(param_classes, tangents_for_floats=False)
+        return (interleaved_count(param_classes, tangents_for_floats=False) + masks
                 + (1 if result_class == "float" else 0) + (1 if has_tape(augment_shape) else 0))
     if kind == "forward":
         return interleaved_count(param_classes, tangents_for_floats=True)
     raise ValueError(kind)
+
+
+# __enzyme_build_cache_mask_f: the augment and gradient rules take `i64 overwritten, i64
+# shadowed` after their interleaved arguments; one letter per parameter of f says which
+# parameters are pointers f only reads ('r') or may write ('w'), '.' for the others
+CACHE_MASK_PARAMS = 2
+CACHE_MASK_LETTERS = frozenset(".rw")
+CACHE_MASK_MAX_PARAMS = 63   # the bits of a signed i64
+
+
+def cache_mask_values(letters: str, overwritten, shadowed) -> list[str]:
+    """The two mask arguments (`i64 N`) of a call of a cache-mask rule: bit k of the first set
+    when `overwritten[k]` (the memory of pointer parameter k may change before the gradient
+    runs), of the second when `shadowed[k]` (parameter k has a shadow at this call site)."""
+    over = shad = 0
+    for k, (letter, o, s) in enumerate(zip(letters, overwritten, shadowed)):
+        if letter in "rw":
+            over |= int(bool(o)) << k
+            shad |= int(bool(s)) << k
+    return [f"i64 {over}", f"i64 {shad}"]
 
 
 def gradient_arities(param_classes: list[str], result_class: str) -> tuple[int, ...]:

@@ -33,6 +33,12 @@ class CustomRule:
     # has none, and which pointers f writes derivative-carrying data through ('o')
     forward_batch: str | None = None
     null_shadows: str | None = None
+    # `cache_mask` (one letter per parameter of f: 'r' a pointer f only reads, 'w' a pointer
+    # f may write, '.' anything else): f touches no memory of the program but through those
+    # pointers and keeps none of them; its augment and gradient take two more integers
+    # after their interleaved arguments (convention.CACHE_MASK_PARAMS): which pointers'
+    # memory may change between the call and its gradient, and which have a shadow here
+    cache_mask: str | None = None
 
 
 @dataclass

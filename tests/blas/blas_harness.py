@@ -5,7 +5,10 @@ form; gradients (reverse mode) checked against central finite differences and ta
 `SUMMARY <family> <cases> <failures>` per family.
 
 A case is a loss over copies of the routine's arrays: the routine's outputs (and returned
-value) enter a weighted quadratic, so every input and every output element matters.
+value) enter a weighted quadratic, so every input and every output element matters. The
+copies are heap blocks of the loss's own, read after the call and freed at its end, so the
+rules read them in place in the reverse sweep (no tape copies but the old values of arrays
+a routine overwrites); test_tape_copies.py and test_overwritten_inputs.py cover the copies.
 """
 from __future__ import annotations
 
@@ -299,7 +302,8 @@ static void family$KIND_$p_$F(void) {
 }
 """
 
-# Constant arrays and vector mode (double precision): per case, each of the routine's arrays
+# Constant arrays and vector mode (both precisions; single with PRECISION's wider step and
+# tolerance): per case, each of the routine's arrays
 # in turn passed enzyme_const (its copy in the loss is never-active memory, so the rule gets
 # a null shadow): the others' gradients against finite differences, its own shadow left
 # zero, the forward tangent against the gradient; then enzyme_width 2 and 4, every lane's
@@ -403,7 +407,7 @@ static void variants_$p_$F(int abi, $CFGPARAMS) {
     }
 }
 """
-VARIANT_PRECISIONS = ("d",)
+VARIANT_PRECISIONS = ("d", "s")
 
 PRECISION = {"d": ("double", "1e-6", "2e-6"), "s": ("float", "1e-2", "2e-2")}
 

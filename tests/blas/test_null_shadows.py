@@ -55,6 +55,11 @@ def _case(r) -> str:
                 out += [f"P[{k}]", "NULL" if name == null else f"S[{k}]"]
                 k += 1
         return ", ".join(out)
+    def masks(null: str | None) -> str:
+        """The cache masks (generate.py): every input may be overwritten (all copies taken);
+        every pointer has a shadow but the null one."""
+        bit = [n for n, _ in params].index(null) if null else None
+        return "-1LL, " + ("-1LL" if bit is None else f"~(1LL << {bit})")
     n = len(arrays)
     lines.append(f"    enum {{ NA = {n} }};")
     lines.append("    double *P[NA], *S[NA], *P0[NA], *S0[NA], *Sref[NA], sc[2], dsc[2], scref[2];")
@@ -76,16 +81,16 @@ def _case(r) -> str:
             if mode == "fwd":
                 lines.append(f"        {core}_fwd({call_args(None)});")
             else:
-                lines.append(f"        void *t = {core}_aug({call_args(None)});")
-                lines.append(f"        {core}_grad({call_args(None)}, t);")
+                lines.append(f"        void *t = {core}_aug({call_args(None)}, {masks(None)});")
+                lines.append(f"        {core}_grad({call_args(None)}, {masks(None)}, t);")
             lines.append("        for (int a = 0; a < NA; a++) memcpy(Sref[a], S[a], 64 * sizeof(double));"
                          " memcpy(scref, dsc, sizeof dsc);")
             lines.append(f"        {reset}")
             if mode == "fwd":
                 lines.append(f"        {core}_fwd({call_args(name)});")
             else:
-                lines.append(f"        void *u = {core}_aug({call_args(name)});")
-                lines.append(f"        {core}_grad({call_args(name)}, u);")
+                lines.append(f"        void *u = {core}_aug({call_args(name)}, {masks(name)});")
+                lines.append(f"        {core}_grad({call_args(name)}, {masks(name)}, u);")
             lines.append(f"        for (int a = 0; a < NA; a++) if (a != {k} && memcmp(Sref[a], S[a], 64 * sizeof(double))) "
                          f"{{ printf(\"FAIL {r.family} {mode} null {name}: shadow %d differs\\n\", a); failures++; }}")
             lines.append(f"        if (memcmp(scref, dsc, sizeof dsc)) {{ printf(\"FAIL {r.family} {mode} null {name}: "

@@ -32,6 +32,8 @@ class _Gen:
         # so do the ABI and memory idioms (values moved as words or bytes, structs by value,
         # records holding pointers): a third stream, added later the same way
         self.ri = random.Random(seed * 1_000_033 + 29)
+        # and pointers returned inside structs by value (spans, pointer pairs): a fourth
+        self.rp = random.Random(seed * 1_000_037 + 31)
         self.idiom_helpers: list[str] = []
         self.helpers: list[str] = []
         self.helper_names: list[tuple[str, str]] = []  # (name, kind)
@@ -251,6 +253,33 @@ class _Gen:
         return [f"{{ struct DL {q} = {{ a[{i}], {ri.randint(0, 3)} }}; {q} = dl_mix({q}, b[{j}]); "
                 f"a[{k}] = {q}.d + 0.01 * {q}.k; }}"]
 
+    def pointer_aggregate_stmt(self) -> list[str]:
+        """A pointer returned inside a struct by value from a helper: a span `{double *p; long
+        n;}` (an aggregate `{ ptr, i64 }`) or a pair of pointers (`{ ptr, ptr }`), read and
+        written through in the caller, possibly through a forwarding helper."""
+        rp = self.rp
+        kind = rp.choice(["span", "pair", "forwarded"])
+        attr = "__attribute__((noinline)) " if rp.random() < 0.75 else "static "
+        v = self.name("sp")
+        arr = rp.choice(["a", "b"])
+        if kind == "pair":
+            self.idiom_helpers.append(
+                f"{attr}struct PP pp_two(double *p, double *r, int i, int j) {{ struct PP o = {{ p + i, r + j }}; return o; }}")
+            i, j = rp.randrange(M), rp.randrange(M)
+            return [f"{{ struct PP {v} = pp_two(a, b, {i}, {j});",
+                    f"  {v}.p[0] = tanh({v}.p[0] * {v}.q[0] + 0.5 * s); }}"]
+        self.idiom_helpers.append(
+            f"{attr}struct SP sp_from(double *p, long n, long k) {{ struct SP r = {{ p + k, n - k }}; return r; }}")
+        off = rp.randrange(M - 1)
+        call = f"sp_from({arr}, {M}, {off})"
+        if kind == "forwarded":
+            self.idiom_helpers.append(
+                f"{attr}struct SP sp_next(struct SP q) {{ struct SP r = {{ q.p + 1, q.n - 1 }}; return r; }}")
+            call = f"sp_next(sp_from({arr}, {M}, {min(off, M - 3)}))"
+        cnt = rp.randint(1, 3)
+        return [f"{{ struct SP {v} = {call};",
+                f"  for (long q = 0; q < {v}.n && q < {cnt}; q++) {v}.p[q] = tanh({v}.p[q] * t + 0.25 * q); }}"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -268,6 +297,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1
             body[at:at] = self.idiom_stmt()
+        if self.rp.random() < 0.3:
+            at = self.rp.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.pointer_aggregate_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]
@@ -283,6 +317,8 @@ class _Gen:
             "struct S { double u; double v; int k; };",
             "struct V { double *p; int n; double w; };",
             "struct DL { double d; long k; };",
+            "struct SP { double *p; long n; };",
+            "struct PP { double *p; double *q; };",
             "",
         ] + [h + "\n" for h in self.helpers + self.idiom_helpers] + [
             "__attribute__((noinline)) double f(const double *x) {",

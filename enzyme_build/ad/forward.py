@@ -553,8 +553,6 @@ class ForwardGenerator:
                 t = tangent[k]
                 term = t if b.is_const(partial, 1.0) else b.fneg(t) if b.is_const(partial, -1.0) \
                     else b.fmul(partial, t)
-                if rule.zero_tangent_gives_zero and term is not t:
-                    term = b.select(b.fcmp("oeq", t, b.const(0.0)), b.const(0.0), term)
                 total = term if total is None else b.fadd(total, term)
             self._define(name, fty, total if total is not None else b.const(0.0), lines, start)
         for callee, decl in b.declarations.items():

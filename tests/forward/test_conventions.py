@@ -1,7 +1,7 @@
 """Derivatives at non-differentiable points follow Enzyme's conventions:
-d|x| is the sign of x with -0.0 counting as negative (copysign(1, x)); a rule whose partial
-is infinite at a finite point (sqrt, cbrt at 0) gives 0 for a zero tangent in forward mode,
-so d sqrt(x*x) at x = 0 is 0, not NaN."""
+d|x| is the sign of x with -0.0 counting as negative (copysign(1, x)); the partial of sqrt
+and cbrt at 0 (infinite there) is 0 in every mode, so d sqrt(x*x) at x = 0 is 0, not NaN,
+and d sqrt(x) at 0 is 0, not inf."""
 from __future__ import annotations
 
 import os
@@ -20,6 +20,7 @@ double __enzyme_autodiff(void *, ...);
 double fa(double x) { return fabs(x); }
 double sq(double x) { return sqrt(x * x); }
 double cb(double x) { return cbrt(x * x * x); }
+double rt(double x) { return sqrt(x); }
 float faf(float x) { return fabsf(x); }
 int main(void) {
   printf("%g %g %g %g %g\n", __enzyme_fwddiff((void *)fa, -0.0, 1.0), __enzyme_fwddiff((void *)fa, 0.0, 1.0),
@@ -27,6 +28,8 @@ int main(void) {
          __enzyme_fwddiff((void *)cb, 0.0, 1.0));
   printf("%g %g %g\n", __enzyme_autodiff((void *)fa, -0.0), __enzyme_autodiff((void *)fa, 3.0),
          (double)((float (*)(void *, ...))__enzyme_autodiff)((void *)faf, -0.0f));
+  printf("%g %g %g %g %g\n", __enzyme_autodiff((void *)sq, 0.0), __enzyme_autodiff((void *)sq, -2.0),
+         __enzyme_autodiff((void *)rt, 0.0), __enzyme_fwddiff((void *)rt, 0.0, 1.0), __enzyme_autodiff((void *)cb, 0.0));
   return 0;
 }
 """
@@ -41,3 +44,4 @@ def test_conventions_at_non_differentiable_points(tmp_path, level):
     out = subprocess.run([str(tmp_path / "c")], capture_output=True, text=True).stdout.split("\n")
     assert out[0] == "-1 1 0 -1 0"
     assert out[1] == "-1 1 -1"
+    assert out[2] == "0 -1 0 0 0"

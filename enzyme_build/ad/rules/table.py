@@ -28,9 +28,6 @@ Partial = Callable[[Builder, "object"], "str | None"]
 class Rule:
     names: tuple[str, ...]          # base spellings covered
     partials: tuple[Partial, ...]   # one per operand
-    # the partial is infinite at a finite point (sqrt and cbrt at 0): in forward mode a zero
-    # tangent then gives a zero term, not inf * 0 = NaN (Enzyme's convention: d sqrt(x*x) at 0)
-    zero_tangent_gives_zero: bool = False
 
 
 def _zero(b, x):
@@ -55,6 +52,11 @@ INSTRUCTION_RULES: dict[str, Rule] = {
 
 
 # ---------------------------------------------------------------- math functions
+def _zero_at_zero(b, v, partial):
+    """`partial`, or 0 where v (the result) is 0: sqrt and cbrt at their singular point."""
+    return b.select(b.fcmp("oeq", v, b.const(0.0)), b.const(0.0), partial)
+
+
 def _rsqrt_one_minus_sq(b, v):
     return b.fdiv(b.const(1.0), b.call("sqrt", b.fsub(b.const(1.0), b.square(v))))
 
@@ -79,10 +81,11 @@ _MATH: list[Rule] = [
     # roots and powers
     # 0.5 * (1 / sqrt(x)), equal to 0.5 / sqrt(x) bit for bit: the reciprocal is the one a
     # quotient by sqrt(x) needs as well (Rodrigues' rot / theta), so one division serves both
-    Rule(("sqrt",), (lambda b, x: b.fmul(b.const(0.5), b.fdiv(b.const(1.0), x.result)),),
-         zero_tangent_gives_zero=True),
-    Rule(("cbrt",), (lambda b, x: b.fdiv(x.result, b.fmul(b.const(3.0), x[0])),),
-         zero_tangent_gives_zero=True),
+    # at 0, where the partial is infinite, Enzyme's convention: the partial is 0 (in every
+    # mode: d sqrt(x*x) at 0 is 0, not inf * 0 = NaN; d sqrt(x) at 0 is 0, not inf). The test
+    # is on the result (0 exactly when x is), so sqrt's rule still needs only the result.
+    Rule(("sqrt",), (lambda b, x: _zero_at_zero(b, x.result, b.fmul(b.const(0.5), b.fdiv(b.const(1.0), x.result))),)),
+    Rule(("cbrt",), (lambda b, x: _zero_at_zero(b, x.result, b.fdiv(x.result, b.fmul(b.const(3.0), x[0]))),)),
     Rule(("pow",), (lambda b, x: b.fmul(x[1], b.call("pow", x[0], b.fsub(x[1], b.const(1.0)))),
                     lambda b, x: b.fmul(b.call("log", x[0]), x.result))),
     Rule(("powi",), (lambda b, x: b.fmul(b.int_to_float(x.int_operand(1), "i32"),

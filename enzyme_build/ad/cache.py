@@ -1,9 +1,10 @@
-"""What the reverse sweep reads and how: free values, IV replay, re-reads, recomputation,
-cache slots, frame records and tape records (the caching half of `ReverseGenerator`).
+"""The cache planner of reverse mode: what the reverse sweep reads of the forward sweep's
+values and how each is kept (free values, IV replay, re-reads, recomputation, cache slots,
+frame records, tape records, static records, side tables).
 
-`_fetch(value, block)` is the one entry point: it returns the name under which the
-reverse block of `block` reads a forward value and records what the forward sweep must
-keep for it; `_place_caches` then emits the stores/pushes and loads/pops.
+`CachePlanner` is a component the sweep (`ReverseGenerator`, ad/reverse.py) owns and calls:
+`fetch(value, block)` during the sweeps, `place()` after them; its class docstring lists the
+API. It reads the sweep's context and asks it for fresh names, shadows and defining blocks.
 """
 from __future__ import annotations
 
@@ -92,23 +93,87 @@ def _constant_line(line: str) -> bool:
 
 
 class CachePlanner:
-    """Mixin for ReverseGenerator: needs self.fn, self.cfg, self.act, self.engine, self.sig,
-    self.split, self.types, the name maps and the per-block line lists it sets up."""
+    """The cache planner of one reverse-mode function (Enzyme's CacheUtility): what the
+    reverse sweep reads of the forward sweep's values and how each is kept.
+
+    API used by the sweep (`ReverseGenerator`, ad/reverse.py, which owns the planner):
+
+    - `fetch(value, block)`: the name under which the reverse block of `block` reads the
+      forward value `value`. Free values (constants, parameters, values the reverse block
+      recomputes or re-reads from memory that is not overwritten, IVs it replays) cost
+      nothing; everything else is recorded as needed there (`needs`, `rev_names`).
+    - `place()`, after both sweeps: decide how each needed value is kept -- a cache slot
+      (an alloca, combined mode), the frame record (split mode), a tape record pushed in its
+      block and popped in its reverse block, a static record addressed by the loop's IV, a
+      side table for values every iteration computes alike -- and produce the lines the
+      sweep assembles: `fwd_pushes`, `rev_prologue`, `slot_store_lines`, `static_prologue`,
+      `static_pre_lines`, `preheader_lines`, `recompute_lines`, the side-table lines.
+    - `push_lines`/`pop_lines` (tape records), `value_on_exit`/`iv_on_exit` (values on loop
+      exit edges), `canonical_ivs`, `static_count`, the slot allocas of each kind, the side
+      table's prologue/frame/free lines, `cache_mask_arguments` (custom rules' masks),
+      `reuse_primal_call`, and the facts about memory the sweep needs too: `reverse_local`
+      (allocas only the reverse sweep touches), `undone_stores`, `deferred_frees`,
+      `stable_roots`.
+
+    It reads the sweep's context (function, CFG, activity, types, homes, engine, signature,
+    mode) and asks the sweep for fresh names, shadows and defining blocks (`self.sweep`)."""
+
+    def __init__(self, sweep):
+        self.sweep = sweep
+        self.engine, self.fn, self.sig, self.split = sweep.engine, sweep.fn, sweep.sig, sweep.split
+        self.cfg, self.act, self.types, self.home = sweep.cfg, sweep.act, sweep.types, sweep.home
+        self.params, self.parallel = sweep.params, sweep.parallel
+        self.cache_slots: dict[str, str] = {}
+        self.needs: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
+        self.rev_names: dict[tuple[str, str], str] = {}
+        self.uses_tape = self.split
+        self.recompute_lines: dict[str, list[str]] = {}
+        self.static_prologue: dict[str, list[str]] = {}
+        self.static_loops: dict[str, dict] = {}
+        self.static_pre_lines: dict[str, list[str]] = {}
+        self.hoists: dict[tuple[str, str], str] = {}   # (loop header, value) -> reverse slot
+        self.hoist_enabled = True
+        self._primal_calls: dict | None = None
+        self.rev_primal: dict[tuple[str, str], str] = {}   # (block, reverse name) -> forward value
+        self._stable: set[str] | None = None
+        self._captured: set[str] | None = None
+        self._locals: set[str] | None = None
+        self._final_loads: dict[int, bool] = {}   # load -> its memory is final once it ran
+        self._mask_args: dict[int, list[str]] = {}   # cache-mask rule call -> its two masks
+        self.deferred_frees: dict[int, Instruction] = {}   # frees run after the reverse sweep
+        self._invariants: dict[str, set[str]] = {}   # top-level loop header -> iteration invariants
+        self.reverse_local: dict[str, str] = self.reverse_local_allocas()  # pointer -> its alloca
+        self.undone_stores: dict[int, str] = self.undoable_stores()   # store -> saved old value
+        self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
+        # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
+        self.iv_loops: dict[str, tuple] = {}
+        self._home: dict[str, str] = {}          # needed value -> block defining it
+        # made by place() and the record placers
+        self.fwd_pushes: dict[str, list[str]] = {}
+        self.rev_prologue: dict[str, list[str]] = {}
+        self.slot_store_lines: dict[str, list[str]] = {}
+        self.preheader_lines: dict[str, list[str]] = {}
+        self.static_strides: dict[str, int] = {}
+        self.side_loops: dict[str, object] = {}   # loop header -> top-level loop with a side table
+        self.side_fwd: dict[str, list[str]] = {}
+        self.side_cell = 0
+        self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
+        self.frame_cells = 0
 
     def _is_free(self, value: str) -> bool:
         """True when the reverse sweep can use a forward value without caching it."""
         if not is_local(value) or value in self.params or value == TAPE:
             return True
-        if self.shadow_primal.get(value) in self.reverse_local and \
-                self.reverse_local[self.shadow_primal[value]] == self.shadow_primal[value]:
+        if self.sweep.shadow_primal.get(value) in self.reverse_local and \
+                self.reverse_local[self.sweep.shadow_primal[value]] == self.sweep.shadow_primal[value]:
             return True
-        home = self.def_block(value)
+        home = self.sweep.def_block(value)
         if home is None:
             return True
         return not self.split and not self.cfg.in_loop(home) and \
             all(self.cfg.dominates(home, r) for r in self.cfg.returns)
 
-    def _fetch(self, value: str, block: str, depth: int = 0) -> str:
+    def fetch(self, value: str, block: str, depth: int = 0) -> str:
         """The name under which the reverse block of `block` can read a forward value.
 
         Free values are used directly; cheap pure values (GEPs, casts, integer arithmetic
@@ -120,7 +185,7 @@ class CachePlanner:
         if key in self.rev_names:
             return self.rev_names[key]
         if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
-            name = self.fresh("iv")
+            name = self.sweep.fresh("iv")
             self.recompute_lines.setdefault(block, []).append(
                 f"  {name} = load {self.types[value]}, ptr {self.iv_loops[value][2]}, align 8")
             self.rev_names[key] = name
@@ -136,17 +201,17 @@ class CachePlanner:
             self.rev_names[key] = recomputed
             self.rev_primal[(block, recomputed)] = value
             return recomputed
-        if self.shadow_primal.get(value) in self.reverse_local:
+        if self.sweep.shadow_primal.get(value) in self.reverse_local:
             raise InternalError(f"cannot recompute shadow {value} in @{self.fn.name}")
         hoisted = self._hoisted(value, block)
         if hoisted is not None:
             self.rev_names[key] = hoisted
             self.rev_primal[(block, hoisted)] = value
             return hoisted
-        self.rev_names[key] = self.fresh("r")
+        self.rev_names[key] = self.sweep.fresh("r")
         self.rev_primal[(block, self.rev_names[key])] = value
         self.needs[block].append(value)
-        self._home[value] = self.def_block(value)
+        self._home[value] = self.sweep.def_block(value)
         return self.rev_names[key]
 
     def _hoisted(self, value: str, block: str) -> str | None:
@@ -156,7 +221,7 @@ class CachePlanner:
         if not self.hoist_enabled:
             return None
         loop = self.cfg.loop_of.get(block)
-        home = self.def_block(value)
+        home = self.sweep.def_block(value)
         # natural loops only (irreducible cycles have no single entry to hoist to)
         if loop is None or home is None or home in loop.blocks or not loop.exits \
                 or not self.cfg.is_natural(loop):
@@ -164,12 +229,12 @@ class CachePlanner:
         key = (loop.header, value)
         if key not in self.hoists:
             self.hoists[key] = make_name("%", value, "inv", loop.header)
-        name = self.fresh("inv")
+        name = self.sweep.fresh("inv")
         self.recompute_lines.setdefault(block, []).append(
             f"  {name} = load {self.types.get(value, 'ptr')}, ptr {self.hoists[key]}, align 8")
         return name
 
-    def _fill_exit_edges(self) -> None:
+    def fill_exit_edges(self) -> None:
         """Write the loop-invariant slots on every exit edge (markers left by the reverse
         terminators); filling may hoist more values, so repeat until nothing is new."""
         done: dict[str, set] = {}
@@ -178,7 +243,7 @@ class CachePlanner:
         changed = True
         while changed:
             changed = False
-            for marker, (header, pred, label, lines) in self.exit_markers.items():
+            for marker, (header, pred, label, lines) in self.sweep.exit_markers.items():
                 if len(self.hoists) != indexed:   # hoisted since: index the new ones (dicts keep order)
                     for (h, value), slot in list(self.hoists.items())[indexed:]:
                         by_header.setdefault(h, []).append((value, slot))
@@ -187,14 +252,14 @@ class CachePlanner:
                     if value in done.setdefault(marker, set()):
                         continue
                     done[marker].add(value)
-                    start = self._value_on_exit(value, pred, label)
+                    start = self.value_on_exit(value, pred, label)
                     idx = lines.index(marker)
                     lines.insert(idx, f"  store {self.types.get(value, 'ptr')} {start}, ptr {slot}, align 8")
                     changed = True
-        for marker, (_, _, _, lines) in self.exit_markers.items():
+        for marker, (_, _, _, lines) in self.sweep.exit_markers.items():
             lines.remove(marker)
 
-    def _hoist_slot_allocas(self) -> list[str]:
+    def hoist_slot_allocas(self) -> list[str]:
         return [f"  {slot} = alloca {self.types.get(value, 'ptr')}, align 8"
                 for (_, value), slot in self.hoists.items()]
 
@@ -208,18 +273,18 @@ class CachePlanner:
         if inst is None or inst.opcode != "load" or "volatile" in inst.flags:
             return None
         if self._stable is None:
-            self._stable = self._stable_roots()
+            self._stable = self.stable_roots()
         addr = inst.operands[0][1]
         if not pointer_roots(self.fn, addr) <= self._stable and not self._final_after(inst):
             return None
-        raddr = self._fetch(addr, block, depth + 1)
-        name = self.fresh("rl")
+        raddr = self.fetch(addr, block, depth + 1)
+        name = self.sweep.fresh("rl")
         align = re.search(r'align\s+(\d+)', inst.text)
         self.recompute_lines.setdefault(block, []).append(
             f"  {name} = load {inst.type}, ptr {raddr}, align {align.group(1) if align else 1}")
         return name
 
-    def _undoable_stores(self) -> dict[int, str]:
+    def undoable_stores(self) -> dict[int, str]:
         """Combined mode: stores of scalars through the function's arguments in a block that
         runs exactly once (no loop, dominates every return) with no load before them in that
         block. The forward sweep saves the old value, the reverse sweep puts it back when it
@@ -351,7 +416,7 @@ class CachePlanner:
 
         if self.split:
             if self._stable is None:
-                self._stable = self._stable_roots()
+                self._stable = self.stable_roots()
             freed = freed_roots(self.fn.instructions())
 
             def split_changes(pointer: str) -> bool:
@@ -423,7 +488,7 @@ class CachePlanner:
                 written |= pointer_roots(self.fn, t)
         return written, undone, unknown_writes
 
-    def _stable_roots(self) -> set[str]:
+    def stable_roots(self) -> set[str]:
         """Arguments (and constant globals) whose memory no instruction of this function may
         write: noalias arguments unless written through themselves; other arguments only when
         every write goes to the function's own allocations or to arguments the caller passes
@@ -449,18 +514,18 @@ class CachePlanner:
         return stable
 
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
-        if depth > 6 and self.shadow_primal.get(value) not in self.reverse_local:
+        if depth > 6 and self.sweep.shadow_primal.get(value) not in self.reverse_local:
             return None
         lines = self.recompute_lines.setdefault(block, [])
         if value in self.header_index:
             iv, first, pre_index, latch_index = self.header_index[value]
-            ivr = self._fetch(iv, block, depth + 1)
-            first = self._fetch(first, block, depth + 1) if is_local(first) else first
-            c, name = self.fresh("rc"), self.fresh("rc")
+            ivr = self.fetch(iv, block, depth + 1)
+            first = self.fetch(first, block, depth + 1) if is_local(first) else first
+            c, name = self.sweep.fresh("rc"), self.sweep.fresh("rc")
             lines.append(f"  {c} = icmp eq {self.types[iv]} {ivr}, {first}")
             lines.append(f"  {name} = select i1 {c}, i32 {pre_index}, i32 {latch_index}")
             return name
-        primal = self.shadow_primal.get(value)
+        primal = self.sweep.shadow_primal.get(value)
         inst = self.fn.defs.get(primal or value)
         if inst is None:
             return None
@@ -475,7 +540,7 @@ class CachePlanner:
         operands = list(dict.fromkeys(inst.values()))
         if primal is not None:
             base = inst.operands[0][1]
-            sources = {v: (self.shadow(base) if v == base else v) for v in operands}
+            sources = {v: (self.sweep.shadow(base) if v == base else v) for v in operands}
         else:
             sources = {v: v for v in operands}
         costly = [v for v in sources.values() if not self._is_free(v)
@@ -484,14 +549,14 @@ class CachePlanner:
                   and not self._per_iteration_free(v, block, depth + 1)]
         if len(costly) > 1 and primal not in self.reverse_local:
             return None
-        fetched = {v: self._fetch(src, block, depth + 1) for v, src in sources.items()}
+        fetched = {v: self.fetch(src, block, depth + 1) for v, src in sources.items()}
         body = _METADATA_RE.sub("", inst.text.split("=", 1)[1])
         if primal is not None and not is_local(inst.operands[0][1]):
             base = inst.operands[0][1]
-            body = body.replace(f"ptr {base}", f"ptr {self.shadow(base)}", 1)
+            body = body.replace(f"ptr {base}", f"ptr {self.sweep.shadow(base)}", 1)
         if fetched:
             body = substitute_values(body, fetched)
-        name = self.fresh("rc")
+        name = self.sweep.fresh("rc")
         lines.append(f"  {name} ={body}")
         return name
 
@@ -508,7 +573,7 @@ class CachePlanner:
             return False
         if inst.opcode == "load" and not self.split or (inst.opcode == "load" and self.sig.stable_args):
             if self._stable is None:
-                self._stable = self._stable_roots()
+                self._stable = self.stable_roots()
             addr = inst.operands[0][1]
             return "volatile" not in inst.flags \
                 and (pointer_roots(self.fn, addr) <= self._stable or self._final_after(inst)) \
@@ -525,18 +590,18 @@ class CachePlanner:
         recomputed instead of taping the pointer every iteration."""
         if not is_local(value) or value in self.params:
             return True
-        if self.shadow_primal.get(value) is None and self._costless(value, block, depth):
+        if self.sweep.shadow_primal.get(value) is None and self._costless(value, block, depth):
             return True
         loop = self.cfg.loop_of.get(block)
-        home = self.def_block(value)
+        home = self.sweep.def_block(value)
         return self.hoist_enabled and loop is not None and home is not None \
             and home not in loop.blocks and bool(loop.exits) and self.cfg.is_natural(loop)
 
     def _cheap(self, value: str) -> bool:
-        inst = self.fn.defs.get(self.shadow_primal.get(value, value))
+        inst = self.fn.defs.get(self.sweep.shadow_primal.get(value, value))
         return inst is not None and inst.opcode in _RECOMPUTABLE and inst.opcode in ("sext", "zext", "trunc")
 
-    def _reuse_primal_call(self, base, fty, call_args, label) -> str | None:
+    def reuse_primal_call(self, base, fty, call_args, label) -> str | None:
         """sin'(x) = cos(x): when the primal also computes cos(x), reuse it (fetched like any
         forward value) instead of calling cos again in the reverse sweep."""
         if len(call_args) != 1 or base not in REUSABLE_MATH:
@@ -553,48 +618,48 @@ class CachePlanner:
         inst = self._primal_calls.get((base, fty, primal_arg))
         if inst is None or not self._dominates_use(inst, label):
             return None
-        return self._fetch(inst.result, label)
+        return self.fetch(inst.result, label)
 
     def _dominates_use(self, inst, label) -> bool:
         """A primal value may be read in the reverse block of `label` only if it was computed
         whenever `label` ran: its block dominates `label`."""
         return self.cfg.dominates(inst.block, label)
 
-    def _value_on_exit(self, value: str, pred: str, exit_block: str) -> str:
+    def value_on_exit(self, value: str, pred: str, exit_block: str) -> str:
         """What the reverse of `exit_block` reads for a forward value as it was when the loop
         was left from `pred`: the value itself when it was computed before the loop and
         dominates the exit block (kept at its own level, e.g. hoisted out of a loop the exit
         block belongs to), otherwise a forward phi in the exit block."""
-        home = self.def_block(value)
+        home = self.sweep.def_block(value)
         if not is_local(value) or value in self.params or \
                 (home is not None and self.cfg.dominates(home, exit_block) and home != exit_block
                  and not (self.cfg.loop_of.get(pred) and home in self.cfg.loop_of[pred].blocks)):
-            return self._fetch(value, exit_block)
-        return self._fetch(self._exit_value(value, pred, exit_block), exit_block)
+            return self.fetch(value, exit_block)
+        return self.fetch(self._exit_value(value, pred, exit_block), exit_block)
 
-    def _iv_on_exit(self, iv: str, loop, pred: str, exit_block: str, out: list[str]) -> str:
+    def iv_on_exit(self, iv: str, loop, pred: str, exit_block: str, out: list[str]) -> str:
         """An IV's last value when its loop is left: `trip count - 1` for a counting loop left
         through its latch's exit test, otherwise what the exit captured."""
         latch = self.fn.block(pred)
         if loop.iv == iv and loop.trip_count is not None and loop.latches == [pred] \
                 and latch.terminator.targets and latch.terminator.targets[0] == exit_block:
             tc = loop.trip_count
-            tcv = self._value_on_exit(tc, pred, exit_block) if is_local(tc) else tc
-            name = self.fresh("ivl")
+            tcv = self.value_on_exit(tc, pred, exit_block) if is_local(tc) else tc
+            name = self.sweep.fresh("ivl")
             out.append(f"  {name} = sub {self.types[iv]} {tcv}, 1")
             return name
-        return self._fetch(self._exit_value(iv, pred, exit_block), exit_block)
+        return self.fetch(self._exit_value(iv, pred, exit_block), exit_block)
 
     def _exit_value(self, iv: str, pred: str, exit_block: str) -> str:
         """A forward phi at the top of `exit_block` holding the IV's value when the loop
         was left from `pred` (poison on the other incoming edges)."""
-        name = self.fresh("ivexit")
+        name = self.sweep.fresh("ivexit")
         ty = self.types.get(iv, "ptr")
         entries = []
         for p in self.cfg.preds[exit_block]:
             entries += [f"[ {iv if p == pred else 'poison'}, {make_name('%', p)} ]"] * \
                 self.cfg.edge_count[(p, exit_block)]
-        self.fwd[exit_block].insert(0, f"  {name} = phi {ty} " + ", ".join(entries))
+        self.sweep.fwd[exit_block].insert(0, f"  {name} = phi {ty} " + ", ".join(entries))
         self.types[name] = ty
         self.home[name] = exit_block
         return name
@@ -609,10 +674,10 @@ class CachePlanner:
         return inst is None or inst.block not in loop.blocks
 
     def _canonical_iv(self, label, preds):
-        ivs = self._canonical_ivs(label, preds)
+        ivs = self.canonical_ivs(label, preds)
         return ivs[0] if ivs else None
 
-    def _canonical_ivs(self, label, preds) -> list:
+    def canonical_ivs(self, label, preds) -> list:
         """(iv, start, index of entry pred, index of latch) when a two-predecessor loop
         header has an IV `phi [start, outside], [iv + step, latch]` (start a constant or a
         value from outside the loop, e.g. `j = i + 1` of a triangular loop): the predecessor
@@ -635,7 +700,7 @@ class CachePlanner:
             found.append((phi.result, start[0][0], preds.index(start[0][1]), preds.index(back[0][1])))
         return found
 
-    def _reverse_local_allocas(self) -> dict[str, str]:
+    def reverse_local_allocas(self) -> dict[str, str]:
         """Split mode: local arrays that only ever hold floats get their shadow in the
         reverse piece (a fresh zeroed alloca) instead of a heap block made in the augmented
         piece: the forward sweep never writes shadow memory of float data, and the adjoint of
@@ -668,32 +733,32 @@ class CachePlanner:
                                 f"piece but uses it otherwise ({sorted(bad & set(flagged))})")
         return {v: root for v, root in derived.items() if root not in bad}
 
-    def _push_lines(self, values: list[tuple[str, str]], stack: str = TAPE) -> list[str]:
+    def push_lines(self, values: list[tuple[str, str]], stack: str = TAPE) -> list[str]:
         """Push (value, type) pairs as one record on the tape (or on the side table)."""
         helper = "__enzyme_build_tape_push" if stack == TAPE else "__enzyme_build_side_push"
         self.uses_tape |= stack == TAPE
         self.engine.support.add(helper)
-        rec = self.fresh("push")
+        rec = self.sweep.fresh("push")
         starts = _cell_starts(values)
         out = [f"  {rec} = call ptr @{helper}(ptr {stack}, i64 {CELL_BYTES * starts[-1]})"]
         for j, (v, ty) in enumerate(values):
             at = rec
             if j:
-                at = self.fresh("cell")
+                at = self.sweep.fresh("cell")
                 out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * starts[j]}")
             out.append(f"  store {ty} {v}, ptr {at}, align 8")
         return out
 
-    def _pop_lines(self, targets: list[tuple[str, str]], stack: str = TAPE) -> list[str]:
+    def pop_lines(self, targets: list[tuple[str, str]], stack: str = TAPE) -> list[str]:
         """Pop one record into (name, type) pairs (same order as pushed)."""
         self.engine.support.add("__enzyme_build_tape_pop")
-        rec = self.fresh("pop")
+        rec = self.sweep.fresh("pop")
         starts = _cell_starts(targets)
         out = [f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {stack}, i64 {CELL_BYTES * starts[-1]})"]
         for j, (name, ty) in enumerate(targets):
             at = rec
             if j:
-                at = self.fresh("cell")
+                at = self.sweep.fresh("cell")
                 out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * starts[j]}")
             out.append(f"  {name} = load {ty}, ptr {at}, align 8")
         return out
@@ -796,15 +861,15 @@ class CachePlanner:
         then sets the stack back to full for the one before (`_place_side_tables`). Its
         memory is one iteration's worth instead of one per iteration."""
         self.side_loops.setdefault(loop.header, loop)
-        self.side_fwd.setdefault(label, []).extend(self._push_lines(values, SIDE))
-        return self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in values], SIDE)
+        self.side_fwd.setdefault(label, []).extend(self.push_lines(values, SIDE))
+        return self.pop_lines([(self.rev_names[(label, v)], ty) for v, ty in values], SIDE)
 
     def _side_type(self) -> str:
         return f"[{3 + len(self.side_loops)} x i64]"
 
     def _side_field(self, index: int, out: list[str]) -> str:
         """A pointer to cell `index` of the side object: 1 size, 2 capacity, 3 + k loop k's full size."""
-        at = self.fresh("sidef")
+        at = self.sweep.fresh("sidef")
         out.append(f"  {at} = getelementptr inbounds i8, ptr {SIDE}, i64 {CELL_BYTES * index}")
         return at
 
@@ -817,7 +882,7 @@ class CachePlanner:
         restores: dict[str, list[str]] = {}
         for k, (header, loop) in enumerate(self.side_loops.items()):
             pre, head = [], []
-            base, cur = self.fresh("sidebase"), self.fresh("sidecur")
+            base, cur = self.sweep.fresh("sidebase"), self.sweep.fresh("sidecur")
             pre.append(f"  {base} = load i64, ptr {self._side_field(1, pre)}, align 8")
             size = self._side_field(1, head)
             head.append(f"  {cur} = load i64, ptr {size}, align 8")
@@ -832,7 +897,7 @@ class CachePlanner:
             # iteration's). From outside the loop the cell is 0 and this changes nothing.
             for exit_block in loop.exits:
                 back = restores.setdefault(exit_block, [])
-                full, now, top = self.fresh("sidefull"), self.fresh("sidenow"), self.fresh("sidetop")
+                full, now, top = self.sweep.fresh("sidefull"), self.sweep.fresh("sidenow"), self.sweep.fresh("sidetop")
                 size_at = self._side_field(1, back)
                 back.append(f"  {full} = load i64, ptr {self._side_field(3 + k, back)}, align 8")
                 back.append(f"  {now} = load i64, ptr {size_at}, align 8")
@@ -842,14 +907,14 @@ class CachePlanner:
         for block, back in restores.items():
             # before anything else the block does with the side stack (the next loop's base)
             self.side_fwd[block] = back + self.side_fwd.get(block, [])
-        for lines in list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]:
+        for lines in list(self.sweep.rev_term.values()) + [lines for _, lines in self.sweep.edge_blocks]:
             out: list[str] = []
             for line in lines:
                 if not line.startswith(SIDE_LATCH_MARK):
                     out.append(line)
                 elif line[len(SIDE_LATCH_MARK):] in self.side_loops:
                     k = list(self.side_loops).index(line[len(SIDE_LATCH_MARK):])
-                    full = self.fresh("sidefull")
+                    full = self.sweep.fresh("sidefull")
                     out.append(f"  {full} = load i64, ptr {self._side_field(3 + k, out)}, align 8")
                     out.append(f"  store i64 {full}, ptr {self._side_field(1, out)}, align 8")
             lines[:] = out
@@ -858,21 +923,21 @@ class CachePlanner:
             self.frame[SIDE] = self.side_cell
             self.frame_cells += 3 + len(self.side_loops)
 
-    def _side_prologue(self) -> list[str]:
+    def side_prologue(self) -> list[str]:
         """The side object, zeroed (forward sweep; combined mode shares it with the reverse)."""
         if not self.side_loops:
             return []
         return [f"  {SIDE} = alloca {self._side_type()}, align 8"]
 
-    def _side_zero(self) -> list[str]:
+    def side_zero(self) -> list[str]:
         return [f"  store {self._side_type()} zeroinitializer, ptr {SIDE}, align 8"] if self.side_loops else []
 
-    def _side_frame_lines(self, load: bool) -> list[str]:
+    def side_frame_lines(self, load: bool) -> list[str]:
         """Split pieces: the augmented piece saves the side object into its frame cells when
         it returns; the reverse piece starts with a copy of it in its own alloca."""
         if not self.side_loops:
             return []
-        base, at, whole = self.fresh("frame"), self.fresh("fcell"), self.fresh("side")
+        base, at, whole = self.sweep.fresh("frame"), self.sweep.fresh("fcell"), self.sweep.fresh("side")
         ty = self._side_type()
         out = [f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})",
                f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * self.side_cell}"]
@@ -881,11 +946,11 @@ class CachePlanner:
                                                                  f"  store {ty} {whole}, ptr {SIDE}, align 8"]
         return out + [f"  {whole} = load {ty}, ptr {SIDE}, align 8", f"  store {ty} {whole}, ptr {at}, align 8"]
 
-    def _side_free(self) -> list[str]:
+    def side_free(self) -> list[str]:
         if not self.side_loops:
             return []
         self.engine.declare("@free")
-        data = self.fresh("sided")
+        data = self.sweep.fresh("sided")
         return [f"  {data} = load ptr, ptr {SIDE}, align 8", f"  call void @free(ptr {data})"]
 
     def cache_slot(self, value: str) -> str:
@@ -897,7 +962,7 @@ class CachePlanner:
         """The defining instruction of `value` when the reverse sweep may rebuild it from its
         operands (pure float arithmetic, no libm call but fused multiply-add)."""
         inst = self.fn.defs.get(value)
-        if inst is None or value in self.shadow_primal:
+        if inst is None or value in self.sweep.shadow_primal:
             return None
         if inst.opcode in _REBUILDABLE_FLOAT:
             return inst
@@ -942,7 +1007,7 @@ class CachePlanner:
                     return have
                 slot = slot_of(v)
                 if slot is not None:
-                    name = self.fresh("rk")
+                    name = self.sweep.fresh("rk")
                     out.append(f"  {name} = load {self.types.get(v, 'ptr')}, ptr {slot}, align 8")
                     built[v] = name
                     return name
@@ -955,7 +1020,7 @@ class CachePlanner:
                     if got is None:
                         return None
                     mapping[o] = got
-                name = self.fresh("rk")
+                name = self.sweep.fresh("rk")
                 out.append(f"  {name} ={substitute_values(_METADATA_RE.sub('', inst.text.split('=', 1)[1]), mapping)}")
                 built[v] = name
                 return name
@@ -987,7 +1052,7 @@ class CachePlanner:
                 self.needs[label] = list(kept)
                 self.recompute_lines[label] = lines + self.recompute_lines.get(label, [])
 
-    def _place_caches(self) -> None:
+    def place(self) -> None:
         self._recompute_from_kept()
         self.fwd_pushes: dict[str, list[str]] = {}
         self.rev_prologue: dict[str, list[str]] = {}
@@ -1035,14 +1100,14 @@ class CachePlanner:
                 if inner:
                     static.setdefault("records", []).append((label, inner))
             if pushed:
-                self.fwd_pushes[label] = self._push_lines(pushed)
-                prologue = self._pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
+                self.fwd_pushes[label] = self.push_lines(pushed)
+                prologue = self.pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
                                            [::-1]) + prologue
             if frame_reads:
-                base = self.fresh("frame")
+                base = self.sweep.fresh("frame")
                 prologue.append(f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})")
                 for name, ty, cell in frame_reads:
-                    at = self.fresh("fcell")
+                    at = self.sweep.fresh("fcell")
                     prologue.append(f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * cell}")
                     prologue.append(f"  {name} = load {ty}, ptr {at}, align 8")
             self.rev_prologue[label] = prologue
@@ -1055,10 +1120,10 @@ class CachePlanner:
             if not vs:
                 continue
             self.engine.support.add("__enzyme_build_tape_at")
-            base = self.fresh("frame")
+            base = self.sweep.fresh("frame")
             out = [f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})"]
             for v in vs:
-                at = self.fresh("fcell")
+                at = self.sweep.fresh("fcell")
                 out.append(f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * self.frame[v]}")
                 out.append(f"  store {self.types.get(v, 'ptr')} {v}, ptr {at}, align 8")
             self.slot_store_lines[label] = self.slot_store_lines.get(label, []) + out
@@ -1071,7 +1136,7 @@ class CachePlanner:
             return self.cfg.in_loop(home)
         return self.cfg.in_loop(home) and self.cfg.in_loop(label)
 
-    def _prepare_static_records(self) -> None:
+    def prepare_static_records(self) -> None:
         """Loops whose trip count is known when they start get one tape record for all their
         iterations, reserved in the preheader; each iteration's values go to a fixed place
         indexed by the IV (no per-iteration push/pop). The stride is only known after the
@@ -1085,17 +1150,17 @@ class CachePlanner:
                                if self.cfg.loop_of.get(b) is loop for i in self.fn.block(b).instructions):
                 continue
             token = f"STATIC{len(self.static_loops)}$"
-            tc64, nbytes, off = self.fresh("tc"), self.fresh("tb"), f"%static.off${len(self.static_loops)}"
+            tc64, nbytes, off = self.sweep.fresh("tc"), self.sweep.fresh("tb"), f"%static.off${len(self.static_loops)}"
             # after the preheader's own tape record: the reverse sweep pops this one first
             pre = self.static_pre_lines.setdefault(loop.preheader, [])
-            pre += [self._static_count(tc64, loop, lambda v: v) + f"  ;{token}",
+            pre += [self.static_count(tc64, loop, lambda v: v) + f"  ;{token}",
                     f"  {nbytes} = mul i64 {tc64}, {token}"]
             if loop.trip_count is not None:
                 pre.append(f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}")
             else:
                 # counting from `start`: `off` is where iteration 0 would be, so the IV itself
                 # indexes the record
-                first, skipped = self.fresh("sfirst"), self.fresh("sskip")
+                first, skipped = self.sweep.fresh("sfirst"), self.sweep.fresh("sskip")
                 pre += [f"  {first} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}",
                         f"  {skipped} = mul i64 {loop.start}, {token}",
                         f"  {off} = sub i64 {first}, {skipped}  ;{token}"]
@@ -1107,7 +1172,7 @@ class CachePlanner:
             self.static_loops[loop.header] = {"loop": loop, "token": token, "off": off,
                                               "slot": make_name("%", off, "slot")}
 
-    def _static_count(self, name: str, loop, get) -> str:
+    def static_count(self, name: str, loop, get) -> str:
         """The line defining `name` as the i64 iteration count of a static-record loop (its
         trip count, or bound - start), reading IR values through `get` (the identity in the
         forward sweep, `_fetch` in the reverse sweep)."""
@@ -1146,26 +1211,26 @@ class CachePlanner:
                 at = fwd[-1].split("=")[0].strip()
                 starts = _cell_starts(values)
                 for j, (v, ty) in enumerate(values):
-                    cell = self.fresh("scell")
+                    cell = self.sweep.fresh("scell")
                     fwd.append(f"  {cell} = getelementptr inbounds i8, ptr {at}, i64 {CELL_BYTES * starts[j]}")
                     fwd.append(f"  store {ty} {v}, ptr {cell}, align 8")
                 self.fwd_pushes[label] = fwd + self.fwd_pushes.get(label, [])
                 # the IV is read from its replay slot here: recomputed values may need these loads
-                off_r, iv_r = self.fresh("soff"), self.fresh("siv")
+                off_r, iv_r = self.sweep.fresh("soff"), self.sweep.fresh("siv")
                 rev = [f"  {off_r} = load i64, ptr {static['slot']}, align 8",
                        f"  {iv_r} = load {self.types[iv]}, ptr {self.iv_loops[iv][2]}, align 8"]
                 rev += self._static_address(off_r, iv_r, stride, offset, self.types[iv])
                 at_r = rev[-1].split("=")[0].strip()
                 for j, (v, ty) in enumerate(values):
-                    cell = self.fresh("scell")
+                    cell = self.sweep.fresh("scell")
                     rev.append(f"  {cell} = getelementptr inbounds i8, ptr {at_r}, i64 {CELL_BYTES * starts[j]}")
                     rev.append(f"  {self.rev_names[(label, v)]} = load {ty}, ptr {cell}, align 8")
                 self.static_prologue[label] = rev
                 offset += starts[-1] * CELL_BYTES
 
     def _static_address(self, off: str, iv: str, stride: int, offset: int, iv_ty: str) -> list[str]:
-        iv64, scaled, base = self.fresh("siv"), self.fresh("soff"), self.fresh("soff")
-        at, rec = self.fresh("sat"), self.fresh("srec")
+        iv64, scaled, base = self.sweep.fresh("siv"), self.sweep.fresh("soff"), self.sweep.fresh("soff")
+        at, rec = self.sweep.fresh("sat"), self.sweep.fresh("srec")
         conv = f"  {iv64} = zext {iv_ty} {iv} to i64" if iv_ty != "i64" else f"  {iv64} = add i64 {iv}, 0"
         return [conv,
                 f"  {scaled} = mul i64 {iv64}, {stride}",
@@ -1184,8 +1249,8 @@ class CachePlanner:
             if not cells:
                 continue
             self.engine.support.add("__enzyme_build_tape_reserve")
-            n = self.fresh("tc")
-            bytes_ = self.fresh("tb")
+            n = self.sweep.fresh("tc")
+            bytes_ = self.sweep.fresh("tb")
             bound = loop.trip_count
             bty = self.types.get(bound, "i64")
             conv = f"  {n} = zext {bty} {bound} to i64" if bty not in ("i64",) else f"  {n} = add i64 {bound}, 0"
@@ -1194,10 +1259,10 @@ class CachePlanner:
                 f"  {bytes_} = mul i64 {n}, {CELL_BYTES * cells}",
                 f"  call void @__enzyme_build_tape_reserve(ptr {TAPE}, i64 {bytes_})"])
 
-    def _static_slot_allocas(self) -> list[str]:
+    def static_slot_allocas(self) -> list[str]:
         return [f"  {static['slot']} = alloca i64, align 8" for static in self.static_loops.values()]
 
-    def _iv_slot_allocas(self) -> list[str]:
+    def iv_slot_allocas(self) -> list[str]:
         return [f"  {slot} = alloca {self.types[iv]}, align 8" for iv, (_, _, slot, _) in self.iv_loops.items()]
 
 

@@ -648,7 +648,7 @@ def accumulate_shared(gen, shadow_ptr: str, ty: str, contrib: str, lines: list[s
         # plain add when no other thread of the team touched this element (`Footprint`)
         at, inside = gen.fresh("fpa"), gen.fresh("fpin")
         lo, hi = gen.fresh("fpin"), gen.fresh("fpin")
-        lines.append(f"  {at} = ptrtoint ptr {gen._fetch(primal, label)} to i64")
+        lines.append(f"  {at} = ptrtoint ptr {gen.cache.fetch(primal, label)} to i64")
         lines.append(f"  {lo} = icmp uge i64 {at}, {footprint.low}")
         lines.append(f"  {hi} = icmp ule i64 {at}, {footprint.high}")
         lines.append(f"  {inside} = and i1 {lo}, {hi}")

@@ -5,7 +5,9 @@ each `ret` jumps into the reverse sweep, which walks blocks backwards (recorded
 predecessor indices choose the way back) and instructions backwards, accumulating
 adjoints in allocas ("diffe slots"). Split: `augmented_<f>` runs the forward sweep and
 keeps what the reverse needs on a tape passed in; `reverse_<f>` reads it back.
-What the reverse sweep reads, and how it is kept, is decided in ad/cache.py.
+What the reverse sweep reads, and how it is kept, is decided by the generator's cache
+planner (`self.cache`, ad/cache.py: `fetch` a forward value in a reverse block, `place` the
+caches once both sweeps are known).
 """
 from __future__ import annotations
 
@@ -99,7 +101,7 @@ def adjoint_zero(ty: str) -> str:
 _NEGATIVE_ZERO = {"double": "0x8000000000000000", "float": "0x8000000000000000"}
 
 
-class ReverseGenerator(CachePlanner):
+class ReverseGenerator:
     """Builds the text of diffe_<f> (combined) or augmented_<f> + reverse_<f> (split)."""
 
     def __init__(self, engine, fn: Function, sig: Signature, split: bool):
@@ -156,9 +158,6 @@ class ReverseGenerator(CachePlanner):
                 hint="pass that memory as an enzyme_dup argument, allocate it in the differentiated "
                      "code, or mark the pointer argument enzyme_const if its contents do not matter")
         self.diffe_slots: dict[str, str] = {}
-        self.cache_slots: dict[str, str] = {}
-        self.needs: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
-        self.rev_names: dict[tuple[str, str], str] = {}
         self.slot_stores: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
         self.fwd: dict[str, list[str]] = {}
         self.fwd_term: dict[str, list[str]] = {}
@@ -166,39 +165,21 @@ class ReverseGenerator(CachePlanner):
         self.rev_term: dict[str, list[str]] = {}
         self.edge_blocks: list[tuple[str, list[str]]] = []
         self.pred_index: dict[str, str] = {}
-        self.uses_tape = split
         self.freed_roots = self._freed_allocations()
         self.realloc_copied: dict[str, str] = {}   # realloc result -> bytes copied from the old shadow
-        self.recompute_lines: dict[str, list[str]] = {}
-        self.static_prologue: dict[str, list[str]] = {}
-        self.static_loops: dict[str, dict] = {}
-        self.static_pre_lines: dict[str, list[str]] = {}
         self.exit_markers: dict[str, tuple] = {}   # marker line -> (loop header, pred, exit, lines)
-        self.hoists: dict[tuple[str, str], str] = {}   # (loop header, value) -> reverse slot
-        self.hoist_enabled = True
         self._kinds: dict[int, str] = {}
-        self._primal_calls: dict | None = None
-        self.rev_primal: dict[tuple[str, str], str] = {}   # (block, reverse name) -> forward value
-        self._stable: set[str] | None = None
         self._escaped: set[str] | None = None
-        self._captured: set[str] | None = None
-        self._locals: set[str] | None = None
-        self._final_loads: dict[int, bool] = {}   # load -> its memory is final once it ran
-        self._mask_args: dict[int, list[str]] = {}   # cache-mask rule call -> its two masks
-        self.deferred_frees: dict[int, Instruction] = {}   # frees run after the reverse sweep
-        self._invariants: dict[str, set[str]] = {}   # top-level loop header -> iteration invariants
-        self.reverse_local: dict[str, str] = self._reverse_local_allocas()  # pointer -> its alloca
-        self.undone_stores: dict[int, str] = self._undoable_stores()   # store -> saved old value
-        self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
-        # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
-        self.iv_loops: dict[str, tuple] = {}
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
         self.footprint = getattr(self, "footprint", None)   # OpenMP: thread-private address ranges
+        # what the reverse sweep reads and how it is kept (ad/cache.py), made last: it reads
+        # the sweep's state
+        self.cache = CachePlanner(self)
 
     def _undo_current(self, store: Instruction) -> str:
         """Split mode: the name of what an undone store's memory held when the reverse piece
         undid it (read there, written back when the piece ends)."""
-        return make_name("%", self.undone_stores[id(store)], "cur")
+        return make_name("%", self.cache.undone_stores[id(store)], "cur")
 
     def _refuse_global_pointer_store(self, inst: Instruction) -> None:
         """An active store through a pointer held in a global (a workspace kept in `static
@@ -348,20 +329,19 @@ class ReverseGenerator(CachePlanner):
 
     # ------------------------------------------------------------------ driver
     def generate(self) -> list[str]:
-        self._home: dict[str, str] = {}
         for p, a in zip(self.fn.params, self.sig.args):
             if a == "out" and p.name in self.act.varied:
                 self.diffe_slot(p.name)
         for block in self.fn.blocks:
             self._forward_block(block)
-        self._prepare_static_records()
+        self.cache.prepare_static_records()
         self._index_loop_edges()
         for block in self.fn.blocks:
             self._reverse_block(block)
         self._locate_exit_markers()
-        self._fill_exit_edges()
-        self._place_caches()
-        for inst in self.deferred_frees.values():   # the reverse sweep reads that memory again
+        self.cache.fill_exit_edges()
+        self.cache.place()
+        for inst in self.cache.deferred_frees.values():   # the reverse sweep reads that memory again
             self.fwd[inst.block].remove(_DBG_RE.sub("", inst.text))
         return self._assemble()
 
@@ -394,16 +374,16 @@ class ReverseGenerator(CachePlanner):
         name = f"%pidx${len(self.pred_index)}"
         self.pred_index[label] = name
         self.home[name] = label
-        ivs = self._canonical_ivs(label, preds)
+        ivs = self.cache.canonical_ivs(label, preds)
         if ivs:
-            self.header_index[name] = ivs[0]
+            self.cache.header_index[name] = ivs[0]
         for iv in ivs:   # every such IV is replayed from its own counter slot
             loop = self.cfg.loop_of[label]
             latch = preds[iv[3]]
             nxt = next(v for v, b in self.fn.defs[iv[0]].incoming if b == latch)
             step = self.fn.defs[nxt]
             slot = make_name("%", iv[0], "ivslot")
-            self.iv_loops[iv[0]] = (loop, step.operands[1][1], slot, preds[iv[3]])
+            self.cache.iv_loops[iv[0]] = (loop, step.operands[1][1], slot, preds[iv[3]])
         entries = []
         for i, p in enumerate(preds):
             entries += [f"[ {i}, {make_name('%', p)} ]"] * self.cfg.edge_count[(p, label)]
@@ -416,7 +396,7 @@ class ReverseGenerator(CachePlanner):
             if self.split:
                 out = []
                 if len(self.cfg.returns) > 1:
-                    out += self._push_lines([(str(self.cfg.returns.index(block.label)), "i32")])
+                    out += self.cache.push_lines([(str(self.cfg.returns.index(block.label)), "i32")])
                 out += [FRAME_PUSH_MARK]
                 if self.sig.ret_shadow:
                     v = term.operands[0][1]
@@ -444,13 +424,13 @@ class ReverseGenerator(CachePlanner):
             check_memory_access(self, inst)
         check_vector_operands(self.fn, inst, self.act.varied, self.engine.location(inst))
         check_mixed_aggregates(self.fn, inst, self.act.varied, self.engine.location(inst))
-        if op == "store" and id(inst) in self.undone_stores:
+        if op == "store" and id(inst) in self.cache.undone_stores:
             (vty, _), (_, p) = inst.operands
-            lines.append(f"  {self.undone_stores[id(inst)]} = load {vty}, ptr {p}")
+            lines.append(f"  {self.cache.undone_stores[id(inst)]} = load {vty}, ptr {p}")
         lines.append(text)
         if self.footprint is not None:
             self.footprint.record(inst, lines)
-        if res and res in self.act.shadowed and res not in self.reverse_local and \
+        if res and res in self.act.shadowed and res not in self.cache.reverse_local and \
                 not (op == "call" and self._call_kind(inst) in ("derived", "custom")):
             self._forward_shadow(inst, lines)
         if op == "load" and res and res in self.pointer_carriers and self._ptr_shadowed(inst.operands[0][1]):
@@ -609,12 +589,12 @@ class ReverseGenerator(CachePlanner):
                 args.append("const")
         ret_active = bool(inst.result) and inst.result in self.act.varied
         ret_shadow = bool(inst.result) and inst.type == "ptr" and inst.result in self.act.shadowed
-        if self._stable is None:
-            self._stable = self._stable_roots()
-        stable = tuple(t == "ptr" and bool(pointer_roots(self.fn, v)) and pointer_roots(self.fn, v) <= self._stable
+        if self.cache._stable is None:
+            self.cache._stable = self.cache.stable_roots()
+        stable = tuple(t == "ptr" and bool(pointer_roots(self.fn, v)) and pointer_roots(self.fn, v) <= self.cache._stable
                        for t, v in inst.operands)
         private = self._private_operands(inst)
-        rev_only = tuple(t == "ptr" and a in ("dup", "dupnoneed") and v in self.reverse_local
+        rev_only = tuple(t == "ptr" and a in ("dup", "dupnoneed") and v in self.cache.reverse_local
                          for (t, v), a in zip(inst.operands, args))
         return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow,
                          stable if any(stable) else (), private if any(private) else (),
@@ -670,7 +650,7 @@ class ReverseGenerator(CachePlanner):
             rule = self.engine.custom[sig.function]
             if not rule.augment or not rule.gradient:
                 self.engine.missing_derivative(inst, self.fn, partial_rule=True)
-            args += self.cache_mask_arguments(inst, sig)
+            args += self.cache.cache_mask_arguments(inst, sig)
             check_rule_arity(self.engine.module, rule.augment, "augment", sig.function, len(args), sig.args,
                              self.engine.location(inst))
             aug_ret = self.engine.function_return_type(rule.augment)
@@ -692,7 +672,7 @@ class ReverseGenerator(CachePlanner):
             return
         callee_fn = self.engine.module.functions[sig.function]
         aug, _ = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
-        self.uses_tape = True
+        self.cache.uses_tape = True
         if openmp.fork_ident(inst) is not None:
             tapes = openmp.augmented_fork(self, inst, sig, aug, args, lines)
             self.types[tapes] = "ptr"
@@ -731,10 +711,10 @@ class ReverseGenerator(CachePlanner):
         if label == self.fn.blocks[0].label:
             lines += self._byval_shadow_returns(label)
             for inst in self.fn.instructions():   # redo the undone stores, in forward order
-                if inst.opcode == "store" and id(inst) in self.undone_stores:
+                if inst.opcode == "store" and id(inst) in self.cache.undone_stores:
                     (vty, v), (_, p) = inst.operands
                     lines.append(f"  store {vty} {self._undo_current(inst) if self.split else v}, "
-                                 f"ptr {self._fetch(p, label)}")
+                                 f"ptr {self.cache.fetch(p, label)}")
         self.rev_term[label] = self._reverse_terminator(block, phi_adjoints)
 
     def _reverse_terminator(self, block, phi_adjoints) -> list[str]:
@@ -762,19 +742,19 @@ class ReverseGenerator(CachePlanner):
             statics = sorted((self._static_order[id(loop)] for _, loop in exited if id(loop) in self._static_order),
                              key=lambda numbered: numbered[0])
             for _, static in statics:
-                start = self._value_on_exit(static["off"], pred, label)
+                start = self.cache.value_on_exit(static["off"], pred, label)
                 out.append(f"  store i64 {start}, ptr {static['slot']}, align 8")
-            static = self.static_loops.get(label)
+            static = self.cache.static_loops.get(label)
             if static is not None and pred == static["loop"].preheader:
                 # leaving the loop's reverse: drop the record of all its iterations
                 tc64, nbytes = self.fresh("tc"), self.fresh("tb")
-                out.append(self._static_count(tc64, static["loop"], lambda v: self._fetch(v, label))
+                out.append(self.cache.static_count(tc64, static["loop"], lambda v: self.cache.fetch(v, label))
                            + f"  ;{static['token']}")
                 out.append(f"  {nbytes} = mul i64 {tc64}, {static['token']}")
                 out.append(f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {nbytes})  ;{static['token']}")
             for iv, (loop, step, slot, latch) in self._iv_loops_at(label, exited):
                 if pred in loop.blocks and label not in loop.blocks:
-                    last = self._iv_on_exit(iv, loop, pred, label, out)
+                    last = self.cache.iv_on_exit(iv, loop, pred, label, out)
                     out.append(f"  store {self.types[iv]} {last}, ptr {slot}, align 8")
                 if label == loop.header and pred == latch:
                     cur, prev = self.fresh("iv"), self.fresh("iv")
@@ -793,7 +773,7 @@ class ReverseGenerator(CachePlanner):
 
         if len(preds) == 1:
             return edge_lines(preds[0]) + [f"  br label {self.rev_label(preds[0])}"]
-        index = self._fetch(self.pred_index[label], label)
+        index = self.cache.fetch(self.pred_index[label], label)
         targets = []
         for i, p in enumerate(preds):
             extra = edge_lines(p)
@@ -842,7 +822,7 @@ class ReverseGenerator(CachePlanner):
             self.accumulate(inst.operands[0][1], dr, lines)
         elif op == "select" and varied:
             dr = self.take_adjoint(res, lines)
-            cond = self._fetch(inst.operands[0][1], label)
+            cond = self.cache.fetch(inst.operands[0][1], label)
             zero = zero_of(inst.type)
             for pos, (a, b) in ((1, (dr, zero)), (2, (zero, dr))):
                 v = inst.operands[pos][1]
@@ -853,25 +833,25 @@ class ReverseGenerator(CachePlanner):
         elif op == "load":
             if varied:
                 dr = self.take_adjoint(res, lines)
-                ptr = self._fetch(self.shadow(inst.operands[0][1]), label)
+                ptr = self.cache.fetch(self.shadow(inst.operands[0][1]), label)
                 self.accumulate_memory(ptr, self.types[res], dr, lines, primal=inst.operands[0][1], label=label)
         elif op == "store":
             (vty, v), (_, p) = inst.operands
             vty = self.views.get(v, vty)
             if is_float_type(vty) and self._ptr_shadowed(p):
-                ptr = self._fetch(self.shadow(p), label)
+                ptr = self.cache.fetch(self.shadow(p), label)
                 old = self.fresh("ds")
                 lines.append(f"  {old} = load {vty}, ptr {ptr}")
                 lines.append(f"  store {vty} {float_constant(0.0, vty)}, ptr {ptr}")
                 self.accumulate(v, old, lines)
-            if id(inst) in self.undone_stores:
-                at = self._fetch(p, label)
-                old = self.undone_stores[id(inst)]
+            if id(inst) in self.cache.undone_stores:
+                at = self.cache.fetch(p, label)
+                old = self.cache.undone_stores[id(inst)]
                 if self.split:
                     # the caller may have changed the memory since the augmented piece: keep
                     # what it holds now, to put back when the reverse piece ends
                     lines.append(f"  {self._undo_current(inst)} = load {inst.operands[0][0]}, ptr {at}")
-                    old = self._fetch(old, label)
+                    old = self.cache.fetch(old, label)
                 lines.append(f"  store {inst.operands[0][0]} {old}, ptr {at}")
         elif op == "call":
             self._reverse_call(inst, label, lines)
@@ -884,10 +864,10 @@ class ReverseGenerator(CachePlanner):
                                        hint="use `#pragma omp atomic` updates whose result is not read")
             if is_local(v) and v in self.act.varied:
                 got = self.fresh("dat")
-                lines.append(f"  {got} = load {ty}, ptr {self._fetch(self.shadow(p), label)}, align 8")
+                lines.append(f"  {got} = load {ty}, ptr {self.cache.fetch(self.shadow(p), label)}, align 8")
                 self.accumulate(v, got, lines)
-        elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.reverse_local:
-            lines.append(f"  call void @free(ptr {self._fetch(self.shadow(res), label)})")
+        elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.cache.reverse_local:
+            lines.append(f"  call void @free(ptr {self.cache.fetch(self.shadow(res), label)})")
             self.engine.declare("@free")
         elif varied or (op not in _CONSUMES_ACTIVE_SAFELY
                         and any(v in self.act.varied for v in inst.values())
@@ -904,8 +884,8 @@ class ReverseGenerator(CachePlanner):
         dr = self.take_adjoint(res, lines)
         b = Builder(fty, self.fresh)
         b.lines = lines
-        b.reuse = lambda base, ty, call_args: self._reuse_primal_call(base, ty, call_args, label)
-        args = RuleOperands([v for _, v in operands], res, b, fetch=lambda v: self._fetch(v, label))
+        b.reuse = lambda base, ty, call_args: self.cache.reuse_primal_call(base, ty, call_args, label)
+        args = RuleOperands([v for _, v in operands], res, b, fetch=lambda v: self.cache.fetch(v, label))
         for i, (ty, v) in enumerate(operands):
             if not (is_local(v) and v in self.act.varied):
                 continue
@@ -939,9 +919,9 @@ class ReverseGenerator(CachePlanner):
             sig = self._callee_signature(inst)
             callee_fn = self.engine.module.functions[sig.function]
             _, rev = self.engine.request_split(callee_fn, sig, caller=self.fn.name)
-            args = self._interleaved(inst, sig, lambda v: self._fetch(v, label))
+            args = self._interleaved(inst, sig, lambda v: self.cache.fetch(v, label))
             if openmp.fork_ident(inst) is not None:
-                openmp.reverse_fork(self, inst, rev, args, self._fetch(self.fork_tapes[id(inst)], label), lines)
+                openmp.reverse_fork(self, inst, rev, args, self.cache.fetch(self.fork_tapes[id(inst)], label), lines)
                 return
             if sig.ret_active:
                 args.append(f"{inst.type} {self.take_adjoint(res, lines)}")
@@ -950,11 +930,11 @@ class ReverseGenerator(CachePlanner):
         elif kind == "custom":
             sig = self._callee_signature(inst)
             rule = self.engine.custom[sig.function]
-            args = self._interleaved(inst, sig, lambda v: self._fetch(v, label))
-            args += self.cache_mask_arguments(inst, sig)   # what the augment was told
+            args = self._interleaved(inst, sig, lambda v: self.cache.fetch(v, label))
+            args += self.cache.cache_mask_arguments(inst, sig)   # what the augment was told
             if sig.ret_active:
                 args.append(f"{inst.type} {self.take_adjoint(res, lines)}")
-            args.append(f"ptr {self._fetch(self.custom_tapes[id(inst)], label)}")
+            args.append(f"ptr {self.cache.fetch(self.custom_tapes[id(inst)], label)}")
             check_rule_arity(self.engine.module, rule.gradient, "gradient", sig.function, len(args), sig.args,
                              self.engine.location(inst))
             self._call_with_adjoints(f"@{rule.gradient}", self.engine.function_return_type(rule.gradient),
@@ -963,7 +943,7 @@ class ReverseGenerator(CachePlanner):
             self._reverse_memory_call(inst, name, label, lines)
         elif name == "__kmpc_barrier" and self.parallel:
             # the phases a barrier separates are undone in the opposite order: so is the barrier
-            ident, gtid = inst.operands[0][1], self._fetch(inst.operands[1][1], label)
+            ident, gtid = inst.operands[0][1], self.cache.fetch(inst.operands[1][1], label)
             lines.append(f"  call void @__kmpc_barrier(ptr {ident}, i32 {gtid})")
 
     def _call_with_adjoints(self, callee, ret_ty, args, inst, sig, lines) -> None:
@@ -990,20 +970,20 @@ class ReverseGenerator(CachePlanner):
             kind = memcpy_element_kind(self, inst)
             if kind == "record":
                 record = memcpy_record_type(self, inst) or memcpy_record_type(self, inst, with_pointers=True)
-                dsh = self._fetch(self.shadow(d), label)
-                nn = self._fetch(n, label)
+                dsh = self.cache.fetch(self.shadow(d), label)
+                nn = self.cache.fetch(n, label)
                 if self._ptr_shadowed(s):
                     helper = self._record_helper(record, "adjoint")
-                    lines.append(f"  call void {helper}(ptr {dsh}, ptr {self._fetch(self.shadow(s), label)}, i64 {nn})")
+                    lines.append(f"  call void {helper}(ptr {dsh}, ptr {self.cache.fetch(self.shadow(s), label)}, i64 {nn})")
                 else:
                     lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {nn}, i1 false)")
                     self.engine.declare("@llvm.memset.p0.i64")
                 return
             if kind in ("double", "float"):
-                dsh = self._fetch(self.shadow(d), label)
-                nn = self._fetch(n, label)
+                dsh = self.cache.fetch(self.shadow(d), label)
+                nn = self.cache.fetch(n, label)
                 if self._ptr_shadowed(s):
-                    ssh = self._fetch(self.shadow(s), label)
+                    ssh = self.cache.fetch(self.shadow(s), label)
                     # memmove's ranges may overlap: its adjoint walks away from the overlap
                     helper = ("__enzyme_build_memmove_adjoint_" if name.startswith("llvm.memmove")
                               else "__enzyme_build_memcpy_adjoint_") + ("f64" if kind == "double" else "f32")
@@ -1015,9 +995,9 @@ class ReverseGenerator(CachePlanner):
         elif name.startswith("llvm.memset"):
             d = inst.operands[0][1]
             if self._ptr_shadowed(d):
-                dsh = self._fetch(self.shadow(d), label)
+                dsh = self.cache.fetch(self.shadow(d), label)
                 nty, n = inst.operands[2]
-                lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {self._fetch(n, label)}, i1 false)")
+                lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {self.cache.fetch(n, label)}, i1 false)")
                 self.engine.declare("@llvm.memset.p0.i64")
         elif inst.callee in ALLOCATORS and inst.result in self.act.shadowed:
             if name == "realloc" and inst.result in self.realloc_copied:
@@ -1025,13 +1005,13 @@ class ReverseGenerator(CachePlanner):
                 if kind in ("double", "float"):
                     helper = "__enzyme_build_memcpy_adjoint_" + ("f64" if kind == "double" else "f32")
                     self.engine.support.add(helper)
-                    new = self._fetch(self.shadow(inst.result), label)
-                    old = self._fetch(self.shadow(inst.operands[0][1]), label)
-                    n = self._fetch(self.realloc_copied[inst.result], label)
+                    new = self.cache.fetch(self.shadow(inst.result), label)
+                    old = self.cache.fetch(self.shadow(inst.operands[0][1]), label)
+                    n = self.cache.fetch(self.realloc_copied[inst.result], label)
                     lines.append(f"  call void @{helper}(ptr {new}, ptr {old}, i64 {n})")
             if inst.result in self.freed_roots:
                 release = shadow_allocator(name)[1]
-                lines.append(f"  call void @{release}(ptr {self._fetch(self.shadow(inst.result), label)})")
+                lines.append(f"  call void @{release}(ptr {self.cache.fetch(self.shadow(inst.result), label)})")
                 self.engine.declare("@" + release)
 
     def _record_helper(self, record: str, what: str) -> str:
@@ -1086,17 +1066,17 @@ class ReverseGenerator(CachePlanner):
 
     # ------------------------------------------------------------------ text
     def _entry_prologue(self) -> list[str]:
-        out = self._side_prologue()
-        if self.uses_tape and not self.split:
+        out = self.cache.side_prologue()
+        if self.cache.uses_tape and not self.split:
             out.append(f"  {TAPE} = alloca {TAPE_TYPE}, align 8")
             out.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {TAPE}, align 8")
-        for v, slot in self.cache_slots.items():
+        for v, slot in self.cache.cache_slots.items():
             out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
         if not self.split:
-            out += self._iv_slot_allocas() + self._static_slot_allocas() + self._hoist_slot_allocas()
+            out += self.cache.iv_slot_allocas() + self.cache.static_slot_allocas() + self.cache.hoist_slot_allocas()
         if self.footprint is not None:
             out += self.footprint.entry_lines()
-        return out + self._byval_shadow_copies() + self._side_zero()
+        return out + self._byval_shadow_copies() + self.cache.side_zero()
 
     def _byval_dups(self):
         return [(p, byval_type(p)) for p, a in zip(self.fn.params, self.sig.args)
@@ -1137,7 +1117,7 @@ class ReverseGenerator(CachePlanner):
         """The reverse of the copy the call made: the private copy's adjoints go to the caller."""
         out: list[str] = []
         for p, ty in self._byval_dups():
-            mine_base = self._fetch(shadow_param(p.name), label)
+            mine_base = self.cache.fetch(shadow_param(p.name), label)
             mine = list(self._byval_leaf_ptrs(mine_base, ty, out))
             theirs = list(self._byval_leaf_ptrs(caller_shadow_param(p.name), ty, out))
             for (g, fty, count), (h, _, _) in zip(mine, theirs):
@@ -1167,11 +1147,11 @@ class ReverseGenerator(CachePlanner):
 
     def _exit_block(self) -> list[str]:
         out = [f"{EXIT_LABEL[1:]}:"]
-        if self.uses_tape and not self.split:
+        if self.cache.uses_tape and not self.split:
             self.engine.support.add("__enzyme_build_tape_free_data")
             out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
-        out += self._side_free()
-        out += [_DBG_RE.sub("", inst.text) for inst in self.deferred_frees.values()]
+        out += self.cache.side_free()
+        out += [_DBG_RE.sub("", inst.text) for inst in self.cache.deferred_frees.values()]
         if self.parallel:
             out += openmp.flush_partials(self)
         rty = adjoint_type(self.fn, self.sig)
@@ -1208,11 +1188,11 @@ class ReverseGenerator(CachePlanner):
             if i == 0:
                 out += self._entry_prologue() + diffe_prologue
             out += self.fwd[block.label]
-            out += self.fwd_pushes.get(block.label, [])
-            out += self.side_fwd.get(block.label, [])
-            out += self.static_pre_lines.get(block.label, [])
-            out += self.slot_store_lines.get(block.label, [])
-            out += self.preheader_lines.get(block.label, [])
+            out += self.cache.fwd_pushes.get(block.label, [])
+            out += self.cache.side_fwd.get(block.label, [])
+            out += self.cache.static_pre_lines.get(block.label, [])
+            out += self.cache.slot_store_lines.get(block.label, [])
+            out += self.cache.preheader_lines.get(block.label, [])
             out += self.fwd_term[block.label]
         return out
 
@@ -1220,9 +1200,9 @@ class ReverseGenerator(CachePlanner):
         out = []
         for block in reversed(self.fn.blocks):
             out.append(f"{self.rev_label(block.label)[1:]}:")
-            out += self.rev_prologue.get(block.label, [])
-            out += self.static_prologue.get(block.label, [])
-            out += self.recompute_lines.get(block.label, [])
+            out += self.cache.rev_prologue.get(block.label, [])
+            out += self.cache.static_prologue.get(block.label, [])
+            out += self.cache.recompute_lines.get(block.label, [])
             out += self.rev[block.label]
             out += self.rev_term[block.label]
         for edge, lines in self.edge_blocks:
@@ -1256,11 +1236,11 @@ class ReverseGenerator(CachePlanner):
         self._loops_by_header: dict[str, list] = {}
         for loop in self.cfg.loops:
             self._loops_by_header.setdefault(loop.header, []).append(loop)
-        self._static_order = {id(static["loop"]): (k, static) for k, static in enumerate(self.static_loops.values())}
+        self._static_order = {id(static["loop"]): (k, static) for k, static in enumerate(self.cache.static_loops.values())}
         self._iv_by_loop: dict[int, list[tuple[int, str]]] = {}
         self._iv_by_header: dict[str, list[tuple[int, str]]] = {}
         self._iv_irreducible: list[tuple[int, str]] = []   # IVs of cycles that are no natural loop
-        for k, (iv, (loop, _, _, _)) in enumerate(self.iv_loops.items()):
+        for k, (iv, (loop, _, _, _)) in enumerate(self.cache.iv_loops.items()):
             self._iv_by_loop.setdefault(id(loop), []).append((k, iv))
             self._iv_by_header.setdefault(loop.header, []).append((k, iv))
             if not self.cfg.is_natural(loop):
@@ -1277,21 +1257,21 @@ class ReverseGenerator(CachePlanner):
         found.update(self._iv_irreducible)
         for _, loop in exited:
             found.update(self._iv_by_loop.get(id(loop), ()))
-        return [(iv, self.iv_loops[iv]) for _, iv in sorted(found.items())]
+        return [(iv, self.cache.iv_loops[iv]) for _, iv in sorted(found.items())]
 
     def _resolve_static_tokens(self, text: str) -> str:
         """Static loop records: put in the stride (0 when the loop kept nothing after all), and
         drop the `  ;TOKEN` comments that mark the lines carrying one. One pass over the text."""
-        if not self.static_loops:
+        if not self.cache.static_loops:
             return text
-        tokens = {static["token"] for static in self.static_loops.values()}
+        tokens = {static["token"] for static in self.cache.static_loops.values()}
         text = _STATIC_MARKER.sub(lambda m: "" if m.group(1) in tokens else m.group(0), text)
 
         def stride(m: re.Match) -> str:
             token = m.group(0)
             if token not in tokens or (m.start() and m.string[m.start() - 1] in _NAME_CHARS):
                 return token   # part of a longer name
-            return str(self.static_strides.get(token, 0))
+            return str(self.cache.static_strides.get(token, 0))
         return _STATIC_TOKEN.sub(stride, text)
 
     def _assemble(self) -> list[str]:
@@ -1314,7 +1294,7 @@ class ReverseGenerator(CachePlanner):
         inline = " alwaysinline" if self.engine.inline_pieces(self.fn) else ""
         aug = [f"define internal {aug_ret} @{names['augmented']}({aug_head}){inline} {{"]
         body = self._forward_blocks_text([])
-        if self.frame:
+        if self.cache.frame:
             self.engine.support.add("__enzyme_build_tape_frame")
             # after the entry block's allocas: the inlined reservation may branch (growth), and
             # allocas behind a branch become dynamic ones the optimizer may duplicate
@@ -1322,9 +1302,9 @@ class ReverseGenerator(CachePlanner):
             while at < len(body) and re.match(r'\s+%\S+ = alloca ', body[at]):
                 at += 1
             body.insert(at, f"  {FRAME_OFFSET} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, "
-                            f"i64 {CELL_BYTES * self.frame_cells})")
+                            f"i64 {CELL_BYTES * self.cache.frame_cells})")
             self.engine.support.add("__enzyme_build_tape_at")
-            push = self._side_frame_lines(load=False) + self._push_lines([(FRAME_OFFSET, "i64")])
+            push = self.cache.side_frame_lines(load=False) + self.cache.push_lines([(FRAME_OFFSET, "i64")])
             body = [x for line in body for x in (push if line == FRAME_PUSH_MARK else [line])]
         else:
             body = [line for line in body if line != FRAME_PUSH_MARK]
@@ -1337,13 +1317,13 @@ class ReverseGenerator(CachePlanner):
             rev_params.append(f"{self.fn.return_type} {DRET}")
         rev_params.append(f"ptr noalias {TAPE}")
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}){inline} {{", "entry$:"]
-        rev += self._diffe_prologue() + self._iv_slot_allocas() + self._static_slot_allocas() \
-            + self._hoist_slot_allocas()
+        rev += self._diffe_prologue() + self.cache.iv_slot_allocas() + self.cache.static_slot_allocas() \
+            + self.cache.hoist_slot_allocas()
         if self.footprint is not None:
             rev += self.footprint.reverse_entry_lines()
-        if self.frame:
-            rev += self._pop_lines([(FRAME_OFFSET, "i64")]) + self._side_frame_lines(load=True)
-        for v, root in self.reverse_local.items():
+        if self.cache.frame:
+            rev += self.cache.pop_lines([(FRAME_OFFSET, "i64")]) + self.cache.side_frame_lines(load=True)
+        for v, root in self.cache.reverse_local.items():
             if v == root and v not in self.params:   # a parameter's shadow is the piece's parameter
                 inst = self.fn.defs[v]
                 sh = make_name("%", v, "sh")
@@ -1353,7 +1333,7 @@ class ReverseGenerator(CachePlanner):
                 self.engine.declare("@llvm.memset.p0.i64")
         if len(self.cfg.returns) > 1:
             idx = self.fresh("ret")
-            rev += self._pop_lines([(idx, "i32")])
+            rev += self.cache.pop_lines([(idx, "i32")])
             cases = " ".join(f"i32 {i}, label {self.rev_label(r)}" for i, r in enumerate(self.cfg.returns) if i)
             rev.append(f"  switch i32 {idx}, label {self.rev_label(self.cfg.returns[0])} [ {cases} ]")
         elif self.cfg.returns:
@@ -1361,7 +1341,7 @@ class ReverseGenerator(CachePlanner):
         else:
             rev.append(f"  br label {EXIT_LABEL}")
         exit_block = self._exit_block()
-        if self.frame:   # the frame record is the oldest of this call: drop it last
-            exit_block[1:1] = [f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * self.frame_cells})"]
+        if self.cache.frame:   # the frame record is the oldest of this call: drop it last
+            exit_block[1:1] = [f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * self.cache.frame_cells})"]
         rev += self._reverse_blocks_text() + exit_block + ["}"]
         return ["\n".join(aug), "\n".join(rev)]

@@ -127,7 +127,6 @@ class ForwardGenerator:
         self.counter = 0
         self.named = None
         self.bits: dict[str, list[str]] = {}   # non-float loads of shadowed memory -> shadow bytes
-        self.users: dict[str, list[Instruction]] | None = None
 
     def _activity(self):
         """Activity of the function. The analysis gives call results no shadows; here the result
@@ -468,12 +467,7 @@ class ForwardGenerator:
         return ["zeroinitializer"] * self.width
 
     def _users(self, value: str) -> list[Instruction]:
-        if self.users is None:
-            self.users = {}
-            for i in self.fn.instructions():
-                for v in set(i.values()):
-                    self.users.setdefault(v, []).append(i)
-        return self.users.get(value, [])
+        return self.fn.users().get(value, [])
 
     def _define(self, name: str, ty: str, value: str, lines: list[str], start: int) -> None:
         """Bind a fixed tangent name (phis may refer to it before its definition) to a value."""

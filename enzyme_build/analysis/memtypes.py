@@ -428,11 +428,7 @@ class MemoryTypes:
 
     def _collect(self, ft: FunctionTypes) -> None:
         fn, module = ft.fn, self.module
-        users: dict[str, list] = {}
-        for inst in fn.instructions():
-            for v in set(inst.values()):
-                users.setdefault(v, []).append(inst)
-
+        users = fn.users()
         carried = carried_integers(fn, users)
 
         def pure_copy(v: str) -> bool:

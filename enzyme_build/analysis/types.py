@@ -226,31 +226,13 @@ def strip_punned_tbaa(fn, module, views: dict[str, str]) -> None:
             inst.metadata.pop("!tbaa", None)
 
 
-_USERS: dict[int, tuple] = {}
-
-
-def _users_of(fn) -> dict[str, list]:
-    """value -> instructions using it, built once per function model."""
-    hit = _USERS.get(id(fn))
-    if hit is not None and hit[0] is fn:
-        return hit[1]
-    users: dict[str, list] = {}
-    for inst in fn.instructions():
-        for v in inst.values():
-            users.setdefault(v, []).append(inst)
-    if len(_USERS) > 256:
-        _USERS.clear()
-    _USERS[id(fn)] = (fn, users)
-    return users
-
-
 _BIT_SLICERS = {"trunc", "lshr", "ashr", "and", "zext", "sext", "shl", "or", "freeze"}
 
 
 def _walk_users(fn, value: str, follow):
     """(value, user) for every user of `value` and, transitively, of the results of the
     users `follow(user)` accepts, each value visited once."""
-    users = _users_of(fn)
+    users = fn.users()
     seen, work = set(), [value]
     while work:
         v = work.pop()
@@ -297,7 +279,7 @@ def pointer_carriers(fn, module) -> set[str]:
     """Integer loads (i64) that only move bytes holding pointers, or pointers and integers, to
     stores (an evaluator's fields copied as words, a generic swap of pointers): the sweeps
     move the shadow's bytes along with them."""
-    users = _users_of(fn)
+    users = fn.users()
     out = set()
     for v, kinds in copy_kinds(module, fn).items():
         d = fn.defs.get(v)

@@ -218,18 +218,34 @@ class Function:
     first_line: int = 0
     last_line: int = 0
     dbg: str | None = None         # !dbg of the function (DISubprogram id)
+    # indexes (index()): value -> defining instruction, label -> block, value -> users
+    defs: dict[str, Instruction] = field(default_factory=dict, repr=False, compare=False)
+    _blocks_by_label: dict[str, Block] = field(default_factory=dict, repr=False, compare=False)
+    _users: dict[str, list[Instruction]] | None = field(default=None, repr=False, compare=False)
 
     def block(self, label: str) -> Block:
         return self._blocks_by_label[label]
 
     def index(self) -> None:
         self._blocks_by_label = {b.label: b for b in self.blocks}
-        self.defs: dict[str, Instruction] = {}
+        self.defs = {}
+        self._users = None
         for b in self.blocks:
             for inst in b.instructions:
                 inst.block = b.label
                 if inst.result:
                     self.defs[inst.result] = inst
+
+    def users(self) -> dict[str, list[Instruction]]:
+        """Local value -> the instructions reading it (each once, in program order): the one
+        users index every analysis and sweep asks, built on first use."""
+        if self._users is None:
+            users: dict[str, list[Instruction]] = {}
+            for inst in self.instructions():
+                for v in dict.fromkeys(inst.values()):
+                    users.setdefault(v, []).append(inst)
+            self._users = users
+        return self._users
 
     def instructions(self):
         for b in self.blocks:

@@ -167,7 +167,7 @@ def parse_call_head(engine, fn: Function, inst: Instruction, *, kind: str, where
     the entry point the hint shows."""
     args = CallArgs(fn, inst)
     sret = sret_type = None
-    texts = getattr(inst, "arg_texts", None) or []
+    texts = inst.arg_texts
     if texts and "sret" in texts[0]:
         sret = args.next()[1]
         m = re.search(r'sret\(([^)]*)\)', texts[0])

@@ -430,7 +430,7 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
                 if dbg:  # keep the call site's location (the verifier wants it on inlinable calls)
                     new_lines = [ln + f", !dbg {dbg}" if re.match(r'\s*(%\S+\s*=\s*)?call\b', ln) else ln
                                  for ln in new_lines]
-                normal = getattr(inst, "invoke_normal", None)
+                normal = inst.invoke_normal
                 if normal is not None:   # an invoke: continue to its normal destination
                     new_lines.append(f"  br label {make_name('%', normal)}")
                     for extra in range(inst.first_line + 1, inst.line + 1):

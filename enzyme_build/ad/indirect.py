@@ -111,7 +111,7 @@ def lower_virtualreverse(text: str) -> str:
                                        location=source_location(module, inst.metadata.get("!dbg")) or f"@{name}",
                                        hint="e.g. __enzyme_virtualreverse((void *)f)")
             new = [f"  {inst.result} = getelementptr i8, ptr {inst.operands[0][1]}, i64 0" if inst.result else ""]
-            normal = getattr(inst, "invoke_normal", None)
+            normal = inst.invoke_normal
             if normal is not None:
                 new.append(f"  br label {make_name('%', normal)}")
             lines[inst.first_line] = "\n".join(new)
@@ -257,7 +257,7 @@ def _dispatch_function(module, fn, candidates, detached: set[str], inactive_valu
         counter += 1
         current, invoking = _emit_dispatch(out, inst, pointer, targets, f"enzyme.dispatch{counter}",
                                            detached, inactive_value)
-        unwind = getattr(inst, "invoke_unwind", None)
+        unwind = inst.invoke_unwind
         if unwind is not None:      # the invoke ended the block: the join now does
             renamed[label] = current
             unwinding.setdefault(unwind, {})[label] = invoking
@@ -300,7 +300,7 @@ def _emit_dispatch(out: list[str], inst, pointer: str, targets: list[str], tag: 
     dbg_tail = f", !dbg {dbg}" if dbg else ""
     call = re.sub(r'^\s*%\S+\s*=\s*', "", text).strip()
     join = f"%{tag}.join"
-    normal, unwind = getattr(inst, "invoke_normal", None), getattr(inst, "invoke_unwind", None)
+    normal, unwind = inst.invoke_normal, inst.invoke_unwind
     if unwind is not None:
         call = re.sub(r'^(?:tail |notail )?call\b', "invoke", call)
         jump = f" to label {join} unwind label {make_name('%', unwind)}"

@@ -71,7 +71,7 @@ _REFUSED = {
 
 def fork_ident(inst: Instruction) -> str | None:
     """The `ident_t` operand of a fork call the sweeps see as a call of its outlined function."""
-    return getattr(inst, "omp_fork", None)
+    return inst.omp_fork
 
 
 # ------------------------------------------------------------------ text passes
@@ -321,7 +321,7 @@ def prepare(engine, fn) -> None:
                 hint="make the inner region a plain loop (or `omp for` of the outer region)")
         inst.omp_fork = ident
         inst.callee = outlined
-        inst._callee_name = outlined.lstrip("@").strip('"')
+        inst.callee_name = outlined.lstrip("@").strip('"')
         inst.operands = [("ptr", "null"), ("ptr", "null")] + list(inst.operands[3:])
 
 

@@ -111,6 +111,10 @@ class ReverseGenerator:
                                    location=engine.location_of_function(fn),
                                    hint="give it a fixed parameter list, or mark it inactive")
         openmp.prepare(engine, fn)
+        self.footprint = None   # OpenMP: thread-private address ranges of a forked function
+        self.private_memory = None
+        self.custom_tapes: dict[int, str] = {}   # custom augment call -> its tape
+        self.fork_tapes: dict[int, str] = {}     # OpenMP fork -> its per-thread tapes
         # run by every thread of a team: adjoints of shared memory are added atomically
         self.parallel = fn.name in openmp.parallel_functions(engine)
         if self.parallel:
@@ -171,7 +175,6 @@ class ReverseGenerator:
         self._kinds: dict[int, str] = {}
         self._escaped: set[str] | None = None
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
-        self.footprint = getattr(self, "footprint", None)   # OpenMP: thread-private address ranges
         # what the reverse sweep reads and how it is kept (ad/cache.py), made last: it reads
         # the sweep's state
         self.cache = CachePlanner(self)
@@ -667,7 +670,6 @@ class ReverseGenerator:
                                            f"@{sig.function} returns a value", location=self.engine.location(inst))
             self.types[tape] = "ptr"
             self.home[tape] = inst.block
-            self.custom_tapes = getattr(self, "custom_tapes", {})
             self.custom_tapes[id(inst)] = tape
             return
         callee_fn = self.engine.module.functions[sig.function]
@@ -677,7 +679,6 @@ class ReverseGenerator:
             tapes = openmp.augmented_fork(self, inst, sig, aug, args, lines)
             self.types[tapes] = "ptr"
             self.home[tapes] = inst.block
-            self.fork_tapes = getattr(self, "fork_tapes", {})
             self.fork_tapes[id(inst)] = tapes
             return
         if sig.ret_shadow:

@@ -79,9 +79,9 @@ def global_base(value: str) -> str | None:
 
 
 def callee_name(inst: Instruction) -> str:
-    name = inst.__dict__.get("_callee_name")
+    name = inst.callee_name
     if name is None:
-        name = inst._callee_name = (inst.callee or "").lstrip("@").strip('"')
+        name = inst.callee_name = (inst.callee or "").lstrip("@").strip('"')
     return name
 
 

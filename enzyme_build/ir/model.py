@@ -164,6 +164,13 @@ class Instruction:
     metadata: dict[str, str] = field(default_factory=dict)
     source_type: str = ""         # gep source / alloca allocated type / load type
     block: str = ""
+    first_line: int = 0           # lines of the module text the instruction spans
+    line: int = 0
+    arg_texts: list[str] = field(default_factory=list)  # call: each argument as written
+    invoke_normal: str | None = None   # an invoke split into call + br: its destinations
+    invoke_unwind: str | None = None
+    omp_fork: str | None = None   # an OpenMP fork seen as a call of its outlined function (ad/openmp.py)
+    callee_name: str | None = None     # the callee without '@' and quotes (analysis/activity.callee_name)
 
     def values(self) -> list[str]:
         """Local names this instruction reads (conservative for unknown opcodes)."""

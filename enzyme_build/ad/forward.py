@@ -40,16 +40,23 @@ def lane_names(value: str, tag: str, width: int) -> list[str]:
     return [make_name(value[0], value, f"{tag}{k}") for k in range(width)]
 
 
-def returns_shadow(fn: Function, sig: Signature) -> bool:
-    """A function returning a pointer, given shadowed memory, returns the pointer's shadows too
-    (accessors like `double *row(Mat *m, int i)`)."""
-    return fn.return_type == "ptr" and any(a in (DUP, DUPNONEED) for a in sig.args)
+def returns_shadow(engine, fn: Function, sig: Signature) -> bool:
+    """A function returning a pointer returns the pointer's shadows too when it is given
+    shadowed memory (accessors like `double *row(Mat *m, int i)`) or when, with this
+    activity, the pointer it returns has a shadow of its own (a constructor storing an active
+    value into the block it allocates: `mk(x * x)`); the same question reverse mode asks
+    (Engine.returns_shadow), so both modes agree."""
+    if fn.return_type != "ptr":
+        return False
+    if any(a in (DUP, DUPNONEED) for a in sig.args):
+        return True
+    return engine.returns_shadow(fn.name, tuple(_ANALYSIS_ACTIVITY[a] for a in sig.args))
 
 
-def derived_return_type(fn: Function, sig: Signature) -> str:
+def derived_return_type(engine, fn: Function, sig: Signature) -> str:
     """void, the primal type, or `{ T, T x width }` (primal then tangents or shadows)."""
     rt = fn.return_type
-    if rt == "void" or not (is_active_type(rt) or returns_shadow(fn, sig)):
+    if rt == "void" or not (is_active_type(rt) or returns_shadow(engine, fn, sig)):
         return rt
     return "{ " + ", ".join([rt] * (sig.width + 1)) + " }"
 
@@ -88,7 +95,7 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
                                hint="for several tangents in one sweep use __enzyme_fwddiff with enzyme_width N")
     call = parse_forward_call(engine, fn, inst, fresh)
     name = request_forward(engine, call.primal, call.sig)
-    rty = derived_return_type(call.primal, call.sig)
+    rty = derived_return_type(engine, call.primal, call.sig)
     lines = list(call.lines)
     tangents: list[str] = []
     tangent_type = None
@@ -179,7 +186,7 @@ class ForwardGenerator:
         """Allocations this function returns when its caller wants the returned pointer's
         shadow (`allocator::allocate` called for a shadowed std::vector): they need a
         shadow block of their own, else the caller would get the primal block as shadow."""
-        if self.fn.return_type != "ptr" or not returns_shadow(self.fn, self.sig):
+        if self.fn.return_type != "ptr" or not returns_shadow(self.engine, self.fn, self.sig):
             return set()
         roots, todo, seen = set(), [v for inst in self.fn.instructions() if inst.opcode == "ret"
                                     for _, v in inst.operands], set()
@@ -211,7 +218,7 @@ class ForwardGenerator:
         if callee is None or inst.type != "ptr" or name in self.engine.inactive \
                 or (name in self.engine.custom and self.engine.custom[name].forward):
             return False
-        return any(t == "ptr" and act.has_shadow(v) for t, v in inst.operands)
+        return returns_shadow(self.engine, callee, self._callee_signature(inst, act))
 
     # ------------------------------------------------------------------ names
     def fresh(self, hint: str = "f") -> str:
@@ -258,7 +265,7 @@ class ForwardGenerator:
     # ------------------------------------------------------------------ driver
     def generate(self) -> str:
         head = ", ".join(f"{t} {n}" for t, n in derived_params(self.fn, self.sig))
-        out = [f"define internal {derived_return_type(self.fn, self.sig)} @{self.name}({head}) {{"]
+        out = [f"define internal {derived_return_type(self.engine, self.fn, self.sig)} @{self.name}({head}) {{"]
         rule = self.engine.custom.get(self.fn.name)
         if rule is not None and rule.forward:
             return "\n".join(out + self._rule_body() + ["}"])
@@ -332,7 +339,7 @@ class ForwardGenerator:
             what, hint = _UNSUPPORTED[term.opcode]
             raise EnzymeBuildError(f"cannot differentiate through {what} in @{self.fn.name}",
                                    location=self.where(term), hint=hint)
-        rty = derived_return_type(self.fn, self.sig)
+        rty = derived_return_type(self.engine, self.fn, self.sig)
         if term.opcode != "ret" or rty == self.fn.return_type:
             lines.append(_DBG_RE.sub("", term.text))
             return
@@ -702,16 +709,18 @@ class ForwardGenerator:
         else:
             lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
 
-    def _callee_signature(self, inst: Instruction) -> Signature:
+    def _callee_signature(self, inst: Instruction, act=None) -> Signature:
+        """The call's signature (with the activity `act` while it is being computed)."""
+        act = act or self.act
         args = []
         for t, v in inst.operands:
-            if is_local(v) and v in self.act.varied and is_float_type(t):
+            if is_local(v) and v in act.varied and is_float_type(t):
                 args.append(ACTIVE)
-            elif is_local(v) and v in self.act.varied:
+            elif is_local(v) and v in act.varied:
                 raise EnzymeBuildError(f"passing an active aggregate ({t}) to @{callee_name(inst)} is not supported",
                                        location=self.where(inst), hint="pass the fields as separate arguments")
-            elif t == "ptr" and self.has_shadow(v):
-                args.append(DUP)
+            elif t == "ptr" and (act.has_shadow(v) or (v == "null" and callee_name(inst) in self.engine.differentiable)):
+                args.append(DUP)   # a literal null's shadow is null (see reverse.py: _null_is_dup)
             else:
                 args.append(CONST)
         return Signature(callee_name(inst), tuple(args), mode="forward", width=self.width)
@@ -727,7 +736,7 @@ class ForwardGenerator:
                 args += [f"{t} {x}" for x in self.tangents(v, t)]
             elif a == DUP:
                 args += [f"ptr {x}" for x in self.shadows(v)]
-        rty = derived_return_type(callee, sig)
+        rty = derived_return_type(self.engine, callee, sig)
         res = inst.result
         if openmp.fork_ident(inst) is not None:
             openmp.forward_fork(self.engine, inst, self.fn, name, args, lines)

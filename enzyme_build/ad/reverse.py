@@ -586,7 +586,7 @@ class ReverseGenerator:
                 raise EnzymeBuildError(
                     f"passing an active aggregate ({t}) to @{callee_name(inst)} is not supported",
                     location=self.engine.location(inst), hint="pass the fields as separate arguments")
-            elif t == "ptr" and self.act.has_shadow(v):
+            elif t == "ptr" and (self.act.has_shadow(v) or (v == "null" and self._null_is_dup(inst))):
                 args.append("dup")
             else:
                 args.append("const")
@@ -602,6 +602,13 @@ class ReverseGenerator:
         return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow,
                          stable if any(stable) else (), private if any(private) else (),
                          rev_only if any(rev_only) else ())
+
+    def _null_is_dup(self, inst: Instruction) -> bool:
+        """A literal null passed to a function the engine differentiates is a pointer whose
+        shadow is null (the shadow of null is null): `push(NULL, v)` then calls the same
+        derived constructor as `push(head, v)`, which stores its argument's shadow into the
+        node's shadow. Custom rules keep the activity the call's operands have."""
+        return callee_name(inst) in self.engine.differentiable
 
     def _private_operands(self, inst: Instruction) -> tuple[bool, ...]:
         """Per call operand: a pointer into the caller's own allocations (alloca, malloc) that

@@ -256,11 +256,19 @@ class _Gen:
     def pointer_aggregate_stmt(self) -> list[str]:
         """A pointer returned inside a struct by value from a helper: a span `{double *p; long
         n;}` (an aggregate `{ ptr, i64 }`) or a pair of pointers (`{ ptr, ptr }`), read and
-        written through in the caller, possibly through a forwarding helper."""
+        written through in the caller, possibly through a forwarding helper; or a pointer
+        returned alone by a constructor that fills a fresh block from an active value."""
         rp = self.rp
-        kind = rp.choice(["span", "pair", "forwarded"])
+        kind = rp.choice(["span", "pair", "forwarded", "factory"])
         attr = "__attribute__((noinline)) " if rp.random() < 0.75 else "static "
         v = self.name("sp")
+        if kind == "factory":   # a constructor: a fresh block filled from an active value
+            self.idiom_helpers.append(
+                f"{attr}double *pf_make(double v, int n) {{ double *p = malloc(n * sizeof(double)); "
+                f"for (int i = 0; i < n; i++) p[i] = v * (i + 1); return p; }}")
+            cnt, k = rp.randint(1, 3), rp.randrange(M)
+            return [f"{{ double *{v} = pf_make(tanh(a[{k}] + b[{rp.randrange(M)}]), {cnt});",
+                    f"  a[{k}] = tanh({v}[{cnt - 1}] * s + {v}[0]); free({v}); }}"]
         arr = rp.choice(["a", "b"])
         if kind == "pair":
             self.idiom_helpers.append(

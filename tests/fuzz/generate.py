@@ -34,6 +34,11 @@ class _Gen:
         self.ri = random.Random(seed * 1_000_033 + 29)
         # and pointers returned inside structs by value (spans, pointer pairs): a fourth
         self.rp = random.Random(seed * 1_000_037 + 31)
+        # and program structure (callbacks, large structs by value, scatters with repeated
+        # indices, tables of row pointers, global state): a fifth
+        self.rs = random.Random(seed * 1_000_039 + 37)
+        self.globals: list[str] = []
+        self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
         self.helpers: list[str] = []
         self.helper_names: list[tuple[str, str]] = []  # (name, kind)
@@ -288,6 +293,47 @@ class _Gen:
         return [f"{{ struct SP {v} = {call};",
                 f"  for (long q = 0; q < {v}.n && q < {cnt}; q++) {v}.p[q] = tanh({v}.p[q] * t + 0.25 * q); }}"]
 
+    def structure_stmt(self) -> list[str]:
+        """One of: a callback chosen from a table of function pointers by a data-independent
+        index; a struct of three doubles returned by value (through memory, `sret`) from a
+        helper; a scatter-add with repeated indices; a table of row pointers into `a` and
+        `b`; a global array f resets, accumulates into and reads back."""
+        rs = self.rs
+        kind = rs.choice(["callback", "sret", "scatter", "rows", "global"])
+        attr = "__attribute__((noinline)) " if rs.random() < 0.7 else "static "
+        v = self.name("q")
+        i, j, k = rs.randrange(M), rs.randrange(M), rs.randrange(M)
+        if kind == "callback":
+            if not any(h.startswith(("static double cb_", "__attribute__((noinline)) double cb_")) for h in self.idiom_helpers):
+                self.idiom_helpers += [f"{attr}double cb_sq(double u) {{ return u * u; }}",
+                                       f"{attr}double cb_sin(double u) {{ return sin(u) + 0.5 * u; }}",
+                                       f"{attr}double cb_th(double u) {{ return tanh(1.5 * u); }}",
+                                       "static double (*const cb_table[3])(double) = {cb_sq, cb_sin, cb_th};",
+                                       f"{attr}double cb_apply(double (*g)(double), double u) {{ return g(u) - 0.25 * u; }}"]
+            sel = rs.randrange(3)
+            return [f"{{ double (*{v})(double) = cb_table[({sel} + (int)st.k) % 3];",
+                    f"  a[{i}] = tanh(cb_apply({v}, b[{j}]) + {v}(a[{k}] * 0.5)); }}"]
+        if kind == "sret":
+            self.idiom_helpers.append(
+                f"{attr}struct T3 t3_make(double u, double w) {{ struct T3 r = {{ u * w, tanh(u - w), u + 0.5 * w }}; return r; }}")
+            return [f"{{ struct T3 {v} = t3_make(a[{i}], b[{j}]);",
+                    f"  b[{k}] = tanh({v}.x * {v}.z + {v}.y); s = s + 0.125 * {v}.y; }}"]
+        if kind == "scatter":
+            idx = [rs.randrange(M) for _ in range(M)]
+            if len(set(idx)) == M:
+                idx[1] = idx[0]                       # at least one repeated index
+            return [f"{{ static const int {v}i[{M}] = {{{', '.join(map(str, idx))}}};",
+                    f"  for (int p = 0; p < {M}; p++) b[{v}i[p]] += 0.25 * tanh(a[p] * s); }}"]
+        if kind == "rows":
+            return [f"{{ double *{v}r[2] = {{ a, b }};",
+                    f"  for (int p = 0; p < 2; p++) for (int c = 0; c < 3; c++) "
+                    f"{v}r[p][c + {rs.randrange(M - 2)}] = tanh({v}r[1 - p][c] * 0.5 + t); }}"]
+        g = f"g_state{len(self.globals)}"
+        self.globals.append(f"static double {g}[3];")
+        self.resets.append(f"  for (int i = 0; i < 3; i++) {g}[i] = 0.0;")
+        return [f"for (int p = 0; p < 3; p++) {g}[p] += tanh(a[(p + {i}) % {M}] * b[{j}]);",
+                f"s = s + 0.5 * {g}[{rs.randrange(3)}] * {g}[{rs.randrange(3)}];"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -310,6 +356,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1
             body[at:at] = self.pointer_aggregate_stmt()
+        if self.rs.random() < 0.3:
+            at = self.rs.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.structure_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]
@@ -327,14 +378,15 @@ class _Gen:
             "struct DL { double d; long k; };",
             "struct SP { double *p; long n; };",
             "struct PP { double *p; double *q; };",
+            "struct T3 { double x, y, z; };",
             "",
-        ] + [h + "\n" for h in self.helpers + self.idiom_helpers] + [
+        ] + self.globals + [h + "\n" for h in self.helpers + self.idiom_helpers] + [
             "__attribute__((noinline)) double f(const double *x) {",
             f"  double a[{M}];",
             f"  double *b = malloc({M} * sizeof(double));",
             f"  double s = {self.bexpr(['x[0]', 'x[1]'])}, t = {self.bexpr([f'x[{N - 1}]', 'x[2]'])};",
             f"  struct S st = {{ x[1] * 0.5, {self.bexpr(['x[0]', 'x[3]'])}, {r.randint(0, 3)} }};",
-        ] + init + ["  " + l for l in body] + [
+        ] + self.resets + init + ["  " + l for l in body] + [
             f"  static const double wa[{M}] = {{{', '.join(wa)}}}, wb[{M}] = {{{', '.join(wb)}}};",
             "  double out = s + 0.5 * t + 0.25 * st.u - 0.125 * st.v;",
             f"  for (int i = 0; i < {M}; i++) out += wa[i] * a[i] + wb[i] * b[i];",

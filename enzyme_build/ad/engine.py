@@ -82,8 +82,9 @@ class _GlobalUsers:
 
 def user_shadow_globals(module, registry: Registry) -> dict[str, tuple[str, str]]:
     """@g -> (@d_g, g's value type) for each `enzyme_shadow` registration whose global holds
-    floats: the engine uses @d_g wherever it would make its own shadow global, so the user
-    seeds tangents in it (forward mode) and reads adjoints from it (reverse mode)."""
+    floats or a pointer: the engine uses @d_g wherever it would make its own shadow global, so
+    the user seeds tangents in it (forward mode) and reads adjoints from it (reverse mode), or,
+    for a pointer global, points it at the shadow of what g points to."""
     from ..ir.model import is_active_type, take_type
     found = {}
     for g, shadow in registry.shadow_globals.items():
@@ -92,7 +93,9 @@ def user_shadow_globals(module, registry: Registry) -> dict[str, tuple[str, str]
         if m is None or shadow not in module.globals:
             continue
         ty, _ = take_type(m.group(2))
-        if is_active_type(ty) or ty.startswith(("[", "{", "<{", "%")):
+        if is_active_type(ty) or ty.startswith(("[", "{", "<{", "%")) or ty == "ptr":
+            # a pointer global's shadow holds the shadow pointer (a workspace `double *g_work`
+            # whose shadow buffer the user allocates: pointers loaded from g get d_g's value)
             found[make_name("@", g)] = (make_name("@", shadow), ty)
     return found
 

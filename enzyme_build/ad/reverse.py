@@ -196,11 +196,14 @@ class ReverseGenerator:
             else f"the global '{name}'"
         raise EnzymeBuildError(
             f"an active value is stored through the pointer held in {what} (@{name}), and enzyme-build "
-            f"cannot give that memory a shadow: globals holding pointers have none "
+            f"cannot give that memory a shadow: globals holding pointers have none unless one is declared "
             f"({inst.text.split(', !', 1)[0].strip()} in @{self.fn.name})",
             location=self.engine.location(inst) or f"@{self.fn.name}",
-            hint="pass the workspace to the differentiated function as a parameter (enzyme_dup with a "
-                 "zeroed shadow buffer of the same size), or allocate it inside the differentiated function")
+            hint=f"declare a shadow pointer for it and point that at a zeroed buffer of the same size "
+                 f"(`double *d_{var or name}; void *__enzyme_shadow_global_{var or name}[2] = "
+                 f"{{&{var or name}, &d_{var or name}}};` or `__attribute__((enzyme_shadow(d_{var or name})))` on it), "
+                 f"pass the workspace to the differentiated function as a parameter (enzyme_dup with a "
+                 f"zeroed shadow buffer of the same size), or allocate it inside the differentiated function")
 
     def _check_integer_views(self) -> None:
         """A float's bits carried in an integer (a view) must reach a float again through a

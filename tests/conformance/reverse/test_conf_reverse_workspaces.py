@@ -49,7 +49,15 @@ def test_global_workspace_refused(tmp_path, source, named, opt):
     assert rc == 1 and not made, err
     assert f"{source}:9: an active value is stored through the pointer held in {named}" in err, err
     assert "pass the workspace to the differentiated function as a parameter" in err, err
+    assert "declare a shadow pointer for it" in err, err
     assert "Traceback" not in err, err
+
+
+# the same workspace with a declared shadow pointer (registration global or attribute)
+@pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O0", "O2", "ad-before-opt"])
+def test_global_workspace_with_declared_shadow(tmp_path, opt, env):
+    assert build_and_run(tmp_path, "global_workspace_shadow.c", opt=opt, env_extra=env) == 12
 
 
 @pytest.mark.parametrize("opt", ["-O1", "-O2"])

@@ -251,6 +251,12 @@ class ForwardGenerator:
     def _shadow_global(self, g: str, lane: int) -> str:
         """Forward-mode shadow of a written float global (its tangent; zero initially)."""
         tag = "fsh" if self.width == 1 or lane == 0 else f"fsh{lane}"
+        if tag != "fsh" and self.engine.active_globals[g] == "ptr":
+            raise EnzymeBuildError(
+                f"vector forward mode (width {self.width}) reaches the pointer global {g}, whose declared shadow "
+                f"pointer serves one lane only (in @{self.fn.name})", location=f"@{self.fn.name}",
+                hint="use width 1 for this function, or pass the workspace as an enzyme_dup argument "
+                     "with one shadow buffer per lane")
         name = make_name("@", g, tag)
         key = ("forward-global", name)
         if key not in self.engine.memo:

@@ -100,3 +100,30 @@ def test_libc_memcpy(tmp_path, extra, opt):
 def test_fortify_printf(tmp_path, program):
     """__printf_chk and __vfprintf_chk are inactive like printf and vfprintf."""
     build_and_run(tmp_path, program, extra=["-D_FORTIFY_SOURCE=2"])
+
+
+def test_global_workspace_shadow_in_vector_mode_is_refused(tmp_path):
+    """A declared shadow pointer serves one lane: vector forward mode through it is an error
+    naming the global (not a store through a null lane-1 shadow at run time)."""
+    work = tmp_path / "vec"
+    work.mkdir()
+    (work / "v.c").write_text(r"""
+#include <stdlib.h>
+#include <enzyme/enzyme.h>
+double *d_work;
+double *g_work __attribute__((enzyme_shadow(d_work)));
+double f(const double *x, int n) { for (int i = 0; i < n; i++) g_work[i] = x[i] * x[i];
+  double s = 0; for (int i = 0; i < n; i++) s += g_work[i]; return s; }
+typedef struct { double d[2]; } two;
+two __enzyme_fwddiff2(void *, ...);
+int main(void) {
+  g_work = malloc(32); d_work = calloc(4, 8);
+  double x[4] = {1, 2, 3, 4}, e0[4] = {1}, e1[4] = {0, 1};
+  two r = __enzyme_fwddiff2((void *)f, enzyme_width, 2, enzyme_dup, x, e0, e1, enzyme_const, 4);
+  return (int)r.d[0];
+}
+""")
+    build = subprocess.run([ENZYME_BUILD, "cc", "-O2", "v.c", "-o", "v"], cwd=work, capture_output=True,
+                           text=True, timeout=240)
+    assert build.returncode == 1 and not (work / "v").exists(), build.stderr
+    assert "reaches the pointer global @g_work" in build.stderr and "Traceback" not in build.stderr

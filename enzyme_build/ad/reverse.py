@@ -162,6 +162,9 @@ class ReverseGenerator:
                 hint="pass that memory as an enzyme_dup argument, allocate it in the differentiated "
                      "code, or mark the pointer argument enzyme_const if its contents do not matter")
         self.diffe_slots: dict[str, str] = {}
+        # adjoints kept as SSA values in their block's reverse (no slot): value -> running sum
+        self.local_adjoints: set[str] = set()
+        self.register_adjoints: dict[str, str] = {}
         self.slot_stores: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
         self.fwd: dict[str, list[str]] = {}
         self.fwd_term: dict[str, list[str]] = {}
@@ -289,8 +292,29 @@ class ReverseGenerator:
 
 
     # ------------------------------------------------------------------ adjoints
+    def _local_adjoint_values(self) -> set[str]:
+        """Float values whose every use is in their own block (and not a phi): the reverse of
+        that block sees all their adjoint contributions before their definition, so their
+        adjoints are SSA values there (a running sum) rather than slots loaded and stored
+        around every contribution. OpenMP-parallel functions keep slots (their reductions
+        read slots by name)."""
+        if self.parallel:
+            return set()
+        users = self.fn.users()
+        local = set()
+        for inst in self.fn.instructions():
+            v = inst.result
+            if not v or inst.opcode == "phi" or v not in self.act.varied or not is_float_type(inst.type) \
+                    or not is_float_type(self.types.get(v, "")):
+                continue
+            if all(u.block == inst.block and u.opcode != "phi" for u in users.get(v, [])):
+                local.add(v)
+        return local
+
     def take_adjoint(self, value: str, lines: list[str]) -> str:
         ty = self.types[value]
+        if value in self.local_adjoints:
+            return self.register_adjoints.pop(value, None) or adjoint_zero(ty)
         slot = self.diffe_slot(value)
         name = self.fresh("dr")
         lines.append(f"  {name} = load {ty}, ptr {slot}, align 8")
@@ -301,6 +325,10 @@ class ReverseGenerator:
         if not is_local(value) or value not in self.act.varied:
             return
         ty = self.types[value]
+        if value in self.local_adjoints:
+            current = self.register_adjoints.get(value)
+            self.register_adjoints[value] = contrib if current is None else self._add(ty, current, contrib, lines)
+            return
         slot = self.diffe_slot(value)
         old = self.fresh("da")
         lines.append(f"  {old} = load {ty}, ptr {slot}, align 8")
@@ -335,6 +363,7 @@ class ReverseGenerator:
 
     # ------------------------------------------------------------------ driver
     def generate(self) -> list[str]:
+        self.local_adjoints = self._local_adjoint_values()
         for p, a in zip(self.fn.params, self.sig.args):
             if a == "out" and p.name in self.act.varied:
                 self.diffe_slot(p.name)

@@ -52,8 +52,10 @@ declare { double, double } @__enzyme_autodiff_pair(ptr, ...)
 def test_adjoint_slots_start_at_negative_zero_and_fold_away():
     out = differentiate(SUMSQ)
     fn = body(out, "diffe_sumsq")
-    # every slot starts (and is reset) at -0.0, the identity of fadd
-    assert re.search(r"%x\$d = alloca double, align 8\n  store double 0x8000000000000000, ptr %x\$d", fn)
+    # every slot starts (and is reset) at -0.0, the identity of fadd (the loop-carried sum has
+    # one; x and sq, used only in their own block, have SSA adjoints and no slot)
+    assert re.search(r"%s\$d = alloca double, align 8\n  store double 0x8000000000000000, ptr %s\$d", fn)
+    assert "%x$d" not in fn and "%sq$d" not in fn
     # a returned adjoint is normalized to +0.0 when nothing reached it (y does not affect cube)
     cube = body(out, "diffe_cube")
     assert len(re.findall(r"= fadd double %ret\$\d+, 0x0000000000000000", cube)) == 2, cube

@@ -3,7 +3,7 @@
 Combined (`diffe_<f>`): the forward sweep clones f (plus shadow pointers and caching),
 each `ret` jumps into the reverse sweep, which walks blocks backwards (recorded
 predecessor indices choose the way back) and instructions backwards, accumulating
-adjoints in allocas ("diffe slots"). Split: `augmented_<f>` runs the forward sweep and
+adjoints as SSA values (values used only in their own block) or in allocas ("diffe slots"). Split: `augmented_<f>` runs the forward sweep and
 keeps what the reverse needs on a tape passed in; `reverse_<f>` reads it back.
 What the reverse sweep reads, and how it is kept, is decided by the generator's cache
 planner (`self.cache`, ad/cache.py: `fetch` a forward value in a reverse block, `place` the

@@ -407,17 +407,7 @@ def leveled_name(name: str, level: int) -> str:
 def leveled_support(names: set[str], level: int) -> tuple[list[str], set[str]]:
     """(function texts, declarations needed) of the level-`level` variants of the tape
     helpers in `names` and of the helpers they call, every reference renamed to that level."""
-    todo, done, decls = [n for n in names if n in TAPE_HELPERS], set(), set()
-    while todo:
-        n = todo.pop()
-        if n in done:
-            continue
-        done.add(n)
-        for dep in _NEEDS.get(n, []):
-            if dep.startswith("@"):
-                decls.add(dep)
-            elif dep in TAPE_HELPERS:
-                todo.append(dep)
+    done, decls = _closure({n for n in names if n in TAPE_HELPERS}, TAPE_HELPERS)
     decls.discard("@__enzyme_build_tape_spare")
     decls.discard("@realloc")
     rename = re.compile("@(" + "|".join(re.escape(n) for n in TAPE_HELPERS) + r")(?![-\w$.])")
@@ -469,8 +459,9 @@ DECLARATIONS = {
 }
 
 
-def support_closure(names: set[str]) -> tuple[list[str], set[str]]:
-    """(function texts, declarations needed) for the given support functions and their deps."""
+def _closure(names: set[str], within=None) -> tuple[set[str], set[str]]:
+    """(support functions, declarations) that `names` need, transitively (only support
+    functions in `within` followed, when given)."""
     todo, done, decls = list(names), set(), set()
     while todo:
         n = todo.pop()
@@ -480,6 +471,12 @@ def support_closure(names: set[str]) -> tuple[list[str], set[str]]:
         for dep in _NEEDS.get(n, []):
             if dep.startswith("@"):
                 decls.add(dep)
-            else:
+            elif within is None or dep in within:
                 todo.append(dep)
+    return done, decls
+
+
+def support_closure(names: set[str]) -> tuple[list[str], set[str]]:
+    """(function texts, declarations needed) for the given support functions and their deps."""
+    done, decls = _closure(set(names))
     return [_SUPPORT[n] for n in sorted(done)], decls

@@ -92,6 +92,30 @@ int main(void) {{
 """
 
 
+# the same for C++ programs (`double f(const double *x)` over 4 inputs)
+CXX_FD_HEAD = r"""
+#include <cmath>
+#include <cstdio>
+#include <utility>
+extern int enzyme_dup;
+extern "C" void __enzyme_autodiff(void *, ...);
+extern "C" double __enzyme_fwddiff(void *, ...);
+"""
+CXX_FD_MAIN = r"""
+int main() {
+  double x[4] = {0.5, -1.25, 1.5, 0.75}, g[4] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
+  for (int i = 0; i < 4; i++) {
+    double e[4] = {0}; e[i] = 1;
+    double xp[4], xm[4];
+    for (int k = 0; k < 4; k++) { xp[k] = x[k]; xm[k] = x[k]; }
+    xp[i] += 1e-6; xm[i] -= 1e-6;
+    std::printf("%.15g %.15g %.15g\n", g[i], __enzyme_fwddiff((void *)f, enzyme_dup, x, e), (f(xp) - f(xm)) / 2e-6);
+  }
+}
+"""
+
+
 # test configurations: flags and environment
 LEVELS = {"O0": (["-O0"], {}), "O2": (["-O2"], {}),
           "adbefore": (["-O2"], {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})}

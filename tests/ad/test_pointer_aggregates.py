@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
+from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
 
 MAIN = fd_main()
 
@@ -81,13 +81,7 @@ def test_pointer_in_returned_struct(tmp_path, name, level):
     check_fd_rows(fd_rows(tmp_path, FD_HEAD + PROGRAMS[name] + MAIN, flags, env), 4)
 
 
-CXX_PAIR = r"""
-#include <cmath>
-#include <cstdio>
-#include <utility>
-extern int enzyme_dup;
-extern "C" void __enzyme_autodiff(void *, ...);
-extern "C" double __enzyme_fwddiff(void *, ...);
+CXX_PAIR = CXX_FD_HEAD + r"""
 struct Row {
   double *data; long n;
   __attribute__((noinline)) std::pair<double *, double *> range() const { return {data, data + n}; }
@@ -101,19 +95,7 @@ __attribute__((noinline)) double f(const double *x) {
   for (double *p = b; p != e; ++p) s += *p * *p;
   return s;
 }
-int main() {
-  double x[4] = {0.5, -1.25, 1.5, 0.75}, g[4] = {0};
-  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
-  for (int i = 0; i < 4; i++) {
-    double e[4] = {0}; e[i] = 1;
-    double xp[4], xm[4];
-    for (int k = 0; k < 4; k++) { xp[k] = x[k]; xm[k] = x[k]; }
-    xp[i] += 1e-6; xm[i] -= 1e-6;
-    std::printf("%.15g %.15g %.15g\n", g[i], __enzyme_fwddiff((void *)f, enzyme_dup, x, e),
-                (f(xp) - f(xm)) / 2e-6);
-  }
-}
-"""
+""" + CXX_FD_MAIN
 
 
 @pytest.mark.parametrize("level", list(LEVELS))

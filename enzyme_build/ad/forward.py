@@ -164,7 +164,10 @@ class ForwardGenerator:
             grown |= self._returned_allocations() - act.shadowed
             if not grown:
                 return act
-            seeds |= grown
+            # what this round shadowed stays shadowed: the pointer a call returns may have
+            # its shadow because an argument got one here (a span into a malloc'd block
+            # written through), and the next round must not drop the argument's
+            seeds |= grown | act.shadowed
 
     def _objects_behind_shadowed_results(self, act) -> set[str]:
         """Local objects passed to a defined function whose returned pointer needs a shadow

@@ -73,6 +73,22 @@ __attribute__((noinline)) double f(const double *x) {
   while (h) { struct node *nx = h->next; s += h->v * h->v; free(h); h = nx; }
   return s;
 }""",
+    # a helper returning a pointer into a block that gets active data only through that
+    # pointer (fuzz seed 8 of an earlier generator: a span whose length the optimizer
+    # dropped): forward mode gave the returned pointer a shadow but not the block, then used
+    # a shadow it never defined (invalid IR)
+    "pointer_into_constant_block": r"""
+__attribute__((noinline)) static double *tail_of(double *p, long k) { return p + k; }
+__attribute__((noinline)) double f(const double *x) {
+  double *b = malloc(6 * sizeof(double));
+  for (int i = 0; i < 6; i++) b[i] = 0.3 + i;
+  double *t = tail_of(b, 3);
+  for (int q = 0; q < 2; q++) t[q] = tanh(t[q] * x[0] + x[q + 1]);
+  double s = x[3];
+  for (int i = 0; i < 6; i++) s += b[i] * (i + 1);
+  free(b);
+  return s;
+}""",
 }
 
 

@@ -523,6 +523,7 @@ def ad_keep_dir(keep_dir: str | None, stem: str) -> str | None:
 def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
     """Bitcode -> AD -> optimized native object in plan.tmpdir; returns its path."""
     from .. import llvm
+    from ..llvm import vecmath
     from .progress import LinkProgress
     progress = progress or LinkProgress(plan.output, verbose=False, live=False)
     stem = os.path.basename(plan.output)
@@ -563,6 +564,7 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
     from ..llvm import backend   # opt/llc of our LLVM when installed, else llvmlite
     optimized = os.path.join(plan.tmpdir, "whole-program.bc")
     vector_library = choose_vector_library(plan, llvm.triple(module))
+    legal_isas = vecmath.legal_isas(llvm.function_target_features(module))
     with progress.stage("optimization"):
         module = define_leftover_markers(module)
         backend.optimize_to_bitcode(module, optimized, speed, size_level=size, pic=plan.pic,
@@ -573,8 +575,16 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
             keep_module(llvm.read_bitcode_file(optimized, stem), plan.keep_dir, stem, "post-ad")
     with progress.stage("code generation"):
         path = os.path.join(plan.tmpdir, "whole-program.o")
-        backend.emit_object_file(optimized, path, opt=max(speed, 1) if speed else 0, pic=plan.pic,
-                                 workdir=plan.tmpdir, name=stem)
+        codegen = dict(opt=max(speed, 1) if speed else 0, pic=plan.pic, workdir=plan.tmpdir, name=stem)
+        backend.emit_object_file(optimized, path, **codegen)
+        if vector_library == vecmath.LIBMVEC:
+            with open(path, "rb") as fh:
+                illegal = vecmath.illegal_calls(objfile.undefined_symbols(fh.read()), legal_isas)
+            if illegal:   # rare: wider variants than the functions' features allow, once more
+                backend.call_intrinsics_instead(optimized, illegal, stem)
+                if plan.keep_dir:
+                    keep_module(llvm.read_bitcode_file(optimized, stem), plan.keep_dir, stem, "post-ad")
+                backend.emit_object_file(optimized, path, **codegen)
         os.unlink(optimized)
     plan.extra_libraries = vector_math_libraries(vector_library, path)
     return path

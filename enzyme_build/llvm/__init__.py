@@ -145,6 +145,23 @@ def triple(module: Module) -> str:
     return module.ref.triple
 
 
+def function_target_features(module: Module) -> list[str]:
+    """The "target-features" of every defined function ("" for a function without)."""
+    out = []
+    for f in module.ref.functions:
+        if f.is_declaration:
+            continue
+        features = ""
+        for attr in f.attributes:
+            text = attr.decode("utf-8", "replace") if isinstance(attr, bytes) else str(attr)
+            at = text.find('"target-features"="')
+            if at >= 0:
+                start = at + len('"target-features"="')
+                features = text[start:text.index('"', start)]
+        out.append(features)
+    return out
+
+
 def rename_declarations(module: Module, names: dict[str, str]) -> list[str]:
     """Give the declared functions named in ``names`` their new names, calls included (an
     intrinsic renamed becomes an ordinary external function). A declaration whose new name

@@ -180,6 +180,29 @@ def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, p
         os.replace(out, path)
 
 
+def call_intrinsics_instead(bitcode: str, names: dict[str, str], name: str = "module") -> None:
+    """Rewrite the bitcode file so that every call of a function in ``names`` calls the
+    intrinsic it maps to (`call <4 x double> @_ZGVdN4v_exp(…)` -> `@llvm.exp.v4f64(…)`,
+    which code generation computes with narrower calls). The declarations stay (LLVM
+    keeps the vector library's in llvm.compiler.used); unused, they reference nothing."""
+    import re
+    from . import parse_assembly, read_bitcode_file, verify
+    module = read_bitcode_file(bitcode, name)
+    text = module.text()
+    _close(module)
+    for old, new in names.items():
+        call = re.compile(r"^(\s+(?:%\S+ = )?(?:(?:tail|musttail|notail) )?call\b[^\n]*?)@"
+                          + re.escape(old) + r"\(", re.MULTILINE)
+        text = call.sub(lambda m: f"{m.group(1)}@{new}(", text)
+    try:
+        module = parse_assembly(text, name)
+    except EnzymeBuildError as err:
+        raise InternalError(f"rewriting vector math calls gave invalid IR: {err.message}")
+    verify(module, generated=True)
+    _write(bitcode, module.bitcode())
+    _close(module)
+
+
 def emit_object_file(bitcode: str, output: str, *, opt: int = 2, pic: bool = True,
                      jobs: int | None = None, workdir: str | None = None,
                      split_min_bytes: int = SPLIT_MIN_BYTES, name: str = "module") -> int:

@@ -215,3 +215,63 @@ def test_target_features_choose_the_variants(ws, march, variants):
     assert set().union(*vector_calls_by_function(ws.read("keep/map.post-ad.ll")).values()) == variants
     if march is None or cpu_has("avx2"):
         ws.exe("map")
+
+
+# Two shapes for which LLVM 22 picks the AVX2 variant in baseline x86-64 code (its argument
+# then travels in memory, not in ymm0): the SLP vectorizer's horizontal reduction of four
+# exp() under -ffast-math, and a float loop calling the double exp() (VF 4).
+WIDE = r"""
+#include <math.h>
+#include <stdio.h>
+#include <enzyme/enzyme.h>
+
+__attribute__((noinline)) double sum4(const double *x) {
+  return exp(x[0]) + exp(x[1]) + exp(x[2]) + exp(x[3]);
+}
+
+__attribute__((noinline)) void widen(float *restrict out, const float *restrict in, int n) {
+  for (int i = 0; i < n; i++) out[i] = (float)exp((double)in[i]);
+}
+
+int main(void) {
+  double x[4] = {0.1, 0.2, 0.3, 0.4}, dx[4] = {0, 0, 0, 0};
+  __enzyme_autodiff((void *)sum4, enzyme_dup, x, dx);
+  static float in[64], out[64];
+  for (int i = 0; i < 64; i++) in[i] = 0.01f * i;
+  widen(out, in, 64);
+  int bad = 0;
+  for (int i = 0; i < 4; i++) bad += fabs(dx[i] - exp(x[i])) > 1e-12;
+  for (int i = 0; i < 64; i++) bad += fabsf(out[i] - (float)exp((double)in[i])) > 1e-6f;
+  bad += fabs(sum4(x) - (exp(0.1) + exp(0.2) + exp(0.3) + exp(0.4))) > 1e-12;
+  printf("%d wrong\n", bad);
+  return bad != 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [["-O2", "-ffast-math"], ["-O2", "-fno-math-errno", "-fveclib=libmvec"]],
+                         ids=["ffast-math", "fveclib"])
+def test_wider_variants_than_the_target_allows_are_not_called(ws, flags):
+    ws.write("wide.c", WIDE)
+    ws.eb(*flags, "wide.c", "-o", "wide", "-lm", env={"ENZYME_BUILD_KEEP": ws.file("keep")}, check=True)
+    assert ws.exe("wide").stdout == "0 wrong\n"
+    symbols = objfile.dynamic_symbols(objfile.read_file(ws.file("wide")))
+    assert not [s for s in symbols if s.startswith("_ZGV") and s[4] != "b"], symbols
+    ir = ws.read("keep/wide.post-ad.ll")
+    calls = set().union(set(), *vector_calls_by_function(ir).values())
+    assert all(name.startswith("_ZGVb") for name in calls), calls
+    # the kept IR is the repaired module: the 4-wide exp is the intrinsic again (should LLVM
+    # stop choosing the AVX2 variant here, this line fails and the repair may go)
+    assert re.search(r"call[^\n]*@llvm\.exp\.v4f64\(", ir)
+
+
+def test_legal_isas_and_the_intrinsics_instead():
+    baseline, v3 = "+cmov,+cx8,+fxsr,+mmx,+sse,+sse2,+x87", "+avx,+avx2,+fma,+sse,+sse2"
+    assert vecmath.legal_isas([baseline, v3]) == {"b"}
+    assert vecmath.legal_isas([v3, ""]) == {"b"}           # a derivative without attributes
+    assert vecmath.legal_isas([v3]) == {"b", "c", "d"}
+    assert vecmath.legal_isas([]) == {"b"}
+    undefined = {"_ZGVbN2v_exp", "_ZGVdN4v_exp", "_ZGVdN8vv_powf", "exp", "_ZGVdN4v_mine"}
+    assert vecmath.illegal_calls(undefined, {"b"}) == {"_ZGVdN4v_exp": "llvm.exp.v4f64",
+                                                        "_ZGVdN8vv_powf": "llvm.pow.v8f32"}
+    assert vecmath.illegal_calls(undefined, {"b", "c", "d"}) == {}

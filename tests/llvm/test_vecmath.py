@@ -85,3 +85,23 @@ define <2 x double> @f(<2 x double> %x, <4 x double> %y) {
     assert "call fast <2 x double> @_ZGVbN2v_exp(<2 x double> %x)" in text
     assert "@llvm.exp.v4f64(<4 x double> %y)" in text       # 256-bit: left to code generation
     assert "@llvm.log.v2f64(<2 x double> %a)" in text
+
+
+def test_call_intrinsics_instead_rewrites_the_calls(tmp_path):
+    module = llvm.parse_assembly("""
+@llvm.compiler.used = appending global [1 x ptr] [ptr @_ZGVdN4v_exp], section "llvm.metadata"
+declare <4 x double> @_ZGVdN4v_exp(<4 x double>)
+declare <4 x double> @llvm.exp.v4f64(<4 x double>)
+define <4 x double> @f(<4 x double> %x) {
+  %a = tail call fast <4 x double> @_ZGVdN4v_exp(<4 x double> %x)
+  %b = call <4 x double> @llvm.exp.v4f64(<4 x double> %a)
+  ret <4 x double> %b
+}
+""")
+    path = tmp_path / "m.bc"
+    path.write_bytes(module.bitcode())
+    backend.call_intrinsics_instead(str(path), {"_ZGVdN4v_exp": "llvm.exp.v4f64"})
+    text = llvm.read_bitcode_file(str(path)).text()
+    assert "tail call fast <4 x double> @llvm.exp.v4f64(<4 x double> %x)" in text
+    assert "call <4 x double> @_ZGVdN4v_exp" not in text
+    assert "declare <4 x double> @_ZGVdN4v_exp(<4 x double>)" in text   # still in compiler.used

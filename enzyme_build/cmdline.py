@@ -94,12 +94,11 @@ STATIC_ON = frozenset({"-Bstatic", "-dn", "-non_shared", "-static", "--static"})
 STATIC_OFF = frozenset({"-Bdynamic", "-dy", "-call_shared"})
 EXPORT_DYNAMIC_WORDS = frozenset({"--export-dynamic", "-export-dynamic", "-E"})
 TARGET_FLAGS = frozenset({"-m32", "-m64", "-mx32"})
+TARGET_PREFIXES = ("--target=", "-target=", "--gcc-toolchain=")
 # Options that allow or forbid approximate math functions (clang's -fapprox-func).
 APPROX_FUNC_ON = frozenset({"-ffast-math", "-Ofast", "-funsafe-math-optimizations", "-fapprox-func"})
 APPROX_FUNC_OFF = frozenset({"-fno-fast-math", "-fno-unsafe-math-optimizations", "-fno-approx-func"})
 NO_DEFAULT_LIBRARY_FLAGS = frozenset({"-nostdlib", "-nodefaultlibs", "-nolibc", "-ffreestanding"})
-
-TARGET_PREFIXES = ("--target=", "-target=", "--gcc-toolchain=")
 
 
 # --- the model -------------------------------------------------------------------------

@@ -49,7 +49,8 @@ def legal_isas(function_features: list[str]) -> set[str]:
     for none) may call: b always; c, d, e when all of them have the feature."""
     out = set()
     for isa, feature in ISA_FEATURE.items():
-        if feature is None or function_features and all(feature in f.split(",") for f in function_features):
+        if feature is None or (function_features
+                               and all(feature in f.split(",") for f in function_features)):
             out.add(isa)
     return out
 
@@ -82,7 +83,7 @@ def llvm_name(clang_value: str) -> str | None:
 
 
 def is_x86_64_glibc(triple: str) -> bool:
-    """x86_64-<vendor>-linux-gnu[…]: the targets whose C library ships libmvec."""
+    """x86_64-[<vendor>-]linux-gnu: the targets whose C library (glibc) ships libmvec."""
     parts = triple.split("-")
     return len(parts) >= 3 and parts[0] == "x86_64" and "linux" in parts[1:3] and parts[-1] == "gnu"
 

@@ -37,7 +37,8 @@ sys.path.insert(0, str(HERE))
 import svg  # noqa: E402  (the sibling helper module)
 
 KERNEL_DIR = HERE / "kernels"
-CFLAGS = ["-O2", "-fno-math-errno"]  # errno-free libm lets LLVM treat sqrt/exp as pure
+BASE_CFLAGS = ("-O2", "-fno-math-errno")  # errno-free libm lets LLVM treat sqrt/exp as pure
+CFLAGS = list(BASE_CFLAGS)                # plus -fveclib=LIB with --veclib LIB
 CLANG_CANDIDATES = ("clang-22", "/usr/lib/llvm-22/bin/clang")
 
 
@@ -920,6 +921,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-ablation", action="store_true", help="skip the AD-before-opt builds")
     parser.add_argument("--no-ad-time", action="store_true", help="skip measuring the AD stage alone")
     parser.add_argument("--jobs", type=int, default=2, help="parallel builds (runs are always sequential)")
+    parser.add_argument("--veclib", metavar="LIB",
+                        help="build every kernel, with plain clang and with enzyme-build alike, with "
+                        "-fveclib=LIB (libmvec: glibc's vector math in vectorized loops); default: none")
     parser.add_argument("--measure-ad", metavar="MODULE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     unknown = [k for k in args.kernels.split(",") if k and k not in KERNELS]
@@ -935,6 +939,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def build_flags(veclib: str | None) -> list[str]:
+    """The flags of every kernel build: BASE_CFLAGS, plus -fveclib=<veclib> when given."""
+    return [*BASE_CFLAGS, *([f"-fveclib={veclib}"] if veclib else [])]
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.measure_ad:
@@ -942,6 +951,7 @@ def main(argv: list[str]) -> int:
     kernels = [KERNELS[k] for k in args.kernel_names]
     TIMING_ARGS[:] = ([f"--min-time={args.min_time}"] if args.min_time else []) + \
         ([f"--repeats={args.repeats}"] if args.repeats else [])
+    CFLAGS[:] = build_flags(args.veclib)
     out_dir = args.results / ("build-quick" if args.quick else "build")
     out_dir.mkdir(parents=True, exist_ok=True)
     clang = clang_exe()
@@ -967,7 +977,7 @@ def main(argv: list[str]) -> int:
     load_after = os.getloadavg()[0]
     meta = {"load_average": [round(load_before, 2), round(load_after, 2)],"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": machine_description(), "mode": "quick" if args.quick else "full",
-            "argv": "".join(f" {a}" for a in argv), "cflags": CFLAGS,
+            "argv": "".join(f" {a}" for a in argv), "cflags": list(CFLAGS),
             "python": platform.python_version()}
     print_table(records, summary, meta)
     if peers:

@@ -95,6 +95,10 @@ STATIC_OFF = frozenset({"-Bdynamic", "-dy", "-call_shared"})
 EXPORT_DYNAMIC_WORDS = frozenset({"--export-dynamic", "-export-dynamic", "-E"})
 TARGET_FLAGS = frozenset({"-m32", "-m64", "-mx32"})
 TARGET_PREFIXES = ("--target=", "-target=", "--gcc-toolchain=")
+# Options that allow or forbid approximate math functions (clang's -fapprox-func).
+APPROX_FUNC_ON = frozenset({"-ffast-math", "-Ofast", "-funsafe-math-optimizations", "-fapprox-func"})
+APPROX_FUNC_OFF = frozenset({"-fno-fast-math", "-fno-unsafe-math-optimizations", "-fno-approx-func"})
+NO_DEFAULT_LIBRARY_FLAGS = frozenset({"-nostdlib", "-nodefaultlibs", "-nolibc", "-ffreestanding"})
 
 
 # --- the model -------------------------------------------------------------------------
@@ -227,6 +231,32 @@ class CommandLine:
         """-w: clang reports no warnings (nor the dropped-attribute one the hook reads)."""
         return any(a.option == "-w" or a.option == "-Xclang" and a.value == "-w"
                    for a in self.roles(OPTION))
+
+    def vector_library(self) -> str | None:
+        """The value of the last `-fveclib=` ("libmvec", "none", "SVML", …), None without one."""
+        values = [a.value for a in self.roles(OPTION) if a.option == "-fveclib="]
+        return values[-1] if values else None
+
+    def approximate_math_functions(self) -> bool:
+        """Whether the options let math functions be replaced by approximations, as clang's
+        `-fapprox-func` (the `afn` flag on its calls) does: -ffast-math, -Ofast,
+        -funsafe-math-optimizations, -fapprox-func and -ffp-model=fast|aggressive say yes,
+        -fno-fast-math, -fno-unsafe-math-optimizations, -fno-approx-func and
+        -ffp-model=precise|strict say no; the last of them wins."""
+        allowed = False
+        for arg in self.roles(OPTION):
+            token = arg.tokens[0]
+            if arg.option == "-ffp-model=":
+                allowed = arg.value in ("fast", "aggressive")
+            elif token in APPROX_FUNC_ON or token in APPROX_FUNC_OFF:
+                allowed = token in APPROX_FUNC_ON
+        return allowed
+
+    @property
+    def no_default_libraries(self) -> bool:
+        """-nostdlib, -nodefaultlibs, -nolibc or -ffreestanding: the C library (and libm)
+        is not assumed."""
+        return any(a.tokens[0] in NO_DEFAULT_LIBRARY_FLAGS for a in self.roles(OPTION, LINK_ONLY))
 
     def emit(self) -> list[str]:
         """The command line again, token for token."""

@@ -50,6 +50,7 @@ class LinkPlan:
     tmpdir: str = "."
     keep_dir: str | None = None
     verbose: bool = False
+    extra_libraries: list[str] = field(default_factory=list)   # the final link adds these
 
     @cached_property
     def command_line(self) -> cmdline.CommandLine:
@@ -522,6 +523,7 @@ def ad_keep_dir(keep_dir: str | None, stem: str) -> str | None:
 def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
     """Bitcode -> AD -> optimized native object in plan.tmpdir; returns its path."""
     from .. import llvm
+    from ..llvm import vecmath
     from .progress import LinkProgress
     progress = progress or LinkProgress(plan.output, verbose=False, live=False)
     stem = os.path.basename(plan.output)
@@ -561,19 +563,90 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
         break
     from ..llvm import backend   # opt/llc of our LLVM when installed, else llvmlite
     optimized = os.path.join(plan.tmpdir, "whole-program.bc")
+    vector_library = choose_vector_library(plan, llvm.triple(module))
+    legal_isas = vecmath.legal_isas(llvm.function_target_features(module))
     with progress.stage("optimization"):
         module = define_leftover_markers(module)
         backend.optimize_to_bitcode(module, optimized, speed, size_level=size, pic=plan.pic,
-                                    workdir=plan.tmpdir)   # consumes the module
+                                    workdir=plan.tmpdir,   # consumes the module
+                                    vector_library=vector_library)
         del module
         if plan.keep_dir:
             keep_module(llvm.read_bitcode_file(optimized, stem), plan.keep_dir, stem, "post-ad")
     with progress.stage("code generation"):
         path = os.path.join(plan.tmpdir, "whole-program.o")
-        backend.emit_object_file(optimized, path, opt=max(speed, 1) if speed else 0, pic=plan.pic,
-                                 workdir=plan.tmpdir, name=stem)
+        codegen = dict(opt=max(speed, 1) if speed else 0, pic=plan.pic, workdir=plan.tmpdir, name=stem)
+        backend.emit_object_file(optimized, path, **codegen)
+        if vector_library == vecmath.LIBMVEC:
+            with open(path, "rb") as fh:
+                illegal = vecmath.illegal_calls(objfile.undefined_symbols(fh.read()), legal_isas)
+            if illegal:   # rare: wider variants than the functions' features allow, once more
+                backend.call_intrinsics_instead(optimized, illegal, stem)
+                if plan.keep_dir:
+                    keep_module(llvm.read_bitcode_file(optimized, stem), plan.keep_dir, stem, "post-ad")
+                backend.emit_object_file(optimized, path, **codegen)
         os.unlink(optimized)
+    plan.extra_libraries = vector_math_libraries(vector_library, path)
     return path
+
+
+def choose_vector_library(plan: LinkPlan, triple: str) -> str | None:
+    """The vector math library the final pipeline may call (opt's -vector-library name), or
+    None (docs/build-performance.md, "Vector math"):
+
+    - the link's own -fveclib=<lib> (the last one), as clang uses it: `none` gives none;
+    - without one, glibc's libmvec when the options allow approximate math functions
+      (-ffast-math, -Ofast, -funsafe-math-optimizations, -fapprox-func,
+      -ffp-model=fast|aggressive, CommandLine.approximate_math_functions), the target is
+      x86-64 Linux with glibc, the C library is linked (no -nostdlib, -nodefaultlibs,
+      -nolibc, -ffreestanding) and the installed libmvec defines every function LLVM may
+      call;
+    - otherwise none. -fno-math-errno alone does not turn libmvec on: its results differ
+      from libm's in the last bits, which clang's -fno-math-errno does not allow either.
+
+    Either way only calls that cannot set errno are vectorized (the bitcode says which:
+    clang compiled them with -fno-math-errno, -ffast-math or a pure builtin).
+    """
+    from ..llvm import vecmath
+    cl = plan.command_line
+    explicit = cl.vector_library()
+    if explicit is not None:
+        try:
+            return vecmath.llvm_name(explicit)
+        except KeyError:
+            raise EnzymeBuildError(
+                f"unsupported -fveclib={explicit}",
+                hint="use one of " + ", ".join(sorted(vecmath.CLANG_TO_LLVM, key=str.lower)))
+    if not cl.approximate_math_functions() or cl.no_default_libraries:
+        return None
+    if not vecmath.is_x86_64_glibc(triple) or not _libmvec_complete(cl):
+        return None
+    return vecmath.LIBMVEC
+
+
+def _libmvec_complete(cl: cmdline.CommandLine) -> bool:
+    """The libmvec the link would find defines every function LLVM may call (glibc 2.35 or
+    later: tan came last)."""
+    from ..llvm import vecmath
+    path = objfile.find_library("mvec", objfile.library_search_dirs(cl.search_dirs),
+                                static_only=False)
+    if path is None or not path.endswith(".so"):
+        return False
+    try:
+        exported = objfile.defined_dynamic_symbols(objfile.read_file(path))
+    except OSError:
+        return False
+    return vecmath.LIBMVEC_X86_64 <= exported
+
+
+def vector_math_libraries(vector_library: str | None, program_object: str) -> list[str]:
+    """-lmvec -lm when the program object calls libmvec, else nothing."""
+    from ..llvm import vecmath
+    if vector_library != vecmath.LIBMVEC:
+        return []
+    with open(program_object, "rb") as fh:
+        calls = vecmath.libmvec_calls(objfile.undefined_symbols(fh.read()))
+    return list(vecmath.LIBMVEC_LINK_FLAGS) if calls else []
 
 
 _NO_BODY = re.compile(r"cannot differentiate through '([^']+)': it has no body")
@@ -643,7 +716,7 @@ def final_link_args(plan: LinkPlan, sel: Selection, program_object: str) -> list
         return out + _extract_native_members(plan, sel, real, linked.arg.index)
 
     args = link.rewrite_linked_files(replace)
-    return args if placed else [program_object] + args
+    return (args if placed else [program_object] + args) + plan.extra_libraries
 
 
 def _is_archive_file(path: str) -> bool:

@@ -140,6 +140,43 @@ def optimize(module: Module, level: int = 2, *, size_level: int = 0, unroll: boo
     mpm.run(module.ref, pb)
 
 
+def triple(module: Module) -> str:
+    """The module's target triple ("x86_64-pc-linux-gnu"; empty when it has none)."""
+    return module.ref.triple
+
+
+def function_target_features(module: Module) -> list[str]:
+    """The "target-features" of every defined function ("" for a function without)."""
+    out = []
+    for f in module.ref.functions:
+        if f.is_declaration:
+            continue
+        features = ""
+        for attr in f.attributes:
+            text = attr.decode("utf-8", "replace") if isinstance(attr, bytes) else str(attr)
+            at = text.find('"target-features"="')
+            if at >= 0:
+                start = at + len('"target-features"="')
+                features = text[start:text.index('"', start)]
+        out.append(features)
+    return out
+
+
+def rename_declarations(module: Module, names: dict[str, str]) -> list[str]:
+    """Give the declared functions named in ``names`` their new names, calls included (an
+    intrinsic renamed becomes an ordinary external function). A declaration whose new name
+    is taken already stays as it is. Returns the new names given."""
+    taken = {f.name for f in module.ref.functions}
+    done = []
+    for f in module.ref.functions:
+        new = names.get(f.name)
+        if new is not None and f.is_declaration and new not in taken:
+            f.name = new
+            taken.add(new)
+            done.append(new)
+    return done
+
+
 def run_named_passes(module: Module, passes: list[str], *, pic: bool = True) -> None:
     """Run a few named function/module passes (e.g. 'instnamer', 'sroa', 'simplifycfg')."""
     tm = target_machine(opt=2, pic=pic)

@@ -25,6 +25,7 @@ import tempfile
 
 from .. import LLVM_MAJOR
 from ..errors import EnzymeBuildError, InternalError
+from . import vecmath
 
 JOBS_VAR = "ENZYME_BUILD_JOBS"
 MAX_JOBS = 8
@@ -135,11 +136,18 @@ class Workdir:
 
 
 def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, pic: bool = True,
-                        workdir: str | None = None) -> None:
+                        workdir: str | None = None, vector_library: str | None = None) -> None:
     """Run the per-module default pipeline on ``module`` and write the result to ``path``
     (bitcode). The module is consumed: it is closed once its bitcode is out of this process,
-    so its memory is not held while the tools run."""
-    from . import optimize, verify
+    so its memory is not held while the tools run.
+
+    ``vector_library`` (opt's -vector-library name, e.g. "LIBMVEC") lets the loop and SLP
+    vectorizers call that library's vector variants of math functions that do not set
+    errno (llvm.exp.f64, or a libm call marked memory(none)), as clang's -fveclib does.
+    In-process, llvmlite's pass builder cannot be given one; for libmvec the 128-bit vector
+    math intrinsics its vectorizer leaves are renamed to their SSE2 variants instead
+    (vecmath.SSE_INTRINSICS)."""
+    from . import optimize, rename_declarations, triple, verify
     codegen_jobs()   # a bad ENZYME_BUILD_JOBS fails now, not after the pipeline
     if level <= 0 and size_level <= 0:
         verify(module, generated=True)
@@ -148,6 +156,8 @@ def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, p
         return
     if not external_tools_enabled():
         optimize(module, level, size_level=size_level, pic=pic)
+        if vector_library == vecmath.LIBMVEC and vecmath.is_x86_64_glibc(triple(module)):
+            rename_declarations(module, vecmath.SSE_INTRINSICS)
         verify(module, generated=True)
         _write(path, module.bitcode())
         _close(module)
@@ -158,10 +168,39 @@ def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, p
         name = module.name
         _close(module)
         out = work.file("optimized.bc")
+        # only opt gets the library, not llc: LLVM 22's code generation (ReplaceWithVeclib)
+        # would also turn a 256-bit llvm.exp.v4f64 that AD or the user's vector code wrote
+        # into a call of the AVX2 variant in a function compiled for baseline x86-64, which
+        # passes that vector in memory while _ZGVdN4v_exp reads ymm0 (wrong results)
         _run([find_tool("opt"), f"-passes={pipeline_text(level, size_level)}",
-              f"--relocation-model={'pic' if pic else 'static'}", source, "-o", out],
+              f"--relocation-model={'pic' if pic else 'static'}",
+              *([f"--vector-library={vector_library}"] if vector_library else []),
+              source, "-o", out],
              "optimization", name)
         os.replace(out, path)
+
+
+def call_intrinsics_instead(bitcode: str, names: dict[str, str], name: str = "module") -> None:
+    """Rewrite the bitcode file so that every call of a function in ``names`` calls the
+    intrinsic it maps to (`call <4 x double> @_ZGVdN4v_exp(…)` -> `@llvm.exp.v4f64(…)`,
+    which code generation computes with narrower calls). The declarations stay (LLVM
+    keeps the vector library's in llvm.compiler.used); unused, they reference nothing."""
+    import re
+    from . import parse_assembly, read_bitcode_file, verify
+    module = read_bitcode_file(bitcode, name)
+    text = module.text()
+    _close(module)
+    for old, new in names.items():
+        call = re.compile(r"^(\s+(?:%\S+ = )?(?:(?:tail|musttail|notail) )?call\b[^\n]*?)@"
+                          + re.escape(old) + r"\(", re.MULTILINE)
+        text = call.sub(lambda m: f"{m.group(1)}@{new}(", text)
+    try:
+        module = parse_assembly(text, name)
+    except EnzymeBuildError as err:
+        raise InternalError(f"rewriting vector math calls gave invalid IR: {err.message}")
+    verify(module, generated=True)
+    _write(bitcode, module.bitcode())
+    _close(module)
 
 
 def emit_object_file(bitcode: str, output: str, *, opt: int = 2, pic: bool = True,

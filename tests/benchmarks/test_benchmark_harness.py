@@ -164,3 +164,12 @@ def test_peer_rows_render_with_targets(bench_module):
     assert len(table) == 5 and len({ln.count("|") for ln in table}) == 1
     assert "| GMM gradient | d10_k5_n100 | 2.00 ms | 1.00 ms | 1.00 ms | 8.00 ms | 2.00x | 0.50x | 4.00x |" in text
     assert "- skipped torch: torch not importable (No module named torch)" in text
+
+
+def test_veclib_option_reaches_every_build(bench_module):
+    """--veclib libmvec: plain clang and enzyme-build alike get -fveclib=libmvec; without it
+    the flags stay the published table's."""
+    assert bench_module.parse_args(["--veclib", "libmvec"]).veclib == "libmvec"
+    assert bench_module.parse_args([]).veclib is None
+    assert bench_module.build_flags(None) == ["-O2", "-fno-math-errno"]
+    assert bench_module.build_flags("libmvec") == ["-O2", "-fno-math-errno", "-fveclib=libmvec"]

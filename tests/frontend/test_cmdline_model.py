@@ -279,6 +279,38 @@ def test_target_and_depfile_questions():
     assert not A.parse(["-I", "-w", "-c", "a.c"]).warnings_silenced  # a directory named -w
 
 
+# argv -> (vector_library(), approximate_math_functions())
+MATH_OPTIONS = [
+    (["-O2", "a.o"], (None, False)),
+    (["-fveclib=libmvec", "-fveclib=none", "a.o"], ("none", False)),
+    (["-fveclib=none", "-fveclib=libmvec", "a.o"], ("libmvec", False)),
+    (["-fno-math-errno", "a.o"], (None, False)),          # errno only: no approximations
+    (["-ffast-math", "a.o"], (None, True)),
+    (["-Ofast", "a.o"], (None, True)),
+    (["-funsafe-math-optimizations", "a.o"], (None, True)),
+    (["-fapprox-func", "a.o"], (None, True)),
+    (["-ffp-model=fast", "a.o"], (None, True)),
+    (["-ffp-model=aggressive", "a.o"], (None, True)),
+    (["-ffast-math", "-fno-fast-math", "a.o"], (None, False)),
+    (["-ffast-math", "-fno-approx-func", "a.o"], (None, False)),
+    (["-ffast-math", "-ffp-model=precise", "a.o"], (None, False)),
+    (["-fno-approx-func", "-ffast-math", "a.o"], (None, True)),
+    (["-I", "-ffast-math", "a.o"], (None, False)),         # a directory named -ffast-math
+]
+
+
+@pytest.mark.parametrize("argv,expected", MATH_OPTIONS)
+def test_vector_library_and_approximate_math(argv, expected):
+    model = A.parse(argv)
+    assert (model.vector_library(), model.approximate_math_functions()) == expected
+
+
+def test_no_default_libraries():
+    assert not A.parse(["a.o", "-lm"]).no_default_libraries
+    for flag in ("-nostdlib", "-nodefaultlibs", "-nolibc", "-ffreestanding"):
+        assert A.parse([flag, "a.o"]).no_default_libraries
+
+
 def test_passthrough_command_keeps_response_files(tmp_path):
     rsp = tmp_path / "args"
     rsp.write_text("-E a.c")

@@ -476,6 +476,7 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
                 known.add(strip_name(d))
     out.extend(derived_texts)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
+    out.extend(engine.attribute_group_lines())
     text = _use_user_shadows("\n".join(out) + "\n", engine.user_shadows)
     if contexts is not None:
         derived = {s for s in (defined_symbol(t) for t in engine.texts) if s}

@@ -280,6 +280,34 @@ class Engine:
         self.split_calls: list[tuple[str, Signature, str]] = []   # (kind, signature, call site)
         # record type -> the helper that moves the adjoints of a memcpy of such records
         self.record_adjoint_helpers: dict[tuple[str, str], str] = {}
+        # attribute groups of derived functions: body -> '#N' (new groups, after the module's)
+        self.derived_groups: dict[str, str] = {}
+
+    # ---------------------------------------------------------------- attributes
+    # what a derived function inherits from its primal: the code it may use (target CPU and
+    # features: a -march=native program's derivatives use AVX too, and the primal's helpers,
+    # compiled with those features, can be inlined into them) and the floating-point model
+    DERIVED_ATTRIBUTE_KEYS = ("target-cpu", "target-features", "tune-cpu", "no-trapping-math",
+                              "unsafe-fp-math", "no-infs-fp-math", "no-nans-fp-math",
+                              "no-signed-zeros-fp-math", "approx-func-fp-math", "denormal-fp-math",
+                              "denormal-fp-math-f32")
+
+    def derived_attributes(self, fn: Function) -> str:
+        """` #N`, the attribute group a derived function of `fn` gets (see
+        DERIVED_ATTRIBUTE_KEYS), or "" when the primal has none of those attributes."""
+        attrs = function_attributes(self.module, fn)
+        found = [m.group(0) for m in re.finditer(r'"([-\w]+)"="[^"]*"', attrs)
+                 if m.group(1) in self.DERIVED_ATTRIBUTE_KEYS]
+        if not found:
+            return ""
+        body = "{ " + " ".join(dict.fromkeys(found)) + " }"
+        if body not in self.derived_groups:
+            first = 1 + max((int(k[1:]) for k in self.module.attribute_groups()), default=-1)
+            self.derived_groups[body] = f"#{first + len(self.derived_groups)}"
+        return " " + self.derived_groups[body]
+
+    def attribute_group_lines(self) -> list[str]:
+        return [f"attributes {group} = {body}" for body, group in self.derived_groups.items()]
 
     # ---------------------------------------------------------------- inlining
     INLINE_PIECES_MAX = 200      # instructions of the primal

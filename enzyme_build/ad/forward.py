@@ -274,7 +274,8 @@ class ForwardGenerator:
     # ------------------------------------------------------------------ driver
     def generate(self) -> str:
         head = ", ".join(f"{t} {n}" for t, n in derived_params(self.fn, self.sig))
-        out = [f"define internal {derived_return_type(self.engine, self.fn, self.sig)} @{self.name}({head}) {{"]
+        out = [f"define internal {derived_return_type(self.engine, self.fn, self.sig)} @{self.name}({head})"
+               f"{self.engine.derived_attributes(self.fn)} {{"]
         rule = self.engine.custom.get(self.fn.name)
         if rule is not None and rule.forward:
             return "\n".join(out + self._rule_body() + ["}"])

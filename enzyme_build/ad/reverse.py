@@ -1323,7 +1323,7 @@ class ReverseGenerator:
         rty = adjoint_type(self.fn, self.sig)
         if not self.split:
             head = ", ".join(f"{t} {n}" for t, n in params)
-            text = [f"define internal {rty} @{names['combined']}({head}) {{"]
+            text = [f"define internal {rty} @{names['combined']}({head}){self.engine.derived_attributes(self.fn)} {{"]
             text += self._forward_blocks_text(self._diffe_prologue())
             text += self._reverse_blocks_text() + self._exit_block() + ["}"]
             return ["\n".join(text)]
@@ -1332,7 +1332,8 @@ class ReverseGenerator:
         aug_head = ", ".join([f"{t} {n}" for t, n in params] + [f"ptr noalias {TAPE}"])
         aug_ret = "{ ptr, ptr }" if self.sig.ret_shadow else self.fn.return_type
         inline = " alwaysinline" if self.engine.inline_pieces(self.fn) else ""
-        aug = [f"define internal {aug_ret} @{names['augmented']}({aug_head}){inline} {{"]
+        aug = [f"define internal {aug_ret} @{names['augmented']}({aug_head}){inline}"
+               f"{self.engine.derived_attributes(self.fn)} {{"]
         body = self._forward_blocks_text([])
         if self.cache.frame:
             self.engine.support.add("__enzyme_build_tape_frame")
@@ -1356,7 +1357,8 @@ class ReverseGenerator:
         if self.sig.ret_active:
             rev_params.append(f"{self.fn.return_type} {DRET}")
         rev_params.append(f"ptr noalias {TAPE}")
-        rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}){inline} {{", "entry$:"]
+        rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}){inline}"
+               f"{self.engine.derived_attributes(self.fn)} {{", "entry$:"]
         rev += self._diffe_prologue() + self.cache.iv_slot_allocas() + self.cache.static_slot_allocas() \
             + self.cache.hoist_slot_allocas()
         if self.footprint is not None:

@@ -266,9 +266,21 @@ class Module:
     declarations: dict[str, str]          # declared function name -> 'declare' line
     globals: dict[str, str]               # global variable name -> line
     metadata: dict[str, str]              # '!12' -> text after '='
+    _attribute_groups: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+    def attribute_groups(self) -> dict[str, str]:
+        """'#3' -> the body of `attributes #3 = { ... }` (built on first use)."""
+        if self._attribute_groups is None:
+            table = {}
+            for line in self.lines:
+                if line.startswith("attributes #"):
+                    key, _, body = line.partition(" = ")
+                    table[key[len("attributes "):]] = body
+            self._attribute_groups = table
+        return self._attribute_groups
 
 
 # ----------------------------------------------------------------------------------------
@@ -735,14 +747,7 @@ def byval_attributes(param) -> str:
 def function_attributes(module: Module, fn: Function) -> str:
     """The header of a definition with its attribute groups (`#0`) spelled out, where
     `memory(...)` and friends usually live."""
-    table = getattr(module, "_attribute_groups", None)
-    if table is None:
-        table = {}
-        for line in module.lines:
-            if line.startswith("attributes #"):
-                key, _, body = line.partition(" = ")
-                table[key[len("attributes "):]] = body
-        module._attribute_groups = table
+    table = module.attribute_groups()
     groups = re.findall(r'(#\d+)', fn.header.rsplit(")", 1)[-1])
     return " ".join([fn.header] + [table.get(g, "") for g in groups])
 

@@ -417,3 +417,35 @@ entry:
     fn = body(out, "diffe_sumsq")
     assert fn.count("\nrev$exit:\n") == 1 and fn.count("\nexit$:\n") == 1
     assert "br label %exit$" in block(fn, "rev$entry")
+
+
+def test_derived_functions_inherit_target_and_fp_attributes():
+    """A derived function gets its primal's target CPU, features and floating-point model
+    (a -march=x86-64-v3 program's derivatives use AVX too, and the primal's helpers, which
+    carry those features, can be inlined into them); nothing else of the primal's group
+    (memory effects, noinline) comes along."""
+    out = differentiate_module("""
+define double @sq(double %x) #0 {
+entry:
+  %m = fmul double %x, %x
+  ret double %m
+}
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @sq, double %x)
+  %t = call double (ptr, ...) @__enzyme_fwddiff(ptr @sq, double %x, double 1.0)
+  ret double %r
+}
+declare double @__enzyme_autodiff(ptr, ...)
+declare double @__enzyme_fwddiff(ptr, ...)
+attributes #0 = { noinline nounwind memory(none) "target-cpu"="x86-64-v3" "target-features"="+avx,+avx2,+fma" "no-trapping-math"="true" }
+""")
+    llvm.verify(llvm.parse_assembly(out, "attrs"), generated=True)
+    groups = dict(re.findall(r"^attributes (#\d+) = (\{.*\})$", out, re.M))
+    for name in ("diffe_sq", "fwddiffe_sq"):
+        m = re.search(r"^define internal [^@]*@" + name + r"\(.*\) (#\d+) \{$", out, re.M)
+        assert m, out
+        body = groups[m.group(1)]
+        assert '"target-cpu"="x86-64-v3"' in body and '"target-features"="+avx,+avx2,+fma"' in body
+        assert '"no-trapping-math"="true"' in body
+        assert "memory(" not in body and "noinline" not in body

@@ -15,7 +15,7 @@ from ..analysis.library import RELEASERS, allocation_size_args, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
 from ..errors import EnzymeBuildError
-from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, is_active_type, is_float_type, is_local,
+from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,
                         make_name)
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
@@ -498,7 +498,7 @@ class ForwardGenerator:
         names = lane_names(res, "t", self.width)
         if op in FORWARD_INSTRUCTION_RULES:
             rule, operands = fused_fmul_rule(self.fn, inst) or (FORWARD_INSTRUCTION_RULES[op], inst.operands)
-            self._apply_rule(rule, ty, operands, res, names, lines)
+            self._apply_rule(rule, ty, operands, res, names, lines, fast_math_flags(inst))
         elif op in ("fpext", "fptrunc"):
             src_ty, src = inst.operands[0]
             for name, t in zip(names, self.tangents(src, src_ty)):
@@ -540,12 +540,14 @@ class ForwardGenerator:
             raise EnzymeBuildError(f"cannot differentiate {what} producing {res} in @{self.fn.name}",
                                    location=self.where(inst), hint=hint)
 
-    def _apply_rule(self, rule, fty: str, operands, res: str, names: list[str], lines: list[str]) -> None:
+    def _apply_rule(self, rule, fty: str, operands, res: str, names: list[str], lines: list[str],
+                    flags: str = "") -> None:
         """tangent = sum over varied operands of partial_i * tangent_i, per lane."""
         if not is_float_type(fty):
             raise EnzymeBuildError(f"cannot differentiate {rule.names[0]} on '{fty}' values in @{self.fn.name}",
                                    hint="vector floating-point values are not supported by the engine")
         b = Builder(fty, self.fresh)
+        b.flags = flags   # the primal instruction's fast-math flags
         b.lines = lines
         x = RuleOperands([v for _, v in operands], res, b)
         partials = []
@@ -657,7 +659,7 @@ class ForwardGenerator:
             like = self.engine.function_like.get(name)
             rule, fty = math_rule(inst.callee) or math_rule("@" + like)
             self._apply_rule(rule, inst.type, inst.operands, inst.result,
-                             lane_names(inst.result, "t", self.width), lines)
+                             lane_names(inst.result, "t", self.width), lines, fast_math_flags(inst))
         elif kind == "memory":
             self._memory_call(inst, lines)
         elif kind == "free":

@@ -21,7 +21,7 @@ from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixe
                               memcpy_record_type)
 from ..errors import EnzymeBuildError
 from ..custom.registry import check_rule_arity
-from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, float_leaves, pointer_leaves, is_float_type, is_local,
+from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
 from .diagnostics import refuse_untracked_loads
@@ -162,6 +162,7 @@ class ReverseGenerator:
                 hint="pass that memory as an enzyme_dup argument, allocate it in the differentiated "
                      "code, or mark the pointer argument enzyme_const if its contents do not matter")
         self.diffe_slots: dict[str, str] = {}
+        self.fmf = ""   # fast-math flags of the instruction being reversed
         # adjoints kept as SSA values in their block's reverse (no slot): value -> running sum
         self.local_adjoints: set[str] = set()
         self.register_adjoints: dict[str, str] = {}
@@ -339,7 +340,7 @@ class ReverseGenerator:
         """a + b for floats, elementwise for aggregates of floats."""
         if is_float_type(ty):
             out = self.fresh("da")
-            lines.append(f"  {out} = fadd {ty} {a}, {b}")
+            lines.append(f"  {out} = fadd {self.fmf + ' ' if self.fmf else ''}{ty} {a}, {b}")
             return out
         agg = a
         for i, ety in enumerate(aggregate_elements(ty)):
@@ -737,6 +738,7 @@ class ReverseGenerator:
         if term.opcode == "unreachable":
             self.rev_term[label] = ["  unreachable"]
             return
+        self.fmf = ""   # (set per reversed instruction: only its own derivative carries its flags)
         if term.opcode == "ret" and term.operands and self.sig.ret_active:
             v = term.operands[0][1]
             seed = DRET if self.split else float_constant(1.0, term.type)
@@ -744,6 +746,7 @@ class ReverseGenerator:
         body = [i for i in block.instructions[:-1] if i.opcode != "phi"]
         for inst in reversed(body):
             self._reverse_instruction(inst, label, lines)
+        self.fmf = ""
         phi_adjoints = {}
         for phi in block.phis():
             if phi.result in self.act.varied:
@@ -827,6 +830,7 @@ class ReverseGenerator:
         return [f"  switch i32 {index}, label {targets[0]} [ {cases} ]"]
 
     def _reverse_instruction(self, inst: Instruction, label: str, lines: list[str]) -> None:
+        self.fmf = fast_math_flags(inst)   # the derivative's arithmetic carries the primal's flags
         op, res = inst.opcode, inst.result
         varied = res is not None and res in self.act.varied
         if op in INSTRUCTION_RULES and varied:
@@ -923,6 +927,7 @@ class ReverseGenerator:
     def _apply_rule(self, rule, fty, operands, res, label, lines) -> None:
         dr = self.take_adjoint(res, lines)
         b = Builder(fty, self.fresh)
+        b.flags = self.fmf
         b.lines = lines
         b.reuse = lambda base, ty, call_args: self.cache.reuse_primal_call(base, ty, call_args, label)
         args = RuleOperands([v for _, v in operands], res, b, fetch=lambda v: self.cache.fetch(v, label))

@@ -55,6 +55,15 @@ def is_active_type(ty: str) -> bool:
     return is_float_type(ty) or is_float_aggregate(ty)
 
 
+FAST_MATH_FLAGS = ("fast", "reassoc", "nnan", "ninf", "nsz", "arcp", "contract", "afn")
+
+
+def fast_math_flags(inst) -> str:
+    """The fast-math flags of a floating-point instruction or call (`fast`, `reassoc nsz`…),
+    in the order written; "" when it has none."""
+    return " ".join(w for w in inst.flags.split() if w in FAST_MATH_FLAGS)
+
+
 def is_local(value: str) -> bool:
     return value.startswith("%")
 
@@ -408,9 +417,10 @@ def parse_instruction(text: str) -> Instruction:
     body = body.strip()
     words = body.split(None, 1)
     opcode = words[0]
-    if opcode in ("tail", "musttail", "notail"):
-        opcode = body.split(None, 2)[1]
     rest = words[1] if len(words) > 1 else ""
+    if opcode in ("tail", "musttail", "notail"):
+        parts = body.split(None, 2)
+        opcode, rest = parts[1], (parts[2] if len(parts) > 2 else "")   # `tail call fast …`
     inst = Instruction(text=text, opcode=opcode, result=result, metadata=md)
     # flags
     flag_list = []

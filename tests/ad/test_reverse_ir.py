@@ -449,3 +449,37 @@ attributes #0 = { noinline nounwind memory(none) "target-cpu"="x86-64-v3" "targe
         assert '"target-cpu"="x86-64-v3"' in body and '"target-features"="+avx,+avx2,+fma"' in body
         assert '"no-trapping-math"="true"' in body
         assert "memory(" not in body and "noinline" not in body
+
+
+def test_derivative_arithmetic_carries_the_primal_fast_math_flags():
+    """The derivative of `fmul fast` is computed with `fast` (reverse and forward), so a
+    -ffast-math program's adjoint sums may be reassociated and vectorized; the derivative of
+    an instruction without flags gets none (flags never leak from one instruction to another)."""
+    out = differentiate_module("""
+define double @g(double %x, double %y) {
+entry:
+  %a = fmul fast double %x, %y
+  %b = fmul double %a, %x
+  %c = fmul reassoc nsz double %b, %a
+  %d = fmul double %c, %y
+  ret double %d
+}
+define double @use(double %x, double %y) {
+entry:
+  %r = call { double, double } (ptr, ...) @__enzyme_autodiff(ptr @g, double %x, double %y)
+  %t = call double (ptr, ...) @__enzyme_fwddiff(ptr @g, double %x, double 1.0, double %y, double 0.0)
+  ret double %t
+}
+declare { double, double } @__enzyme_autodiff(ptr, ...)
+declare double @__enzyme_fwddiff(ptr, ...)
+""")
+    llvm.verify(llvm.parse_assembly(out, "fmf"), generated=True)
+    rev = block(body(out, "diffe_g"), "rev$entry")
+    # the partials of c = b * a: reassoc nsz; of b = a * x: plain; of a = x * y: fast
+    assert re.search(r"= fmul reassoc nsz double ", rev), rev
+    assert re.search(r"= fmul fast double %\S+, %y\n", rev) and re.search(r"= fmul fast double %\S+, %x\n", rev), rev
+    assert re.search(r"= fmul double %\S+, %x\n", rev), rev     # b's partial w.r.t. a: no flags
+    fwd = body(out, "fwddiffe_g")
+    assert re.search(r"%a\$t = fadd fast double", fwd) or re.search(r"= fmul fast double", fwd), fwd
+    assert re.search(r"%c\$t = fadd reassoc nsz double", fwd), fwd
+    assert re.search(r"%b\$t = fadd double", fwd), fwd

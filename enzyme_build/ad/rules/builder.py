@@ -63,6 +63,10 @@ class Builder:
     def __init__(self, fty: str, fresh: Callable[[str], str]):
         self.fty = fty
         self.fresh = fresh
+        # fast-math flags of the primal instruction being differentiated: its derivative's
+        # arithmetic carries them too (Enzyme's convention), so a -ffast-math program's
+        # adjoint sums may be reassociated and vectorized like its own
+        self.flags = ""
         self.lines: list[str] = []
         self.declarations: dict[str, str] = {}   # callee -> declaration line
         self.helpers: set[str] = set()
@@ -80,24 +84,27 @@ class Builder:
     def is_const(self, name: str, value: float) -> bool:
         return name == self.const(value)
 
+    def _op(self, opcode: str) -> str:
+        return f"{opcode} {self.flags} {self.fty}" if self.flags else f"{opcode} {self.fty}"
+
     def fadd(self, a: str, b: str) -> str:
-        return self.emit(f"fadd {self.fty} {a}, {b}")
+        return self.emit(f"{self._op('fadd')} {a}, {b}")
 
     def fsub(self, a: str, b: str) -> str:
-        return self.emit(f"fsub {self.fty} {a}, {b}")
+        return self.emit(f"{self._op('fsub')} {a}, {b}")
 
     def fmul(self, a: str, b: str) -> str:
         if self.is_const(a, 1.0):
             return b
         if self.is_const(b, 1.0):
             return a
-        return self.emit(f"fmul {self.fty} {a}, {b}")
+        return self.emit(f"{self._op('fmul')} {a}, {b}")
 
     def fdiv(self, a: str, b: str) -> str:
-        return self.emit(f"fdiv {self.fty} {a}, {b}")
+        return self.emit(f"{self._op('fdiv')} {a}, {b}")
 
     def fneg(self, a: str) -> str:
-        return self.emit(f"fneg {self.fty} {a}")
+        return self.emit(f"{self._op('fneg')} {a}")
 
     def square(self, a: str) -> str:
         return self.fmul(a, a)

@@ -27,7 +27,7 @@ from .abi import Signature
 from .diagnostics import refuse_untracked_loads
 from . import openmp
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
-from .rules import INSTRUCTION_RULES, Builder, float_constant, math_rule
+from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
 from .tape import CELL_BYTES, TAPE_TYPE
 
@@ -834,7 +834,8 @@ class ReverseGenerator:
         op, res = inst.opcode, inst.result
         varied = res is not None and res in self.act.varied
         if op in INSTRUCTION_RULES and varied:
-            self._apply_rule(INSTRUCTION_RULES[op], inst.type, inst.operands, res, label, lines)
+            rule, operands = fused_fmul_rule(self.fn, inst) or (INSTRUCTION_RULES[op], inst.operands)
+            self._apply_rule(rule, inst.type, operands, res, label, lines)
         elif op in ("fpext", "fptrunc") and varied:
             dr = self.take_adjoint(res, lines)
             src_ty, src = inst.operands[0]
@@ -925,6 +926,10 @@ class ReverseGenerator:
                                         "vector code or intrinsics")
 
     def _apply_rule(self, rule, fty, operands, res, label, lines) -> None:
+        if res in self.local_adjoints and res not in self.register_adjoints:
+            # nothing reached this block-local value's adjoint (a fused rule took its one user's
+            # share: the sqrt of x * sqrt(x)): its partials would only be multiplied by zero
+            return
         dr = self.take_adjoint(res, lines)
         b = Builder(fty, self.fresh)
         b.flags = self.fmf

@@ -71,6 +71,11 @@ class RuleOperands:
     def __getitem__(self, i: int) -> str:
         return self._fetch(self._values[i])
 
+    def raw(self, i: int) -> str:
+        """Operand i as the instruction spells it, not fetched: for a rule that only asks
+        whether it is a constant (a local value is never read through it)."""
+        return self._values[i]
+
     @property
     def result(self) -> str:
         return self._fetch(self._result)

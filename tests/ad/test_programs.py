@@ -47,6 +47,8 @@ def test_shared_examples(build, run_ok, name):
     ("globalcalls", ()),
     ("libm_pairs", ()),
     ("libm_pairs", ("-ffast-math",)),   # sin+cos merged into llvm.sincos
+    ("fused", ()),
+    ("fused", ("-fno-math-errno",)),    # sqrt as llvm.sqrt: the x * sqrt(x) pattern after O2
 ])
 def test_programs(build, run_ok, name, extra):
     assert run_ok(build(os.path.join(PROGRAMS, name + ".c"), extra=extra)) > 0

@@ -483,3 +483,45 @@ declare double @__enzyme_fwddiff(ptr, ...)
     assert re.search(r"%a\$t = fadd fast double", fwd) or re.search(r"= fmul fast double", fwd), fwd
     assert re.search(r"%c\$t = fadd reassoc nsz double", fwd), fwd
     assert re.search(r"%b\$t = fadd double", fwd), fwd
+
+
+def test_x_sqrt_x_and_reciprocals_reverse_without_division():
+    """A force law's 1 / (r2 sqrt(r2)) reverses with no division and no square root: the
+    fused rule gives d(r2 sqrt r2) = 1.5 sqrt(r2) dr2 (the sqrt's own rule, 0.5 / sqrt, is
+    not applied: nothing else reaches its adjoint), and the reciprocal's denominator partial
+    is -q * q, not -q / d. A quotient with another numerator keeps its division."""
+    out = differentiate("""
+define double @inv3(double %r2) {
+entry:
+  %s = call double @llvm.sqrt.f64(double %r2)
+  %t = fmul double %r2, %s
+  %q = fdiv double 1.0, %t
+  ret double %q
+}
+define double @ratio(double %a, double %d) {
+entry:
+  %q = fdiv double %a, %d
+  ret double %q
+}
+declare double @llvm.sqrt.f64(double)
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @inv3, double %x)
+  ret double %r
+}
+define { double, double } @use2(double %a, double %d) {
+entry:
+  %r = call { double, double } (ptr, ...) @__enzyme_autodiff(ptr @ratio, double %a, double %d)
+  ret { double, double } %r
+}
+""")
+    diffe = body(out, "diffe_inv3")
+    reverse = diffe[diffe.index("rev$"):]
+    assert "fdiv" not in reverse and "sqrt" not in reverse, diffe
+    assert re.search(r"fmul double (1\.500000e\+00|0x3FF8000000000000), %s\b", reverse), diffe
+    assert re.search(r"fmul double %q, %q\b", reverse), diffe
+    assert "fdiv" in body(out, "diffe_ratio").split("rev$", 1)[1]
+    module = llvm.parse_assembly(out, "inv3")
+    llvm.optimize(module, 2)
+    use = module.text()[module.text().index("@use("):].split("\n}\n")[0]
+    assert len(re.findall(r"= fdiv ", use)) == 1 and len(re.findall(r"sqrt", use)) == 1, use

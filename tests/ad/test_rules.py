@@ -78,6 +78,9 @@ class Operands:
     def __getitem__(self, i):
         return f"%x{i}"
 
+    def raw(self, i):
+        return f"%x{i}"
+
     @property
     def result(self):
         return "%r"
@@ -148,6 +151,35 @@ def test_rules_read_operands_lazily():
     for name in ("exp", "tan", "tanh", "sqrt"):
         b = Builder("double", _fresh())
         assert MATH_RULES[name].partials[0](b, Counting(b)) is not None
+
+
+@pytest.mark.parametrize("one", ["1.000000e+00", "0x3FF0000000000000", "1.0"])
+@pytest.mark.parametrize("rules", [INSTRUCTION_RULES, FORWARD_INSTRUCTION_RULES], ids=["reverse", "forward"])
+def test_reciprocal_denominator_partial_is_minus_q_squared(rules, one):
+    """d(1/b)/db = -q*q: no division, and the denominator itself is not read (the reverse
+    sweep keeps only q). Any other numerator keeps -q/b (reverse) or -q * (1/b) (forward)."""
+    class Reciprocal(Operands):
+        def __getitem__(self, i):
+            raise AssertionError(f"operand {i} read")
+
+        def raw(self, i):
+            return one if i == 0 else "%x1"
+    b = Builder("double", _fresh())
+    partial = rules["fdiv"].partials[1](b, Reciprocal(b))
+    assert not any("fdiv" in line for line in b.lines), b.lines
+    assert any(re.search(r"fmul double %r, %r$", line) for line in b.lines), b.lines
+    b = Builder("double", _fresh())
+    rules["fdiv"].partials[1](b, Operands(b))
+    assert any("fdiv" in line for line in b.lines), b.lines
+    assert partial is not None
+
+
+def test_literal_values():
+    from enzyme_build.ad.rules.builder import literal_value
+    assert literal_value("1.000000e+00") == 1.0 and literal_value("-2.5") == -2.5
+    assert literal_value("0x3FF0000000000000") == 1.0 and literal_value("0xBFF0000000000000") == -1.0
+    for text in ("%x", "undef", "splat (double 1.0)", "0xK3FFF8000000000000000", "zeroinitializer", "@g"):
+        assert literal_value(text) is None, text
 
 
 def test_zero_partials_emit_nothing():

@@ -26,6 +26,22 @@ def float_constant(value: float, fty: str = "double") -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
+def literal_value(text: str) -> float | None:
+    """The value of a scalar float literal as LLVM prints it (`1.000000e+00`, or the 16 hex
+    digits of a double, which LLVM also uses for float); None for anything else."""
+    if len(text) == 18 and text.startswith("0x"):
+        try:
+            return struct.unpack("<d", struct.pack("<Q", int(text[2:], 16)))[0]
+        except ValueError:
+            return None
+    if text[:1].isdigit() or text[:1] in "-+" and text[1:2].isdigit():
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
 def _fp80_constant(value: float) -> str:
     """x86 extended precision spelling `0xK<sign+exponent:4><explicit-one mantissa:16>` of a
     double (every double is exact in it)."""
@@ -82,7 +98,7 @@ class Builder:
         return float_constant(value, self.fty)
 
     def is_const(self, name: str, value: float) -> bool:
-        return name == self.const(value)
+        return name == self.const(value) or literal_value(name) == value
 
     def _op(self, opcode: str) -> str:
         return f"{opcode} {self.flags} {self.fty}" if self.flags else f"{opcode} {self.fty}"

@@ -39,12 +39,21 @@ def _one(b, x):
 
 
 # ---------------------------------------------------------------- instructions
+def _quotient_by_denominator(b, x, q_over_b):
+    """The partial of q = a / b w.r.t. b, -q / b: for a reciprocal (a = 1) that is -q * q,
+    a product instead of a division (1 / r, 1 / |v|, 1 / (r2 sqrt(r2)) in force laws and
+    normalizations); `q_over_b` builds q / b the caller's way otherwise."""
+    if b.is_const(x.raw(0), 1.0):
+        return b.fneg(b.square(x.result))
+    return b.fneg(q_over_b())
+
+
 INSTRUCTION_RULES: dict[str, Rule] = {
     "fadd": Rule(("fadd",), (_one, _one)),
     "fsub": Rule(("fsub",), (_one, lambda b, x: b.const(-1.0))),
     "fmul": Rule(("fmul",), (lambda b, x: x[1], lambda b, x: x[0])),
     "fdiv": Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
-                            lambda b, x: b.fneg(b.fdiv(x.result, x[1])))),
+                            lambda b, x: _quotient_by_denominator(b, x, lambda: b.fdiv(x.result, x[1])))),
     # frem(a, b) = a - b * trunc(a / b)
     "frem": Rule(("frem",), (_one, lambda b, x: b.fneg(b.call("trunc", b.fdiv(x[0], x[1]))))),
     "fneg": Rule(("fneg",), (lambda b, x: b.const(-1.0),)),
@@ -178,7 +187,8 @@ def math_rule(callee: str) -> tuple[Rule, str] | None:
 # for all quotients by the same value: Rodrigues' rot / theta). The partials still depend
 # on primal values only, so they are computed off the tangents' dependency chain.
 FDIV_SHARED_RECIPROCAL = Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
-                                          lambda b, x: b.fneg(b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))))
+                                          lambda b, x: _quotient_by_denominator(
+                                              b, x, lambda: b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))))
 # the instruction rules forward mode uses
 FORWARD_INSTRUCTION_RULES: dict[str, Rule] = {**INSTRUCTION_RULES, "fdiv": FDIV_SHARED_RECIPROCAL}
 

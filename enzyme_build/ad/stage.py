@@ -582,6 +582,10 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
         llvm.optimize(m, 2, unroll=False, vectorize=False)
     from .bytecopies import loops_to_memcpy   # byte-copy loops the optimizer left (helpers not inlined)
     m = loops_to_memcpy(m, llvm, exclude=_registered(registry))
+    if not ad_before_opt:
+        # small constant-count loops unrolled completely, once byte-copy loops are memcpys
+        # (unrolled, a char copy of a double would be bytes no derivative can follow)
+        llvm.optimize(m, 2, unroll="full", vectorize=False)
     from .boundaries import inline_coerced_boundaries
     m = inline_coerced_boundaries(m, llvm, exclude=_registered(registry))
     from .asm import lower_known_asm, lower_rounding

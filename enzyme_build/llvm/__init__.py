@@ -120,18 +120,38 @@ def target_machine(*, opt: int = 2, pic: bool = True, cpu: str = "", features: s
                                         reloc="pic" if pic else "static", codemodel="small")
 
 
-def optimize(module: Module, level: int = 2, *, size_level: int = 0, unroll: bool = True,
+_FULL_UNROLL_ONLY = False
+
+
+def _full_unroll_only() -> None:
+    """Make LLVM's loop unroller in this process unroll only loops it can unroll completely
+    (no partial, runtime or peeled unrolling). Process-wide LLVM options, set once: only the
+    pre-AD pipeline unrolls in-process (the post-AD pipeline runs in `opt`, or, without the
+    release tools, in-process with these limits too)."""
+    global _FULL_UNROLL_ONLY
+    if not _FULL_UNROLL_ONLY:
+        for option in ("-unroll-allow-partial=false", "-unroll-runtime=false", "-unroll-allow-peeling=false"):
+            _llvm.set_option("enzyme-build", option)
+        _FULL_UNROLL_ONLY = True
+
+
+def optimize(module: Module, level: int = 2, *, size_level: int = 0, unroll: bool | str = True,
              vectorize: bool = True, pic: bool = True) -> None:
     """Run LLVM's default per-module pipeline (-O<level>) in place.
 
-    The pre-AD pipeline uses ``unroll=False, vectorize=False``: unrolled or vectorized
-    loops only make derivative code bigger (the paper's choice as well).
+    The pre-AD pipeline uses ``unroll="full", vectorize=False``: loops with a small constant
+    trip count (the components of a 3-vector) are unrolled completely, so the engine sees
+    straight-line code and SROA gets the small arrays they index; partially unrolled or
+    vectorized loops would only make derivative code bigger (the paper's choice as well).
     """
     if level <= 0 and size_level <= 0:
         return
+    _init()
+    if unroll == "full":
+        _full_unroll_only()
     tm = target_machine(opt=level, pic=pic)
     pto = _llvm.create_pipeline_tuning_options(speed_level=level)
-    pto.loop_unrolling = unroll
+    pto.loop_unrolling = bool(unroll)
     pto.loop_vectorization = vectorize
     pto.slp_vectorization = vectorize
     pto.loop_interleaving = vectorize

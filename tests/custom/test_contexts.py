@@ -39,7 +39,8 @@ double f(double x) { return g * x * x; }
     # the context leaves the function that made it
     ("""void *kept;
 __attribute__((noinline)) void use(void *c) { kept = c; }
-int main(void) { void *c = __enzyme_context(1); use(c); return (int)__enzyme_autodiff((void *)f, enzyme_context, c, 1.0); }""",
+int main(void) { void *c = __enzyme_context(1); use(c);
+  return (int)__enzyme_autodiff((void *)f, enzyme_context, c, 1.0) + (kept != 0); }""",
      "a differentiation context is passed to @use"),
     ("""volatile int w = 1;
 int main(void) { void *c = __enzyme_context(w); return (int)__enzyme_autodiff((void *)f, enzyme_context, c, 1.0); }""",

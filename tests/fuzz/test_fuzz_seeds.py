@@ -28,7 +28,8 @@ CI_SEEDS = [0, 1, 2, 4, 5, 6, 7, 8, 12, 15, 18, 20, 21, 26, 30, 33, 34, 35, 47, 
             1581, 1582,    # side tables of a one-block loop with a data-dependent trip count
             6036,          # fuzz-09: a shadow memmove LLVM 22's MemCpyOpt deleted (forward mode, O3)
             6002, 6018, 6020,   # pointers returned inside structs: span, pointer pair, forwarded span
-            6004, 6028]    # fuzz-10: a constructor returning a filled block (forward mode lost it)
+            6004, 6028,    # fuzz-10: a constructor returning a filled block (forward mode lost it)
+            7515, 7532, 7646]   # char copies of doubles: memcpys before small loops are unrolled
 CONFIGS = ["O0", "O2", "O3", "adbefore"]
 
 

@@ -32,14 +32,19 @@ static double ac_h(double x) { return 1e-6 * (fabs(x) > 1.0 ? fabs(x) : 1.0); }
 /* the same for float functions, with a step suited to single precision */
 #define AC_FDF(f, x) (((double)(f)((float)(x) + 1e-2f) - (double)(f)((float)(x) - 1e-2f)) / (2e-2))
 
-/* gradient of a scalar function of an array by central differences */
-static void ac_fd_grad(double (*f)(const double *, int), double *x, int n, double *g) {
-  for (int i = 0; i < n; i++) {
+/* d f(x, n) / dx[i] for i < len by central differences */
+static void ac_fd_grad_n(double (*f)(const double *, int), double *x, int len, int n, double *g) {
+  for (int i = 0; i < len; i++) {
     double s = x[i], h = ac_h(s);
     x[i] = s + h; double fp = f(x, n);
     x[i] = s - h; double fm = f(x, n);
     x[i] = s;
     g[i] = (fp - fm) / (2 * h);
   }
+}
+
+/* gradient of a scalar function of an array by central differences */
+static void ac_fd_grad(double (*f)(const double *, int), double *x, int n, double *g) {
+  ac_fd_grad_n(f, x, n, n, g);
 }
 #endif

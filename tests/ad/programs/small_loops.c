@@ -83,17 +83,6 @@ __attribute__((noinline)) double sum1000(const double *x, int n) {
   return e;
 }
 
-/* d f(x, n) / dx[i] for i < len by central differences */
-static void ac_fd_grad_n(double (*f)(const double *, int), double *x, int len, int n, double *g) {
-  for (int i = 0; i < len; i++) {
-    double s = x[i], h = ac_h(s);
-    x[i] = s + h; double fp = f(x, n);
-    x[i] = s - h; double fm = f(x, n);
-    x[i] = s;
-    g[i] = (fp - fm) / (2 * h);
-  }
-}
-
 /* gradient (combined, then split) of f w.r.t. x[0..len) against central differences */
 #define CHECK(what, f, x, len, n)                                                        \
   do {                                                                                   \

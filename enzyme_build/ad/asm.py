@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ..ir.model import LOCAL as _V, by_function, split_top, take_type
+from .rules.builder import literal_value
 
 MINMAX = {"minpd $1, $0": "olt", "maxpd $1, $0": "ogt", "minps $1, $0": "olt", "maxps $1, $0": "ogt"}
 _CLOBBERS = r'(?:,~\{[a-z]+\})*'
@@ -99,7 +100,6 @@ _FSUB = re.compile(r'^  ' + _V + r' = fsub (?:[a-z]+ )*(double|float|<\d+ x (?:d
 
 def _constant(ty: str, text: str) -> float | None:
     """The value of an FP constant (a splat or an all-equal vector for vector types)."""
-    import struct
     text = text.strip()
     m = re.fullmatch(r'splat \((?:double|float) (\S+)\)', text)
     if m:
@@ -109,12 +109,7 @@ def _constant(ty: str, text: str) -> float | None:
         if len(parts) != 1:
             return None
         text = parts.pop()
-    try:
-        if re.fullmatch(r'0x[0-9A-Fa-f]{16}', text):
-            return struct.unpack(">d", bytes.fromhex(text[2:]))[0]
-        return float(text)
-    except ValueError:
-        return None
+    return literal_value(text)
 
 
 def _is_magic(ty: str, text: str) -> bool:

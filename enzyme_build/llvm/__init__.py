@@ -139,14 +139,14 @@ def optimize(module: Module, level: int = 2, *, size_level: int = 0, unroll: boo
              vectorize: bool = True, pic: bool = True) -> None:
     """Run LLVM's default per-module pipeline (-O<level>) in place.
 
-    The pre-AD pipeline uses ``unroll="full", vectorize=False``: loops with a small constant
-    trip count (the components of a 3-vector) are unrolled completely, so the engine sees
-    straight-line code and SROA gets the small arrays they index; partially unrolled or
-    vectorized loops would only make derivative code bigger (the paper's choice as well).
+    The pre-AD pipeline runs with ``vectorize=False`` twice: ``unroll=False``, then (once
+    byte-copy loops are memcpys) ``unroll="full"``, which unrolls loops with a small constant
+    trip count (the components of a 3-vector) completely, so the engine sees straight-line
+    code and SROA gets the small arrays they index; partially unrolled or vectorized loops
+    would only make derivative code bigger (the paper's choice as well).
     """
     if level <= 0 and size_level <= 0:
         return
-    _init()
     if unroll == "full":
         _full_unroll_only()
     tm = target_machine(opt=level, pic=pic)

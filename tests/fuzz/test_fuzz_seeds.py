@@ -41,7 +41,7 @@ def test_fuzz_seed(tmp_path, seed, config):
 
 
 # (finding report, seed, config) for failures found by fuzz runs; sources in findings/.
-FINDINGS: list[tuple[str, int, str]] = []
+FINDINGS: list[tuple[str, int, str]] = [("fuzz-11", 7926, c) for c in ("O0", "O2", "O3")]
 
 
 def _finding_params():

@@ -446,6 +446,100 @@ def _reassemble_split_doubles_in(lines: list[str]) -> list[str]:
     return [line + moves.get(i, "") for i, line in enumerate(lines) if i not in drop]
 
 
+_WIDE_LOAD_RE = re.compile(r'^  ' + _V + r' = load (i64|i128|i256), ptr ' + _V + r'(?:, align (\d+))?(?:, !.*)?$')
+_LSHR_CONST_RE = re.compile(r'^  ' + _V + r' = lshr (?:exact )?(i\d+) ' + _V + r', (\d+)(?:, !.*)?$')
+_TRUNC_TO_RE = re.compile(r'^  ' + _V + r' = trunc (?:nuw )?(?:nsw )?(i\d+) ' + _V + r' to (i64|i32)(?:, !.*)?$')
+_INT_TO_FLOAT_RE = re.compile(r'^  ' + _V + r' = bitcast (i64|i32) ' + _V + r' to (double|float)(?:, !.*)?$')
+_DBG_ATTACHMENT_RE = re.compile(r', !dbg !\d+')
+_FLOAT_OF_BITS = {"i64": "double", "i32": "float"}
+
+
+def split_float_carriers(text: str) -> str:
+    """A wide integer load cut into whole floats: `%w = load i128, ptr %p` whose only uses
+    are `trunc` (after `lshr` by a multiple of the float's width) to i64/i32 that are only
+    reinterpreted as double/float. GVN makes these when it forwards a 16-byte (SSE) load to
+    later scalar loads of the same bytes. Each float becomes a load of its own bytes at the
+    place of the wide load, so the engine sees float loads (a carrier with any other use,
+    or a cut across a float boundary, is left to the memory type analysis to refuse).
+    Little-endian targets only: bit k of the integer is bit k%8 of byte k/8."""
+    if not re.search(r'= load i(?:64|128|256), ptr', text) or \
+            not re.search(r'^target datalayout = "e', text, re.M):
+        return text
+    return by_function(text, _split_float_carriers_in)
+
+
+def _split_float_carriers_in(lines: list[str]) -> list[str]:
+    users: dict[str, list[int]] = {}
+    records: dict[str, list[int]] = {}    # debug records (#dbg_value) naming a value
+    for i, line in enumerate(lines):
+        if not line.startswith("  "):
+            continue
+        if line.lstrip().startswith("#dbg_"):
+            for name in set(_NAME_TOKEN_RE.findall(line)):
+                records.setdefault(name, []).append(i)
+            continue
+        rhs = line.split(" = ", 1)[1] if re.match(r'^  ' + _V + r' = ', line) else line
+        for name in set(_NAME_TOKEN_RE.findall(rhs)):
+            users.setdefault(name, []).append(i)
+
+    replace: dict[int, list[str]] = {}
+    drop: set[int] = set()
+    for i, line in enumerate(lines):
+        m = _WIDE_LOAD_RE.match(line)
+        if not m:
+            continue
+        wide, width, ptr = m.group(1), int(m.group(2)[1:]), m.group(3)
+        align = int(m.group(4) or 1)
+        pieces: list[tuple[str, str, int]] = []     # (float name, float type, byte offset)
+        chain: set[int] = set()
+
+        def follow(value: str, shift: int) -> bool:
+            for u in users.get(value, []):
+                chain.add(u)
+                sh, tr = _LSHR_CONST_RE.match(lines[u]), _TRUNC_TO_RE.match(lines[u])
+                if sh and sh.group(3) == value and sh.group(2) == f"i{width}":
+                    if not follow(sh.group(1), shift + int(sh.group(4))):
+                        return False
+                    continue
+                if not (tr and tr.group(3) == value and tr.group(2) == f"i{width}"):
+                    return False
+                bits = int(tr.group(4)[1:])
+                if shift % bits or shift + bits > width or not users.get(tr.group(1)):
+                    return False
+                for b in users[tr.group(1)]:
+                    bc = _INT_TO_FLOAT_RE.match(lines[b])
+                    if not (bc and bc.group(3) == tr.group(1) and bc.group(4) == _FLOAT_OF_BITS[tr.group(4)]):
+                        return False
+                    chain.add(b)
+                    pieces.append((bc.group(1), bc.group(4), shift // 8))
+            return True
+
+        if not follow(wide, 0) or not pieces:
+            continue
+        out = []
+        dbg = _DBG_ATTACHMENT_RE.search(line)
+        dbg = dbg.group(0) if dbg else ""
+        for name, ty, offset in pieces:
+            address = ptr
+            if offset:
+                address = name[:-1] + '.bytes"' if name.endswith('"') else name + ".bytes"
+                out.append(f"  {address} = getelementptr inbounds i8, ptr {ptr}, i64 {offset}{dbg}")
+            a = align if not offset else min(align, offset & -offset)
+            out.append(f"  {name} = load {ty}, ptr {address}, align {a}{dbg}")
+        replace[i] = out
+        gone = {wide} | {_NAME_TOKEN_RE.match(lines[c].strip()).group(0) for c in chain} - {n for n, _, _ in pieces}
+        drop |= chain | {r for g in gone for r in records.get(g, [])}
+    if not replace:
+        return lines
+    result: list[str] = []
+    for i, line in enumerate(lines):
+        if i in replace:
+            result.extend(replace[i])
+        elif i not in drop:
+            result.append(line)
+    return result
+
+
 _LOAD_I64_RE = re.compile(r'^  ' + _V + r' = load i64, ptr ' + _V + r'(, align \d+)?(?:, !.*)?$')
 _INTTOPTR_RE = re.compile(r'^  ' + _V + r' = inttoptr i64 ' + _V + r' to ptr$')
 _PTRTOINT_RE = re.compile(r'^  ' + _V + r' = ptrtoint ptr ' + _V + r' to i64$')
@@ -594,8 +688,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     m = _rewritten(m, lower_rounding, llvm)
     # loop-simplify: dedicated loop exits (side tables keep a loop's last records on its exits)
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])
-    pre = integer_pointer_arithmetic(pointers_as_integers(reassemble_split_doubles(
-        lower_library_calls(_restore_opaque_calls(m.text(), registry)))))
+    pre = integer_pointer_arithmetic(pointers_as_integers(split_float_carriers(reassemble_split_doubles(
+        lower_library_calls(_restore_opaque_calls(m.text(), registry))))))
     pre = pass_firstprivate_by_address(pre)
     _keep(keep_dir, "ad-input.ll", pre)
     out = differentiate_module(pre, registry)

@@ -9,6 +9,7 @@ API. It reads the sweep's context and asks it for fresh names, shadows and defin
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
 from ..analysis.invariance import iteration_invariant
@@ -24,6 +25,33 @@ TAPE = "%tape$"
 FRAME_OFFSET = "%frame.offset$"   # split mode: where this call's frame record starts on the tape
 FRAME_PUSH_MARK = "  ;frame-offset-push"
 SIDE = "%side$"                       # the side table object (`_place_side_tables`)
+
+_plan_listeners: list = []
+
+
+@contextmanager
+def listening_to_plans(listener):
+    """Call `listener(text)` with the cache plan of every reverse-mode function derived
+    inside the block (`CachePlanner.describe`)."""
+    _plan_listeners.append(listener)
+    try:
+        yield
+    finally:
+        _plan_listeners.remove(listener)
+
+
+def cache_plans_wanted() -> bool:
+    return bool(_plan_listeners)
+
+
+def _where(kind: str, where: str) -> str:
+    """The place of a kept value as the plan prints it."""
+    if kind in ("static record", "side table"):
+        return f"of loop %{where}"
+    if kind == "tape record":
+        return f"of block %{where}"
+    return where
+
 SIDE_LATCH_MARK = "  ;side-latch "    # + loop header: the reverse sweep starts an earlier iteration
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 
@@ -159,6 +187,9 @@ class CachePlanner:
         self.side_cell = 0
         self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
         self.frame_cells = 0
+        # for the printer (`describe`): how each (reverse block, forward value) read is served
+        self.how: dict[tuple[str, str], str] = {}
+        self.kept_in: dict[tuple[str, str], tuple[str, str]] = {}   # -> (kind, where)
 
     def _is_free(self, value: str) -> bool:
         """True when the reverse sweep can use a forward value without caching it."""
@@ -190,16 +221,19 @@ class CachePlanner:
                 f"  {name} = load {self.types[value]}, ptr {self.iv_loops[value][2]}, align 8")
             self.rev_names[key] = name
             self.rev_primal[(block, name)] = value
+            self.how[key] = "IV replayed"
             return name
         reread = self._reread(value, block, depth)
         if reread is not None:
             self.rev_names[key] = reread
             self.rev_primal[(block, reread)] = value
+            self.how[key] = "re-read from memory"
             return reread
         recomputed = self._recompute(value, block, depth)
         if recomputed is not None:
             self.rev_names[key] = recomputed
             self.rev_primal[(block, recomputed)] = value
+            self.how[key] = "recomputed"
             return recomputed
         if self.sweep.shadow_primal.get(value) in self.reverse_local:
             raise InternalError(f"cannot recompute shadow {value} in @{self.fn.name}")
@@ -207,7 +241,9 @@ class CachePlanner:
         if hoisted is not None:
             self.rev_names[key] = hoisted
             self.rev_primal[(block, hoisted)] = value
+            self.how[key] = "loop-invariant: slot filled on loop exit"
             return hoisted
+        self.how[key] = "kept"
         self.rev_names[key] = self.sweep.fresh("r")
         self.rev_primal[(block, self.rev_names[key])] = value
         self.needs[block].append(value)
@@ -1043,6 +1079,7 @@ class CachePlanner:
                     body = substitute_values(_METADATA_RE.sub("", inst.text.split("=", 1)[1]), mapping)
                     out.append(f"  {self.rev_names[(label, v)]} ={body}")
                     built[v] = self.rev_names[(label, v)]
+                    self.how[(label, v)] = "rebuilt from kept values"
                     lines += out
                     continue
                 kept[v] = None                     # not rebuildable from what is kept: stays cached
@@ -1076,12 +1113,14 @@ class CachePlanner:
                         self.frame_cells += cells_of(ty)
                         frame_stores[home].append(v)
                     frame_reads.append((name, ty, self.frame[v]))
+                    self.kept_in[(label, v)] = ("frame record", "")
                 elif not self.split and (not self.cfg.in_loop(home) or not self.cfg.in_loop(label)):
                     slot = self.cache_slot(v)
                     where = home if not self.cfg.in_loop(home) else label
                     if v not in stores[where]:
                         stores[where].append(v)
                     prologue.append(f"  {name} = load {ty}, ptr {slot}, align 8")
+                    self.kept_in[(label, v)] = ("cache slot", slot)
                 else:
                     pushed.append((v, ty))
             side = self._side_loop_of(label) if pushed else None
@@ -1091,6 +1130,8 @@ class CachePlanner:
                 if tabled:
                     pushed = [(v, ty) for v, ty in pushed if (v, ty) not in tabled]
                     prologue += self._side_record(label, side, tabled)
+                    for v, _ in tabled:
+                        self.kept_in[(label, v)] = ("side table", side.header)
             static = self._static_loop_of(label)
             if pushed and static is not None:
                 # values computed in this loop get the iteration's fixed cells; values from
@@ -1099,6 +1140,10 @@ class CachePlanner:
                 pushed = [(v, ty) for v, ty in pushed if self._home[v] not in static["loop"].blocks]
                 if inner:
                     static.setdefault("records", []).append((label, inner))
+                    for v, _ in inner:
+                        self.kept_in[(label, v)] = ("static record", static["loop"].header)
+            for v, _ in pushed:
+                self.kept_in[(label, v)] = ("tape record", label)
             if pushed:
                 self.fwd_pushes[label] = self.push_lines(pushed)
                 prologue = self.pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
@@ -1261,6 +1306,63 @@ class CachePlanner:
 
     def static_slot_allocas(self) -> list[str]:
         return [f"  {static['slot']} = alloca i64, align 8" for static in self.static_loops.values()]
+
+    def describe(self, name: str | None = None) -> str:
+        """The cache plan as text (after `place`): for each reverse block, every forward value
+        it reads that is not free and how that read is served -- kept (in which cache slot,
+        frame cell, tape record, static record or side table), rebuilt from kept values,
+        recomputed, re-read from memory, an IV replayed, or a loop-invariant slot -- and then
+        what is kept per execution of each record. `ENZYME_BUILD_KEEP=dir` writes the plans of
+        a build to dir/<output>.ad/cache-plan.txt."""
+        mode = "split" if self.split else "combined"
+        out = [f"cache plan of @{name or self.fn.name} ({mode} mode)"]
+        rows = []
+        for block in self.fn.blocks:
+            for (label, v), how in self.how.items():
+                if label != block.label:
+                    continue
+                if how == "kept":
+                    kind, where = self.kept_in.get((label, v), ("kept", "?"))
+                    how = f"kept: {kind} {_where(kind, where)}" if kind != "frame record" else \
+                        f"kept: frame record cell {self.frame[v]}"
+                d = self.fn.defs.get(v)
+                if d is None:   # shadows, predecessor indices, tape offsets: values of the sweep
+                    what = "parameter" if v in self.params else "sweep value"
+                else:
+                    what = f"{d.opcode} {d.callee}" if d.opcode == "call" and d.callee else d.opcode
+                rows.append(("%" + label, v, what, how))
+        if rows:
+            widths = [max(len(r[k]) for r in rows) for k in range(3)]
+            for r in rows:
+                out.append("  " + "  ".join(r[k].ljust(widths[k]) for k in range(3)) + "  " + r[3])
+        else:
+            out.append("  (the reverse sweep reads no forward value that is not free)")
+        counts: dict[str, int] = {}
+        for how in self.how.values():
+            counts[how] = counts.get(how, 0) + 1
+        out.append("reads: " + (", ".join(f"{n} {how}" for how, n in sorted(counts.items())) or "none"))
+        records: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for (label, v), (kind, where) in self.kept_in.items():
+            records.setdefault((kind, where), []).append((v, self.types.get(v, "ptr")))
+        for (kind, where), values in sorted(records.items()):
+            if kind == "cache slot":
+                continue
+            size = sum(cells_of(ty) for _, ty in dict.fromkeys(values)) * CELL_BYTES
+            per = {"static record": "per iteration of loop", "tape record": "per execution of block",
+                   "side table": "per iteration of loop (one iteration kept)",
+                   "frame record": "per call"}.get(kind, "")
+            names = ", ".join(v for v, _ in dict.fromkeys(values))
+            out.append(f"{kind}{' ' + _where(kind, where) if where else ''}: {size} B {per} ({names})")
+        slots = sorted({where for kind, where in self.kept_in.values() if kind == "cache slot"})
+        if slots:
+            out.append(f"cache slots (one value each, per call): {len(slots)}")
+        return "\n".join(out) + "\n"
+
+    @staticmethod
+    def announce(text: str) -> None:
+        """Hand a plan to whoever listens (`listening_to_plans`)."""
+        for listener in _plan_listeners:
+            listener(text)
 
     def iv_slot_allocas(self) -> list[str]:
         return [f"  {slot} = alloca {self.types[iv]}, align 8" for iv, (_, _, slot, _) in self.iv_loops.items()]

@@ -28,7 +28,7 @@ from .diagnostics import refuse_untracked_loads
 from . import openmp
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
-from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner
+from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner, cache_plans_wanted
 from .tape import CELL_BYTES, TAPE_TYPE
 
 DRET = "%dret$"
@@ -377,6 +377,10 @@ class ReverseGenerator:
         self._locate_exit_markers()
         self.cache.fill_exit_edges()
         self.cache.place()
+        if cache_plans_wanted():
+            names = self.engine.names_for(self.fn, self.sig, self.split)
+            CachePlanner.announce(self.cache.describe(
+                f"{names['augmented']} / @{names['reverse']}" if self.split else names["combined"]))
         for inst in self.cache.deferred_frees.values():   # the reverse sweep reads that memory again
             self.fwd[inst.block].remove(_DBG_RE.sub("", inst.text))
         return self._assemble()

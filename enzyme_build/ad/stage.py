@@ -692,7 +692,14 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
         lower_library_calls(_restore_opaque_calls(m.text(), registry))))))
     pre = pass_firstprivate_by_address(pre)
     _keep(keep_dir, "ad-input.ll", pre)
-    out = differentiate_module(pre, registry)
+    if keep_dir:
+        from .cache import listening_to_plans
+        plans: list[str] = []
+        with listening_to_plans(plans.append):
+            out = differentiate_module(pre, registry)
+        _keep(keep_dir, "cache-plan.txt", "\n".join(plans))
+    else:
+        out = differentiate_module(pre, registry)
     _keep(keep_dir, "ad-output.ll", out)
     try:
         new = llvm.parse_assembly(out, module.name)

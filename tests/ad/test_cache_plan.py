@@ -1,0 +1,163 @@
+"""The cache planner's printer (`CachePlanner.describe`, written to cache-plan.txt under
+ENZYME_BUILD_KEEP): for each reverse block, the forward values it reads and how each read is
+served, then what every record keeps. IR in, plan and verified IR out."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from enzyme_build import llvm
+from enzyme_build.ad.cache import listening_to_plans
+from enzyme_build.ad.driver import differentiate_module
+
+DECLS = """
+@enzyme_dup = external global i32
+@enzyme_const = external global i32
+declare double @__enzyme_autodiff(ptr, ...)
+declare ptr @__enzyme_augmentfwd(ptr, ...)
+declare void @__enzyme_reverse(ptr, ...)
+declare double @llvm.exp.f64(double)
+declare double @llvm.sqrt.f64(double)
+"""
+
+# sum_i exp(x[i]) * x[i]: exp's result is kept per iteration (its derivative is itself);
+# the load of x[i] is re-read (x is never written), the IV replayed.
+EXP_LOOP = """
+define double @f(ptr %x, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %s = phi double [ 0.0, %entry ], [ %s.next, %loop ]
+  %p = getelementptr inbounds double, ptr %x, i64 %i
+  %xi = load double, ptr %p, align 8
+  %e = call double @llvm.exp.f64(double %xi)
+  %t = fmul double %e, %xi
+  %s.next = fadd double %s, %t
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  %q = fmul double %s.next, %s.next
+  ret double %q
+}
+"""
+
+# outside any loop, a product of two square roots: the roots are kept once per call
+STRAIGHT = """
+define double @g(ptr %x) {
+entry:
+  %a = load double, ptr %x, align 8
+  %ra = call double @llvm.sqrt.f64(double %a)
+  %p1 = getelementptr inbounds double, ptr %x, i64 1
+  %b = load double, ptr %p1, align 8
+  %rb = call double @llvm.sqrt.f64(double %b)
+  %m = fmul double %ra, %rb
+  store double 0.0, ptr %x, align 8
+  ret double %m
+}
+"""
+
+
+def caller(fn: str, args: str, entry: str = "__enzyme_autodiff") -> str:
+    return f"""
+define void @main_{fn}(ptr %x, ptr %dx, i64 %n) {{
+entry:
+  %d = load i32, ptr @enzyme_dup, align 4
+  %c = load i32, ptr @enzyme_const, align 4
+  %r = call double (ptr, ...) @{entry}(ptr @{fn}, {args})
+  ret void
+}}
+"""
+
+
+def plans_of(module_text: str) -> tuple[list[str], str]:
+    plans: list[str] = []
+    with listening_to_plans(plans.append):
+        out = differentiate_module(module_text)
+    llvm.verify(llvm.parse_assembly(out, "plan"), generated=True)
+    return plans, out
+
+
+def rows(plan: str) -> dict[tuple[str, str], str]:
+    """(reverse block, value) -> how, from the plan's table."""
+    out = {}
+    for line in plan.splitlines()[1:]:
+        m = re.match(r'^  (%\S+)\s+(%\S+)\s+(.+?)\s{2,}(\S.*)$', line)
+        if m:
+            out[(m.group(1), m.group(2))] = m.group(4)
+    return out
+
+
+def test_loop_value_kept_per_iteration_in_a_static_record():
+    plans, _ = plans_of(DECLS + EXP_LOOP + caller("f", "i32 %d, ptr %x, ptr %dx, i32 %c, i64 %n"))
+    assert len(plans) == 1
+    plan = plans[0]
+    assert plan.startswith("cache plan of @diffe_f (combined mode)")
+    got = rows(plan)
+    assert got[("%loop", "%e")] == "kept: static record of loop %loop"
+    assert got[("%loop", "%xi")] == "re-read from memory"
+    assert got[("%loop", "%i")] == "IV replayed"
+    assert "static record of loop %loop: 8 B per iteration of loop (%e)" in plan
+    # the final square's operand is a value defined in the loop, read after it: kept once
+    assert any(k[1] == "%s.next" and v.startswith("kept: cache slot") for k, v in got.items()), plan
+    assert re.search(r"^reads: .*\b1 IV replayed\b", plan, re.M)
+
+
+def test_straight_line_values_free_in_combined_mode_and_in_the_frame_record_when_split():
+    # combined mode: the reverse sweep runs in the same function, after the forward one,
+    # so values outside loops are simply used (nothing to keep)
+    plans, _ = plans_of(DECLS + STRAIGHT + caller("g", "i32 %d, ptr %x, ptr %dx"))
+    assert "(the reverse sweep reads no forward value that is not free)" in plans[0]
+    assert "\nreads: none\n" in plans[0]
+    # split mode: the reverse piece is another function; the roots go into the frame record
+    text = DECLS + STRAIGHT + """
+define void @main_g(ptr %x, ptr %dx) {
+entry:
+  %d = load i32, ptr @enzyme_dup, align 4
+  %t = call ptr (ptr, ...) @__enzyme_augmentfwd(ptr @g, i32 %d, ptr %x, ptr %dx)
+  call void (ptr, ...) @__enzyme_reverse(ptr @g, i32 %d, ptr %x, ptr %dx, double 1.0, ptr %t)
+  ret void
+}
+"""
+    plans, _ = plans_of(text)
+    split = next(p for p in plans if "(split mode)" in p)
+    assert split.startswith("cache plan of @augmented_g / @reverse_g (split mode)")
+    got = rows(split)
+    assert got[("%entry", "%ra")].startswith("kept: frame record cell ")
+    assert got[("%entry", "%rb")].startswith("kept: frame record cell ")
+    frame = [line for line in split.splitlines() if line.startswith("frame record")]
+    assert frame and "B per call" in frame[0] and "%ra" in frame[0] and "%rb" in frame[0], split
+
+
+def test_keep_dir_gets_the_plan(tmp_path):
+    """A build with ENZYME_BUILD_KEEP writes the plans next to the AD stage's IR."""
+    src = tmp_path / "p.c"
+    src.write_text("""
+#include <math.h>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+__attribute__((noinline)) double f(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += exp(x[i]) * x[i];
+  return s * s;
+}
+int main(void) {
+  double x[3] = {0.1, 0.2, 0.3}, d[3] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, d, enzyme_const, 3);
+  return d[0] > 0 ? 0 : 1;
+}
+""")
+    keep = tmp_path / "keep"
+    exe = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
+    proc = subprocess.run([exe, "cc", "-O2", str(src), "-o", str(tmp_path / "p"), "-lm"],
+                          env=dict(os.environ, ENZYME_BUILD_KEEP=str(keep)), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert subprocess.run([str(tmp_path / "p")]).returncode == 0
+    plans = list(keep.glob("*.ad/cache-plan.txt"))
+    assert len(plans) == 1
+    text = plans[0].read_text()
+    assert text.startswith("cache plan of @diffe_f (combined mode)")
+    assert re.search(r"^static record of loop %\S+: 8 B per iteration of loop \(%\S+\)$", text, re.M), text

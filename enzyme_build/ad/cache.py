@@ -677,10 +677,12 @@ class CachePlanner:
         """An IV's last value when its loop is left: `trip count - 1` for a counting loop left
         through its latch's exit test, otherwise what the exit captured."""
         latch = self.fn.block(pred)
-        if loop.iv == iv and loop.trip_count is not None and loop.latches == [pred] \
+        bound = loop.trip_count if loop.trip_count is not None else loop.bound
+        if loop.iv == iv and bound is not None and loop.latches == [pred] \
                 and latch.terminator.targets and latch.terminator.targets[0] == exit_block:
-            tc = loop.trip_count
-            tcv = self.value_on_exit(tc, pred, exit_block) if is_local(tc) else tc
+            # counting by 1 until `iv + 1 == bound` (from 0, or from `start`: a triangular
+            # loop's `j = i + 1`): the last value is bound - 1
+            tcv = self.value_on_exit(bound, pred, exit_block) if is_local(bound) else bound
             name = self.sweep.fresh("ivl")
             out.append(f"  {name} = sub {self.types[iv]} {tcv}, 1")
             return name
@@ -1089,8 +1091,31 @@ class CachePlanner:
                 self.needs[label] = list(kept)
                 self.recompute_lines[label] = lines + self.recompute_lines.get(label, [])
 
+    def _unused_static_offsets(self) -> set[str]:
+        """The tape offsets of static-record loops that will keep nothing (every value their
+        reverse reads is free, re-read, recomputed or replayed: a sum of squares, a copy): the
+        offset would be kept per iteration of the enclosing loop for no record. An inner loop
+        found empty can empty its outer one (whose only kept values were inner offsets), so
+        this runs to a fixpoint. Conservative: a value that may go to a record fills it."""
+        offsets = {static["off"] for static in self.static_loops.values()}
+        dropped: set[str] = set()
+        while True:
+            filled = set()
+            for label, needed in self.needs.items():
+                static = self._static_loop_of(label)
+                if static is None:
+                    continue
+                blocks = static["loop"].blocks
+                if any(v not in dropped and self._home[v] in blocks for v in needed):
+                    filled.add(static["off"])
+            empty = offsets - filled - dropped
+            if not empty:
+                return dropped
+            dropped |= empty
+
     def place(self) -> None:
         self._recompute_from_kept()
+        unused_offsets = self._unused_static_offsets()
         self.fwd_pushes: dict[str, list[str]] = {}
         self.rev_prologue: dict[str, list[str]] = {}
         stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
@@ -1107,6 +1132,10 @@ class CachePlanner:
                 ty = self.types.get(v, "ptr")
                 name = self.rev_names[(label, v)]
                 home = self._home[v]
+                if v in unused_offsets:   # its loop keeps no record: nothing is read at it
+                    prologue.append(f"  {name} = add i64 0, 0")
+                    self.how[(label, v)] = "unused: its loop keeps no record"
+                    continue
                 if self.split and not self.cfg.in_loop(home):
                     if v not in self.frame:
                         self.frame[v] = self.frame_cells

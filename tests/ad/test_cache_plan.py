@@ -161,3 +161,82 @@ int main(void) {
     text = plans[0].read_text()
     assert text.startswith("cache plan of @diffe_f (combined mode)")
     assert re.search(r"^static record of loop %\S+: 8 B per iteration of loop \(%\S+\)$", text, re.M), text
+
+
+LOOPS = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+
+/* a triangular pair loop (j from i + 1): its IV's last value is the bound minus one */
+__attribute__((noinline)) double tri(const double *x, int n) {
+  double *y = malloc(sizeof(double) * n), s = 0;
+  for (int i = 0; i < n; i++) y[i] = sin(x[i]);
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++) s += exp(y[i] * y[j]);
+  free(y);
+  return s;
+}
+
+/* the inner loop only reads x, which nothing writes: it keeps no record, so the outer
+ * loop need not keep where that record would be */
+__attribute__((noinline)) double empty_inner(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) {
+    double t = 0;
+    for (int k = 0; k < 2 + i % 3; k++) t += x[k] * x[k];
+    s += sin(t) * x[i];
+  }
+  return s;
+}
+
+static int check(const char *what, double (*f)(const double *, int), double *x, int n) {
+  double g[8] = {0};
+  int bad = 0;
+  __enzyme_autodiff((void *)f, enzyme_dup, x, g, enzyme_const, n);
+  for (int i = 0; i < n; i++) {
+    double s = x[i], h = 1e-6;
+    x[i] = s + h; double fp = f(x, n);
+    x[i] = s - h; double fm = f(x, n);
+    x[i] = s;
+    double fd = (fp - fm) / (2 * h);
+    if (fabs(g[i] - fd) > 1e-6 * (fabs(fd) > 1 ? fabs(fd) : 1)) {
+      printf("MISMATCH %s %d: %.12g vs %.12g\n", what, i, g[i], fd);
+      bad = 1;
+    }
+  }
+  return bad;
+}
+
+int main(void) {
+  double x[6] = {0.3, -0.2, 0.5, 0.7, -0.4, 0.1};
+  int bad = check("tri", tri, x, 6) | check("empty_inner", empty_inner, x, 6);
+  puts(bad ? "FAIL" : "ok");
+  return bad;
+}
+"""
+
+
+def test_loop_bookkeeping_left_out_of_records(tmp_path):
+    """What a loop nest keeps beyond its values: a triangular loop's exit IV is computed
+    from its bound, and an inner loop that keeps nothing costs its outer loop nothing."""
+    src = tmp_path / "loops.c"
+    src.write_text(LOOPS)
+    exe = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
+    for opt in ("-O0", "-O2"):
+        keep = tmp_path / f"keep{opt}"
+        proc = subprocess.run([exe, "cc", opt, str(src), "-o", str(tmp_path / "loops"), "-lm"],
+                              env=dict(os.environ, ENZYME_BUILD_KEEP=str(keep)), capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        run = subprocess.run([str(tmp_path / "loops")], capture_output=True, text=True)
+        assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout
+        text = next(keep.glob("*.ad/cache-plan.txt")).read_text()
+        plans = {p.split("\n", 1)[0]: p for p in text.split("\n\n") if p.strip()}
+        tri = plans["cache plan of @diffe_tri (combined mode)"]
+        per_iteration = [line for line in tri.splitlines() if line.startswith("static record")]
+        assert per_iteration and not any("%ivexit" in line for line in per_iteration), tri
+        inner = plans["cache plan of @diffe_empty_inner (combined mode)"]
+        assert "unused: its loop keeps no record" in inner, inner
+        assert not re.search(r"%static\.off\S*\s+sweep value\s+kept:", inner), inner

@@ -63,6 +63,16 @@ _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "u
 # operands anyway (`_recompute_from_kept`): the cheap float ops, division and fused multiply-add
 _REBUILDABLE_FLOAT = _CHEAP_FLOAT | {"fdiv"}
 _REBUILDABLE_CALL_RE = re.compile(r"^@llvm\.(fmuladd|fma)\.f(32|64)$")
+# how many levels of operands the reverse sweep follows to rebuild a value instead of keeping
+# it: a float computed from re-read inputs whose addresses are index arithmetic of a loop nest
+# (`x[(i*n + j)*m + k] - mu[k]`: load, GEP, GEP, mul, add, mul, IV) is rebuilt, not kept
+_REBUILD_DEPTH = 10
+
+
+def _cheap_float(inst) -> bool:
+    """Float arithmetic as cheap to redo as to read back: fadd/fsub/fmul/..., fmuladd, fma."""
+    return inst.opcode in _CHEAP_FLOAT or \
+        (inst.opcode == "call" and bool(inst.callee) and bool(_REBUILDABLE_CALL_RE.match(inst.callee)))
 
 
 def derived_pointers(fn, roots: dict[str, str]) -> dict[str, str]:
@@ -189,6 +199,7 @@ class CachePlanner:
         self.frame_cells = 0
         # for the printer (`describe`): how each (reverse block, forward value) read is served
         self.how: dict[tuple[str, str], str] = {}
+        self._costless_seen: set[tuple[str, str]] = set()   # (block, value) found costless
         self.kept_in: dict[tuple[str, str], tuple[str, str]] = {}   # -> (kind, where)
 
     def _is_free(self, value: str) -> bool:
@@ -303,7 +314,7 @@ class CachePlanner:
         """A load from memory nothing may write between the load and the reverse sweep is read
         again there instead of being cached: in combined mode memory the function never
         writes; in split pieces only memory the caller vouches for (`stable_args`)."""
-        if depth > 6:
+        if depth > _REBUILD_DEPTH:
             return None
         inst = self.fn.defs.get(value)
         if inst is None or inst.opcode != "load" or "volatile" in inst.flags:
@@ -550,7 +561,7 @@ class CachePlanner:
         return stable
 
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
-        if depth > 6 and self.sweep.shadow_primal.get(value) not in self.reverse_local:
+        if depth > _REBUILD_DEPTH and self.sweep.shadow_primal.get(value) not in self.reverse_local:
             return None
         lines = self.recompute_lines.setdefault(block, [])
         if value in self.header_index:
@@ -565,7 +576,7 @@ class CachePlanner:
         inst = self.fn.defs.get(primal or value)
         if inst is None:
             return None
-        if inst.opcode in _CHEAP_FLOAT and primal is None:
+        if _cheap_float(inst) and primal is None:
             # float arithmetic is recomputed only when none of its operands needs caching
             if not all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values())):
                 return None
@@ -598,25 +609,28 @@ class CachePlanner:
 
     def _costless(self, value: str, block: str, depth: int) -> bool:
         """True when the reverse block can obtain `value` without any cache or tape cell."""
-        if self._is_free(value) or (block, value) in self.rev_names:
+        if self._is_free(value) or (block, value) in self.rev_names or (block, value) in self._costless_seen:
             return True
-        if depth > 4:
-            return False
         if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
-            return True
+            return True   # an enclosing loop's IV is replayed: checked before the depth bound
+        if depth > _REBUILD_DEPTH:
+            return False
         inst = self.fn.defs.get(value)
         if inst is None:
             return False
+        ok = False
         if inst.opcode == "load" and not self.split or (inst.opcode == "load" and self.sig.stable_args):
             if self._stable is None:
                 self._stable = self.stable_roots()
             addr = inst.operands[0][1]
-            return "volatile" not in inst.flags \
+            ok = "volatile" not in inst.flags \
                 and (pointer_roots(self.fn, addr) <= self._stable or self._final_after(inst)) \
                 and self._costless(addr, block, depth + 1)
-        if inst.opcode in _RECOMPUTABLE or inst.opcode in _CHEAP_FLOAT:
-            return all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values()))
-        return False
+        elif inst.opcode in _RECOMPUTABLE or _cheap_float(inst):
+            ok = all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values()))
+        if ok:   # stays true (what the block reads only grows); a "no" may be the depth bound's
+            self._costless_seen.add((block, value))
+        return ok
 
     def _per_iteration_free(self, value: str, block: str, depth: int) -> bool:
         """Whether `value` costs the reverse block of `block` no per-iteration cell: it is

@@ -556,6 +556,9 @@ class ForwardGenerator:
                 continue
             if i >= len(rule.partials):
                 raise EnzymeBuildError(f"no derivative rule for operand {i} of {rule.names[0]}")
+            if i < len(rule.terms) and rule.terms[i] is not None:
+                partials.append((rule.terms[i], lane_names(v, "t", self.width)))
+                continue
             partial = rule.partials[i](b, x)
             if partial is not None:
                 partials.append((partial, lane_names(v, "t", self.width)))
@@ -564,8 +567,11 @@ class ForwardGenerator:
             total = None
             for partial, tangent in partials:
                 t = tangent[k]
-                term = t if b.is_const(partial, 1.0) else b.fneg(t) if b.is_const(partial, -1.0) \
-                    else b.fmul(partial, t)
+                if callable(partial):   # the rule builds this operand's term from its tangent
+                    term = partial(b, x, t)
+                else:
+                    term = t if b.is_const(partial, 1.0) else b.fneg(t) if b.is_const(partial, -1.0) \
+                        else b.fmul(partial, t)
                 total = term if total is None else b.fadd(total, term)
             self._define(name, fty, total if total is not None else b.const(0.0), lines, start)
         for callee, decl in b.declarations.items():

@@ -28,6 +28,10 @@ Partial = Callable[[Builder, "object"], "str | None"]
 class Rule:
     names: tuple[str, ...]          # base spellings covered
     partials: tuple[Partial, ...]   # one per operand
+    # forward mode only, per operand (None: partial * tangent): the operand's term built from
+    # its tangent t as `(b, x, t) -> value`, for a partial that can overflow to infinity where
+    # the product with the tangent cannot (a zero tangent then gives 0, not inf * 0 = NaN)
+    terms: tuple = ()
 
 
 def _zero(b, x):
@@ -95,8 +99,9 @@ _MATH: list[Rule] = [
     # is on the result (0 exactly when x is), so sqrt's rule still needs only the result.
     Rule(("sqrt",), (lambda b, x: _zero_at_zero(b, x.result, b.fmul(b.const(0.5), b.fdiv(b.const(1.0), x.result))),)),
     Rule(("cbrt",), (lambda b, x: _zero_at_zero(b, x.result, b.fdiv(x.result, b.fmul(b.const(3.0), x[0]))),)),
+    # d/dy x^y = log(x) x^y, and 0 where x^y is 0 (x = 0: log(x) * 0 would be NaN)
     Rule(("pow",), (lambda b, x: b.fmul(x[1], b.call("pow", x[0], b.fsub(x[1], b.const(1.0)))),
-                    lambda b, x: b.fmul(b.call("log", x[0]), x.result))),
+                    lambda b, x: _zero_at_zero(b, x.result, b.fmul(b.call("log", x[0]), x.result)))),
     Rule(("powi",), (lambda b, x: b.fmul(b.int_to_float(x.int_operand(1), "i32"),
                                          b.call("powi", x[0], "i32 " + x.int_minus_one(1))),
                      _zero)),
@@ -186,9 +191,17 @@ def math_rule(callee: str) -> tuple[Rule, str] | None:
 # reciprocal that the numerator's partial computes (one division per quotient, and one
 # for all quotients by the same value: Rodrigues' rot / theta). The partials still depend
 # on primal values only, so they are computed off the tangents' dependency chain.
+# The denominator's term is -(q * t) * (1/b), not (-q / b) * t: with b = 1e-160 the partial
+# -q/b overflows to -inf, and a zero tangent of b would give NaN instead of 0.
+def _denominator_term(b, x, t):
+    r = x.result if b.is_const(x.raw(0), 1.0) else b.fdiv(b.const(1.0), x[1])
+    return b.fneg(b.fmul(b.fmul(x.result, t), r))
+
+
 FDIV_SHARED_RECIPROCAL = Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
                                           lambda b, x: _quotient_by_denominator(
-                                              b, x, lambda: b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))))
+                                              b, x, lambda: b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))),
+                              terms=(None, _denominator_term))
 # the instruction rules forward mode uses
 FORWARD_INSTRUCTION_RULES: dict[str, Rule] = {**INSTRUCTION_RULES, "fdiv": FDIV_SHARED_RECIPROCAL}
 

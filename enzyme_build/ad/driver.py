@@ -118,16 +118,20 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         pv = fresh()
         lines.append(f"  {pv} = call {rt} @{aug}({', '.join(passed + ['ptr ' + tape])})")
         elems = aggregate_elements(call_ty) if sret is None else None
-        want = elems[1].strip() if elems and len(elems) == 2 else rt
+        # `struct { T primal; void *tape; }` is filled by type: the tape goes where the
+        # pointer is (only a pointer primal leaves the order to the positions)
+        swapped = bool(elems) and len(elems) == 2 and elems[1].strip() == "ptr" \
+            and elems[0].strip() != "ptr" and rt != "ptr"
+        want = elems[0 if swapped else 1].strip() if elems and len(elems) == 2 else rt
         if want != rt and is_float_type(want) and is_float_type(rt):
             conv = fresh()
             op = "fptrunc" if rt == "double" else "fpext"
             lines.append(f"  {conv} = {op} {rt} {pv} to {want}")
             pv, rt = conv, want
-        pair_ty = f"{{ ptr, {rt} }}"
+        pair_ty = f"{{ {rt}, ptr }}" if swapped else f"{{ ptr, {rt} }}"
         a, b = fresh(), fresh()
-        lines.append(f"  {a} = insertvalue {pair_ty} poison, ptr {tape}, 0")
-        lines.append(f"  {b} = insertvalue {pair_ty} {a}, {rt} {pv}, 1")
+        lines.append(f"  {a} = insertvalue {pair_ty} poison, ptr {tape}, {1 if swapped else 0}")
+        lines.append(f"  {b} = insertvalue {pair_ty} {a}, {rt} {pv}, {0 if swapped else 1}")
         finish(b, pair_ty)
         return lines
     # __enzyme_reverse: [return adjoint], then the tape last (or enzyme_tape, ptr anywhere after)

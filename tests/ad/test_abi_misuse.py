@@ -74,3 +74,42 @@ def test_a_void_function_with_no_active_argument_is_still_accepted(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert subprocess.run([str(tmp_path / "v")]).returncode == 0
+
+
+AUGMENT_STRUCTS = r"""
+#include <stdio.h>
+extern int enzyme_dup;
+double square(double x) { return x * x; }
+float cube(float x) { return x * x * x; }
+typedef struct { void *tape; double x; } TapeFirst;    /* Enzyme's documented order */
+typedef struct { double x; void *tape; } PrimalFirst;  /* the order some programs declare */
+typedef struct { float x; void *tape; } FloatFirst;
+TapeFirst __enzyme_augmentfwd(void *, double);
+PrimalFirst __enzyme_augmentfwd_primal_first(void *, double);
+FloatFirst __enzyme_augmentfwd_float_first(void *, float);
+double __enzyme_reverse(void *, double, double, void *);
+float __enzyme_reverse_f(void *, float, float, void *);
+int main(void) {
+  TapeFirst a = __enzyme_augmentfwd((void *)square, 5.0);
+  double ga = __enzyme_reverse((void *)square, 5.0, 1.0, a.tape);
+  PrimalFirst b = __enzyme_augmentfwd_primal_first((void *)square, 3.0);
+  double gb = __enzyme_reverse((void *)square, 3.0, 1.0, b.tape);
+  FloatFirst c = __enzyme_augmentfwd_float_first((void *)cube, 2.0f);
+  float gc = __enzyme_reverse_f((void *)cube, 2.0f, 1.0f, c.tape);
+  printf("%g %g %g %g %g %g\n", a.x, ga, b.x, gb, (double)c.x, (double)gc);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_augmentfwd_struct_is_filled_by_type(tmp_path, opt):
+    """__enzyme_augmentfwd declared as returning { primal, tape } gets the tape in the pointer
+    field, as { tape, primal } does (filled by position, the tape pointer landed in the double
+    and __enzyme_reverse crashed on the bits of the primal)."""
+    (tmp_path / "s.c").write_text(AUGMENT_STRUCTS)
+    done = subprocess.run([ENZYME_BUILD, "cc", opt, "s.c", "-o", "s"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    run = subprocess.run([str(tmp_path / "s")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert [float(v) for v in run.stdout.split()] == [25.0, 10.0, 9.0, 6.0, 8.0, 12.0]

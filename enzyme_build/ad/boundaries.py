@@ -9,7 +9,11 @@ to whatever register type holds their bytes:
   zero-extended and or-ed with the shifted int, and the callee truncates and bitcasts
   it back;
 - a `double` copied into a `uint64_t` (generic code that moves values as words) and passed
-  or returned by value is a plain `i64` argument or result bitcast from/to `double`;
+  or returned by value is a plain `i64` argument or result bitcast from/to `double`; the
+  bitcast may be on the caller's side only (a callee that stores the word into memory the
+  caller reads as doubles, or returns a word it loaded: instcombine stores and loads the
+  integer directly), so a call passing a float's bits, or whose result is taken as a float,
+  marks its callee too;
 - `struct {double d; long k;}` is returned as `{ double, i64 }`, an aggregate the engine
   cannot give a derivative (without optimization nothing simplifies it away);
 - `struct {double *p; long n;}` (a span, a pair of pointers) is returned as `{ ptr, i64 }`:
@@ -134,23 +138,41 @@ def _packs_floats(body: list[str]) -> bool:
     return False
 
 
+_DEF_CALL = re.compile(r'^  ' + _V + r' = (?:tail |musttail |notail )?(?:call|invoke)\b')
+
+
 def coerced_float_functions(text: str, exclude=frozenset()) -> set[str]:
     """Defined functions, called directly from another function, whose floats cross the
     call as a vector register or packed into an integer."""
     lines = text.split("\n")
-    found, callers = set(), {}
+    found, callers, passed_bits, defined = set(), {}, set(), set()
     for name, at, body in _functions(text):
+        bits = {m.group(1) for m in map(_FP_TO_INT.match, body) if m}
+        from_call: dict[str, str] = {}
         for line in body:
             for m in _DIRECT_CALL.finditer(line):
                 if m.group(1) != name:
                     callers.setdefault(m.group(1), set()).add(name)
+                    # the caller's side of the boundary: a float's bits passed as an integer
+                    # argument (the callee may only store them: `store i64 %bits`), or an
+                    # integer result taken as a float
+                    if bits & set(_NAME.findall(line[m.end():])):
+                        passed_bits.add(m.group(1))
+                    r = _DEF_CALL.match(line)
+                    if r:
+                        from_call[r.group(1)] = m.group(1)
+            m = _INT_TO_FP.match(line)
+            if m and m.group(2) in from_call:
+                passed_bits.add(from_call[m.group(2)])
         if name[1:].strip('"') in exclude:
             continue
+        defined.add(name)
         m = _DEFINE_RE.match(lines[at])
         if (_FP_VECTOR.search(m.group(1)) or _FP_VECTOR.search(m.group(3)) or _packs_floats(body)
                 or _integer_float_params(m.group(3), body) or _returns_mixed_aggregate(m.group(1))
                 or _returns_pointer_aggregate(m.group(1))):
             found.add(name)
+    found |= passed_bits & defined
     return {n for n in found if callers.get(n)}
 
 

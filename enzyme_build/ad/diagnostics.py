@@ -154,3 +154,15 @@ def refuse_untracked_loads(engine, fn: Function, act, what: str) -> None:
             location=engine.location(load) or engine.location(call),
             hint="return the pointer on its own (or through an out-parameter), or make the function "
                  "inlinable: enzyme-build inlines such functions unless they are recursive or have no body")
+
+
+def active_argument_not_a_float(ty: str, callee: str, location) -> EnzymeBuildError:
+    """An active value of a type without a derivative passed to a call: a float's bits in an
+    integer (a `double` copied into a `uint64_t` and passed by value to a function that
+    cannot be inlined, e.g. a recursive one), or an aggregate."""
+    if re.fullmatch(r"i\d+", ty):
+        return EnzymeBuildError(
+            f"passing a float's bits as an integer ({ty}) to @{callee} is not supported",
+            location=location, hint="pass the value as a double (or float), not as an integer holding its bytes")
+    return EnzymeBuildError(f"passing an active aggregate ({ty}) to @{callee} is not supported",
+                            location=location, hint="pass the fields as separate arguments")

@@ -20,7 +20,7 @@ from ..ir.model import (entry_point_name, Function, Instruction, byval_attribute
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
-from .diagnostics import refuse_untracked_loads
+from .diagnostics import active_argument_not_a_float, refuse_untracked_loads
 from .sweep import RuleOperands, classify_call, zero_of
 from ..analysis.types import bits_stay_integer
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
@@ -735,8 +735,7 @@ class ForwardGenerator:
             if is_local(v) and v in act.varied and is_float_type(t):
                 args.append(ACTIVE)
             elif is_local(v) and v in act.varied:
-                raise EnzymeBuildError(f"passing an active aggregate ({t}) to @{callee_name(inst)} is not supported",
-                                       location=self.where(inst), hint="pass the fields as separate arguments")
+                raise active_argument_not_a_float(t, callee_name(inst), self.where(inst))
             elif t == "ptr" and (act.has_shadow(v) or (v == "null" and callee_name(inst) in self.engine.differentiable)):
                 args.append(DUP)   # a literal null's shadow is null (see reverse.py: _null_is_dup)
             else:

@@ -24,7 +24,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
-from .diagnostics import refuse_untracked_loads
+from .diagnostics import active_argument_not_a_float, refuse_untracked_loads
 from . import openmp
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
@@ -620,9 +620,7 @@ class ReverseGenerator:
             if is_local(v) and v in self.act.varied and is_float_type(t):
                 args.append("out")
             elif is_local(v) and v in self.act.varied:
-                raise EnzymeBuildError(
-                    f"passing an active aggregate ({t}) to @{callee_name(inst)} is not supported",
-                    location=self.engine.location(inst), hint="pass the fields as separate arguments")
+                raise active_argument_not_a_float(t, callee_name(inst), self.engine.location(inst))
             elif t == "ptr" and (self.act.has_shadow(v) or (v == "null" and self._null_is_dup(inst))):
                 args.append("dup")
             else:

@@ -71,9 +71,9 @@ LIBRARY: dict[str, LibraryFunction] = {
     "__cxa_guard_release": LibraryFunction(inactive=True, writes_args=True),
     # ---- strings and conversions
     "strlen": _INACTIVE, "strcmp": _INACTIVE, "strncmp": _INACTIVE, "memcmp": _INACTIVE,
-    # LLVM turns `memcmp(a, b, n) == 0` into bcmp, and strlen/strcmp into these
-    "bcmp": _INACTIVE, "strnlen": _INACTIVE, "strchr": _INACTIVE, "strrchr": _INACTIVE,
-    "memchr": _INACTIVE, "strstr": _INACTIVE, "strcasecmp": _INACTIVE, "strncasecmp": _INACTIVE,
+    # LLVM turns `memcmp(a, b, n) == 0` into bcmp
+    "bcmp": _INACTIVE, "strnlen": _INACTIVE, "memchr": _INACTIVE,
+    "strcasecmp": _INACTIVE, "strncasecmp": _INACTIVE,
     "strcpy": LibraryFunction(inactive=True, writes_args=True),
     "atoi": _INACTIVE, "atof": _INACTIVE,
     "strtod": LibraryFunction(inactive=True, writes_args=True),

@@ -74,6 +74,28 @@ __attribute__((noinline)) double f(const double *x) {
   memcpy(&b, &t, 8);
   return helper(b, x[1]) + helper(tobits(x[2] * x[3]), 1.0);
 }""",
+    # the callee never turns the bits back into a double: it stores the word into memory
+    # the caller reads as doubles (Enzyme's subdoublestore), or loads a word the caller
+    # takes as a double; only the caller's side shows the float
+    "double_bits_stored_by_callee": r"""
+#include <stdlib.h>
+#include <string.h>
+__attribute__((noinline)) static unsigned long long *store_word(unsigned long long bits) {
+  unsigned long long *data = malloc(2 * sizeof *data);
+  data[0] = bits; data[1] = 3;
+  return data;
+}
+__attribute__((noinline)) static unsigned long long load_word(const unsigned long long *p, int k) { return p[k]; }
+__attribute__((noinline)) double f(const double *x) {
+  double t = x[0] * x[1] + sin(x[2]);
+  unsigned long long b; memcpy(&b, &t, 8);
+  unsigned long long *w = store_word(b);
+  double back = ((double *)w)[0];
+  unsigned long long c = load_word((const unsigned long long *)x, 3);
+  double x3; memcpy(&x3, &c, 8);
+  free(w);
+  return back * x3 + back;
+}""",
     # a tagged word {uint64_t bits; int tag} (two registers: i64, i32)
     "tagged_word": r"""
 #include <string.h>
@@ -187,3 +209,36 @@ def test_detection_and_marking_on_ir():
     assert "define internal <2 x float> @vec(<2 x float> %v) #0 {" in marked
     import llvmlite.binding as llvm
     llvm.parse_assembly(marked).verify()
+
+
+def test_caller_side_bits_are_detected_on_ir():
+    """The callee only stores the word it gets, or returns a word it loaded: the float is seen
+    at the caller alone (a double's bits passed, an integer result taken as a double)."""
+    from enzyme_build.ad.boundaries import coerced_float_functions
+    text = "\n".join([
+        "define internal void @keep(i64 %w, ptr %p) {",
+        "bb:",
+        "  store i64 %w, ptr %p, align 8",
+        "  ret void",
+        "}",
+        "define internal i64 @word(ptr %p) {",
+        "bb:",
+        "  %w = load i64, ptr %p, align 8",
+        "  ret i64 %w",
+        "}",
+        "define internal i64 @count(i64 %n) {",
+        "bb:",
+        "  %m = add i64 %n, 1",
+        "  ret i64 %m",
+        "}",
+        "define double @f(double %x, ptr %p) {",
+        "bb:",
+        "  %b = bitcast double %x to i64",
+        "  call void @keep(i64 %b, ptr %p)",
+        "  %w = call i64 @word(ptr %p)",
+        "  %d = bitcast i64 %w to double",
+        "  %n = call i64 @count(i64 3)",
+        "  ret double %d",
+        "}"])
+    assert coerced_float_functions(text) == {"@keep", "@word"}
+    assert coerced_float_functions(text, exclude={"keep"}) == {"@word"}

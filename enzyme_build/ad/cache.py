@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
 from ..analysis.invariance import iteration_invariant
-from ..analysis.library import REUSABLE_MATH, WRITES_THROUGH_ARGS
+from ..analysis.library import REUSABLE_MATH, writes_through_args
 from ..errors import InternalError
 from ..analysis.types import memcpy_element_kind
 from ..custom.convention import cache_mask_values
@@ -508,7 +508,7 @@ class CachePlanner:
                 name = callee_name(inst)
                 if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
                     targets = [inst.operands[0][1]]
-                elif math_rule(inst.callee or "") or name in WRITES_THROUGH_ARGS:
+                elif math_rule(inst.callee or "") or writes_through_args(name):
                     # modf/frexp/sincos results, fread/sprintf buffers
                     targets = [v for t, v in inst.operands if t == "ptr"]
                 elif name.startswith("llvm.") or is_inactive_call(inst):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local
 # the library facts this module and its importers use (the one table: analysis/library.py)
 from .library import (ALLOCATORS, DEALLOCATORS, INACTIVE_FUNCTIONS,  # noqa: F401  (re-exported)
-                      INACTIVE_INTRINSIC_PREFIXES)
+                      INACTIVE_INTRINSIC_PREFIXES, INACTIVE_WRITING_PREFIXES)
 
 _POINTER_FORWARDERS = {"getelementptr", "bitcast", "addrspacecast", "phi", "select", "freeze"}
 
@@ -88,7 +88,7 @@ def callee_name(inst: Instruction) -> str:
 def is_inactive_call(inst: Instruction, inactive_extra=frozenset()) -> bool:
     name = callee_name(inst)
     return (name in INACTIVE_FUNCTIONS or name in inactive_extra
-            or name.startswith(INACTIVE_INTRINSIC_PREFIXES))
+            or name.startswith(INACTIVE_INTRINSIC_PREFIXES) or name.startswith(INACTIVE_WRITING_PREFIXES))
 
 
 _ATOMIC_FADD_RE = re.compile(r'atomicrmw (?:volatile )?fadd ptr (%[-\w$.]+|@[-\w$.]+), (double|float) '

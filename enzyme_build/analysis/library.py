@@ -159,6 +159,22 @@ LIBRARY: dict[str, LibraryFunction] = {
     "__enzyme_build_tape_push": _INACTIVE, "__enzyme_build_tape_pop": _INACTIVE,
 }
 
+# Families of functions by mangled-name prefix: libstdc++'s std::string (basic_string<char>),
+# std::allocator<char> and char_traits<char> members move characters and sizes only, and
+# may write the string object they are given. At -O0 they are calls to extern-template
+# instantiations with no body (`_M_local_data`, `_M_set_length`, the constructors); a string
+# built inside differentiated code must not stop it.
+INACTIVE_WRITING_PREFIXES = ("_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE",
+                             "_ZNKSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE",
+                             "_ZNSt11char_traitsIcE", "_ZNSaIcE", "_ZNSt15__new_allocatorIcE",
+                             "_ZNKSt15__new_allocatorIcE")
+
+
+def writes_through_args(name: str) -> bool:
+    """Whether the library function `name` (no @) may write memory its pointer arguments reach."""
+    return name in WRITES_THROUGH_ARGS or name.startswith(INACTIVE_WRITING_PREFIXES)
+
+
 # LLVM intrinsics that carry no derivative (by name prefix)
 INACTIVE_INTRINSIC_PREFIXES = ("llvm.lifetime", "llvm.dbg", "llvm.assume", "llvm.experimental.noalias",
                                "llvm.stacksave", "llvm.stackrestore", "llvm.invariant",

@@ -163,6 +163,27 @@ int main(void) {
     assert re.search(r"^static record of loop %\S+: 8 B per iteration of loop \(%\S+\)$", text, re.M), text
 
 
+# the gradient of f(x, n) against central differences in x[0..m), for the C programs below
+FD_CHECK = r"""
+static int check(const char *what, double (*f)(const double *, int), double *x, int n, int m) {
+  double g[64] = {0};
+  int bad = 0;
+  __enzyme_autodiff((void *)f, enzyme_dup, x, g, enzyme_const, n);
+  for (int i = 0; i < m; i++) {
+    double s = x[i], h = 1e-6;
+    x[i] = s + h; double fp = f(x, n);
+    x[i] = s - h; double fm = f(x, n);
+    x[i] = s;
+    double fd = (fp - fm) / (2 * h);
+    if (fabs(g[i] - fd) > 1e-6 * (fabs(fd) > 1 ? fabs(fd) : 1)) {
+      printf("MISMATCH %s %d: %.12g vs %.12g\n", what, i, g[i], fd);
+      bad = 1;
+    }
+  }
+  return bad;
+}
+"""
+
 LOOPS = r"""
 #include <math.h>
 #include <stdio.h>
@@ -192,48 +213,38 @@ __attribute__((noinline)) double empty_inner(const double *x, int n) {
   return s;
 }
 
-static int check(const char *what, double (*f)(const double *, int), double *x, int n) {
-  double g[8] = {0};
-  int bad = 0;
-  __enzyme_autodiff((void *)f, enzyme_dup, x, g, enzyme_const, n);
-  for (int i = 0; i < n; i++) {
-    double s = x[i], h = 1e-6;
-    x[i] = s + h; double fp = f(x, n);
-    x[i] = s - h; double fm = f(x, n);
-    x[i] = s;
-    double fd = (fp - fm) / (2 * h);
-    if (fabs(g[i] - fd) > 1e-6 * (fabs(fd) > 1 ? fabs(fd) : 1)) {
-      printf("MISMATCH %s %d: %.12g vs %.12g\n", what, i, g[i], fd);
-      bad = 1;
-    }
-  }
-  return bad;
-}
+"""+ FD_CHECK + r"""
 
 int main(void) {
   double x[6] = {0.3, -0.2, 0.5, 0.7, -0.4, 0.1};
-  int bad = check("tri", tri, x, 6) | check("empty_inner", empty_inner, x, 6);
+  int bad = check("tri", tri, x, 6, 6) | check("empty_inner", empty_inner, x, 6, 6);
   puts(bad ? "FAIL" : "ok");
   return bad;
 }
 """
 
 
+def built_plans(tmp_path, source: str, opt: str) -> dict[str, str]:
+    """Build a self-checking C program with ENZYME_BUILD_KEEP, run it (it prints "ok" when
+    every gradient matches its central difference), and return its plans by title line."""
+    name = f"prog{opt}"
+    (tmp_path / f"{name}.c").write_text(source)
+    keep = tmp_path / f"keep{opt}"
+    exe = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
+    proc = subprocess.run([exe, "cc", opt, f"{name}.c", "-o", name, "-lm"], cwd=tmp_path,
+                          env=dict(os.environ, ENZYME_BUILD_KEEP=str(keep)), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run([str(tmp_path / name)], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout
+    text = next(keep.glob("*.ad/cache-plan.txt")).read_text()
+    return {p.split("\n", 1)[0]: p for p in text.split("\n\n") if p.strip()}
+
+
 def test_loop_bookkeeping_left_out_of_records(tmp_path):
     """What a loop nest keeps beyond its values: a triangular loop's exit IV is computed
     from its bound, and an inner loop that keeps nothing costs its outer loop nothing."""
-    src = tmp_path / "loops.c"
-    src.write_text(LOOPS)
-    exe = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
     for opt in ("-O0", "-O2"):
-        keep = tmp_path / f"keep{opt}"
-        proc = subprocess.run([exe, "cc", opt, str(src), "-o", str(tmp_path / "loops"), "-lm"],
-                              env=dict(os.environ, ENZYME_BUILD_KEEP=str(keep)), capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        run = subprocess.run([str(tmp_path / "loops")], capture_output=True, text=True)
-        assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout
-        text = next(keep.glob("*.ad/cache-plan.txt")).read_text()
-        plans = {p.split("\n", 1)[0]: p for p in text.split("\n\n") if p.strip()}
+        plans = built_plans(tmp_path, LOOPS, opt)
         tri = plans["cache plan of @diffe_tri (combined mode)"]
         per_iteration = [line for line in tri.splitlines() if line.startswith("static record")]
         assert per_iteration and not any("%ivexit" in line for line in per_iteration), tri
@@ -308,29 +319,13 @@ __attribute__((noinline)) double deep4(const double *x, int n) {
   return s;
 }
 
-static int check(const char *what, double (*f)(const double *, int), double *x, int n) {
-  double g[64] = {0};
-  int bad = 0;
-  __enzyme_autodiff((void *)f, enzyme_dup, x, g, enzyme_const, n);
-  for (int i = 0; i < 64; i++) {
-    double s = x[i], h = 1e-6;
-    x[i] = s + h; double fp = f(x, n);
-    x[i] = s - h; double fm = f(x, n);
-    x[i] = s;
-    double fd = (fp - fm) / (2 * h);
-    if (fabs(g[i] - fd) > 1e-6 * (fabs(fd) > 1 ? fabs(fd) : 1)) {
-      printf("MISMATCH %s %d: %.12g vs %.12g\n", what, i, g[i], fd);
-      bad = 1;
-    }
-  }
-  return bad;
-}
+"""+ FD_CHECK + r"""
 
 int main(void) {
   double x[64];
   for (int i = 0; i < 64; i++) x[i] = 0.3 + 0.05 * (i % 11) - 0.01 * (i % 7) * (i % 5);
-  int bad = check("tri_nest", tri_nest, x, 4) | check("flat3", flat3, x, 3) | check("rows", rows, x, 5)
-            | check("deep4", deep4, x, 2);
+  int bad = check("tri_nest", tri_nest, x, 4, 64) | check("flat3", flat3, x, 3, 64)
+            | check("rows", rows, x, 5, 64) | check("deep4", deep4, x, 2, 64);
   puts(bad ? "FAIL" : "ok");
   return bad;
 }
@@ -340,18 +335,8 @@ FLOAT_ROW = re.compile(r"^  %\S+\s+%\S+\s+(fsub|fadd|fmul|fneg|load|call @llvm\.
 
 
 def test_values_of_inputs_in_loop_nests_are_rebuilt_not_kept(tmp_path):
-    src = tmp_path / "nests.c"
-    src.write_text(NESTS)
-    exe = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
     for opt in ("-O0", "-O2"):
-        keep = tmp_path / f"keep{opt}"
-        proc = subprocess.run([exe, "cc", opt, str(src), "-o", str(tmp_path / "nests"), "-lm"],
-                              env=dict(os.environ, ENZYME_BUILD_KEEP=str(keep)), capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        run = subprocess.run([str(tmp_path / "nests")], capture_output=True, text=True)
-        assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout
-        text = next(keep.glob("*.ad/cache-plan.txt")).read_text()
-        plans = {p.split("\n", 1)[0]: p for p in text.split("\n\n") if p.strip()}
+        plans = built_plans(tmp_path, NESTS, opt)
         for fn in ("flat3", "rows", "deep4"):
             plan = plans[f"cache plan of @diffe_{fn} (combined mode)"]
             assert not FLOAT_ROW.search(plan), plan

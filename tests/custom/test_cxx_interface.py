@@ -112,6 +112,31 @@ int main() {
     assert run([work / "prog"], work).stdout.split() == ["12", "10"]
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_upstream_template_spelling_of_the_entry_points(work, opt):
+    """Enzyme's own `__enzyme_autodiff<Ret>(fn, markers...)` at global scope (upstream's
+    <enzyme/enzyme> declares it there), next to calls of the C prototype without template
+    arguments, and the forward entry point the same way."""
+    write(work, "sugar.cc", r"""
+#include <cstdio>
+#include <enzyme/enzyme>
+double mul(double x, double y) { return x * y; }
+struct pair { double x, y; };
+int main() {
+  auto [dx, dy] = __enzyme_autodiff<pair>((void *)mul, enzyme_out, 3.1, enzyme_out, 2.7);
+  double c = __enzyme_autodiff((void *)mul, 3.0, enzyme_const, 5.0);
+  double t = __enzyme_fwddiff<double>((void *)mul, enzyme_dup, 2.0, 1.0, enzyme_const, 4.0);
+  std::printf("%.17g %.17g %.17g %.17g\n", dx, dy, c, t);
+  return 0;
+}
+""")
+    proc = run([ENZYME_BUILD, "c++", "-std=c++17", opt, "sugar.cc", "-o", "sugar"], work)
+    assert proc.returncode == 0, proc.stderr
+    out = run([work / "sugar"], work)
+    assert out.returncode == 0, out.stderr
+    assert [float(v) for v in out.stdout.split()] == [2.7, 3.1, 5.0, 4.0]
+
+
 @pytest.mark.parametrize("call, message", [
     ("enzyme::autodiff<enzyme::Reverse>(h, enzyme::Active<double *>(&x))", "enzyme::Active takes a floating-point"),
     ("enzyme::autodiff<enzyme::Reverse>(sq, enzyme::Duplicated<double>(x, x))",

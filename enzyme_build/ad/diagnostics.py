@@ -166,3 +166,25 @@ def active_argument_not_a_float(ty: str, callee: str, location) -> EnzymeBuildEr
             location=location, hint="pass the value as a double (or float), not as an integer holding its bytes")
     return EnzymeBuildError(f"passing an active aggregate ({ty}) to @{callee} is not supported",
                             location=location, hint="pass the fields as separate arguments")
+
+
+def warn_dropped_const_paths(engine, fn: Function, act) -> None:
+    """An active value stored into memory the caller passed as enzyme_const, which the
+    function also reads floats from: the derivative through that memory is dropped (the
+    caller declared it constant, as in Enzyme). Whether the store and the load meet in one
+    function depends on inlining, so the result may differ between -O0 and -O2: say so once
+    per function and argument, on stderr, and go on."""
+    import sys
+    seen = engine.memo.setdefault(("warned-const-paths",), set())
+    names = [p.name for p in fn.params]
+    for root, inst in sorted(act.dropped_const_paths.items()):
+        key = (fn.name, root)
+        if key in seen:
+            continue
+        seen.add(key)
+        which = f"argument {names.index(root) + 1}" if root in names else root
+        where = engine.location(inst) or f"@{fn.name}"
+        print(f"enzyme-build: warning: {where}: @{fn.name} stores an active value into the memory of its "
+              f"{which}, passed as enzyme_const, and reads floats back from it; the derivative through "
+              f"that memory is dropped (fix: pass it as enzyme_dup with a zeroed shadow to keep it)",
+              file=sys.stderr)

@@ -20,7 +20,7 @@ from ..ir.model import (entry_point_name, Function, Instruction, byval_attribute
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
-from .diagnostics import active_argument_not_a_float, refuse_untracked_loads
+from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
 from .sweep import RuleOperands, classify_call, zero_of
 from ..analysis.types import bits_stay_integer
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
@@ -122,6 +122,7 @@ class ForwardGenerator:
             openmp.refuse_unsupported(engine, fn, "forward")
         self.act = self._activity()
         refuse_untracked_loads(engine, fn, self.act, "tangent")
+        warn_dropped_const_paths(engine, fn, self.act)
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
             if inst.result:

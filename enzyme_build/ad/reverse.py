@@ -24,7 +24,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
-from .diagnostics import active_argument_not_a_float, refuse_untracked_loads
+from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
@@ -154,6 +154,7 @@ class ReverseGenerator:
         self._check_precisions()
         self._check_integer_views()
         refuse_untracked_loads(engine, fn, self.act, "derivative")
+        warn_dropped_const_paths(engine, fn, self.act)
         for inst in self.act.lost_stores:
             self._refuse_global_pointer_store(inst)
             raise EnzymeBuildError(

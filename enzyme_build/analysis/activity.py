@@ -27,6 +27,9 @@ class Activity:
     shadowed: set[str] = field(default_factory=set)   # pointers with a shadow
     unshadowable: set[str] = field(default_factory=set)  # roots that cannot get a shadow
     lost_stores: list = field(default_factory=list)       # active stores no shadow can follow
+    # enzyme_const pointer parameter -> an active store into its memory that the memory
+    # absorbs, when floats are also read from that memory (a derivative path is dropped)
+    dropped_const_paths: dict = field(default_factory=dict)
     # (load, call): floats read through a pointer a call returned inside an aggregate, the
     # call having been given active data, so the pointer may point into it (no shadow follows)
     untracked_loads: list = field(default_factory=list)
@@ -292,6 +295,13 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
             if (v in act.varied or (vty == "ptr" and any_shadowed(v))) and not any_shadowed(p):
                 if not all(r in const_params for r in roots_of(p)):
                     act.lost_stores.append(inst)
+                elif vty != "ptr":
+                    for r in roots_of(p):
+                        act.dropped_const_paths.setdefault(r, inst)
+    if act.dropped_const_paths:   # only where the written memory is read back as floats too
+        read = {r for inst in insts if inst.opcode == "load" and is_active_type(inst.type)
+                for r in roots_of(inst.operands[0][1])}
+        act.dropped_const_paths = {r: i for r, i in act.dropped_const_paths.items() if r in read}
     # a pointer returned inside an aggregate (`{ ptr, i64 }`) gets no shadow; the AD stage
     # inlines such functions first (ad/boundaries.py), so what is left here (recursion, no
     # body) is refused where it reads data that may be active, never silently inactive

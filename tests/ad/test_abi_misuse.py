@@ -113,3 +113,41 @@ def test_augmentfwd_struct_is_filled_by_type(tmp_path, opt):
     run = subprocess.run([str(tmp_path / "s")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert [float(v) for v in run.stdout.split()] == [25.0, 10.0, 9.0, 6.0, 8.0, 12.0]
+
+
+CONST_STATE = r"""
+#include <stdio.h>
+#include <enzyme/enzyme.h>
+__attribute__((noinline)) void step(const double *w, double *state) { state[0] = state[0] * w[0] + 1.0; }
+__attribute__((noinline)) void record(const double *w, double *log) { log[0] = w[0] * w[0]; }
+double f(const double *w, double *state) { step(w, state); step(w, state); return state[0]; }
+double g(const double *w, double *log) { record(w, log); return w[0] * 3.0; }
+int main(void) {
+  double w = 2.0, dw = 0.0, state = 0.5, dstate = 0.0, log = 0.0;
+  __enzyme_autodiff((void *)f, enzyme_dup, &w, &dw, enzyme_const, &state);
+  double dropped = dw;
+  dw = 0.0; state = 0.5;
+  __enzyme_autodiff((void *)f, enzyme_dup, &w, &dw, enzyme_dup, &state, &dstate);
+  double kept = dw;
+  dw = 0.0;
+  __enzyme_autodiff((void *)g, enzyme_dup, &w, &dw, enzyme_const, &log);
+  printf("%g %g %g\n", dropped, kept, dw);
+  return 0;
+}
+"""
+
+
+def test_active_state_in_const_memory_is_a_warning(tmp_path):
+    """Active values written into memory passed as enzyme_const and read back (a recurrent
+    state buffer): the derivative through that memory is dropped, as in Enzyme, and since
+    whether the store and the load meet in one function depends on inlining (-O0 kept it),
+    the build says so. Memory only written (a log) gets no warning."""
+    (tmp_path / "c.c").write_text(CONST_STATE)
+    done = subprocess.run([ENZYME_BUILD, "cc", "-O2", "c.c", "-o", "c"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "warning:" in line]
+    assert warnings and all("passed as enzyme_const" in w and "argument 2" in w and "enzyme_dup" in w
+                            for w in warnings), done.stderr
+    assert any("@step" in w for w in warnings) and not any("@record" in w or "@g " in w for w in warnings)
+    run = subprocess.run([str(tmp_path / "c")], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == ["0", "3", "3"]

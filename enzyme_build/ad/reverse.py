@@ -892,6 +892,11 @@ class ReverseGenerator:
                 lines.append(f"  {old} = load {vty}, ptr {ptr}")
                 lines.append(f"  store {vty} {float_constant(0.0, vty)}, ptr {ptr}")
                 self.accumulate(v, old, lines)
+            elif not is_local(v) and re.fullmatch(r"i(32|64)", vty) and self._ptr_shadowed(p) \
+                    and self._holds_floats_only(p, int(vty[1:]) // 8):
+                # a constant's bits stored over floats (a memcpy of known doubles folded to
+                # `store i64 C`): the overwritten floats' adjoint ends here, as for a float store
+                lines.append(f"  store {vty} 0, ptr {self.cache.fetch(self.shadow(p), label)}")
             if id(inst) in self.cache.undone_stores:
                 at = self.cache.fetch(p, label)
                 old = self.cache.undone_stores[id(inst)]
@@ -927,6 +932,12 @@ class ReverseGenerator:
                                    hint="vector values and this operation are not supported on active data; "
                                         "the pre-AD pipeline never vectorizes, so this comes from explicit "
                                         "vector code or intrinsics")
+
+    def _holds_floats_only(self, ptr: str, size: int) -> bool:
+        """Whether the memory type analysis knows the `size` bytes at `ptr` hold floats only."""
+        from ..analysis.memtypes import DOUBLE, FLOAT, MemoryTypes
+        kinds = MemoryTypes.of(self.engine.module).kinds_at(self.fn, ptr, size)
+        return bool(kinds) and kinds <= {DOUBLE, FLOAT}
 
     def _apply_rule(self, rule, fty, operands, res, label, lines) -> None:
         if res in self.local_adjoints and res not in self.register_adjoints:

@@ -140,3 +140,67 @@ def test_programs_of_the_class(build, run_ok):
     source = os.path.join(HERE, "programs", "wide_carriers.c")
     for opt, before in (("-O0", False), ("-O2", False), ("-O2", True)):
         assert run_ok(build(source, opt=opt, ad_before_opt=before)) == 38
+
+
+# Known doubles copied over active ones: the optimizer folds the copy into a store of an
+# integer constant holding the doubles' bits (`store i64 4576879442586057730`), and the
+# reverse sweep must end the overwritten values' adjoint there as for a double store (it
+# was a silent wrong gradient: fuzz seed 8259). Members: a conditional memcpy from a
+# malloc'd buffer of constants, from a constant global, a float (i32) copy, and a uint64_t
+# constant copied into a double slot.
+CONSTANT_BITS = {
+    "heap_constants": r"""
+__attribute__((noinline)) static double weigh(const double *a, int n) {
+  double s = 0; for (int i = 0; i < n; i++) s += (0.5 + i) * a[i] * a[i]; return s;
+}
+__attribute__((noinline)) double f(const double *x) {
+  double a[6];
+  double *b = malloc(6 * sizeof(double));
+  for (int i = 0; i < 6; i++) { a[i] = x[i % 4] * x[(i + 1) % 4]; b[i] = tanh(exp(0.5) - 1.25); }
+  if (x[0] * x[0] + 1.0 > 0.1) memcpy(a + 4, b + 1, sizeof(double));
+  double out = weigh(a, 6) + b[2];
+  free(b);
+  return out;
+}""",
+    "constant_global": r"""
+static const double table[3] = {0.25, -1.5, 2.0};
+__attribute__((noinline)) static double weigh(const double *a, int n) {
+  double s = 0; for (int i = 0; i < n; i++) s += (1.0 + i) * a[i]; return s;
+}
+__attribute__((noinline)) double f(const double *x) {
+  double a[4] = {sin(x[0]), x[1] * x[2], exp(x[3]), x[0] + x[3]};
+  if (x[1] < 0) memcpy(a + 1, table + 1, 2 * sizeof(double));
+  return weigh(a, 4) * a[0];
+}""",
+    "float_copy": r"""
+__attribute__((noinline)) static float weigh(const float *a, int n) {
+  float s = 0; for (int i = 0; i < n; i++) s += (1.0f + i) * a[i]; return s;
+}
+__attribute__((noinline)) double f(const double *x) {
+  float a[4], k = 0.75f;
+  for (int i = 0; i < 4; i++) a[i] = (float)(x[i] * x[i]);
+  if (x[2] > 0) memcpy(a + 3, &k, sizeof(float));
+  return weigh(a, 4);
+}""",
+    "word_constant": r"""
+__attribute__((noinline)) static double weigh(const double *a, int n) {
+  double s = 0; for (int i = 0; i < n; i++) s += (2.0 + i) * a[i] * a[0]; return s;
+}
+__attribute__((noinline)) double f(const double *x) {
+  double a[3] = {x[0] * x[1], x[2] * x[3], x[1] + x[3]};
+  uint64_t one = 0x3ff0000000000000ull;   /* the bits of 1.0 */
+  if (x[3] > 0) memcpy(&a[1], &one, sizeof one);
+  return weigh(a, 3);
+}""",
+}
+
+
+@pytest.mark.parametrize("config", ["O0", "O2", "adbefore"])
+@pytest.mark.parametrize("name", sorted(CONSTANT_BITS))
+def test_constant_bits_stored_over_active_floats(tmp_path, name, config):
+    from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
+    flags, env = LEVELS[config]
+    agree, fd_tol = (1e-6, 2e-3) if name == "float_copy" else (1e-10, 1e-5)
+    rows = fd_rows(tmp_path, FD_HEAD + CONSTANT_BITS[name] + fd_main(h=3e-3 if name == "float_copy" else 1e-6),
+                   flags, env)
+    check_fd_rows(rows, 4, agree=agree, fd_tol=fd_tol)

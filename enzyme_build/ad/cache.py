@@ -1016,11 +1016,7 @@ class CachePlanner:
         inst = self.fn.defs.get(value)
         if inst is None or value in self.sweep.shadow_primal:
             return None
-        if inst.opcode in _REBUILDABLE_FLOAT:
-            return inst
-        if inst.opcode == "call" and inst.callee and _REBUILDABLE_CALL_RE.match(inst.callee):
-            return inst
-        return None
+        return inst if inst.opcode in _REBUILDABLE_FLOAT or _cheap_float(inst) else None
 
     def _recompute_from_kept(self) -> None:
         """A min-cut in the small: a value a reverse block would read from the tape is instead

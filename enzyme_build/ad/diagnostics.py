@@ -5,6 +5,7 @@ Names are shown as the user wrote them (C++ names demangled).
 from __future__ import annotations
 
 import re
+import sys
 
 from ..custom import convention
 from ..errors import EnzymeBuildError
@@ -174,7 +175,6 @@ def warn_dropped_const_paths(engine, fn: Function, act) -> None:
     caller declared it constant, as in Enzyme). Whether the store and the load meet in one
     function depends on inlining, so the result may differ between -O0 and -O2: say so once
     per function and argument, on stderr, and go on."""
-    import sys
     seen = engine.memo.setdefault(("warned-const-paths",), set())
     names = [p.name for p in fn.params]
     for root, inst in sorted(act.dropped_const_paths.items()):

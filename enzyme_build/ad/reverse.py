@@ -934,16 +934,11 @@ class ReverseGenerator:
                                         "vector code or intrinsics")
 
     def _holds_floats_only(self, ptr: str, size: int) -> bool:
-        """Whether the memory type analysis knows the `size` bytes at `ptr` hold floats only
-        (the function's facts gathered once: a derived function of an inner AD pass has many
-        integer constant stores)."""
-        from ..analysis.memtypes import DOUBLE, FLOAT, MemoryTypes, _kinds_at
-        if getattr(self, "_memory_facts", None) is None:
-            ft = MemoryTypes.of(self.engine.module).function(self.fn)
-            self._memory_facts = (ft, ft.facts)   # this function's own accesses only
-        ft, facts = self._memory_facts
-        places = list(ft.places.get(ptr, {}).values())
-        kinds = _kinds_at(facts, places, size) if places else set()
+        """Whether the function's own accesses show the `size` bytes at `ptr` hold floats only
+        (not its callers' and callees': a derived function of an inner AD pass has many
+        integer constant stores, and that question per store took minutes)."""
+        from ..analysis.memtypes import DOUBLE, FLOAT, MemoryTypes
+        kinds = MemoryTypes.of(self.engine.module).own_kinds_at(self.fn, ptr, size)
         return bool(kinds) and kinds <= {DOUBLE, FLOAT}
 
     def _apply_rule(self, rule, fty, operands, res, label, lines) -> None:

@@ -649,6 +649,13 @@ class MemoryTypes:
         ft.copy_kinds = kinds
         return kinds
 
+    def own_kinds_at(self, fn: Function, ptr: str, size: int) -> set[str]:
+        """Strong kinds of `size` bytes at pointer `ptr` from fn's own accesses only (no
+        callers or callees: cheap enough to ask once per store)."""
+        ft = self.function(fn)
+        places = list(ft.places.get(ptr, {}).values())
+        return _kinds_at(ft.facts, places, size) if places else set()
+
     def kinds_at(self, fn: Function, ptr: str, size: int) -> set[str]:
         """Strong kinds known for `size` bytes at pointer `ptr` of fn (weak ones if no strong)."""
         ft = self.function(fn)

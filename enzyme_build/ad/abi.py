@@ -356,7 +356,7 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
     head = parse_call_head(engine, fn, inst, kind=kind, where=engine.location(inst) or f"call to {kind} in @{fn.name}",
                            example="__enzyme_fwddiff")
     args, where, primal = head.args, head.where, head.primal
-    width = _parse_width(args, kind, where)
+    width = _parse_width(args, kind, where, engine.context_width)
     params = [p for p in primal.params if p.type != "..."]
     if len(params) != len(primal.params):
         raise EnzymeBuildError(f"{kind} of the variadic function @{primal.name} is not supported", location=where)
@@ -481,9 +481,11 @@ def _skip_modifier(args: CallArgs) -> str | None:
     return args.marker()
 
 
-def _parse_width(args: CallArgs, kind: str, where: str) -> int:
+def _parse_width(args: CallArgs, kind: str, where: str, context_width: int | None = None) -> int:
+    """`enzyme_width, N` right after the function; without it 1, or for a call given a
+    differentiation context, the context's width (as Enzyme infers it)."""
     if args.marker() not in WIDTH_MARKERS:
-        return 1
+        return context_width or 1
     marker = args.marker()
     args.next()
     if args.remaining() == 0:
@@ -492,6 +494,11 @@ def _parse_width(args: CallArgs, kind: str, where: str) -> int:
     if not re.fullmatch(r'\d+', value) or int(value) < 1:
         raise EnzymeBuildError(f"{marker} needs a positive integer constant, got {value}", location=where,
                                hint=f"write {kind}((void*)f, {marker}, 4, ...) with a literal width")
+    if context_width is not None and int(value) != context_width:
+        raise EnzymeBuildError(f"{marker} {value} differs from the width of the differentiation context passed "
+                               f"with enzyme_context ({context_width})", location=where,
+                               hint=f"make the context with __enzyme_context({value}), or leave {marker} out: "
+                                    f"the context's width is used")
     return int(value)
 
 

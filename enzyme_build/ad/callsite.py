@@ -82,16 +82,38 @@ def clear_shadow_globals(engine, derived: str, fresh, lines: list[str], forward_
     context keeps them: they are the context's shadows, which the user reads."""
     if engine.context_call:
         return
-    for g, ty in sorted(shadow_globals_reached(engine, derived, forward_width).items()):
-        if is_float_type(ty):
-            lines.append(f"  store {ty} {float_constant(0.0, ty)}, ptr {g}, align 8")
-            continue
-        end, size = fresh(), fresh()
-        lines.append(f"  {end} = getelementptr {ty}, ptr null, i64 1")
-        lines.append(f"  {size} = ptrtoint ptr {end} to i64")
-        lines.append(f"  call void @llvm.memset.p0.i64(ptr {g}, i8 0, i64 {size}, i1 false)")
-        engine.declare("@llvm.memset.p0.i64")
-
+    from .shadowinit import mirrored_closure, reset_lines
+    primal_of = {}
+    for g in engine.active_globals:
+        for tag in ["sh", "fsh"] + [f"fsh{k}" for k in range(1, max(forward_width, 1))]:
+            primal_of[make_name("@", g, tag)] = (strip_name(g), tag)
+    cleared: set[str] = set()
+    for shadow, ty in sorted(shadow_globals_reached(engine, derived, forward_width).items()):
+        g, tag = primal_of.get(shadow, (None, None))
+        # a shadow pointing at the shadows of other globals (shadowinit) is restored, and those
+        # are cleared as well
+        group = mirrored_closure(engine.module, g, ty, lambda y, tag=tag: make_name("@", y, tag)) if g \
+            else [(None, shadow, ty)]
+        for name, sh, t in group:
+            if sh in cleared:
+                continue
+            cleared.add(sh)
+            if is_float_type(t):
+                lines.append(f"  store {t} {float_constant(0.0, t)}, ptr {sh}, align 8")
+                continue
+            end, size = fresh(), fresh()
+            lines.append(f"  {end} = getelementptr {t}, ptr null, i64 1")
+            lines.append(f"  {size} = ptrtoint ptr {end} to i64")
+            reset = reset_lines(engine.module, name, sh, t, lambda y, tag=tag: make_name("@", y, tag), size) \
+                if name else None
+            if reset is not None:
+                lines.extend(reset)
+                for intrinsic in ("@llvm.memcpy.p0.p0.i64", "@llvm.memset.p0.i64"):
+                    if any(intrinsic + "(" in line for line in reset):
+                        engine.declare(intrinsic)
+            else:
+                lines.append(f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)")
+                engine.declare("@llvm.memset.p0.i64")
 
 
 def tape_object(engine, tape_ptr, allocated, fresh, lines, where) -> str:

@@ -39,6 +39,7 @@ from ..ir.model import make_name, parse_module, source_location, strip_name, tak
 _CREATE = ("__enzyme_context", "__enzyme_new_context")
 MARKER = "__enzyme_build_context"       # @__enzyme_build_context<k>: the value of context k
 ZERO = "__enzyme_build_zero_context"    # @__enzyme_build_zero_context<k>(): zero its shadows
+CHECK = "__enzyme_build_check_context"  # @__enzyme_build_check_context<k>(): before each AD call with k
 _SITE = re.compile(r'\.ctx(\d+)$')      # an AD entry point renamed for context k
 _GLOBAL_LINE = re.compile(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$')
 
@@ -127,7 +128,9 @@ def lower_contexts(text: str, registry):
                 lines[inst.first_line] = f"  call void @{ZERO}{m.group(1)}()"
                 declared.add(f"declare void @{ZERO}{m.group(1)}()")
             elif "__enzyme_" in callee and "@enzyme_context" in line:
-                lines[inst.first_line] = _strip_context_arguments(line, fname, where, declared, module, callee)
+                stripped, k = _strip_context_arguments(line, fname, where, declared, module, callee)
+                lines[inst.first_line] = f"  call void @{CHECK}{k}()\n{stripped}"
+                declared.add(f"declare void @{CHECK}{k}()")
             elif marker_re.search(line):
                 raise EnzymeBuildError(
                     f"a differentiation context is passed to @{callee} (in @{fname}): a context can only "
@@ -175,8 +178,9 @@ _CONTEXT_ARGS = re.compile(r',\s*ptr(?:\s+(?:noundef|nonnull))*\s+@enzyme_contex
                            + MARKER + r'(\d+)(?=\s*[,)])')
 
 
-def _strip_context_arguments(line: str, fname: str, where: str, declared: set[str], module, callee: str) -> str:
-    """The AD call without `enzyme_context, ctx`, its callee renamed for the context."""
+def _strip_context_arguments(line: str, fname: str, where: str, declared: set[str], module,
+                             callee: str) -> tuple[str, str]:
+    """(the AD call without `enzyme_context, ctx`, its callee renamed for the context; k)."""
     m = _CONTEXT_ARGS.search(line)
     if m is None:
         raise EnzymeBuildError(f"enzyme_context must be followed by a context made by __enzyme_context in "
@@ -187,7 +191,7 @@ def _strip_context_arguments(line: str, fname: str, where: str, declared: set[st
     line = re.sub(re.escape(make_name("@", callee)) + r'(?=\()', renamed, line, count=1)
     decl = re.match(r'^declare (.*?)' + re.escape(make_name("@", callee)) + r'\((.*)$', module.declarations.get(callee, ""))
     declared.add(f"declare {decl.group(1)}{renamed}({decl.group(2)}" if decl else f"declare void {renamed}(...)")
-    return line
+    return line, k
 
 
 def specialize(text: str, contexts: Contexts, derived: set[str], active_globals: dict[str, str]) -> str:
@@ -245,25 +249,117 @@ def _function_spans(text: str) -> dict[str, tuple[int, int]]:
     return spans
 
 
+def _global_lines(text: str):
+    """A stand-in module with only `globals` (name -> definition line), for shadowinit."""
+    from types import SimpleNamespace
+    found = {}
+    for line in text.split("\n"):
+        if line.startswith("@"):
+            m = re.match(r'@("[^"]*"|[-a-zA-Z$._0-9]+)\s*=', line)
+            if m:
+                found[strip_name("@" + m.group(1))] = line
+    return SimpleNamespace(globals=found, lines=[ln for ln in text.split("\n") if ln.startswith("%")])
+
+
+def _drop_declaration(text: str, decl: str) -> str:
+    return text.replace(decl + "\n", "").replace("\n" + decl, "")
+
+
+_CHECKED_ELEMENTS = 16   # of an array of pointers, the first ones are checked
+
+
+def _check_function(module, k: int, contexts: Contexts) -> list[str]:
+    """@__enzyme_build_check_context<k>(): stops the program with a message naming the global
+    when a pointer the context's shadow of a global holds is null while the global's own is
+    not (a pointer global set at run time, whose shadow the user has to point at a buffer:
+    the derivative would follow the null pointer)."""
+    from ..ir.model import pointer_leaves
+    body, messages, n = [], [], 0
+    for g, ty in sorted(contexts.shadows[k].items()):
+        plain = strip_name(g)
+        leaves = [(path, count) for path, _, count in pointer_leaves(module, ty)][:_CHECKED_ELEMENTS]
+        if not leaves:
+            continue
+        text = (f"enzyme-build: the shadow of the pointer global '{plain}' in a differentiation context is null "
+                f"while '{plain}' points to memory; point it at a zeroed buffer as large as that memory before "
+                f"the call (*(double **)__enzyme_shadow(ctx, &{plain}, lane) = calloc(...))\n")
+        size = len(text.encode())
+        escaped = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else f"\\{ord(c):02X}" for c in text)
+        msg = make_name("@", f"{CHECK}{k}", "msg", str(len(messages)))
+        messages.append(f"{msg} = private unnamed_addr constant [{size} x i8] c\"{escaped}\"")
+        for lane in range(contexts.widths[k]):
+            sh = shadow_name(plain, k, lane)
+            for path, count in leaves:
+                for e in range(min(count, _CHECKED_ELEMENTS)):
+                    idx = list(path[:-1]) + [path[-1] + e] if path else []
+                    gep = (lambda base: f"getelementptr inbounds ({ty}, ptr {base}, i64 0"
+                           + "".join(f", i32 {i}" for i in idx) + ")") if idx else (lambda base: base)
+                    body += [f"  %p{n} = load ptr, ptr {gep(g)}, align 8",
+                             f"  %s{n} = load ptr, ptr {gep(sh)}, align 8",
+                             f"  %a{n} = icmp ne ptr %p{n}, null",
+                             f"  %b{n} = icmp eq ptr %s{n}, null",
+                             f"  %c{n} = and i1 %a{n}, %b{n}",
+                             f"  br i1 %c{n}, label %fail{n}, label %next{n}",
+                             f"fail{n}:",
+                             f"  %w{n} = call i64 @write(i32 2, ptr {msg}, i64 {size})",
+                             "  call void @abort()",
+                             "  unreachable",
+                             f"next{n}:"]
+                    n += 1
+    return messages + [f"define internal void @{CHECK}{k}() {{", "entry:"] + body + ["  ret void", "}"]
+
+
 def finish(text: str, contexts: Contexts | None) -> str:
-    """Step 4: define the context shadows and each context's zeroing function."""
+    """Step 4: define the context shadows and each context's zeroing function. A shadow of a
+    global whose initializer points at writable globals starts as the mirror of that
+    initializer (shadowinit), pointing at the context's shadows of those globals, which are
+    defined too; zeroing restores the mirror."""
     if contexts is None:
         return text
+    from .shadowinit import reset_lines, shadow_definitions
+    module = _global_lines(text)
     out = [text.rstrip("\n")]
+    uses_memcpy = False
     for k in sorted(contexts.widths):
         body = []
-        for g, ty in sorted(contexts.shadows[k].items()):
+        todo = sorted(contexts.shadows[k].items())
+        done: set[str] = set()
+        while todo:
+            g, ty = todo.pop(0)
+            if g in done:
+                continue
+            done.add(g)
             plain = strip_name(g)
             for lane in range(contexts.widths[k]):
                 sh = shadow_name(plain, k, lane)
+                shadow_of = (lambda y, lane=lane: shadow_name(y, k, lane))
+                lines, referenced = shadow_definitions(module, plain, sh, ty, "internal", shadow_of)
                 if not re.search(r'^' + re.escape(sh) + r'\s*=', text, re.M):
-                    out.append(f"{sh} = internal global {ty} zeroinitializer, align 16")
-                body += [f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 ptrtoint "
-                         f"(ptr getelementptr ({ty}, ptr null, i64 1) to i64), i1 false)"]
+                    out.extend(lines)
+                for y in referenced:
+                    gy = make_name("@", y)
+                    if gy not in done:
+                        yty = _value_type(module, y)
+                        if yty is not None:
+                            contexts.shadows[k].setdefault(gy, yty)
+                            todo.append((gy, yty))
+                size = f"ptrtoint (ptr getelementptr ({ty}, ptr null, i64 1) to i64)"
+                reset = reset_lines(module, plain, sh, ty, shadow_of, size)
+                uses_memcpy |= any("@llvm.memcpy" in line for line in reset or [])
+                body += reset if reset is not None else \
+                    [f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)"]
+        if re.search(r'@' + CHECK + str(k) + r'\(', text):
+            out[0] = _drop_declaration(out[0], f"declare void @{CHECK}{k}()")
+            out.extend(_check_function(module, k, contexts))
         if re.search(r'@' + ZERO + str(k) + r'\(', text):
-            text_decl = f"declare void @{ZERO}{k}()"
-            out[0] = out[0].replace(text_decl + "\n", "").replace("\n" + text_decl, "")
+            out[0] = _drop_declaration(out[0], f"declare void @{ZERO}{k}()")
             out.append(f"define internal void @{ZERO}{k}() {{\nentry:\n" + "\n".join(body) + "\n  ret void\n}")
-    if not re.search(r'^declare void @llvm\.memset\.p0\.i64\(', "\n".join(out), re.M):
+    joined = "\n".join(out)
+    if not re.search(r'^declare void @llvm\.memset\.p0\.i64\(', joined, re.M):
         out.append("declare void @llvm.memset.p0.i64(ptr, i8, i64, i1 immarg)")
+    for name, decl in (("write", "declare i64 @write(i32, ptr, i64)"), ("abort", "declare void @abort()")):
+        if f"@{name}(" in joined and not re.search(r'^(?:declare|define) [^@]*@' + name + r'\(', joined, re.M):
+            out.append(decl)
+    if uses_memcpy and not re.search(r'^declare void @llvm\.memcpy\.p0\.p0\.i64\(', joined, re.M):
+        out.append("declare void @llvm.memcpy.p0.p0.i64(ptr noalias, ptr noalias, i64, i1 immarg)")
     return "\n".join(out) + "\n"

@@ -34,6 +34,7 @@ from .passes import (OUT_OF_LINE_MEMMOVE, _define_marker_global, _free_derived_n
                      _specialize_callback_arguments, lower_threadlocal_addresses)
 from .reverse import adjoint_type
 from .rules import float_constant
+from .shadowinit import mirrored_closure, shadow_definitions
 from .tape import DECLARATIONS, TAPE_OBJECT_BYTES, TAPE_TYPE, support_closure
 
 # ------------------------------------------------------------------------------------
@@ -426,8 +427,10 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
             if inst.opcode == "call" and marker_kind(inst.callee) and (ready is None or (name, inst.first_line) in ready):
                 context = context_of_callee(inst.callee)
                 engine.context_call = context is not None
+                engine.context_width = contexts.widths.get(context) if contexts is not None and context is not None \
+                    else None
                 new_lines = rewrite_call(engine, fn, inst, fresh, entry_allocas)
-                engine.context_call = False
+                engine.context_call, engine.context_width = False, None
                 if context is not None:   # the context's clones of the derived functions (contexts.specialize)
                     new_lines = _to_context_clones(new_lines, engine, context)
                 dbg = inst.metadata.get("!dbg")
@@ -466,9 +469,13 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
     for g in sorted(engine.shadow_globals_used):
         if g in engine.user_shadows:
             continue
-        if strip_name(make_name('@', g, 'sh')) not in defined:   # an earlier (inner) pass made it
-            out.append(f"{make_name('@', g, 'sh')} = {shadow_linkage(module, g)} global {engine.active_globals[g]} "
-                       f"zeroinitializer, align 16")
+        # with the shadows its initializer points at (shadowinit), unless an earlier pass made them
+        for name, sh, ty in mirrored_closure(module, strip_name(g), engine.active_globals[g],
+                                             lambda y: make_name("@", y, "sh")):
+            if strip_name(sh) not in defined:
+                defined.add(strip_name(sh))
+                out.extend(shadow_definitions(module, name, sh, ty, shadow_linkage(module, name),
+                                              lambda y: make_name("@", y, "sh"))[0])
     derived_texts = [memmoves_out_of_line(trap_unknown_callees(t)) for t in engine.texts
                      if defined_symbol(t) not in defined]
     if any(f"@{OUT_OF_LINE_MEMMOVE}(" in t for t in derived_texts):

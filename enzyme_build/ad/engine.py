@@ -274,6 +274,7 @@ class Engine:
         # lowering a call made with a differentiation context (ad/contexts.py): the global
         # shadows it leaves are the context's, the user's to read, not cleared after the call
         self.context_call = False
+        self.context_width: int | None = None   # the width of that context, while one is lowered
         self.global_users = _GlobalUsers(module, self.active_globals)
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}

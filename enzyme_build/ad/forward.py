@@ -16,7 +16,7 @@ from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check
                               strip_punned_tbaa)
 from ..errors import EnzymeBuildError
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,
-                        make_name)
+                        make_name, strip_name)
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
@@ -25,6 +25,7 @@ from .sweep import RuleOperands, classify_call, zero_of
 from ..analysis.types import bits_stay_integer
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
 from .rules import FORWARD_INSTRUCTION_RULES, Builder, fused_fmul_rule, math_rule
+from .shadowinit import mirrored_closure, shadow_definitions
 
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 _ALIGN_RE = re.compile(r',\s*align\s+(\d+)')
@@ -255,18 +256,22 @@ class ForwardGenerator:
     def _shadow_global(self, g: str, lane: int) -> str:
         """Forward-mode shadow of a written float global (its tangent; zero initially)."""
         tag = "fsh" if self.width == 1 or lane == 0 else f"fsh{lane}"
-        if tag != "fsh" and self.engine.active_globals[g] == "ptr":
+        if tag != "fsh" and self.engine.active_globals[g] == "ptr" and g in self.engine.user_shadows:
             raise EnzymeBuildError(
                 f"vector forward mode (width {self.width}) reaches the pointer global {g}, whose declared shadow "
                 f"pointer serves one lane only (in @{self.fn.name})", location=f"@{self.fn.name}",
                 hint="use width 1 for this function, or pass the workspace as an enzyme_dup argument "
                      "with one shadow buffer per lane")
         name = make_name("@", g, tag)
-        key = ("forward-global", name)
-        if key not in self.engine.memo:
-            self.engine.memo[key] = {"global": name}
-            self.engine.texts.append(f"{name} = {shadow_linkage(self.engine.module, g)} global "
-                                     f"{self.engine.active_globals[g]} zeroinitializer, align 16")
+        module = self.engine.module
+        # with the shadows its initializer points at (shadowinit)
+        for primal, sh, ty in mirrored_closure(module, strip_name(g), self.engine.active_globals[g],
+                                               lambda y: make_name("@", y, tag)):
+            key = ("forward-global", sh)
+            if key not in self.engine.memo:
+                self.engine.memo[key] = {"global": sh}
+                self.engine.texts.extend(shadow_definitions(module, primal, sh, ty, shadow_linkage(module, primal),
+                                                            lambda y: make_name("@", y, tag))[0])
         return name
 
     def where(self, inst: Instruction) -> str:

@@ -28,6 +28,57 @@ def test_contexts_program(work, flags, env):
     assert out.returncode == 0 and out.stdout.strip() == "ok 22", out.stdout + out.stderr
 
 
+@pytest.mark.parametrize("flags, env", [(["-O0"], {}), (["-O3"], {}), (["-O2"], {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
+                         ids=["O0", "O3", "adbefore"])
+def test_shadows_of_globals_holding_pointers(work, flags, env):
+    """The class: a global whose value points at other memory gets a shadow that points at that
+    memory's shadow. Members in programs/context_pointers.c: a struct of pointer and length, an
+    array of pointers with offsets, a pointer, two levels of structs, width 2, plain calls after
+    the queries, and pointers set at run time given buffers by the user (each crashed in the
+    derivative, following a null shadow pointer)."""
+    source = os.path.join(HERE, "programs", "context_pointers.c")
+    proc = run([ENZYME_BUILD, "cc", *flags, "-I", HCHECK_DIR, source, "-o", "prog", "-lm"], work,
+               env={**os.environ, **env})
+    assert proc.returncode == 0, proc.stderr
+    out = run([work / "prog"], work)
+    assert out.returncode == 0 and out.stdout.strip() == "ok 43", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("decl, init", [
+    ("double *a;", "a = malloc(8 * sizeof(double));"),
+    ("struct { long n; double *v; } a;", "a.n = 8; a.v = malloc(8 * sizeof(double));"),
+    ("double *a[2];", "a[1] = malloc(8 * sizeof(double)); a[0] = a[1];"),
+], ids=["pointer", "struct-field", "array"])
+def test_null_shadow_of_a_pointer_set_at_run_time_stops_with_a_message(work, decl, init):
+    """A pointer global set at run time has no shadow memory until the user gives it one: the
+    derivative would write through a null pointer. The program stops before the call, naming
+    the global and the fix."""
+    read = {"pointer": "a[i]", "struct-field": "a.v[i]", "array": "a[1][i]"}
+    kind = "pointer" if decl == "double *a;" else "struct-field" if "struct" in decl else "array"
+    write(work, "prog.c", f"""#include <enzyme/enzyme.h>
+#include <stdlib.h>
+#include <stdio.h>
+{decl}
+double f(double x) {{ double s = 0; for (int i = 0; i < 8; i++) s += {read[kind]} * {read[kind]} * x; return s; }}
+int main(void) {{
+  {init}
+  for (int i = 0; i < 8; i++) {read[kind]} = i;
+  void *ctx = __enzyme_context(1);
+  void *d = __enzyme_shadow(ctx, &a, 0);
+  printf("before\\n"); fflush(stdout);
+  double dx = __enzyme_autodiff((void *)f, enzyme_context, ctx, 1.0);
+  printf("after %g %p\\n", dx, d);
+  return 0;
+}}
+""")
+    proc = run([ENZYME_BUILD, "cc", "-O2", "prog.c", "-o", "prog", "-lm"], work)
+    assert proc.returncode == 0, proc.stderr
+    out = run([work / "prog"], work)
+    assert out.returncode != 0 and out.stdout.strip() == "before", out.stdout + out.stderr
+    assert "the shadow of the pointer global 'a' in a differentiation context is null" in out.stderr, out.stderr
+    assert "__enzyme_shadow(ctx, &a, lane)" in out.stderr, out.stderr
+
+
 HEAD = """\
 #include <enzyme/enzyme.h>
 double g = 2;

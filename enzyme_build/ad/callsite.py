@@ -35,13 +35,14 @@ def shadow_globals_reached(engine, derived: str, forward_width: int = 0) -> dict
 
 
 def _shadow_globals_reached(engine, derived: str, forward_width: int) -> dict[str, str]:
-    # the user's own shadow globals (enzyme_shadow) are the user's to seed and read, like the
-    # shadow of an enzyme_dup argument: never cleared
+    # the user's own shadow globals (enzyme_shadow, and lanes queried with __enzyme_shadow) are
+    # the user's to seed and read, like the shadow of an enzyme_dup argument: never cleared
     user = getattr(engine, "user_shadows", {})
     if forward_width:
         tags = ["fsh"] + [f"fsh{k}" for k in range(1, forward_width)]
+        lanes = engine.user_lanes
         shadows = {make_name("@", g, t): ty for g, ty in engine.active_globals.items() for t in tags
-                   if not (g in user and t == "fsh")}
+                   if not (g in user and t == "fsh") and not (t != "fsh" and (g, int(t[3:])) in lanes)}
     else:
         shadows = {make_name("@", g, "sh"): engine.active_globals[g] for g in engine.shadow_globals_used
                    if g not in user}

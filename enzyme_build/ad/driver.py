@@ -239,8 +239,9 @@ def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Reg
     """`__enzyme_shadow(&g, 1, 0)` (Enzyme's query of the shadow of a global at width 1) becomes
     the address of a zeroed global `@g$user` that is g's shadow in every mode, exactly as if g
     carried `__attribute__((enzyme_shadow(g$user)))`: reverse mode adds g's adjoint into it,
-    forward mode reads g's tangent from it, and nothing clears it. Other widths and lanes are
-    refused at the call site; the context form `__enzyme_shadow(ctx, &g, lane)` is lowered
+    forward mode reads g's tangent from it, and nothing clears it. Lane 0 of any width is that
+    shadow; lane L > 0 of width W is `@g$user<L>`, the tangent of lane L in vector forward mode
+    (what the engine would name `@g$fsh<L>`), also never cleared. The context form `__enzyme_shadow(ctx, &g, lane)` is lowered
     before (ad/contexts.py)."""
     if "__enzyme_shadow" not in text or not re.search(r'\bcall\b[^\n]*@"?[-a-zA-Z$._0-9]*__enzyme_shadow', text):
         return text, registry
@@ -264,11 +265,12 @@ def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Reg
                     f"function (called in @{name})", location=where,
                     hint="void *ctx = __enzyme_context(1); double *dg = __enzyme_shadow(ctx, &g, 0); or the "
                          "shared width-1 shadow: (double *)__enzyme_shadow(&g, 1, 0)")
-            if (ops[1][1], ops[2][1]) != ("1", "0"):
+            width, lane = ops[1][1], ops[2][1]
+            if not (re.fullmatch(r'\d+', width) and re.fullmatch(r'\d+', lane) and int(lane) < int(width)):
                 raise EnzymeBuildError(
-                    f"__enzyme_shadow of width {ops[1][1]}, lane {ops[2][1]} is not supported by enzyme-build "
-                    f"(called in @{name}): only the width-1 shadow (1, 0) is", location=where,
-                    hint="vector-mode tangents of globals start at zero; pass the data as enzyme_dup arguments")
+                    f"__enzyme_shadow(&g, width, lane) needs a constant width and a constant lane below it "
+                    f"(got width {width}, lane {lane}, called in @{name})", location=where,
+                    hint="(double *)__enzyme_shadow(&g, 1, 0), or lanes 0 and 1 of width 2")
             found = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', ops[0][1])
             g = strip_name("@" + found.group(1)) if found else None
             line = module.globals.get(g, "") if g else ""
@@ -280,10 +282,14 @@ def lower_shadow_queries(text: str, registry: Registry | None) -> tuple[str, Reg
                     f"(got {ops[0][1]}, in @{name})", location=where,
                     hint="(double *)__enzyme_shadow(&g, 1, 0) for a global `double g`")
             shadow = shadows.get(g)
-            if shadow is None:
+            if shadow is None:   # (a query of any lane makes g active, with lane 0 the user's)
                 shadow = strip_name(make_name("@", g, "user"))
                 shadows[g] = shadow
                 added.append(f"{make_name('@', shadow)} = internal global {ty} zeroinitializer, align 16")
+            if int(lane) > 0:   # lane L of vector forward mode: @g$user<L> stands for @g$fsh<L>
+                shadow = strip_name(make_name("@", g, f"user{lane}"))
+                if f"{make_name('@', shadow)} = " not in "\n".join(added):
+                    added.append(f"{make_name('@', shadow)} = internal global {ty} zeroinitializer, align 16")
             value = re.sub(re.escape(make_name("@", g)) + r'(?![-\w$.])', make_name("@", shadow), ops[0][1])
             if inst.first_line != inst.line:
                 raise EnzymeBuildError("__enzyme_shadow called through 'invoke' is not supported",
@@ -488,7 +494,7 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
     out.extend(derived_texts)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
     out.extend(engine.attribute_group_lines())
-    text = _use_user_shadows("\n".join(out) + "\n", engine.user_shadows)
+    text = _use_user_shadows("\n".join(out) + "\n", engine.user_shadows, engine.user_lanes)
     if contexts is not None:
         derived = {s for s in (defined_symbol(t) for t in engine.texts) if s}
         text = specialize_contexts(text, contexts, derived, engine.active_globals)
@@ -505,15 +511,18 @@ def _to_context_clones(lines: list[str], engine: Engine, k: int) -> list[str]:
     return [pattern.sub(lambda m: names[m.group(1)], line) for line in lines]
 
 
-def _use_user_shadows(text: str, user_shadows: dict[str, str]) -> str:
+def _use_user_shadows(text: str, user_shadows: dict[str, str], user_lanes: dict[tuple[str, int], str]) -> str:
     """The engine's shadow of @g (`@g$sh` in reverse mode, `@g$fsh` for forward mode's first
-    lane) becomes the user's @d_g wherever a registration (`enzyme_shadow(d_g)` on g) gave one."""
-    if not user_shadows:
+    lane) becomes the user's @d_g wherever a registration (`enzyme_shadow(d_g)` on g) gave one;
+    `@g$fsh<L>` becomes `@g$user<L>` where the program queried lane L."""
+    if not user_shadows and not user_lanes:
         return text
     names = {}
     for g, shadow in user_shadows.items():
         names[make_name("@", g, "sh")] = shadow
         names[make_name("@", g, "fsh")] = shadow
+    for (g, lane), shadow in user_lanes.items():
+        names[make_name("@", g, f"fsh{lane}")] = shadow
     pattern = re.compile("(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
                          + r")(?![-\w$.])")
     if not pattern.search(text):

@@ -100,6 +100,17 @@ def user_shadow_globals(module, registry: Registry) -> dict[str, tuple[str, str]
     return found
 
 
+def user_shadow_lanes(module) -> dict[tuple[str, int], str]:
+    """(@g, L) -> @g$user<L> for each lane L > 0 of g's tangent the program queried with
+    `__enzyme_shadow(&g, W, L)` (driver.lower_shadow_queries)."""
+    found = {}
+    for name in module.globals:
+        m = re.fullmatch(r'(.+)\$user([1-9]\d*)', name)
+        if m and m.group(1) in module.globals:
+            found[(make_name("@", m.group(1)), int(m.group(2)))] = make_name("@", name)
+    return found
+
+
 # ---------------------------------------------------------------- custom-rule adapters
 # The sweeps call every custom rule in one shape (augment -> tape or {tape, primal}; gradient
 # taking the tape last; forward -> {primal, tangent}). Enzyme's other shapes (an augment
@@ -269,6 +280,7 @@ class Engine:
         for g, (_, ty) in self.user_shadows.items():
             self.active_globals.setdefault(g, ty)
         self.user_shadows = {g: d for g, (d, _) in self.user_shadows.items()}
+        self.user_lanes = user_shadow_lanes(module)   # (@g, lane L > 0) -> @g$user<L>
         for g, ty in registry.context_globals.items():
             self.active_globals.setdefault(g, ty)
         # lowering a call made with a differentiation context (ad/contexts.py): the global

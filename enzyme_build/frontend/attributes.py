@@ -448,6 +448,10 @@ class RuleTarget:
     internal: bool = False   # f is static: each TU has its own copy
     variable: bool = False   # a global variable (enzyme_shadow, enzyme_inactive), not a function
     value: str | None = None  # enzyme_function_like: the libm name; enzyme_shadow: the shadow
+    # a member or template specialization (C++): named by its mangled symbol in the registration
+    # (an asm-label declaration), since no file-scope expression names it; its shadow likewise
+    by_symbol: bool = False
+    shadow_symbol: str | None = None
 
 
 _DECL_OPEN = b"\n    {\n"     # clang's JSON: top-level declarations sit at indent 4
@@ -501,14 +505,30 @@ def _marker(attr: dict) -> tuple[int, str, str | None] | None:
     return int(strings[0][len(MARKER):]), strings[1], strings[2] if len(strings) > 2 else None
 
 
-def _referenced_variable(attr: dict) -> str | None:
-    """The global variable an `enzyme_shadow(d_g)` marker names (qualified in C++)."""
+def _referenced_variable(attr: dict, symbols: dict[str, str] | None = None) -> str | None:
+    """The global variable an `enzyme_shadow(d_g)` marker names (qualified in C++); with
+    `symbols` (declaration id -> mangled name), its mangled name."""
     for arg in attr.get("inner", [])[2:]:
         for node in _walk(arg):
             ref = node.get("referencedDecl")
             if node.get("kind") == "DeclRefExpr" and ref and ref.get("kind") == "VarDecl":
-                return ref.get("name")
+                if symbols is None:
+                    return ref.get("name")
+                # declared outside the marked declaration: a variable of the global namespace,
+                # whose symbol is its name
+                return symbols.get(ref.get("id"), ref.get("name"))
     return None
+
+
+# declarations a marker attribute (enzyme_inactive, _noblock, _function_like, _shadow) may sit
+# on inside a class or template: named in the registration by their mangled symbol; the
+# entity kind _MARKER_ENTITIES checks them as
+_MEMBER_ENTITIES = {"FunctionDecl": "FunctionDecl", "CXXMethodDecl": "FunctionDecl", "VarDecl": "VarDecl",
+                    "VarTemplateSpecializationDecl": "VarDecl"}
+# scopes those declarations are found in (a pattern inside a template has no symbol: its
+# instantiations, listed next to it, are registered)
+_MEMBER_SCOPES = {"CXXRecordDecl", "ClassTemplateDecl", "ClassTemplateSpecializationDecl", "FunctionTemplateDecl",
+                  "VarTemplateDecl", "NamespaceDecl", "LinkageSpecDecl"}
 
 
 def _walk(node):
@@ -528,7 +548,11 @@ def _referenced_function(attr: dict) -> tuple[str | None, str | None]:
 
 
 def _collect_targets(decl: dict, scope: list[str] | None, found: dict[int, list[RuleTarget]],
-                     misplaced: dict[int, str]) -> None:
+                     misplaced: dict[int, str], symbols: dict[str, str] | None = None,
+                     member: bool = False) -> None:
+    """`scope`: the namespaces of a file- or namespace-scope declaration, None elsewhere;
+    `member`: inside a class or template (outside function bodies), where marker attributes
+    are registered by symbol."""
     kind = decl.get("kind")
     attrs = [node for node in decl.get("inner", []) or [] if node.get("kind") == "AnnotateAttr"]
     for attr in attrs:
@@ -537,6 +561,16 @@ def _collect_targets(decl: dict, scope: list[str] | None, found: dict[int, list[
             continue
         number, rule_kind, text_value = marker
         entities = _MARKER_ENTITIES.get(rule_kind, ("FunctionDecl",))
+        # a member or specialization; at file scope too when defined out of its class
+        # (`double P::q = 1;`, `template <class T> T H<T>::n = 0;`: the semantic parent is the class)
+        by_symbol = (scope is None and member) or (scope is not None and (
+            kind not in entities or "parentDeclContextId" in decl))
+        if by_symbol and rule_kind in MARKER_KINDS and _MEMBER_ENTITIES.get(kind) in entities:
+            if _in_anonymous_namespace(decl):
+                misplaced.setdefault(number, "member of a class in an anonymous namespace")
+            elif decl.get("mangledName"):
+                _add_member_target(decl, attr, number, rule_kind, text_value, found, misplaced, symbols or {})
+            continue   # (a template's pattern: its instantiations are registered)
         if kind not in entities or scope is None:
             misplaced.setdefault(number, kind or "declaration")
             continue
@@ -564,16 +598,56 @@ def _collect_targets(decl: dict, scope: list[str] | None, found: dict[int, list[
                 if marker is not None:
                     misplaced.setdefault(marker[0], "declaration inside a function")
     container = kind in (None, "TranslationUnitDecl", "NamespaceDecl", "LinkageSpecDecl")
+    inside = (container and scope is not None) or (member and kind in _MEMBER_SCOPES) or kind in _MEMBER_SCOPES
     for child in decl.get("inner", []) or []:
         child_kind = child.get("kind") or ""
         if not child_kind.endswith("Decl") or child_kind == "ParmVarDecl":
             continue
         if child_kind == "NamespaceDecl" and scope is not None:
             name = child.get("name")
-            _collect_targets(child, scope + [name] if name else scope, found, misplaced)
+            _collect_targets(child, scope + [name] if name else scope, found, misplaced, symbols, member=True)
         else:
-            # members, templates and block-scope declarations are found but not supported
-            _collect_targets(child, scope if container else None, found, misplaced)
+            # members and templates: marker attributes by symbol; rules there and block-scope
+            # declarations are found but not supported
+            _collect_targets(child, scope if container else None, found, misplaced, symbols,
+                             member=inside and kind != "FunctionDecl" and kind != "CXXMethodDecl")
+
+
+# clang's declaration kinds in words, for messages
+_DECL_WORDS = {"FunctionDecl": "function", "CXXMethodDecl": "member function", "VarDecl": "variable",
+               "FieldDecl": "non-static data member", "CXXConstructorDecl": "constructor",
+               "CXXDestructorDecl": "destructor", "TypedefDecl": "typedef", "TypeAliasDecl": "type alias",
+               "RecordDecl": "struct", "CXXRecordDecl": "class or struct", "EnumDecl": "enum",
+               "ParmVarDecl": "parameter"}
+
+
+def _in_anonymous_namespace(decl: dict) -> bool:
+    """Internal linkage that a symbol reference cannot reach (an anonymous namespace mangles
+    as `_GLOBAL__N_1`)."""
+    return "_GLOBAL__N" in (decl.get("mangledName") or "")
+
+
+def _add_member_target(decl, attr, number, rule_kind, text_value, found, misplaced, symbols) -> None:
+    variable = _MEMBER_ENTITIES[decl.get("kind")] == "VarDecl"
+    shadow_symbol = None
+    if rule_kind == "shadow":
+        shadow_symbol = _referenced_variable(attr, symbols)
+        if not shadow_symbol:
+            misplaced.setdefault(number, "member whose shadow is not a variable with a symbol")
+            return
+    found.setdefault(number, []).append(RuleTarget(
+        number=number, kind=rule_kind, function=decl.get("name", ""), symbol=decl["mangledName"],
+        function_type=decl.get("type", {}).get("qualType", ""), param_types=(), rule_name=None, rule_type=None,
+        internal=False, variable=variable, value=text_value if rule_kind == "function_like" else None,
+        by_symbol=True, shadow_symbol=shadow_symbol))
+
+
+def _variable_symbols(decl: dict, into: dict[str, str]) -> None:
+    """Declaration id -> mangled name of every variable declared in `decl` (outside function
+    bodies), for the shadows member attributes name."""
+    for node in _walk(decl):
+        if node.get("kind") in ("VarDecl", "VarTemplateSpecializationDecl") and node.get("mangledName"):
+            into[node.get("id")] = node["mangledName"]
 
 
 def _type_of(node: dict) -> str:
@@ -586,10 +660,12 @@ def find_rule_targets(ast_stream) -> tuple[dict[int, list[RuleTarget]], dict[int
     and markers found on something other than a function."""
     found: dict[int, list[RuleTarget]] = {}
     misplaced: dict[int, str] = {}
+    symbols: dict[str, str] = {}
     for text in _top_level_decls(ast_stream):
         decl = json.loads(text)
+        _variable_symbols(decl, symbols)   # (only declarations holding a marker are read)
         wrapper = {"inner": [decl]}
-        _collect_targets(wrapper, [], found, misplaced)
+        _collect_targets(wrapper, [], found, misplaced, symbols)
     return found, misplaced
 
 
@@ -780,7 +856,7 @@ def registration_code(uses_by_number: dict[int, AttributeUse],
             if line is None or line in seen:
                 continue
             seen.add(line)
-            lines.append(_in_namespaces(line, target.function) if cxx else line)
+            lines.append(_in_namespaces(line, target.function) if cxx and not target.by_symbol else line)
             continue
         rule = rule_expression(use, target)
         name = registration_name(target, rule)
@@ -800,6 +876,30 @@ def registration_code(uses_by_number: dict[int, AttributeUse],
         line = f"{prefix}void *{name}[2] __attribute__(({storage[1]})) = {{{function}, (void *)({rule})}};"
         lines.append(_in_namespaces(line, target.function) if cxx else line)
     lines += ["#pragma clang diagnostic pop", ""]
+    return "\n".join(lines)
+
+
+def _symbol_reference(symbol: str, variable: bool) -> tuple[str, str]:
+    """(declaration, expression) naming the entity with linker name `symbol` in C++."""
+    ref = f"__enzyme_build_ref_{_identifier(symbol)}"
+    decl = f'extern "C" char {ref} __asm__("{symbol}");' if variable else \
+        f'extern "C" void {ref}(void) __asm__("{symbol}");'
+    return decl, f"(void *)&{ref}"
+
+
+def _registration_by_symbol(use: AttributeUse, target: RuleTarget, name: str) -> str:
+    """A member's or template specialization's registration (C++ only)."""
+    decl, entity = _symbol_reference(target.symbol, target.variable)
+    lines, values = [decl], [entity]
+    if target.kind == "function_like":
+        libm = target.value if use.in_macro or not use.expr else None
+        values.append(f"(void *){json.dumps(libm)}" if libm is not None else f"(void *)({use.expr})")
+    elif target.kind == "shadow":
+        shadow_decl, shadow = _symbol_reference(target.shadow_symbol, True)
+        lines.append(shadow_decl)
+        values.append(shadow)
+    lines.append(f'extern "C" void *{name}[{len(values)}] __attribute__((used, weak, visibility("hidden"))) = '
+                 f"{{{', '.join(values)}}};")
     return "\n".join(lines)
 
 
@@ -823,6 +923,8 @@ def marker_registration(use: AttributeUse, target: RuleTarget, cxx: bool) -> str
     if prefix is None:
         return None
     name = f"{prefix}_enzyme_build_{_identifier(target.symbol)}"
+    if target.by_symbol:
+        return _registration_by_symbol(use, target, name)
     if target.internal:
         import hashlib
         name += "_" + hashlib.sha1(os.path.abspath(use.path).encode()).hexdigest()[:12]
@@ -905,11 +1007,12 @@ def _compile_with_attributes(clang_cmd, source, output, env) -> subprocess.Compl
             for number, kind in misplaced.items():
                 use = uses_by_number[number]
                 if use.kind in MARKER_KINDS:
-                    wanted = {"FunctionDecl": "a function", "VarDecl": "a global variable"}
+                    wanted = {"FunctionDecl": "a function", "VarDecl": "a global variable or static data member"}
                     allowed = " or ".join(wanted[e] for e in _MARKER_ENTITIES[use.kind])
                     raise EnzymeBuildError(
-                        f"the enzyme_{use.kind} attribute is on a {kind}; it belongs on {allowed} "
-                        "declared at file or namespace scope", location=use.location)
+                        f"the enzyme_{use.kind} attribute is on a {_DECL_WORDS.get(kind, kind)}; it belongs on "
+                        f"{allowed} (at file or namespace scope, a member of a class, or a template)",
+                        location=use.location)
                 raise EnzymeBuildError(
                     f"the enzyme attribute ({use.kind_text}, {use.expr}) is on a {kind}, "
                     "not on a function declared at file or namespace scope",

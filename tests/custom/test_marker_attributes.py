@@ -216,6 +216,57 @@ int main() {
     assert values[3] == 9.0
 
 
+@pytest.mark.parametrize("flags", [("-O0",), ("-O2",)])
+def test_marker_attributes_on_members_and_templates(work, flags):
+    """The class: marker attributes on C++ entities no file-scope expression names, registered
+    by symbol. Members: a function template (every instantiation), a static member function of
+    a class template, a non-static member function, a static data member (attribute on the
+    in-class declaration, and on the out-of-class definition), a static data member of a class
+    template, a variable template, enzyme_shadow on a static data member, function_like on a
+    static member function. (Each was refused.) Without the attributes the gradient would be
+    1 + 2 + 3 + 4 + 2 + 1/(1+x) and the written members would not stay constants."""
+    values = build_and_run(work, {"main.cc": """\
+#include <cstdio>
+extern "C" double __enzyme_autodiff(void *, ...);
+template <class T> __attribute__((noinline, enzyme_inactive)) T twice(T a) { return 2 * a; }
+template <class T> struct Holder {
+  __attribute__((noinline, enzyme_inactive)) static T thrice(T a) { return 3 * a; }
+  __attribute__((enzyme_inactive)) static T tally;
+};
+template <class T> T Holder<T>::tally = 0;
+struct Box {
+  double k = 4;
+  __attribute__((noinline, enzyme_inactive)) double times(double a) const { return k * a; }
+  __attribute__((enzyme_inactive)) static double seen;
+  static double last;
+  static double d_scale;
+  __attribute__((enzyme_shadow(d_scale))) static double scale;
+  __attribute__((noinline, enzyme_function_like("log1p"))) static double mylog1p(double x) { return x; }
+};
+double Box::seen = 0;
+__attribute__((enzyme_inactive)) double Box::last = 0;
+double Box::d_scale = 0, Box::scale = 1.5;
+template <class T> __attribute__((enzyme_inactive)) T var_tally = 0;
+double f(double x) {
+  Box b;
+  Holder<double>::tally += x;
+  Box::seen += x;
+  Box::last = x;
+  var_tally<double> += x;
+  return x + twice<double>(x) + twice<float>((float)x) + Holder<double>::thrice(x) + b.times(x)
+         + Box::scale * x + Box::mylog1p(x) + Holder<double>::tally * 0 + Box::seen * 0 + Box::last * 0
+         + var_tally<double> * 0;
+}
+int main() {
+  double x = 0.5;
+  std::printf("%.17g %.17g\\n", __enzyme_autodiff((void *)f, x), Box::d_scale);
+  return 0;
+}
+"""}, cxx=True, flags=flags)
+    assert values[0] == pytest.approx(1 + 1.5 + 1 / (1 + 0.5), rel=1e-14)
+    assert values[1] == 0.5
+
+
 # ------------------------------------------------------------------ names and misuse
 
 
@@ -241,10 +292,15 @@ int main(void) {
      "belongs on a global variable"),
     ("double d;\nvoid f(void) { static double g __attribute__((enzyme_shadow(d))); (void)g; }\n",
      "belongs on a global variable"),
+    ("struct S { __attribute__((enzyme_inactive)) double v; };\nS s;\n",
+     "the enzyme_inactive attribute is on a non-static data member"),
+    ("namespace { struct S { __attribute__((enzyme_inactive)) static double f(double x) { return x; } }; }\n"
+     "double g(double x) { return S::f(x); }\n", "member of a class in an anonymous namespace"),
 ])
 def test_misused_marker_attributes_are_clear_errors(work, source, message):
-    write(work, "bad.c", source)
-    proc = run([ENZYME_BUILD, "cc", "-c", "bad.c", "-o", "bad.o"], work)
+    cxx = "struct" in source and "enzyme_shadow" not in source
+    write(work, "bad.cc" if cxx else "bad.c", source)
+    proc = run([ENZYME_BUILD, "c++" if cxx else "cc", "-c", "bad.cc" if cxx else "bad.c", "-o", "bad.o"], work)
     assert proc.returncode == 1, proc.stderr
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import importlib.util
 import json
 import os
@@ -140,8 +141,10 @@ def measure(shape: str, target: int, repeats: int, work: Path, per_segment: dict
     count = differentiated_instructions(text)
     times = []
     for _ in range(repeats if target < 50_000 else 1):
+        gc.collect()
         start = time.perf_counter()
         differentiate_module(text, _collect_registry(text))
+        gc.collect()   # what the stage leaves to the cyclic collector is part of its cost
         times.append(time.perf_counter() - start)
     functions = len(RUN.function_bodies(text)) - 1
     return Row(shape, target, count, functions, min(times))

@@ -157,7 +157,7 @@ class CachePlanner:
     mode) and asks the sweep for fresh names, shadows and defining blocks (`self.sweep`)."""
 
     def __init__(self, sweep):
-        self.sweep = sweep
+        self.sweep = sweep   # (a cycle, broken by ReverseGenerator.release)
         self.engine, self.fn, self.sig, self.split = sweep.engine, sweep.fn, sweep.sig, sweep.split
         self.cfg, self.act, self.types, self.home = sweep.cfg, sweep.act, sweep.types, sweep.home
         self.params, self.parallel = sweep.params, sweep.parallel
@@ -1100,6 +1100,7 @@ class CachePlanner:
             if lines:
                 self.needs[label] = list(kept)
                 self.recompute_lines[label] = lines + self.recompute_lines.get(label, [])
+        plan = None   # the recursive closure refers to itself: without this, a cycle holding self
 
     def _unused_static_offsets(self) -> set[str]:
         """The tape offsets of static-record loops that will keep nothing (every value their

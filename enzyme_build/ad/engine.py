@@ -311,6 +311,8 @@ class Engine:
         attrs = function_attributes(self.module, fn)
         found = [m.group(0) for m in re.finditer(r'"([-\w]+)"="[^"]*"', attrs)
                  if m.group(1) in self.DERIVED_ATTRIBUTE_KEYS]
+        if self._user_noinline(fn):
+            found.insert(0, "noinline")
         if not found:
             return ""
         body = "{ " + " ".join(dict.fromkeys(found)) + " }"
@@ -461,7 +463,9 @@ class Engine:
         progress.report(f"{'split ' if split else ''}gradient of {fn.name}")
         self.chain.append((fn.name, None))
         try:
-            self.texts.extend(ReverseGenerator(self, fn, sig, split).generate())
+            generator = ReverseGenerator(self, fn, sig, split)
+            self.texts.extend(generator.generate())
+            generator.release()
         finally:
             self.chain.pop()
 

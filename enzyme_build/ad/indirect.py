@@ -28,6 +28,7 @@ from .abi import marker_kind
 
 UNKNOWN_CALLEE = "@__enzyme_build_unknown_callee"
 UNKNOWN_CALLEE_TRAP = "@__enzyme_build_unknown_callee.trap"
+UNKNOWN_CALLEE_INACTIVE = "@__enzyme_build_unknown_callee.inactive"
 # how many candidates a dispatch may compare against before the call is left as it is
 MAX_CANDIDATES = 64
 # the pointer an indirect call goes through: the one local name followed by `(` on the line
@@ -81,13 +82,28 @@ def dispatch_indirect_calls(text: str, registry: Registry | None, inactive_value
     extra += _unknown_callee_functions(module)
     inactive = set(registry.inactive) | {strip_name(make_name("@", inactive_value, ty)) for ty in detached}
     inactive.add(strip_name(UNKNOWN_CALLEE))
+    inactive.add(strip_name(UNKNOWN_CALLEE_INACTIVE))
+    inactive.add(strip_name(UNKNOWN_CALLEE_TRAP))   # in derived code an outer nested-AD pass reads
     out = "\n".join(lines) + "\n" + "\n".join(extra) + "\n"
     return out, copy_registry(registry, inactive=inactive)
 
 
 def trap_unknown_callees(derived_text: str) -> str:
-    """In derived code the fallback of a dispatch stops the program (see the module doc)."""
+    """In derived code the fallback of a dispatch stops the program (see the module doc),
+    unless the engine found that none of the call's arguments carries a derivative
+    (`unknown_callee_without_derivatives`)."""
     return derived_text.replace(UNKNOWN_CALLEE + "(", UNKNOWN_CALLEE_TRAP + "(")
+
+
+def is_unknown_callee_marker(callee: str | None) -> bool:
+    return callee == UNKNOWN_CALLEE
+
+
+def unknown_callee_without_derivatives(text: str) -> str:
+    """The fallback marker's call, for a call whose arguments carry no derivative (an object of
+    an external library: `delete` of a `std::filebuf` through its vtable): the library function
+    cannot touch active memory, so derived code calls it as the program does."""
+    return text.replace(UNKNOWN_CALLEE + "(", UNKNOWN_CALLEE_INACTIVE + "(")
 
 
 def lower_virtualreverse(text: str) -> str:
@@ -323,8 +339,11 @@ def _emit_dispatch(out: list[str], inst, pointer: str, targets: list[str], tag: 
         emit(f"%{tag}.r{n}", call.replace(pointer + "(", make_name("@", target) + "(", 1), hit)
         out.append(f"{miss[1:]}:")
     # the fallback: a pointer none of the candidates is (the program's own call, detached
-    # from the derivatives so the engine copies it; derived code stops before it)
-    out.append(f"  call void {UNKNOWN_CALLEE}(ptr {pointer})")
+    # from the derivatives so the engine copies it; derived code stops before it when an
+    # argument, passed to the marker too, carries a derivative)
+    carried = "".join(f", {t} {v}" for t, v in inst.operands
+                      if t == "ptr" or is_float_type(t) or t.startswith(("{", "[", "<")))
+    out.append(f"  call void (ptr, ...) {UNKNOWN_CALLEE}(ptr {pointer}{carried})")
     head, paren, rest = call.partition(pointer + "(")
     for a, (t, v) in enumerate(inst.operands):
         if t == "ptr" or is_float_type(t) or t.startswith(("{", "[", "<")):
@@ -357,13 +376,14 @@ def _unknown_callee_functions(module) -> list[str]:
     """The fallback's marker (nothing in the program) and what it becomes in derived code."""
     if strip_name(UNKNOWN_CALLEE) in module.functions:
         return []
-    message = "enzyme-build: derived code called a function pointer that is none of the program's functions " \
-              "(its derivative is unknown)\n"
+    message = "enzyme-build: derived code called a function pointer that is none of the program's functions, " \
+              "with arguments that carry derivatives (its derivative is unknown)\n"
     n = len(message.encode())
     escaped = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else f"\\{ord(c):02X}" for c in message)
     out = [f"@__enzyme_build_unknown_callee.msg = private unnamed_addr constant [{n} x i8] c\"{escaped}\"",
-           f"define internal void {UNKNOWN_CALLEE}(ptr %f) {{", "entry:", "  ret void", "}",
-           f"define internal void {UNKNOWN_CALLEE_TRAP}(ptr %f) cold noinline {{", "entry:",
+           f"define internal void {UNKNOWN_CALLEE}(ptr %f, ...) {{", "entry:", "  ret void", "}",
+           f"define internal void {UNKNOWN_CALLEE_INACTIVE}(ptr %f, ...) {{", "entry:", "  ret void", "}",
+           f"define internal void {UNKNOWN_CALLEE_TRAP}(ptr %f, ...) cold noinline {{", "entry:",
            f"  %w = call i64 @write(i32 2, ptr @__enzyme_build_unknown_callee.msg, i64 {n})",
            "  call void @abort()", "  unreachable", "}"]
     if "write" not in module.functions and "write" not in module.declarations:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from dataclasses import dataclass, field
 
 from ..ir.model import Function, Module, is_float_type, make_name, named_type_body, split_top, tbaa_type
@@ -275,7 +276,9 @@ class MemoryTypes:
     """The analysis of a module, one function at a time (memoized on the module)."""
 
     def __init__(self, module: Module):
-        self.module = module
+        # a proxy: the module holds this analysis (`of`), and a strong reference back would be
+        # a cycle keeping the module and every analysis alive until the cyclic collector runs
+        self.module = weakref.proxy(module)
         self.functions: dict[str, FunctionTypes] = {}
         self._callers: dict[str, list[tuple[str, object]]] | None = None
         self._param_facts: dict[tuple[str, int, int], list[Fact]] = {}

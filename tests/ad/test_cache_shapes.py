@@ -139,6 +139,22 @@ def test_split_pieces_of_noinline_functions_are_not_forced_inline():
     assert "alwaysinline" not in heads["augmented_kept"] and "alwaysinline" not in heads["reverse_kept"]
 
 
+def test_derivatives_of_noinline_functions_are_noinline():
+    # a function the user kept out of line keeps its derivatives out of line: otherwise the
+    # inliner folds every single-caller derived function into the top-level gradient (a
+    # 300k-instruction function for a program of 700 noinline callees; optimization and code
+    # generation took 2.5x longer and could not be split across cores)
+    out = differentiate(CALLEES)
+    heads = headers(out)
+    groups = dict(re.findall(r"^attributes (#\d+) = (\{.*\})$", out, re.M))
+    for name in ("augmented_kept", "reverse_kept"):
+        group = re.search(r"\) (#\d+) \{$", heads[name])
+        assert group and "noinline" in groups[group.group(1)].split(), (heads[name], groups)
+    for name in ("augmented_small", "reverse_small"):
+        group = re.search(r"\) (#\d+) \{$", heads[name])
+        assert not group or "noinline" not in groups[group.group(1)].split(), (heads[name], groups)
+
+
 def test_force_inlining_stops_at_the_module_budget(monkeypatch):
     # a budget of three instructions admits @small (two) but not @kept's twin after it
     monkeypatch.setattr(Engine, "INLINE_PIECES_BUDGET", 3)

@@ -321,6 +321,59 @@ def test_pointer_to_a_function_outside_the_program_stops_derived_code(tmp_path):
     assert "derived code called a function pointer that is none of the program's functions" in run.stderr
 
 
+LIBRARY_OBJECTS = r"""
+#include "hcheck.h"
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+extern "C" double __enzyme_autodiff(void *, ...);
+extern "C" double __enzyme_fwddiff(void *, ...);
+typedef size_t (*length_fn)(const char *);
+length_fn ext_strlen;
+double filebuf_lifetime(double v) {            /* delete through a libstdc++ vtable */
+  std::filebuf *b = new std::filebuf();
+  delete b;
+  return v * v;
+}
+double stream_lifetime(double v) {             /* a stream made and destroyed on the heap */
+  std::ostringstream *s = new std::ostringstream();
+  *s << "x";
+  double n = (double)s->str().size();
+  delete s;
+  return n * v * v * v;
+}
+double library_pointer(double v) {             /* a libc function through a pointer */
+  char text[8] = "abcd";
+  return (double)ext_strlen(text) * v;
+}
+int main() {
+  ext_strlen = (length_fn)dlsym(RTLD_DEFAULT, "strlen");
+  double x = 2.1;
+  hc_near("filebuf reverse", __enzyme_autodiff((void *)filebuf_lifetime, x), 2 * x, 1e-12);
+  hc_near("filebuf forward", __enzyme_fwddiff((void *)filebuf_lifetime, x, 1.0), 2 * x, 1e-12);
+  hc_near("stream reverse", __enzyme_autodiff((void *)stream_lifetime, x), 3 * x * x, 1e-12);
+  hc_near("strlen reverse", __enzyme_autodiff((void *)library_pointer, x), 4, 1e-12);
+  hc_near("strlen forward", __enzyme_fwddiff((void *)library_pointer, x, 1.0), 4, 1e-12);
+  return hc_done();
+}
+"""
+
+
+@pytest.mark.parametrize("opt,env", CONFIGS, ids=CONFIG_IDS)
+def test_calls_into_libraries_with_arguments_without_derivatives(tmp_path, opt, env):
+    """The class: an indirect call whose target is outside the program (a libstdc++ vtable, a
+    libc function from dlsym) and whose arguments carry no derivative. Derived code calls it
+    as the program does (it used to stop, as for the call with an active argument above).
+    Members: delete of a std::filebuf (virtual destructor; fbuff.cpp of Enzyme's tests), a
+    std::ostringstream made and destroyed, strlen through a pointer, reverse and forward."""
+    assert checks_passed(build_and_run_hcheck(tmp_path / "lib", LIBRARY_OBJECTS, cxx=True, opt=opt,
+                                              env_extra=env)) == 5
+
+
 @pytest.mark.parametrize("name", ["table", "gsl_function"])
 def test_fast_math_calls(tmp_path, name):
     """-ffast-math puts flags and `nofpclass(...)` on the calls, before the function pointer."""

@@ -421,7 +421,7 @@ def written_float_globals(module) -> dict[str, str]:
         if is_active_type(ty) or _float_record_type(module, ty):
             candidates[make_name("@", name)] = ty
     if not candidates:
-        return {}
+        return _byte_buffers_holding_floats(module)
     # a text scan (no parsing): a candidate is written when a function line that names it is
     # anything but a load from it (stores, calls, GEPs whose result may be stored through)
     pattern = re.compile("(" + "|".join(re.escape(g) for g in candidates) + r")(?![-\w$.])")
@@ -433,4 +433,45 @@ def written_float_globals(module) -> dict[str, str]:
             found = pattern.findall(line)
             if found and not re.match(r'\s*%\S+\s*=\s*load\s', line):
                 written.update(found)
-    return {g: ty for g, ty in candidates.items() if g in written}
+    found = {g: ty for g, ty in candidates.items() if g in written}
+    found.update(_byte_buffers_holding_floats(module))
+    return found
+
+
+_BYTE_ARRAY = re.compile(r'\[(\d+) x i8\]')
+
+
+def _byte_buffers_holding_floats(module) -> dict[str, str]:
+    """Mutable `char` arrays some function stores floats into (raw storage: a bump allocator
+    over `char buffer[1024]`, `(double *)&buffer[8 * k]`): they hold floats as much as a
+    `double` array does, so they get shadows too. Found by the memory type analysis (a strong
+    float fact on bytes rooted at the global), in the functions that name the global on a
+    line other than a load."""
+    from ..ir.model import make_name, take_type
+    buffers: dict[str, str] = {}
+    for name, line in module.globals.items():
+        m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$', line)
+        if not m or re.search(r'\bexternal\b', m.group(1)):
+            continue
+        ty, _ = take_type(m.group(2))
+        if _BYTE_ARRAY.fullmatch(ty):
+            buffers[make_name("@", name)] = ty
+    if not buffers:
+        return {}
+    pattern = re.compile("(" + "|".join(re.escape(g) for g in buffers) + r")(?![-\w$.])")
+    found: dict[str, str] = {}
+    mt = None
+    for fname in module.functions:
+        lines = module.functions.body_lines(fname)[1:]
+        named = {g for line in lines if "@" in line and not re.match(r'\s*%\S+\s*=\s*load\s', line)
+                 for g in pattern.findall(line)} - set(found)
+        if not named or not any(re.match(r'\s*store (?:double|float|half|x86_fp80|fp128|bfloat) ', line)
+                                for line in lines):
+            continue
+        if mt is None:
+            from .memtypes import MemoryTypes
+            mt = MemoryTypes.of(module)
+        for fact in mt.function(module.functions[fname]).facts:
+            if fact.strong and fact.place.root in named and is_float_type(fact.kind):
+                found[fact.place.root] = buffers[fact.place.root]
+    return found

@@ -388,8 +388,9 @@ class ForwardGenerator:
             what, hint = _UNSUPPORTED[op]
             raise EnzymeBuildError(f"cannot differentiate {what} in @{self.fn.name}", location=self.where(inst),
                                    hint=hint)
-        check_vector_operands(self.fn, inst, self.act.varied, self.where(inst))
-        check_mixed_aggregates(self.fn, inst, self.act.varied, self.where(inst))
+        where = lambda: self.where(inst)   # noqa: E731  (only for an error)
+        check_vector_operands(self.fn, inst, self.act.varied, where)
+        check_mixed_aggregates(self.fn, inst, self.act.varied, where)
         lines.append(_DBG_RE.sub("", inst.text))
         if op == "bitcast" and res and not is_float_type(inst.type) and inst.operands[0][1] in self.act.varied:
             self._float_bits(inst, lines)

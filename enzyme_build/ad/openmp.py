@@ -323,6 +323,7 @@ def prepare(engine, fn) -> None:
         inst.callee = outlined
         inst.callee_name = outlined.lstrip("@").strip('"')
         inst.operands = [("ptr", "null"), ("ptr", "null")] + list(inst.operands[3:])
+        inst._values = None
 
 
 def refuse_unsupported(engine, fn, mode: str) -> None:

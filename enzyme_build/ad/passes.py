@@ -181,9 +181,14 @@ def _specialize_callback_arguments(text: str, keep: set[str]):
     return "\n".join(lines + extra) + "\n", None
 
 
+_MARKER_DECLARATION = re.compile(r'^(@enzyme_[A-Za-z0-9_]+) = external (?:[a-z_]+ )*global i32(.*)$')
+
+
 def _define_marker_global(line: str) -> str:
     """`@enzyme_dup = external global i32` -> a weak definition, so the final link never fails."""
-    m = re.match(r'^(@enzyme_[A-Za-z0-9_]+) = external (?:[a-z_]+ )*global i32(.*)$', line)
+    if not line.startswith("@enzyme_"):
+        return line
+    m = _MARKER_DECLARATION.match(line)
     if m:
         return f"{m.group(1)} = weak global i32 0{m.group(2)}"
     return line

@@ -470,8 +470,9 @@ class ReverseGenerator:
             self._check_call(inst)
         if op in ("load", "store"):
             check_memory_access(self, inst)
-        check_vector_operands(self.fn, inst, self.act.varied, self.engine.location(inst))
-        check_mixed_aggregates(self.fn, inst, self.act.varied, self.engine.location(inst))
+        where = lambda: self.engine.location(inst)   # noqa: E731  (only for an error)
+        check_vector_operands(self.fn, inst, self.act.varied, where)
+        check_mixed_aggregates(self.fn, inst, self.act.varied, where)
         if op == "store" and id(inst) in self.cache.undone_stores:
             (vty, _), (_, p) = inst.operands
             lines.append(f"  {self.cache.undone_stores[id(inst)]} = load {vty}, ptr {p}")

@@ -378,7 +378,8 @@ def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
 
 def check_vector_operands(fn, inst, varied, location) -> None:
     """Vector code the Scalarizer left (vectors crossing a call or a return) carrying a value
-    with a derivative: refuse naming it rather than lose the derivative."""
+    with a derivative: refuse naming it rather than lose the derivative. `location` is the
+    source location, or a function giving it (asked only for the error)."""
     if inst.opcode not in ("insertelement", "shufflevector", "extractelement") and not (
             inst.opcode == "bitcast" and "<" in inst.text):
         return
@@ -388,7 +389,7 @@ def check_vector_operands(fn, inst, varied, location) -> None:
         return
     raise EnzymeBuildError(
         f"cannot differentiate vector code on active values ({inst.text.split(', !', 1)[0].strip()} in "
-        f"@{fn.name})", location=location,
+        f"@{fn.name})", location=location() if callable(location) else location,
         hint="vector floating-point code is split into scalars before differentiation; this value "
              "crosses a call or return as a vector: make the function inline or pass the elements")
 
@@ -422,7 +423,8 @@ def check_mixed_aggregates(fn, inst, varied, location) -> None:
     """A value with a derivative put into (or a call with active arguments returning) an
     aggregate mixing floats and integers: refuse rather than drop the derivative. The AD
     stage inlines the functions that return such aggregates first (ad/boundaries.py), so
-    this remains only where they cannot be inlined (recursion)."""
+    this remains only where they cannot be inlined (recursion). `location`: as for
+    check_vector_operands."""
     if not inst.result or inst.opcode not in ("call", "invoke", "insertvalue") or \
             not mixed_float_aggregate(inst.type):
         return
@@ -431,7 +433,7 @@ def check_mixed_aggregates(fn, inst, varied, location) -> None:
     raise EnzymeBuildError(
         f"a value with a derivative goes into the aggregate {inst.type} ({inst.text.split(', !', 1)[0].strip()} "
         f"in @{fn.name}), which mixes floating-point and integer fields; its derivative cannot follow it",
-        location=location,
+        location=location() if callable(location) else location,
         hint="this is a struct returned by value in registers from a function that cannot be inlined "
              "(recursion): return it through a pointer argument, or keep its floats in a struct of their own")
 

@@ -33,12 +33,15 @@ def is_float_type(ty: str) -> bool:
     return ty.strip() in _FLOAT_TYPES
 
 
+_ARRAY_TYPE = re.compile(r'\[(\d+) x (.+)\]')
+
+
 def aggregate_elements(ty: str) -> list[str] | None:
     """Element types of a literal struct or array type, or None."""
     ty = ty.strip()
     if ty.startswith("{") and ty.endswith("}"):
         return split_top(ty[1:-1])
-    m = re.fullmatch(r'\[(\d+) x (.+)\]', ty)
+    m = _ARRAY_TYPE.fullmatch(ty) if ty.startswith("[") else None
     if m:
         return [m.group(2)] * int(m.group(1))
     return None
@@ -125,6 +128,10 @@ _ATTR_WORDS = {"noundef", "nonnull", "noalias", "nocapture", "readonly", "writeo
                "signext", "inreg", "returned", "immarg", "nofree", "noesc"}
 
 
+_TYPE_TOKEN = re.compile(r'(%"[^"]*"|%[-a-zA-Z$._0-9]+|[a-z0-9_]+)')
+_ADDRSPACE = re.compile(r'\s*addrspace\(\d+\)')
+
+
 def take_type(text: str) -> tuple[str, str]:
     """Split a leading type off `text`; returns (type, rest)."""
     text = text.lstrip()
@@ -145,12 +152,12 @@ def take_type(text: str) -> tuple[str, str]:
             i += 1
         ty, rest = text[:i + 1], text[i + 1:]
     else:
-        m = re.match(r'(%"[^"]*"|%[-a-zA-Z$._0-9]+|[a-z0-9_]+)', text)
+        m = _TYPE_TOKEN.match(text)
         if not m:
             return "", text
         ty, rest = m.group(1), text[m.end():]
     # function pointer types / pointers with address spaces: 'ptr addrspace(1)'
-    m = re.match(r'\s*addrspace\(\d+\)', rest)
+    m = _ADDRSPACE.match(rest) if "addrspace" in rest else None
     if m:
         ty += m.group(0)
         rest = rest[m.end():]
@@ -180,9 +187,16 @@ class Instruction:
     invoke_unwind: str | None = None
     omp_fork: str | None = None   # an OpenMP fork seen as a call of its outlined function (ad/openmp.py)
     callee_name: str | None = None     # the callee without '@' and quotes (analysis/activity.callee_name)
+    # values(), computed once: whoever changes operands or incoming sets it back to None
+    _values: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
-    def values(self) -> list[str]:
+    def values(self) -> tuple[str, ...]:
         """Local names this instruction reads (conservative for unknown opcodes)."""
+        if self._values is None:
+            self._values = tuple(self._read_values())
+        return self._values
+
+    def _read_values(self) -> list[str]:
         if self.opcode == "phi":
             return [v for v, _ in self.incoming if is_local(v)]
         if self.operands or self.opcode in _PARSED:
@@ -238,6 +252,9 @@ class Function:
     defs: dict[str, Instruction] = field(default_factory=dict, repr=False, compare=False)
     _blocks_by_label: dict[str, Block] = field(default_factory=dict, repr=False, compare=False)
     _users: dict[str, list[Instruction]] | None = field(default=None, repr=False, compare=False)
+    # every instruction in block order, once parsing is done (index()): the engine walks
+    # them a few dozen times per function
+    _instructions: tuple[Instruction, ...] | None = field(default=None, repr=False, compare=False)
 
     def block(self, label: str) -> Block:
         return self._blocks_by_label[label]
@@ -246,6 +263,7 @@ class Function:
         self._blocks_by_label = {b.label: b for b in self.blocks}
         self.defs = {}
         self._users = None
+        self._instructions = tuple(inst for b in self.blocks for inst in b.instructions)
         for b in self.blocks:
             for inst in b.instructions:
                 inst.block = b.label
@@ -264,8 +282,10 @@ class Function:
         return self._users
 
     def instructions(self):
-        for b in self.blocks:
-            yield from b.instructions
+        """The instructions in block order (an iterable; a tuple once the function is indexed)."""
+        if self._instructions is not None:
+            return self._instructions
+        return (inst for b in self.blocks for inst in b.instructions)
 
 
 @dataclass
@@ -309,10 +329,13 @@ def entry_point_name(callee: str) -> str:
     return re.sub(r'\.site\d+$', "", strip_name(callee))
 
 
+_PLAIN_NAME = re.compile(r'[-a-zA-Z$._][-a-zA-Z$._0-9]*')
+
+
 def make_name(sigil: str, *parts: str) -> str:
     """Build a valid local/global name from parts joined by '$'."""
     raw = "$".join(strip_name(p) if p[:1] in "%@" else p for p in parts)
-    if re.fullmatch(r'[-a-zA-Z$._][-a-zA-Z$._0-9]*', raw):
+    if _PLAIN_NAME.fullmatch(raw):
         return sigil + raw
     return sigil + '"' + raw + '"'
 
@@ -355,11 +378,14 @@ def _strip_comment(line: str) -> str:
     return line.rstrip()
 
 
+_METADATA_ATTACHMENT = re.compile(r',\s*(![-a-zA-Z._0-9]+)\s+(![0-9]+|!\{[^}]*\}|distinct\s+![0-9]+)\s*$')
+
+
 def _parse_metadata_attachments(text: str) -> tuple[str, dict[str, str]]:
     md = {}
     # attachments come at the very end: ', !tbaa !5, !dbg !12'
     while True:
-        m = re.search(r',\s*(![-a-zA-Z._0-9]+)\s+(![0-9]+|!\{[^}]*\}|distinct\s+![0-9]+)\s*$', text)
+        m = _METADATA_ATTACHMENT.search(text) if "!" in text else None
         if not m:
             break
         md[m.group(1)] = m.group(2)
@@ -654,7 +680,7 @@ def _drop_unreachable_blocks(fn: Function) -> None:
         for inst in b.phis():
             kept = [(v, blk) for v, blk in inst.incoming if blk in seen]
             if len(kept) != len(inst.incoming):
-                inst.incoming = kept
+                inst.incoming, inst._values = kept, None
                 entries = ", ".join(f"[ {v}, {make_name('%', blk)} ]" for v, blk in kept)
                 inst.text = f"  {inst.result} = phi {inst.type} {entries}"
 

@@ -13,6 +13,7 @@ structural and handled by the engines themselves.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -170,10 +171,15 @@ _MATH: list[Rule] = [
 MATH_RULES: dict[str, Rule] = {name: rule for rule in _MATH for name in rule.names}
 
 
+_INTRINSIC_NAME = re.compile(r'llvm\.([a-z0-9]+)\.(f64|f32|f80)(?:\.i32)?')
+
+
+@functools.lru_cache(maxsize=4096)
 def math_rule(callee: str) -> tuple[Rule, str] | None:
-    """(rule, float type) for a callee spelling like '@sinf' or '@llvm.pow.f64'."""
+    """(rule, float type) for a callee spelling like '@sinf' or '@llvm.pow.f64' (memoized:
+    the engine asks for every call it meets)."""
     name = callee.lstrip("@").strip('"')
-    m = re.fullmatch(r'llvm\.([a-z0-9]+)\.(f64|f32|f80)(?:\.i32)?', name)
+    m = _INTRINSIC_NAME.fullmatch(name) if name.startswith("llvm.") else None
     if m:
         rule = MATH_RULES.get(m.group(1))
         return (rule, {"f64": "double", "f32": "float", "f80": "x86_fp80"}[m.group(2)]) if rule else None

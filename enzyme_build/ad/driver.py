@@ -211,7 +211,8 @@ def refuse_unsupported_entry_points(text: str, module=None) -> None:
     the enzyme_context marker, naming the call site."""
     if "__enzyme_" not in text and "@enzyme_context" not in text:
         return
-    if _UNSUPPORTED_CALL.search(text) is None and "@enzyme_context" not in text:
+    if "@enzyme_context" not in text and (not any(name in text for name in UNSUPPORTED_ENTRY_POINTS)
+                                          or _UNSUPPORTED_CALL.search(text) is None):
         return
     module = module or parse_module(text)
     from ..ir.model import source_location

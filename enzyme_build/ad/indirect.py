@@ -47,7 +47,7 @@ def dispatch_indirect_calls(text: str, registry: Registry | None, inactive_value
     if "__enzyme_" not in text:
         return text, registry
     text = lower_virtualreverse(text)
-    if not _CALLEE_POINTER.search(text):
+    if not _has_indirect_call(text.split("\n")):
         return text, registry
     module = parse_module(text)
     registry = registry or Registry()
@@ -111,7 +111,7 @@ def lower_virtualreverse(text: str) -> str:
     of a vtable: the shadow vtable) -> f itself, the shadow of a function or vtable in
     enzyme-build: derived code dispatches on the primal pointer, so the entries of a shadow
     object's vtable are never called."""
-    if not _VIRTUALREVERSE.search(text):
+    if "__enzyme_virtualreverse" not in text or not _VIRTUALREVERSE.search(text):
         return text
     module = parse_module(text)
     lines = list(module.lines)
@@ -223,7 +223,7 @@ def _reached_functions(module, candidates) -> set[str]:
 
 
 def _has_indirect_call(body: list[str]) -> bool:
-    return any(_CALLEE_POINTER.search(line) for line in body[1:])
+    return any(("call" in line or "invoke" in line) and _CALLEE_POINTER.search(line) for line in body[1:])
 
 
 def _may_carry_derivatives(sig: tuple[str, tuple[str, ...]]) -> bool:

@@ -187,6 +187,9 @@ class Instruction:
     invoke_unwind: str | None = None
     omp_fork: str | None = None   # an OpenMP fork seen as a call of its outlined function (ad/openmp.py)
     callee_name: str | None = None     # the callee without '@' and quotes (analysis/activity.callee_name)
+    indices: list[int] = field(default_factory=list)    # extractvalue/insertvalue: the constant indices
+    cases: list[tuple[str, str]] = field(default_factory=list)  # switch: (case value, label)
+    synthetic: bool = False       # made by the parser (the `br` an invoke's normal edge becomes)
     # values(), computed once: whoever changes operands or incoming sets it back to None
     _values: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 

@@ -741,6 +741,10 @@ def _int_constant(v: str) -> int | None:
 
 
 def copy_kinds(module: Module, fn: Function) -> dict[str, set[str]]:
+    """Kinds moved by each integer copy of `fn`. A function without integer values that
+    only carry bytes has no copy: the analysis of its memory is not built for it."""
+    if not carried_integers(fn, fn.users()):
+        return {}
     return MemoryTypes.of(module).solve(fn)
 
 

@@ -34,14 +34,14 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import EnzymeBuildError
-from ..ir.model import make_name, parse_module, source_location, strip_name, take_type
+from ..ir.model import make_name, parse_module, source_location, strip_name
+from .shadowinit import mirrored_closure, reset_lines, shadow_definitions, value_type
 
 _CREATE = ("__enzyme_context", "__enzyme_new_context")
 MARKER = "__enzyme_build_context"       # @__enzyme_build_context<k>: the value of context k
 ZERO = "__enzyme_build_zero_context"    # @__enzyme_build_zero_context<k>(): zero its shadows
 CHECK = "__enzyme_build_check_context"  # @__enzyme_build_check_context<k>(): before each AD call with k
 _SITE = re.compile(r'\.ctx(\d+)$')      # an AD entry point renamed for context k
-_GLOBAL_LINE = re.compile(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$')
 
 
 @dataclass
@@ -61,11 +61,6 @@ def context_of_callee(callee: str | None) -> int | None:
 def shadow_name(g: str, k: int, lane: int = 0) -> str:
     """'@g$ctx<k>' (lane 0) or '@g$ctx<k>l<lane>' for the global named g (without '@')."""
     return make_name("@", g, f"ctx{k}" if lane == 0 else f"ctx{k}l{lane}")
-
-
-def _value_type(module, g: str) -> str | None:
-    m = _GLOBAL_LINE.match(module.globals.get(g, ""))
-    return take_type(m.group(2))[0] if m else None
 
 
 def lower_contexts(text: str, registry):
@@ -163,7 +158,7 @@ def _lower_query(module, fname, inst, k: int, contexts: Contexts, where: str) ->
                                f"(in @{fname})", location=where, hint=f"lanes go from 0 to {contexts.widths[k] - 1}")
     found = re.search(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', ops[1][1])
     g = strip_name("@" + found.group(1)) if found else None
-    ty = _value_type(module, g) if g else None
+    ty = value_type(module, g) if g else None
     if ty is None:
         raise EnzymeBuildError(f"__enzyme_shadow needs the address of a global variable (got {ops[1][1]}, "
                                f"in @{fname})", location=where, hint="(double *)__enzyme_shadow(ctx, &g, 0)")
@@ -316,33 +311,22 @@ def finish(text: str, contexts: Contexts | None) -> str:
     defined too; zeroing restores the mirror."""
     if contexts is None:
         return text
-    from .shadowinit import reset_lines, shadow_definitions
     module = _global_lines(text)
     out = [text.rstrip("\n")]
     uses_memcpy = False
     for k in sorted(contexts.widths):
         body = []
-        todo = sorted(contexts.shadows[k].items())
-        done: set[str] = set()
-        while todo:
-            g, ty = todo.pop(0)
-            if g in done:
-                continue
-            done.add(g)
-            plain = strip_name(g)
+        closure: dict[str, str] = {}   # the queried globals and what their shadows point at
+        for g, ty in sorted(contexts.shadows[k].items()):
+            for name, _, t in mirrored_closure(module, strip_name(g), ty, lambda y: shadow_name(y, k)):
+                closure.setdefault(name, t)
+        for plain, ty in closure.items():
+            contexts.shadows[k].setdefault(make_name("@", plain), ty)
             for lane in range(contexts.widths[k]):
                 sh = shadow_name(plain, k, lane)
                 shadow_of = (lambda y, lane=lane: shadow_name(y, k, lane))
-                lines, referenced = shadow_definitions(module, plain, sh, ty, "internal", shadow_of)
                 if not re.search(r'^' + re.escape(sh) + r'\s*=', text, re.M):
-                    out.extend(lines)
-                for y in referenced:
-                    gy = make_name("@", y)
-                    if gy not in done:
-                        yty = _value_type(module, y)
-                        if yty is not None:
-                            contexts.shadows[k].setdefault(gy, yty)
-                            todo.append((gy, yty))
+                    out.extend(shadow_definitions(module, plain, sh, ty, "internal", shadow_of)[0])
                 size = f"ptrtoint (ptr getelementptr ({ty}, ptr null, i64 1) to i64)"
                 reset = reset_lines(module, plain, sh, ty, shadow_of, size)
                 uses_memcpy |= any("@llvm.memcpy" in line for line in reset or [])

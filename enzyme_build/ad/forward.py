@@ -23,7 +23,7 @@ from .callsite import call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
 from .sweep import RuleOperands, classify_call, zero_of
 from ..analysis.types import bits_stay_integer
-from .indirect import is_unknown_callee_marker, unknown_callee_without_derivatives
+from .indirect import fallback_in_derived_code
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
 from .rules import FORWARD_INSTRUCTION_RULES, Builder, fused_fmul_rule, math_rule
 from .shadowinit import mirrored_closure, shadow_definitions
@@ -642,10 +642,7 @@ class ForwardGenerator:
     def _call(self, inst: Instruction, lines: list[str]) -> None:
         kind = self._call_kind(inst)
         text = _DBG_RE.sub("", inst.text)
-        if is_unknown_callee_marker(inst.callee) and not any(
-                (is_local(v) and v in self.act.varied) or (t == "ptr" and self.has_shadow(v))
-                for t, v in inst.operands[1:]):
-            text = unknown_callee_without_derivatives(text)
+        text = fallback_in_derived_code(inst, text, self.act.varied, self.has_shadow)
         if kind == "drop":
             return
         if kind == "unknown" and "__enzyme_" in callee_name(inst):

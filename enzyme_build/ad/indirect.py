@@ -21,7 +21,7 @@ from dataclasses import replace as copy_registry
 
 from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
-from ..ir.model import (NAME, is_float_type, make_name, parse_module, source_location, split_top, strip_name,
+from ..ir.model import (NAME, is_float_type, is_local, make_name, parse_module, source_location, split_top, strip_name,
                         take_type)
 from ..ir.model import _return_type as return_type_of
 from .abi import marker_kind
@@ -91,18 +91,19 @@ def dispatch_indirect_calls(text: str, registry: Registry | None, inactive_value
 def trap_unknown_callees(derived_text: str) -> str:
     """In derived code the fallback of a dispatch stops the program (see the module doc),
     unless the engine found that none of the call's arguments carries a derivative
-    (`unknown_callee_without_derivatives`)."""
+    (`fallback_in_derived_code`)."""
     return derived_text.replace(UNKNOWN_CALLEE + "(", UNKNOWN_CALLEE_TRAP + "(")
 
 
-def is_unknown_callee_marker(callee: str | None) -> bool:
-    return callee == UNKNOWN_CALLEE
-
-
-def unknown_callee_without_derivatives(text: str) -> str:
-    """The fallback marker's call, for a call whose arguments carry no derivative (an object of
-    an external library: `delete` of a `std::filebuf` through its vtable): the library function
-    cannot touch active memory, so derived code calls it as the program does."""
+def fallback_in_derived_code(inst, text: str, varied, has_shadow) -> str:
+    """`text`, the copy of `inst` in derived code; for the fallback marker's call, whose
+    arguments after the pointer are the indirect call's, the marker that does not stop the
+    program when none of them carries a derivative (`varied` values, pointers for which
+    `has_shadow` holds): the library function (`delete` of a `std::filebuf` through its
+    vtable) cannot reach active memory then, so derived code calls it as the program does."""
+    if inst.callee != UNKNOWN_CALLEE or any((is_local(v) and v in varied) or (t == "ptr" and has_shadow(v))
+                                            for t, v in inst.operands[1:]):
+        return text
     return text.replace(UNKNOWN_CALLEE + "(", UNKNOWN_CALLEE_INACTIVE + "(")
 
 

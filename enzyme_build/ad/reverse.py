@@ -26,7 +26,7 @@ from ..ir.model import (Function, Instruction, aggregate_elements, byval_attribu
 from .abi import Signature
 from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
-from .indirect import is_unknown_callee_marker, unknown_callee_without_derivatives
+from .indirect import fallback_in_derived_code
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner, cache_plans_wanted
@@ -476,10 +476,8 @@ class ReverseGenerator:
         if op == "store" and id(inst) in self.cache.undone_stores:
             (vty, _), (_, p) = inst.operands
             lines.append(f"  {self.cache.undone_stores[id(inst)]} = load {vty}, ptr {p}")
-        if op == "call" and is_unknown_callee_marker(inst.callee) and not any(
-                (is_local(v) and v in self.act.varied) or (t == "ptr" and self.act.has_shadow(v))
-                for t, v in inst.operands[1:]):
-            text = unknown_callee_without_derivatives(text)
+        if op == "call":
+            text = fallback_in_derived_code(inst, text, self.act.varied, self.act.has_shadow)
         lines.append(text)
         if self.footprint is not None:
             self.footprint.record(inst, lines)

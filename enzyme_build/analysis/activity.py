@@ -406,6 +406,10 @@ def _no_pointers(module, t: str, depth: int = 0) -> bool:
     return not t.startswith("<")   # scalars; vectors are left alone
 
 
+# `@g = <linkage and attributes> global <type> <initializer>...` (constants do not match)
+_GLOBAL_DEFINITION = re.compile(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$')
+
+
 def written_float_globals(module) -> dict[str, str]:
     """Mutable globals holding floats that some function writes: they get shadow globals.
 
@@ -414,7 +418,7 @@ def written_float_globals(module) -> dict[str, str]:
     from ..ir.model import make_name, take_type
     candidates: dict[str, str] = {}
     for name, line in module.globals.items():
-        m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$', line)
+        m = _GLOBAL_DEFINITION.match(line)
         if not m or " constant " in f" {m.group(1)} ":
             continue
         ty, _ = take_type(m.group(2))
@@ -450,7 +454,7 @@ def _byte_buffers_holding_floats(module) -> dict[str, str]:
     from ..ir.model import make_name, take_type
     buffers: dict[str, str] = {}
     for name, line in module.globals.items():
-        m = re.match(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$', line)
+        m = _GLOBAL_DEFINITION.match(line)
         if not m or re.search(r'\bexternal\b', m.group(1)):
             continue
         ty, _ = take_type(m.group(2))

@@ -22,6 +22,10 @@ from .rules import math_rule
 from .tape import CELL_BYTES
 
 TAPE = "%tape$"
+# a static record is laid out by columns when its loop keeps at most this many values per
+# iteration, by rows otherwise (benchmarks/run.py, heat and n-body: columns let a taping loop
+# vectorize; six columns made n-body's pair loop 1.3x slower than one row)
+MAX_COLUMNS = 4
 FRAME_OFFSET = "%frame.offset$"   # split mode: where this call's frame record starts on the tape
 FRAME_PUSH_MARK = "  ;frame-offset-push"
 SIDE = "%side$"                       # the side table object (`_place_side_tables`)
@@ -145,7 +149,8 @@ class CachePlanner:
       block and popped in its reverse block, a static record addressed by the loop's IV, a
       side table for values every iteration computes alike -- and produce the lines the
       sweep assembles: `fwd_pushes`, `rev_prologue`, `slot_store_lines`, `static_prologue`,
-      `static_pre_lines`, `preheader_lines`, `recompute_lines`, the side-table lines.
+      `static_pre_lines`, `preheader_lines`, `static_base_lines`, `recompute_lines`, the
+      side-table lines.
     - `push_lines`/`pop_lines` (tape records), `value_on_exit`/`iv_on_exit` (values on loop
       exit edges), `canonical_ivs`, `static_count`, the slot allocas of each kind, the side
       table's prologue/frame/free lines, `cache_mask_arguments` (custom rules' masks),
@@ -191,6 +196,8 @@ class CachePlanner:
         self.rev_prologue: dict[str, list[str]] = {}
         self.slot_store_lines: dict[str, list[str]] = {}
         self.preheader_lines: dict[str, list[str]] = {}
+        self.static_base_lines: dict[str, list[str]] = {}   # preheader -> a record's base pointer
+        self.pushed_lines: dict[str, list[str]] = {}        # block -> its tape record's push lines
         self.static_strides: dict[str, int] = {}
         self.side_loops: dict[str, object] = {}   # loop header -> top-level loop with a side table
         self.side_fwd: dict[str, list[str]] = {}
@@ -1240,22 +1247,22 @@ class CachePlanner:
             pre = self.static_pre_lines.setdefault(loop.preheader, [])
             pre += [self.static_count(tc64, loop, lambda v: v) + f"  ;{token}",
                     f"  {nbytes} = mul i64 {tc64}, {token}"]
-            if loop.trip_count is not None:
-                pre.append(f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}")
-            else:
-                # counting from `start`: `off` is where iteration 0 would be, so the IV itself
-                # indexes the record
-                first, skipped = self.sweep.fresh("sfirst"), self.sweep.fresh("sskip")
-                pre += [f"  {first} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}",
-                        f"  {skipped} = mul i64 {loop.start}, {token}",
-                        f"  {off} = sub i64 {first}, {skipped}  ;{token}"]
+            # the record is laid out by columns: each kept value's cells of all iterations in a
+            # row (iteration k of a value at byte p of the row at off + p * count + k * size),
+            # so the forward sweep's stores and the reverse sweep's loads are unit-stride and
+            # apart from each other (interleaved cells made the vectorizer's overlap checks
+            # fail at run time); k counts from the loop's first iteration (iv - start)
+            pre.append(f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}")
             self.types[off] = "i64"
             self.home[off] = loop.preheader
             self.uses_tape = True
             for helper in ("__enzyme_build_tape_frame", "__enzyme_build_tape_at", "__enzyme_build_tape_pop"):
                 self.engine.support.add(helper)
-            self.static_loops[loop.header] = {"loop": loop, "token": token, "off": off,
-                                              "slot": make_name("%", off, "slot")}
+            self.static_loops[loop.header] = {"loop": loop, "token": token, "off": off, "count": tc64,
+                                              "slot": make_name("%", off, "slot"),
+                                              "count_slot": make_name("%", off, "count"),
+                                              "start_slot": make_name("%", off, "start")
+                                              if loop.trip_count is None else None}
 
     def static_count(self, name: str, loop, get) -> str:
         """The line defining `name` as the i64 iteration count of a static-record loop (its
@@ -1278,8 +1285,17 @@ class CachePlanner:
         return static if static is not None and static["loop"] is loop else None
 
     def _place_static_records(self) -> None:
-        """Give each block of a static-record loop its cells at off + iv*stride + offset."""
+        """Give each block of a static-record loop its cells: the value at byte `column` of the
+        iteration's row lives at off + column * count + k * size (k = iv - start)."""
         self.static_strides: dict[str, int] = {}
+        self.pushed_lines = {label: list(lines) for label, lines in self.fwd_pushes.items()}
+        # a loop that never grows the tape keeps its record's address in a register: the
+        # forward sweep's stores then index one base pointer, taken once per entry into the
+        # loop, instead of reloading the tape's data pointer every iteration (which the
+        # optimizer cannot hoist past stores to user memory, so such loops never vectorized)
+        steady = {static["token"] for static in self.static_loops.values()
+                  if not self._tape_grows_in(static["loop"])}
+        self.static_base_lines: dict[str, list[str]] = {}
         for static in self.static_loops.values():
             records = static.get("records", [])
             stride = sum(_cell_starts(values)[-1] for _, values in records) * CELL_BYTES
@@ -1290,38 +1306,86 @@ class CachePlanner:
             for helper in ("__enzyme_build_tape_frame", "__enzyme_build_tape_at", "__enzyme_build_tape_pop"):
                 self.engine.support.add(helper)
             offset = 0
-            iv = static["loop"].iv
+            loop = static["loop"]
+            iv, ity = loop.iv, self.types[loop.iv]
+            pre = self.static_base_lines.setdefault(loop.preheader, [])
+            base = None
+            if static["token"] in steady:
+                base = make_name("%", static["off"], "base")
+                pre.append(f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {static['off']})")
+            # columns while the loop keeps few values: each column is a pointer the loop keeps
+            # live; past that, a row per iteration (one pointer) spills less
+            columns = sum(len(values) for _, values in records) <= MAX_COLUMNS
             for label, values in records:
-                fwd = self._static_address(static["off"], iv, stride, offset, self.types[iv])
-                at = fwd[-1].split("=")[0].strip()
                 starts = _cell_starts(values)
+                fwd: list[str] = []
+                k = self._static_index(iv, loop.start if static["start_slot"] is not None else None, ity, fwd)
                 for j, (v, ty) in enumerate(values):
-                    cell = self.sweep.fresh("scell")
-                    fwd.append(f"  {cell} = getelementptr inbounds i8, ptr {at}, i64 {CELL_BYTES * starts[j]}")
+                    column, size = offset + CELL_BYTES * starts[j], CELL_BYTES * (starts[j + 1] - starts[j])
+                    if not columns:
+                        size = stride
+                    colpos = self.sweep.fresh("scol")
+                    pre.append(f"  {colpos} = mul i64 {static['count'] if columns else 1}, {column}")
+                    step, cell = self.sweep.fresh("soff"), self.sweep.fresh("scell")
+                    fwd.append(f"  {step} = mul i64 {k}, {size}")
+                    if base is not None:
+                        colbase = self.sweep.fresh("scol")
+                        pre.append(f"  {colbase} = getelementptr inbounds i8, ptr {base}, i64 {colpos}")
+                        fwd.append(f"  {cell} = getelementptr inbounds i8, ptr {colbase}, i64 {step}")
+                    else:
+                        fwd += self._static_cell(cell, static["off"], colpos, step)
                     fwd.append(f"  store {ty} {v}, ptr {cell}, align 8")
                 self.fwd_pushes[label] = fwd + self.fwd_pushes.get(label, [])
                 # the IV is read from its replay slot here: recomputed values may need these loads
-                off_r, iv_r = self.sweep.fresh("soff"), self.sweep.fresh("siv")
+                off_r, count_r, iv_r = self.sweep.fresh("soff"), self.sweep.fresh("scount"), self.sweep.fresh("siv")
                 rev = [f"  {off_r} = load i64, ptr {static['slot']}, align 8",
-                       f"  {iv_r} = load {self.types[iv]}, ptr {self.iv_loops[iv][2]}, align 8"]
-                rev += self._static_address(off_r, iv_r, stride, offset, self.types[iv])
-                at_r = rev[-1].split("=")[0].strip()
+                       f"  {count_r} = load i64, ptr {static['count_slot']}, align 8",
+                       f"  {iv_r} = load {ity}, ptr {self.iv_loops[iv][2]}, align 8"]
+                start_r = None
+                if static["start_slot"] is not None:
+                    start_r = self.sweep.fresh("sstart")
+                    rev.append(f"  {start_r} = load {ity}, ptr {static['start_slot']}, align 8")
+                k_r = self._static_index(iv_r, start_r, ity, rev)
                 for j, (v, ty) in enumerate(values):
-                    cell = self.sweep.fresh("scell")
-                    rev.append(f"  {cell} = getelementptr inbounds i8, ptr {at_r}, i64 {CELL_BYTES * starts[j]}")
+                    column, size = offset + CELL_BYTES * starts[j], CELL_BYTES * (starts[j + 1] - starts[j])
+                    if not columns:
+                        size = stride
+                    colpos, step, cell = self.sweep.fresh("scol"), self.sweep.fresh("soff"), self.sweep.fresh("scell")
+                    rev += [f"  {colpos} = mul i64 {count_r if columns else 1}, {column}",
+                            f"  {step} = mul i64 {k_r}, {size}"]
+                    rev += self._static_cell(cell, off_r, colpos, step)
                     rev.append(f"  {self.rev_names[(label, v)]} = load {ty}, ptr {cell}, align 8")
                 self.static_prologue[label] = rev
                 offset += starts[-1] * CELL_BYTES
 
-    def _static_address(self, off: str, iv: str, stride: int, offset: int, iv_ty: str) -> list[str]:
-        iv64, scaled, base = self.sweep.fresh("siv"), self.sweep.fresh("soff"), self.sweep.fresh("soff")
-        at, rec = self.sweep.fresh("sat"), self.sweep.fresh("srec")
-        conv = f"  {iv64} = zext {iv_ty} {iv} to i64" if iv_ty != "i64" else f"  {iv64} = add i64 {iv}, 0"
-        return [conv,
-                f"  {scaled} = mul i64 {iv64}, {stride}",
-                f"  {base} = add i64 {off}, {scaled}",
-                f"  {at} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {base})",
-                f"  {rec} = getelementptr inbounds i8, ptr {at}, i64 {offset}"]
+    def _tape_grows_in(self, loop) -> bool:
+        """Whether the forward sweep may grow (and so move) the tape while `loop` runs: a
+        record pushed, a subloop's static record reserved, or the tape handed to a callee in
+        one of its blocks. Reading a cell (`__enzyme_build_tape_at`) does not move it."""
+        for b in loop.blocks:
+            for lines in (self.sweep.fwd.get(b, ()), self.fwd_pushes.get(b, ()),
+                          self.static_pre_lines.get(b, ()), self.slot_store_lines.get(b, ())):
+                for line in lines:
+                    if TAPE in line and "@__enzyme_build_tape_at(" not in line:
+                        return True
+        return False
+
+    def _static_index(self, iv: str, start: str | None, ity: str, out: list[str]) -> str:
+        """Append the lines giving the i64 iteration index of `iv` (iv - start) to `out`."""
+        k, k64 = self.sweep.fresh("sk"), self.sweep.fresh("sk")
+        if start is None:
+            k = iv
+        else:
+            out.append(f"  {k} = sub {ity} {iv}, {start}")
+        out.append(f"  {k64} = zext {ity} {k} to i64" if ity != "i64" else f"  {k64} = add i64 {k}, 0")
+        return k64
+
+    def _static_cell(self, cell: str, off: str, colpos: str, step: str) -> list[str]:
+        """`cell` = the tape address off + colpos + step, through the tape's data pointer."""
+        col, at = self.sweep.fresh("soff"), self.sweep.fresh("soff")
+        return [f"  {col} = add i64 {off}, {colpos}",
+                f"  {at} = add i64 {col}, {step}",
+                f"  {cell} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {at})"]
 
     def _reserve_for_loops(self) -> None:
         """Reserve tape capacity once in the preheader of loops with a known trip count."""
@@ -1330,7 +1394,8 @@ class CachePlanner:
             if loop.trip_count is None or loop.preheader is None or loop.depth != 1 \
                     or self.cfg.succs[loop.preheader] != [loop.header]:
                 continue
-            cells = sum(len([1 for _ in self.fwd_pushes.get(b, []) if "store" in _]) for b in [loop.header])
+            # records pushed in the header (a static record's cells are reserved by its frame)
+            cells = len([1 for line in self.pushed_lines.get(loop.header, []) if "store" in line])
             if not cells:
                 continue
             self.engine.support.add("__enzyme_build_tape_reserve")
@@ -1345,7 +1410,13 @@ class CachePlanner:
                 f"  call void @__enzyme_build_tape_reserve(ptr {TAPE}, i64 {bytes_})"])
 
     def static_slot_allocas(self) -> list[str]:
-        return [f"  {static['slot']} = alloca i64, align 8" for static in self.static_loops.values()]
+        out = []
+        for static in self.static_loops.values():
+            out.append(f"  {static['slot']} = alloca i64, align 8")
+            out.append(f"  {static['count_slot']} = alloca i64, align 8")
+            if static["start_slot"] is not None:
+                out.append(f"  {static['start_slot']} = alloca {self.types[static['loop'].iv]}, align 8")
+        return out
 
     def describe(self, name: str | None = None) -> str:
         """The cache plan as text (after `place`): for each reverse block, every forward value

@@ -800,6 +800,14 @@ class ReverseGenerator:
             for _, static in statics:
                 start = self.cache.value_on_exit(static["off"], pred, label)
                 out.append(f"  store i64 {start}, ptr {static['slot']}, align 8")
+                # the iteration count and first IV value the record's columns are laid out by
+                loop = static["loop"]
+                count = self.fresh("tc")
+                out.append(self.cache.static_count(count, loop, lambda v: self.cache.fetch(v, label)))
+                out.append(f"  store i64 {count}, ptr {static['count_slot']}, align 8")
+                if static["start_slot"] is not None:
+                    out.append(f"  store {self.types[loop.iv]} {self.cache.fetch(loop.start, label)}, "
+                               f"ptr {static['start_slot']}, align 8")
             static = self.cache.static_loops.get(label)
             if static is not None and pred == static["loop"].preheader:
                 # leaving the loop's reverse: drop the record of all its iterations
@@ -1269,6 +1277,7 @@ class ReverseGenerator:
             out += self.cache.static_pre_lines.get(block.label, [])
             out += self.cache.slot_store_lines.get(block.label, [])
             out += self.cache.preheader_lines.get(block.label, [])
+            out += self.cache.static_base_lines.get(block.label, [])   # after the last growth
             out += self.fwd_term[block.label]
         return out
 

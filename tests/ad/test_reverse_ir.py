@@ -226,10 +226,18 @@ entry:
     # one record of n * 16 bytes reserved before the loop: two doubles per iteration
     assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  %static\.off\$0 = call i64 @__enzyme_build_tape_frame"
                      r"\(ptr %tape\$, i64 %tb\$\d+\)", entry)
+    # laid out by columns: n values of %m, then n values of %s; the loop never grows the tape,
+    # so each column's base is taken once before it and each iteration steps 8 bytes
+    cols = re.findall(r"(%scol\$\d+) = mul i64 %tc\$\d+, (\d+)", entry)
+    assert sorted(int(c) for _, c in cols) == [0, 8], entry
+    assert re.search(r"%static\.off\$0\$base = call ptr @__enzyme_build_tape_at\(ptr %tape\$, i64 %static\.off\$0\)",
+                     entry)
     loop = block(fn, "loop")
-    assert re.search(r"%soff\$\d+ = mul i64 %siv\$\d+, 16", loop)
-    assert re.search(r"store double %m, ptr %scell\$\d+, align 8", loop)
-    assert re.search(r"store double %s, ptr %scell\$\d+, align 8", loop)
+    assert "@__enzyme_build_tape_at" not in loop
+    for value in ("%m", "%s"):
+        m = re.search(rf"%soff\$\d+ = mul i64 (%sk\$\d+), 8\n  (%scell\$\d+) = getelementptr inbounds i8, "
+                      rf"ptr %scol\$\d+, i64 %soff\$\d+\n  store double {value}, ptr (%scell\$\d+), align 8", loop)
+        assert m and m.group(2) == m.group(3), loop
     assert "__enzyme_build_tape_push" not in fn
     rev = block(fn, "rev$loop")
     m = re.search(r"(%r\$\d+) = load double, ptr %scell\$\d+, align 8", rev)
@@ -340,7 +348,8 @@ entry:
     assert "STATIC" not in out
     # the user may change v between the calls: x is taped too, and sin's operand x * s is
     # rebuilt from the kept x and s (two doubles per iteration)
-    assert re.search(r"mul i64 %siv\$\d+, 16", aug) and re.search(r"mul i64 %siv\$\d+, 16", rev)
+    assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  %static\.off\$0 = call i64 @__enzyme_build_tape_frame", aug)
+    assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  call ptr @__enzyme_build_tape_pop", rev)
     assert "store double %x, ptr %scell$" in aug and "store double %m, ptr %scell$" not in aug
     assert re.search(r"%r\$\d+ = fmul double %r\$\d+, %r\$\d+", block(rev, "rev$loop"))
     # the frame record: pushed last by the augmented piece, popped first by the reverse piece
@@ -371,7 +380,8 @@ entry:
     aug = next(body(out, m.group(1)) for m in re.finditer(r"define internal double @(augmented_sinloop\S*)\(", out))
     assert ("store double %x, ptr %scell$" in aug) is not kept
     stride = 16   # kept: x * s and s; not kept: x and s (x * s rebuilt from them)
-    assert re.search(rf"mul i64 %siv\$\d+, {stride}\n", aug), aug
+    assert re.search(rf"%tb\$\d+ = mul i64 %tc\$\d+, {stride}\n  %static\.off\$0 = call i64 @__enzyme_build_tape_frame",
+                     aug), aug
 
 
 def test_marker_globals_become_weak_definitions():

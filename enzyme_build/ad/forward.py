@@ -50,7 +50,7 @@ def returns_shadow(engine, fn: Function, sig: Signature) -> bool:
     (Engine.returns_shadow), so both modes agree."""
     if fn.return_type != "ptr":
         return False
-    if any(a in (DUP, DUPNONEED) for a in sig.args):
+    if sig.ret_shadow or any(a in (DUP, DUPNONEED) for a in sig.args):
         return True
     return engine.returns_shadow(fn.name, tuple(_ANALYSIS_ACTIVITY[a] for a in sig.args))
 
@@ -158,7 +158,9 @@ class ForwardGenerator:
                                    defined=self.engine.differentiable, inactive=self.engine.inactive,
                                    custom=set(self.engine.custom), active_globals=seeds, views=views,
                                    global_users=self.engine.global_users,
-                                   shadow_outputs=self.engine.shadow_outputs)
+                                   shadow_outputs=self.engine.shadow_outputs,
+                                   returns_shadow=self._needed_return_shadow,
+                                   ret_needs_shadow=self.sig.ret_shadow)
             act.varied -= copies
             grown = {inst.result for inst in self.fn.instructions()
                      if inst.opcode == "call" and inst.result and inst.result not in act.shadowed
@@ -214,6 +216,13 @@ class ForwardGenerator:
     def _is_alloca(self, value: str) -> bool:
         d = self.fn.defs.get(value)
         return d is not None and d.opcode == "alloca"
+
+    def _needed_return_shadow(self, name: str, args: tuple[str, ...], needed: bool = False) -> bool:
+        """The activity analysis asks this when this function keeps active data where a call's
+        returned pointer points (`needed`): whether the callee can return that pointer's
+        shadow (the same question reverse mode asks). Calls with shadowed arguments are
+        answered by `_call_returns_shadow` after the analysis, as before."""
+        return needed and self.engine.returns_shadow(name, args, True)
 
     def _call_returns_shadow(self, inst: Instruction, act) -> bool:
         """realloc of shadowed memory, or a pointer-returning function given shadowed memory."""
@@ -749,7 +758,15 @@ class ForwardGenerator:
                 args.append(DUP)   # a literal null's shadow is null (see reverse.py: _null_is_dup)
             else:
                 args.append(CONST)
-        return Signature(callee_name(inst), tuple(args), mode="forward", width=self.width)
+        # a pointer returned by a call without shadowed arguments, which this function keeps
+        # active data behind (`double *p = pool_alloc(2); p[0] = x;` through a wrapper): the
+        # callee is asked for the pointer's shadow as reverse mode asks its augmented piece
+        callee = self.engine.module.functions.get(callee_name(inst))
+        ret_shadow = bool(inst.result) and inst.type == "ptr" and inst.result in act.shadowed \
+            and DUP not in args and DUPNONEED not in args and callee is not None \
+            and callee_name(inst) not in self.engine.inactive \
+            and not (callee_name(inst) in self.engine.custom and self.engine.custom[callee_name(inst)].forward)
+        return Signature(callee_name(inst), tuple(args), ret_shadow=ret_shadow, mode="forward", width=self.width)
 
     def _derived_call(self, inst: Instruction, lines: list[str]) -> None:
         sig = self._callee_signature(inst)

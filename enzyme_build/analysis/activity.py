@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local
+from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local, make_name
 # the library facts this module and its importers use (the one table: analysis/library.py)
 from .library import (ALLOCATORS, DEALLOCATORS, INACTIVE_FUNCTIONS,  # noqa: F401  (re-exported)
                       INACTIVE_INTRINSIC_PREFIXES, INACTIVE_WRITING_PREFIXES)
@@ -463,19 +463,83 @@ def _byte_buffers_holding_floats(module) -> dict[str, str]:
     if not buffers:
         return {}
     pattern = re.compile("(" + "|".join(re.escape(g) for g in buffers) + r")(?![-\w$.])")
+    pools = _pool_functions(module, buffers, pattern)
+    calls = re.compile("(" + "|".join(re.escape(f) for f in pools) + r")\(") if pools else None
     found: dict[str, str] = {}
     mt = None
     for fname in module.functions:
         lines = module.functions.body_lines(fname)[1:]
         named = {g for line in lines if "@" in line and not re.match(r'\s*%\S+\s*=\s*load\s', line)
                  for g in pattern.findall(line)} - set(found)
-        if not named or not any(re.match(r'\s*store (?:double|float|half|x86_fp80|fp128|bfloat) ', line)
-                                for line in lines):
+        pooled = calls is not None and any("@" in line and calls.search(line) for line in lines)
+        if not (named or pooled) or not any(re.match(r'\s*store (?:double|float|half|x86_fp80|fp128|bfloat) ', line)
+                                            for line in lines):
             continue
         if mt is None:
             from .memtypes import MemoryTypes
             mt = MemoryTypes.of(module)
-        for fact in mt.function(module.functions[fname]).facts:
-            if fact.strong and fact.place.root in named and is_float_type(fact.kind):
+        fn = module.functions[fname]
+        for fact in mt.function(fn).facts:
+            if not (fact.strong and is_float_type(fact.kind)):
+                continue
+            if fact.place.root in named:
                 found[fact.place.root] = buffers[fact.place.root]
+            elif pooled:
+                for g in _pooled_globals(fn, fact.place.root, pools, buffers):
+                    found[g] = buffers[g]
     return found
+
+
+def _pool_functions(module, buffers: dict[str, str], pattern) -> dict[str, tuple[frozenset, frozenset]]:
+    """Functions returning pointers into byte-array globals -- a bump allocator over `char
+    pool[N]` kept out of line, or one handed the pool as an argument (Enzyme's
+    `__enzyme_allocation_like` example): name -> (globals the returned pointer may point
+    into, indices of parameters it may be derived from). Wrappers of such functions are found
+    too (to a fixpoint); callers storing floats through the result make the pool hold floats."""
+    # functions returning a pointer: `define ... ptr @name(` (the first `@` names the function)
+    candidates = [f for f in module.functions
+                  if module.functions.body_lines(f)[0].split("@", 1)[0].split()[-1:] == ["ptr"]]
+    pools: dict[str, tuple[frozenset, frozenset]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for fname in candidates:
+            fn = module.functions[fname]
+            globals_, params = set(), set()
+            index = {p.name: k for k, p in enumerate(fn.params)}
+            for block in fn.blocks:
+                term = block.terminator
+                if term.opcode != "ret" or not term.operands:
+                    continue
+                for root in _returned_roots(fn, term.operands[0][1], pools, buffers):
+                    if root in buffers:
+                        globals_.add(root)
+                    elif root in index:
+                        params.add(index[root])
+            summary = (frozenset(globals_), frozenset(params))
+            if (globals_ or params) and pools.get(make_name("@", fname)) != summary:
+                pools[make_name("@", fname)] = summary
+                changed = True
+    return pools
+
+
+def _returned_roots(fn: Function, value: str, pools, buffers) -> set[str]:
+    """The roots of a pointer, looking through calls of pool functions too (their globals,
+    and the roots of the arguments their result is derived from)."""
+    out = set()
+    for root in pointer_roots(fn, value):
+        d = fn.defs.get(root)
+        if d is not None and d.opcode == "call" and d.callee in pools:
+            globals_, params = pools[d.callee]
+            out |= globals_
+            for k in params:
+                if k < len(d.operands):
+                    out |= _returned_roots(fn, d.operands[k][1], pools, buffers)
+        else:
+            out.add(root)
+    return out
+
+
+def _pooled_globals(fn: Function, root: str, pools, buffers) -> set[str]:
+    """The byte-array globals a pointer rooted at a call of a pool function may point into."""
+    return {r for r in _returned_roots(fn, root, pools, buffers) if r in buffers}

@@ -89,6 +89,23 @@ __attribute__((noinline)) double f(const double *x) {
   free(b);
   return s;
 }""",
+    # accessors without shadowed arguments, through a wrapper, returning pointers into an
+    # active global that the caller then writes active values through: forward mode asked
+    # the callee for the pointer's shadow only when an argument had one, so the wrapper's
+    # derivative returned no shadow and the tangents were silently zero (AD before
+    # optimization; at -O2 the wrappers are inlined). Reverse mode was right.
+    "accessor_wrappers": r"""
+static double slots[16];
+__attribute__((noinline)) static double *slot(int k) { return slots + k; }
+__attribute__((noinline)) static double *slot_pair(int k) { return slot(2 * k + 1); }
+__attribute__((noinline)) static double *slot_of(int k) { return k > 2 ? slot_pair(k - 3) : slot(k); }
+__attribute__((noinline)) double f(const double *x) {
+  double *p = slot_pair(1), *q = slot_of(4), *r = slot_of(1);
+  p[0] = x[0] * x[1]; p[1] = sin(x[2]);
+  q[0] = p[0] * x[3] + p[1];
+  *r = cos(q[0]) * x[0];
+  return p[0] * q[0] + *r * *r + p[1];
+}""",
 }
 
 

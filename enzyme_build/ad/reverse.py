@@ -24,7 +24,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand)
 from .abi import Signature
-from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
+from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
 from .indirect import fallback_in_derived_code
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
@@ -522,6 +522,23 @@ class ReverseGenerator:
             return self.shadow(v) if v not in ("null", "poison", "undef") else "null"
         if shadow_is_primal(self.engine.module, v, self.fn):   # a function or a vtable
             return v
+        params = [p.name for p in self.fn.params]
+        args = sorted(params.index(r) for r in pointer_roots(self.fn, v) if r in params)
+        if args:
+            # a pointer the caller passed without a shadow (enzyme_const) kept in memory that
+            # carries derivatives (a struct of pointers): Enzyme's "mismatched activity"
+            # (IR names: ABI lowering and the optimizer may have changed the parameter list)
+            which = " and ".join(f"the pointer parameter {params[k]}" for k in args)
+            into = f" (through {v})" if v not in params else ""
+            raise EnzymeBuildError(
+                f"{which} of {demangled([self.fn.name]).get(self.fn.name, self.fn.name)} has no shadow ("
+                + ("it was passed with enzyme_const" if len(self.engine.chain) <= 1 else
+                   "its caller passes it without one") +
+                f") but is stored{into} into memory that holds differentiated data, or returned",
+                location=self.engine.location(inst),
+                hint="pass it with enzyme_dup and a zeroed buffer of the same size as its shadow (the "
+                     "derivative with respect to it is then computed too, and can be ignored), or keep "
+                     "the pointer out of the structures that hold active data")
         raise EnzymeBuildError(
             f"a pointer to memory without a shadow ({v}) is stored into active memory or returned "
             f"in @{self.fn.name}", location=self.engine.location(inst),

@@ -77,6 +77,32 @@ int main(void) { double a = 2; return __enzyme_autodiff((void *)f, &a, 0.5) > 0;
     assert "enzyme_const" in info.value.hint
 
 
+def test_const_pointer_stored_into_a_struct_of_active_pointers_names_the_fix(tmp_path):
+    """A pointer passed with enzyme_const kept in a struct beside pointers that carry
+    derivatives (n-body's `struct system {const double *mass; double *pos, ...}` before
+    optimization; Enzyme's "mismatched activity"): the message names the parameter and says
+    how to pass it instead."""
+    src = tmp_path / "mixed.c"
+    src.write_text("""
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+struct sys { const double *w; double *x; };
+__attribute__((noinline)) double energy(struct sys *s) { return s->w[0] * s->x[0] * s->x[0]; }
+double f(const double *w, double *x) { struct sys s = {w, x}; return energy(&s); }
+int main(void) {
+  double w = 2, x = 3, dx = 0;
+  __enzyme_autodiff((void *)f, enzyme_const, &w, enzyme_dup, &x, &dx);
+  return dx != 12;
+}
+""")
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path), ad_before_opt=True)
+    message = info.value.message
+    assert "pointer parameter %" in message and " of f has no shadow" in message, message
+    assert "enzyme_const" in message and "stored into memory that holds differentiated data" in message
+    assert "enzyme_dup and a zeroed buffer" in info.value.hint
+
+
 APPLY_CALLBACK = """
 double __enzyme_autodiff(void *, ...);
 extern int enzyme_const;

@@ -536,3 +536,28 @@ entry:
     llvm.optimize(module, 2)
     use = module.text()[module.text().index("@use("):].split("\n}\n")[0]
     assert len(re.findall(r"= fdiv ", use)) == 1 and len(re.findall(r"sqrt", use)) == 1, use
+
+
+def test_quotient_of_two_active_values_divides_once_in_reverse():
+    """q = a / b with a and b active: the partials are 1/b and -q * (1/b), the same `fdiv 1, b`
+    written twice, which LLVM's CSE merges -- one division in the reverse sweep, not two
+    (`1 / b` and `q / b`); the optimized gradient has the primal's and that one (it had 3)."""
+    out = differentiate("""
+define double @quot(double %a, double %b) {
+entry:
+  %q = fdiv double %a, %b
+  %s = call double @llvm.sin.f64(double %q)
+  ret double %s
+}
+define { double, double } @use(double %a, double %b) {
+entry:
+  %r = call { double, double } (ptr, ...) @__enzyme_autodiff_pair(ptr @quot, double %a, double %b)
+  ret { double, double } %r
+}
+""")
+    rev = block(body(out, "diffe_quot"), "rev$entry")
+    assert len(re.findall(r"= fdiv double 0x3FF0000000000000, %b$", rev, re.M)) == 2, rev
+    assert not re.search(r"= fdiv double %q, %b$", rev, re.M), rev
+    module = llvm.parse_assembly(out, "quot")
+    llvm.optimize(module, 2)
+    assert body(module.text(), "use").count(" fdiv ") == 2   # (the gradient is inlined there)

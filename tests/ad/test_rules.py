@@ -157,7 +157,8 @@ def test_rules_read_operands_lazily():
 @pytest.mark.parametrize("rules", [INSTRUCTION_RULES, FORWARD_INSTRUCTION_RULES], ids=["reverse", "forward"])
 def test_reciprocal_denominator_partial_is_minus_q_squared(rules, one):
     """d(1/b)/db = -q*q: no division, and the denominator itself is not read (the reverse
-    sweep keeps only q). Any other numerator keeps -q/b (reverse) or -q * (1/b) (forward)."""
+    sweep keeps only q). Any other numerator gives -q * (1/b) in both modes: the reciprocal the
+    numerator's partial computes too (one division per quotient after CSE)."""
     class Reciprocal(Operands):
         def __getitem__(self, i):
             raise AssertionError(f"operand {i} read")

@@ -57,8 +57,11 @@ INSTRUCTION_RULES: dict[str, Rule] = {
     "fadd": Rule(("fadd",), (_one, _one)),
     "fsub": Rule(("fsub",), (_one, lambda b, x: b.const(-1.0))),
     "fmul": Rule(("fmul",), (lambda b, x: x[1], lambda b, x: x[0])),
+    # the denominator's partial -q/b as -q * (1/b): the same reciprocal as the numerator's
+    # partial, one division per quotient once LLVM's CSE merges the two `1 / b`
     "fdiv": Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
-                            lambda b, x: _quotient_by_denominator(b, x, lambda: b.fdiv(x.result, x[1])))),
+                            lambda b, x: _quotient_by_denominator(
+                                b, x, lambda: b.fmul(x.result, b.fdiv(b.const(1.0), x[1]))))),
     # frem(a, b) = a - b * trunc(a / b)
     "frem": Rule(("frem",), (_one, lambda b, x: b.fneg(b.call("trunc", b.fdiv(x[0], x[1]))))),
     "fneg": Rule(("fneg",), (lambda b, x: b.const(-1.0),)),
@@ -204,10 +207,7 @@ def _denominator_term(b, x, t):
     return b.fneg(b.fmul(b.fmul(x.result, t), r))
 
 
-FDIV_SHARED_RECIPROCAL = Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
-                                          lambda b, x: _quotient_by_denominator(
-                                              b, x, lambda: b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))),
-                              terms=(None, _denominator_term))
+FDIV_SHARED_RECIPROCAL = Rule(("fdiv",), INSTRUCTION_RULES["fdiv"].partials, terms=(None, _denominator_term))
 # the instruction rules forward mode uses
 FORWARD_INSTRUCTION_RULES: dict[str, Rule] = {**INSTRUCTION_RULES, "fdiv": FDIV_SHARED_RECIPROCAL}
 

@@ -112,18 +112,28 @@ def children_mentioning(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_signal_stops_the_build_and_leaves_nothing(tmp_path, signum):
+def start_big_build(tmp_path, signum, disposition):
+    """Start building big.c with `signum` set to `disposition` in the build; return it and its
+    private TMPDIR once it is well inside the compile or the link."""
     big_program(tmp_path / "big.c")
     tmpdir, env = private_tmp(tmp_path)
     proc = subprocess.Popen([ENZYME_BUILD, "cc", "-O2", "big.c", "-o", "prog", "-lm"], cwd=tmp_path,
                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signum, disposition))
     deadline = time.monotonic() + 60
     while not os.listdir(tmpdir) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(0.5)  # well inside the compile or the link
     assert proc.poll() is None, "the build finished before the signal could be sent"
+    return proc, tmpdir
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_stops_the_build_and_leaves_nothing(tmp_path, signum):
+    # the build gets the signal's default disposition whatever this test runs under (a CI
+    # job started by `nohup`, or in the background of a shell without job control, inherits
+    # SIGHUP or SIGINT ignored, and the build rightly keeps an inherited ignore: below)
+    proc, tmpdir = start_big_build(tmp_path, signum, signal.SIG_DFL)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     message = (out + err).decode("utf-8", "replace")
@@ -134,6 +144,15 @@ def test_signal_stops_the_build_and_leaves_nothing(tmp_path, signum):
     assert os.listdir(tmpdir) == []
     assert not (tmp_path / "prog").exists()
     assert [f for f in os.listdir(tmp_path) if f.startswith(".prog")] == []
+
+
+def test_a_hangup_ignored_by_the_caller_stays_ignored(tmp_path):
+    """`nohup enzyme-build ...`: a SIGHUP the caller ignores does not stop the build."""
+    proc, tmpdir = start_big_build(tmp_path, signal.SIGHUP, signal.SIG_IGN)
+    proc.send_signal(signal.SIGHUP)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, (out + err).decode("utf-8", "replace")
+    assert (tmp_path / "prog").exists() and os.listdir(tmpdir) == []
 
 
 # --- tools dying, odd names, stdin ----------------------------------------------------------

@@ -20,5 +20,9 @@ double heat_objective(int n, int steps, double r, const double *u0, const double
   return e;
 }
 
+/* the hand-written adjoint, timed beside the AD gradient */
+#define BENCH_EXPERT 1
+#include "expert/heat_adjoint.h"
+
 #define BENCH_KERNEL "heat"
 #include "harness/heat.h"

@@ -88,6 +88,21 @@ static void fwd4_call(void) {
   bench_sink = f_tangent[BENCH_WIDTH - 1];
 }
 
+/* The hand-written adjoint (expert line), when the variant provides one: the same zeroing as
+ * grad_call, then heat_expert_gradient accumulates into the same shadows. */
+#ifdef BENCH_EXPERT
+static void expert_call(void) {
+  memset(d_u0, 0, sizeof(double) * NX);
+  memset(d_kappa, 0, sizeof(double) * NX);
+  heat_expert_gradient(NX, STEPS, R, u0, kappa, d_u0, d_kappa);
+  bench_sink = d_u0[0] + d_kappa[0];
+}
+#define HEAT_HAVE_EXPERT 1
+#else
+static void expert_call(void) {}
+#define HEAT_HAVE_EXPERT 0
+#endif
+
 static double objective(void) { primal_call(); return value; }
 
 int main(int argc, char **argv) {
@@ -114,6 +129,11 @@ int main(int argc, char **argv) {
     bench_check_spread("kappa", objective, kappa, gk, nx, 5, 1e-5);
     bench_dump(&o, "u0", gu, nx);
     bench_dump(&o, "kappa", gk, nx);
+    if (HEAT_HAVE_EXPERT) { /* the hand-written adjoint must agree with ours to rounding */
+      expert_call();
+      bench_check_all("expert.u0", d_u0, gu, nx, 1e-9);
+      bench_check_all("expert.kappa", d_kappa, gk, nx, 1e-9);
+    }
     /* forward mode: the tangent must equal the gradient along the direction */
     bench_mode = BENCH_FORWARD;
     if (BENCH_HAVE_FWD) {
@@ -140,10 +160,11 @@ int main(int argc, char **argv) {
     }
     free(gu); free(gk);
   }
-  struct bench_case cases[7];
+  struct bench_case cases[8];
   int ncases = 0;
   bench_add(cases, &ncases, 1, "primal", primal_call);
   bench_add(cases, &ncases, BENCH_HAVE_AD, "grad", grad_call);
+  bench_add(cases, &ncases, HEAT_HAVE_EXPERT, "expert", expert_call);
   bench_add(cases, &ncases, BENCH_HAVE_FWD, "fwd", fwd_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split", split_call);
   bench_add(cases, &ncases, BENCH_HAVE_SPLIT, "split_kept", split_kept_call);

@@ -1318,12 +1318,13 @@ class CachePlanner:
             columns = sum(len(values) for _, values in records) <= MAX_COLUMNS
             for label, values in records:
                 starts = _cell_starts(values)
+                # per value: its byte in the iteration's row, and the bytes between iterations
+                cells = [(offset + CELL_BYTES * starts[j],
+                          CELL_BYTES * (starts[j + 1] - starts[j]) if columns else stride)
+                         for j in range(len(values))]
                 fwd: list[str] = []
                 k = self._static_index(iv, loop.start if static["start_slot"] is not None else None, ity, fwd)
-                for j, (v, ty) in enumerate(values):
-                    column, size = offset + CELL_BYTES * starts[j], CELL_BYTES * (starts[j + 1] - starts[j])
-                    if not columns:
-                        size = stride
+                for (v, ty), (column, size) in zip(values, cells):
                     colpos = self.sweep.fresh("scol")
                     pre.append(f"  {colpos} = mul i64 {static['count'] if columns else 1}, {column}")
                     step, cell = self.sweep.fresh("soff"), self.sweep.fresh("scell")
@@ -1346,10 +1347,7 @@ class CachePlanner:
                     start_r = self.sweep.fresh("sstart")
                     rev.append(f"  {start_r} = load {ity}, ptr {static['start_slot']}, align 8")
                 k_r = self._static_index(iv_r, start_r, ity, rev)
-                for j, (v, ty) in enumerate(values):
-                    column, size = offset + CELL_BYTES * starts[j], CELL_BYTES * (starts[j + 1] - starts[j])
-                    if not columns:
-                        size = stride
+                for (v, ty), (column, size) in zip(values, cells):
                     colpos, step, cell = self.sweep.fresh("scol"), self.sweep.fresh("soff"), self.sweep.fresh("scell")
                     rev += [f"  {colpos} = mul i64 {count_r if columns else 1}, {column}",
                             f"  {step} = mul i64 {k_r}, {size}"]

@@ -511,7 +511,7 @@ def _pool_functions(module, buffers: dict[str, str], pattern) -> dict[str, tuple
                 term = block.terminator
                 if term.opcode != "ret" or not term.operands:
                     continue
-                for root in _returned_roots(fn, term.operands[0][1], pools, buffers):
+                for root in _returned_roots(fn, term.operands[0][1], pools):
                     if root in buffers:
                         globals_.add(root)
                     elif root in index:
@@ -523,7 +523,7 @@ def _pool_functions(module, buffers: dict[str, str], pattern) -> dict[str, tuple
     return pools
 
 
-def _returned_roots(fn: Function, value: str, pools, buffers) -> set[str]:
+def _returned_roots(fn: Function, value: str, pools) -> set[str]:
     """The roots of a pointer, looking through calls of pool functions too (their globals,
     and the roots of the arguments their result is derived from)."""
     out = set()
@@ -534,7 +534,7 @@ def _returned_roots(fn: Function, value: str, pools, buffers) -> set[str]:
             out |= globals_
             for k in params:
                 if k < len(d.operands):
-                    out |= _returned_roots(fn, d.operands[k][1], pools, buffers)
+                    out |= _returned_roots(fn, d.operands[k][1], pools)
         else:
             out.add(root)
     return out
@@ -542,4 +542,4 @@ def _returned_roots(fn: Function, value: str, pools, buffers) -> set[str]:
 
 def _pooled_globals(fn: Function, root: str, pools, buffers) -> set[str]:
     """The byte-array globals a pointer rooted at a call of a pool function may point into."""
-    return {r for r in _returned_roots(fn, root, pools, buffers) if r in buffers}
+    return {r for r in _returned_roots(fn, root, pools) if r in buffers}

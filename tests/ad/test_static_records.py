@@ -40,6 +40,31 @@ def test_a_loop_that_never_grows_the_tape_stores_through_column_bases():
         assert re.search(rf"getelementptr inbounds i8, ptr {re.escape(col)}, i64 %soff\$\d+\n  store double", point)
 
 
+def summing_loop(name: str, step: str) -> str:
+    """`double @name(ptr %x, i64 %n)`: a counted loop loading %xi = x[i] and computing
+    %s.next from it and the running %s by `step`, and @use_<name> taking its gradient."""
+    return f"""define double @{name}(ptr %x, i64 %n) {{
+entry:
+  br label %body
+body:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %body ]
+  %s = phi double [ 0.0, %entry ], [ %s.next, %body ]
+  %p = getelementptr inbounds double, ptr %x, i64 %i
+  %xi = load double, ptr %p, align 8{step}
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %body
+exit:
+  ret double %s.next
+}}
+define double @use_{name}(ptr %x, ptr %dx, i64 %n) {{
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @{name}, ptr @enzyme_dup, ptr %x, ptr %dx, ptr @enzyme_const, i64 %n)
+  ret double %r
+}}
+"""
+
+
 GROWING = """
 define double @sq(double %x) #7 {
 entry:
@@ -48,28 +73,10 @@ entry:
   ret double %m
 }
 declare double @exp(double)
-define double @loop(ptr %x, i64 %n) {
-entry:
-  br label %body
-body:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %body ]
-  %s = phi double [ 0.0, %entry ], [ %s.next, %body ]
-  %p = getelementptr inbounds double, ptr %x, i64 %i
-  %xi = load double, ptr %p, align 8
+""" + summing_loop("loop", """
   %sq = call double @sq(double %xi)
   %t = fmul double %sq, %s
-  %s.next = fadd double %t, %xi
-  %i.next = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %i.next, %n
-  br i1 %done, label %exit, label %body
-exit:
-  ret double %s.next
-}
-define double @use_loop(ptr %x, ptr %dx, i64 %n) {
-entry:
-  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @loop, ptr @enzyme_dup, ptr %x, ptr %dx, ptr @enzyme_const, i64 %n)
-  ret double %r
-}
+  %s.next = fadd double %t, %xi""") + """
 attributes #7 = { noinline nounwind }
 """
 
@@ -83,36 +90,15 @@ def test_a_loop_whose_callee_tapes_reads_the_data_pointer_after_the_call():
     assert len(cells) == 3 and min(cells) > call, loop
 
 
-MANY = """
-declare double @sin(double)
-define double @many(ptr %x, i64 %n) {
-entry:
-  br label %body
-body:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %body ]
-  %s = phi double [ 0.0, %entry ], [ %s.next, %body ]
-  %p = getelementptr inbounds double, ptr %x, i64 %i
-  %a = load double, ptr %p, align 8
-  %b = fmul double %a, %s
+MANY = "declare double @sin(double)\n" + summing_loop("many", """
+  %b = fmul double %xi, %s
   %c = call double @sin(double %b)
-  %d = fmul double %c, %a
+  %d = fmul double %c, %xi
   %e = call double @sin(double %d)
   %f = fmul double %e, %c
   %g = call double @sin(double %f)
   %h = fmul double %g, %b
-  %s.next = fadd double %h, %s
-  %i.next = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %i.next, %n
-  br i1 %done, label %exit, label %body
-exit:
-  ret double %s.next
-}
-define double @use_many(ptr %x, ptr %dx, i64 %n) {
-entry:
-  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @many, ptr @enzyme_dup, ptr %x, ptr %dx, ptr @enzyme_const, i64 %n)
-  ret double %r
-}
-"""
+  %s.next = fadd double %h, %s""")
 
 
 def test_a_loop_keeping_many_values_is_laid_out_by_rows():

@@ -320,7 +320,8 @@ class CachePlanner:
     def _reread(self, value: str, block: str, depth: int) -> str | None:
         """A load from memory nothing may write between the load and the reverse sweep is read
         again there instead of being cached: in combined mode memory the function never
-        writes; in split pieces only memory the caller vouches for (`stable_args`)."""
+        writes; in split pieces memory the caller vouches for (`stable_args`); in both, the
+        function's own heap blocks once they are final (`_final_after`)."""
         if depth > _REBUILD_DEPTH:
             return None
         inst = self.fn.defs.get(value)
@@ -373,13 +374,19 @@ class CachePlanner:
         return out
 
     def _final_after(self, load) -> bool:
-        """Combined mode: whether `load` reads a heap block of the function's own (malloc'd,
-        never captured) that nothing may write once the load has run: no write to it is
-        reachable from the load, and every free of it runs once, in a block dominating every
-        return, so it can wait for the end of the reverse sweep (`deferred_frees`). A table
-        filled before a loop nest and only read in it (GMM's Q matrices) is then read again
-        in the reverse sweep instead of being taped at every read."""
-        if self.split or "volatile" in load.flags:
+        """Whether `load` reads a heap block of the function's own (malloc'd, never captured)
+        that nothing may write once the load has run: no write to it is reachable from the
+        load, and every free of it runs once, in a block dominating every return, so it can
+        wait for the end of the reverse sweep (`deferred_frees`). A table filled before a loop
+        nest and only read in it (GMM's Q matrices) is then read again in the reverse sweep
+        instead of being taped at every read.
+
+        Split pieces do the same for loads inside loops: the free moves to the end of the
+        reverse piece, which gets the block's pointer from the frame record; nothing outside
+        the function can reach the block in between (it is never captured). Each augmented
+        call's block then lives until its reverse call, which costs less memory than taping
+        every read only when the reads are many: loads outside loops keep being taped."""
+        if "volatile" in load.flags or (self.split and not self.cfg.in_loop(load.block)):
             return False
         key = id(load)
         if key in self._final_loads:
@@ -626,7 +633,7 @@ class CachePlanner:
         if inst is None:
             return False
         ok = False
-        if inst.opcode == "load" and not self.split or (inst.opcode == "load" and self.sig.stable_args):
+        if inst.opcode == "load" and (not self.split or self.sig.stable_args or self._final_after(inst)):
             if self._stable is None:
                 self._stable = self.stable_roots()
             addr = inst.operands[0][1]

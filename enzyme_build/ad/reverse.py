@@ -19,10 +19,10 @@ from ..analysis.cfg import analyze_cfg
 from ..analysis.library import allocation_size_args, shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
-from ..errors import EnzymeBuildError
+from ..errors import EnzymeBuildError, InternalError
 from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
-                        make_name, replace_pointer_operand)
+                        make_name, replace_pointer_operand, substitute_values)
 from .abi import Signature
 from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
@@ -384,6 +384,7 @@ class ReverseGenerator:
             self._reverse_block(block)
         self._locate_exit_markers()
         self.cache.fill_exit_edges()
+        freed = self._deferred_free_pointers()
         self.cache.place()
         if cache_plans_wanted():
             names = self.engine.names_for(self.fn, self.sig, self.split)
@@ -391,7 +392,19 @@ class ReverseGenerator:
                 f"{names['augmented']} / @{names['reverse']}" if self.split else names["combined"]))
         for inst in self.cache.deferred_frees.values():   # the reverse sweep reads that memory again
             self.fwd[inst.block].remove(_DBG_RE.sub("", inst.text))
+        if set(self.cache.deferred_frees) != set(freed):
+            raise InternalError(f"a free in @{self.fn.name} was deferred after the cache plan was made")
+        self.freed_pointers = freed
         return self._assemble()
+
+    def _deferred_free_pointers(self) -> dict[int, str]:
+        """The pointer each deferred free releases, as the end of the reverse sweep names it.
+        A combined function frees the forward value itself; a reverse piece fetches it in the
+        reverse of the entry block (which alone leads to the exit), so the frame record keeps
+        it from the augmented piece."""
+        entry = self.fn.blocks[0].label
+        return {key: self.cache.fetch(inst.operands[0][1], entry) if self.split else inst.operands[0][1]
+                for key, inst in self.cache.deferred_frees.items()}
 
     def _freed_allocations(self) -> set[str]:
         freed = set()
@@ -1252,7 +1265,8 @@ class ReverseGenerator:
             self.engine.support.add("__enzyme_build_tape_free_data")
             out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
         out += self.cache.side_free()
-        out += [_DBG_RE.sub("", inst.text) for inst in self.cache.deferred_frees.values()]
+        out += [substitute_values(_DBG_RE.sub("", inst.text), {inst.operands[0][1]: self.freed_pointers[key]})
+                for key, inst in self.cache.deferred_frees.items()]
         if self.parallel:
             out += openmp.flush_partials(self)
         rty = adjoint_type(self.fn, self.sig)

@@ -57,6 +57,7 @@ def _where(kind: str, where: str) -> str:
     return where
 
 SIDE_LATCH_MARK = "  ;side-latch "    # + loop header: the reverse sweep starts an earlier iteration
+SIDE_STATIC_MARK = "  ;side-static "  # + loop header: the reverse sweep enters a static loop through an exit
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
@@ -930,6 +931,73 @@ class CachePlanner:
         self.side_fwd.setdefault(label, []).extend(self.push_lines(values, SIDE))
         return self.pop_lines([(self.rev_names[(label, v)], ty) for v, ty in values], SIDE)
 
+    def _place_side_statics(self, side_statics: dict[str, dict]) -> None:
+        """Side-table values of a static-record loop nested in the side table's loop (a time
+        loop's `r * kappa[i]` over space): one side record for all iterations of the inner
+        loop, reserved on the side stack in its preheader, each iteration's values at fixed
+        places indexed by the IV (columns, as static tape records), so the inner loop pushes
+        nothing and stays vectorizable. The reverse sweep pops the whole record when it enters
+        the inner loop through an exit (`SIDE_STATIC_MARK`) and keeps its address in a slot.
+        Only while nothing else in the inner loop pushes on the side stack (its records would
+        move the stack); otherwise each value is pushed per iteration (`_side_record`)."""
+        self.side_static_bytes: dict[str, list] = {}
+        statics = list({id(st): st for st in side_statics.values()}.values())
+        records_of = {id(st): st.pop("side_records") for st in statics}
+        for static in statics:
+            loop, records = static["loop"], records_of[id(static)]
+            others = {b for st in statics if st is not static for b in [st["loop"].preheader, *st["loop"].blocks]}
+            if any(b in self.side_fwd or b in others for b in loop.blocks):   # a subloop's side records
+                for label, values in records:
+                    self.rev_prologue[label] += self._side_record(label, self.side_loop_of_static(loop), values)
+                continue
+            values_all = [v for _, values in records for v in values]
+            starts_all = _cell_starts(values_all)
+            stride = starts_all[-1] * CELL_BYTES
+            iv, ity = loop.iv, self.types[loop.iv]
+            rec, count = make_name("%", static["off"], "side"), self.sweep.fresh("tc")
+            nbytes = self.sweep.fresh("tb")
+            static["side_slot"] = make_name("%", static["off"], "sideslot")
+            self.engine.support.add("__enzyme_build_side_push")
+            self.engine.support.add("__enzyme_build_tape_pop")
+            # after the preheader's own side records: the reverse sweep pops this one first
+            self.side_fwd.setdefault(loop.preheader, []).extend([
+                self.static_count(count, loop, lambda v: v),
+                f"  {nbytes} = mul i64 {count}, {stride}",
+                f"  {rec} = call ptr @__enzyme_build_side_push(ptr {SIDE}, i64 {nbytes})"])
+            self.side_static_bytes[loop.header] = [stride, static]
+            at = 0
+            for label, values in records:
+                starts = _cell_starts(values)
+                fwd: list[str] = []
+                k = self._static_index(iv, loop.start if static["start_slot"] is not None else None, ity, fwd)
+                rec_r, count_r, iv_r = self.sweep.fresh("srec"), self.sweep.fresh("scount"), self.sweep.fresh("siv")
+                rev = [f"  {rec_r} = load ptr, ptr {static['side_slot']}, align 8",
+                       f"  {count_r} = load i64, ptr {static['count_slot']}, align 8",
+                       f"  {iv_r} = load {ity}, ptr {self.iv_loops[iv][2]}, align 8"]
+                start_r = None
+                if static["start_slot"] is not None:
+                    start_r = self.sweep.fresh("sstart")
+                    rev.append(f"  {start_r} = load {ity}, ptr {static['start_slot']}, align 8")
+                k_r = self._static_index(iv_r, start_r, ity, rev)
+                for j, (v, ty) in enumerate(values):
+                    column, size = at + CELL_BYTES * starts[j], CELL_BYTES * (starts[j + 1] - starts[j])
+                    for out, base, n, kk, target in ((fwd, rec, count, k, None),
+                                                     (rev, rec_r, count_r, k_r, self.rev_names[(label, v)])):
+                        colpos, step, cell = self.sweep.fresh("scol"), self.sweep.fresh("soff"), self.sweep.fresh("scell")
+                        col = self.sweep.fresh("scol")
+                        out += [f"  {colpos} = mul i64 {n}, {column}", f"  {step} = mul i64 {kk}, {size}",
+                                f"  {col} = getelementptr inbounds i8, ptr {base}, i64 {colpos}",
+                                f"  {cell} = getelementptr inbounds i8, ptr {col}, i64 {step}"]
+                        out.append(f"  store {ty} {v}, ptr {cell}, align 8" if target is None
+                                   else f"  {target} = load {ty}, ptr {cell}, align 8")
+                self.side_fwd.setdefault(label, []).extend(fwd)
+                self.rev_prologue[label] += rev
+                at += starts[-1] * CELL_BYTES
+
+    def side_loop_of_static(self, loop):
+        """The side-table loop around a static-record loop."""
+        return next(side for side in self.side_loops.values() if loop.header in side.blocks)
+
     def _side_type(self) -> str:
         return f"[{3 + len(self.side_loops)} x i64]"
 
@@ -976,7 +1044,16 @@ class CachePlanner:
         for lines in list(self.sweep.rev_term.values()) + [lines for _, lines in self.sweep.edge_blocks]:
             out: list[str] = []
             for line in lines:
-                if not line.startswith(SIDE_LATCH_MARK):
+                if line.startswith(SIDE_STATIC_MARK):
+                    header = line[len(SIDE_STATIC_MARK):]
+                    if header in self.side_static_bytes:
+                        stride, static = self.side_static_bytes[header]
+                        count, nbytes, rec = self.sweep.fresh("scount"), self.sweep.fresh("tb"), self.sweep.fresh("srec")
+                        out += [f"  {count} = load i64, ptr {static['count_slot']}, align 8",
+                                f"  {nbytes} = mul i64 {count}, {stride}",
+                                f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {SIDE}, i64 {nbytes})",
+                                f"  store ptr {rec}, ptr {static['side_slot']}, align 8"]
+                elif not line.startswith(SIDE_LATCH_MARK):
                     out.append(line)
                 elif line[len(SIDE_LATCH_MARK):] in self.side_loops:
                     k = list(self.side_loops).index(line[len(SIDE_LATCH_MARK):])
@@ -1149,6 +1226,7 @@ class CachePlanner:
         self.frame: dict[str, int] = {}          # split mode: value -> cell of the frame record
         self.frame_cells = 0                     # cells the frame record holds
         frame_stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
+        side_statics: dict[str, dict] = {}   # label -> its static loop, whose side record keeps its values
         for block in self.fn.blocks:
             label = block.label
             pushed, prologue = [], []
@@ -1183,7 +1261,15 @@ class CachePlanner:
                 tabled = [(v, ty) for v, ty in pushed if v in invariant and self._home[v] in side.blocks]
                 if tabled:
                     pushed = [(v, ty) for v, ty in pushed if (v, ty) not in tabled]
-                    prologue += self._side_record(label, side, tabled)
+                    inner_static = self._static_loop_of(label)
+                    if inner_static is not None and inner_static["loop"] is not side \
+                            and inner_static["loop"].header in side.blocks:
+                        # laid out for all iterations of the inner loop at once (`_place_side_statics`)
+                        self.side_loops.setdefault(side.header, side)
+                        inner_static.setdefault("side_records", []).append((label, tabled))
+                        side_statics[label] = inner_static
+                    else:
+                        prologue += self._side_record(label, side, tabled)
                     for v, _ in tabled:
                         self.kept_in[(label, v)] = ("side table", side.header)
             static = self._static_loop_of(label)
@@ -1214,6 +1300,7 @@ class CachePlanner:
             label: [f"  store {self.types.get(v, 'ptr')} {v}, ptr {self.cache_slot(v)}, align 8" for v in vs]
             for label, vs in stores.items()}
         self._place_static_records()
+        self._place_side_statics(side_statics)
         self._place_side_tables()
         for label, vs in frame_stores.items():
             if not vs:
@@ -1421,6 +1508,8 @@ class CachePlanner:
             out.append(f"  {static['count_slot']} = alloca i64, align 8")
             if static["start_slot"] is not None:
                 out.append(f"  {static['start_slot']} = alloca {self.types[static['loop'].iv]}, align 8")
+            if "side_slot" in static:
+                out.append(f"  {static['side_slot']} = alloca ptr, align 8")
         return out
 
     def describe(self, name: str | None = None) -> str:

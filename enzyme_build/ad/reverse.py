@@ -29,7 +29,7 @@ from . import openmp
 from .indirect import fallback_in_derived_code
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
-from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, TAPE, CachePlanner, cache_plans_wanted
+from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, SIDE_STATIC_MARK, TAPE, CachePlanner, cache_plans_wanted
 from .tape import CELL_BYTES, TAPE_TYPE
 
 DRET = "%dret$"
@@ -838,6 +838,7 @@ class ReverseGenerator:
                 if static["start_slot"] is not None:
                     out.append(f"  store {self.types[loop.iv]} {self.cache.fetch(loop.start, label)}, "
                                f"ptr {static['start_slot']}, align 8")
+                out.append(SIDE_STATIC_MARK + loop.header)   # its side record, if it gets one
             static = self.cache.static_loops.get(label)
             if static is not None and pred == static["loop"].preheader:
                 # leaving the loop's reverse: drop the record of all its iterations

@@ -1,6 +1,7 @@
 """Build a Registry from the registration globals in a whole-program module's textual IR.
 
-Pure text parsing (no llvmlite): the link step passes `Module.text()`. Recognized globals
+Pure text (no llvmlite): the link step passes `Module.text()`, read through ir/model.py's
+parser (headers, globals and constants only; no function body is parsed). Recognized globals
 (matched by name prefix, so llvm-link's `.1` suffixes and `_X` parts don't matter):
 
 | global                                   | initializer                 |
@@ -24,13 +25,12 @@ import re
 from dataclasses import dataclass
 
 from ..errors import EnzymeBuildError
+from ..ir.model import Module, aggregate_items, global_initializer, header_signature, parse_module, take_type
 from . import convention
 from .registry import CustomRule, Registry
 
 _NAME = r'(?:"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)'
-_GLOBAL_LINE = re.compile(rf"^@({_NAME}) = (.*)$", re.MULTILINE)
-_FUNCTION_LINE = re.compile(r"^(define|declare)\b(.*)$", re.MULTILINE)
-_FUNCTION_NAME = re.compile(rf"@({_NAME})\(")
+_GLOBAL_NAME = re.compile(rf"@({_NAME}) = ")
 
 GRADIENT_PREFIX = "__enzyme_register_gradient"
 DERIVATIVE_PREFIX = "__enzyme_register_derivative"
@@ -60,64 +60,6 @@ def _unquote(name: str) -> str:
     return name
 
 
-# ---------------------------------------------------------------------------
-# small IR text helpers
-
-
-def _matching(text: str, start: int) -> int:
-    """Index just past the bracket group opening at text[start]."""
-    pairs = {"(": ")", "[": "]", "{": "}", "<": ">"}
-    stack = []
-    index = start
-    while index < len(text):
-        char = text[index]
-        if char == '"':
-            index = text.index('"', index + 1)
-        elif char in pairs:
-            stack.append(pairs[char])
-        elif stack and char == stack[-1]:
-            stack.pop()
-            if not stack:
-                return index + 1
-        index += 1
-    return len(text)
-
-
-def split_top_level(text: str) -> list[str]:
-    """Comma-separated items of an IR list, ignoring commas inside brackets and strings."""
-    items, depth, current, index = [], 0, [], 0
-    while index < len(text):
-        char = text[index]
-        if char == '"':
-            end = text.index('"', index + 1)
-            current.append(text[index:end + 1])
-            index = end + 1
-            continue
-        if char in "([{<":
-            depth += 1
-        elif char in ")]}>":
-            depth -= 1
-        if char == "," and depth == 0:
-            items.append("".join(current).strip())
-            current = []
-        else:
-            current.append(char)
-        index += 1
-    if "".join(current).strip():
-        items.append("".join(current).strip())
-    return items
-
-
-def _leading_type(text: str) -> str:
-    """The IR type a parameter or initializer element starts with."""
-    text = text.strip()
-    if text[:2] == "<{":
-        return text[:_matching(text, 1) + 1]
-    if text[:1] in "{[<":
-        return text[:_matching(text, 0)]
-    return text.split(" ", 1)[0]
-
-
 def classify_ir_type(type_text: str) -> str:
     """'float', 'pointer', 'int', 'void' or 'aggregate'."""
     if type_text in FLOAT_TYPES:
@@ -142,42 +84,22 @@ class Signature:
     abi_rewritten: bool   # sret/byval/inalloca or varargs: C arity is not visible
 
 
-def parse_functions(module_text: str) -> dict[str, Signature]:
+def parse_functions(module_text: str | Module) -> dict[str, Signature]:
     """Every define/declare in the module, by (unquoted) name."""
+    module = parse_module(module_text) if isinstance(module_text, str) else module_text
+    lines = [(True, module.functions.header(n)) for n in module.functions] + \
+        [(False, line) for line in module.declarations.values()]
     functions = {}
-    for match in _FUNCTION_LINE.finditer(module_text):
-        line = match.group(2)
-        name_match = _FUNCTION_NAME.search(line)
-        if not name_match:
+    for defined, line in lines:
+        header = header_signature(line)
+        if header is None:
             continue
-        head = line[:name_match.start()].rstrip()
-        result = _result_type(head)
-        open_paren = name_match.end() - 1
-        params_text = line[open_paren + 1:_matching(line, open_paren) - 1]
-        params = split_top_level(params_text)
+        written, result, params = header
         abi = "..." in params or any(re.search(r"\b(sret|byval|inalloca|preallocated)\b", p)
                                      for p in params)
-        name = _unquote(name_match.group(1))
-        functions[name] = Signature(name, match.group(1) == "define", result,
-                                    tuple(_leading_type(p) for p in params), abi)
+        name = _unquote(written)
+        functions[name] = Signature(name, defined, result, tuple(take_type(p)[0] for p in params), abi)
     return functions
-
-
-def _result_type(head: str) -> str:
-    if head.endswith("}") or head.endswith("}>"):
-        depth, index = 0, len(head) - 1
-        while index >= 0:
-            if head[index] == "}":
-                depth += 1
-            elif head[index] == "{":
-                depth -= 1
-                if depth == 0:
-                    break
-            index -= 1
-        if index > 0 and head[index - 1] == "<":
-            index -= 1
-        return head[index:]
-    return head.split()[-1] if head.split() else "void"
 
 
 def _decode_c_string(body: str) -> str:
@@ -191,22 +113,15 @@ class GlobalDef:
     initializer: str | None   # None for declarations (external global without a value)
 
 
-def parse_globals(module_text: str) -> dict[str, GlobalDef]:
+def parse_globals(module_text: str | Module) -> dict[str, GlobalDef]:
     """Global variables with their initializer text (after the value type)."""
+    module = parse_module(module_text) if isinstance(module_text, str) else module_text
     result = {}
-    for match in _GLOBAL_LINE.finditer(module_text):
-        name = _unquote(match.group(1))
-        rest = match.group(2)
-        kw = re.search(r"\b(global|constant)\b", rest)
-        if not kw or re.search(r"\b(external|extern_weak)\b", rest[:kw.start()]):
-            result[name] = GlobalDef(name, None)
-            continue
-        after = rest[kw.end():].strip()
-        value_type = _leading_type(after)
-        initializer = after[len(value_type):].strip()
-        initializer = initializer.split(", align ")[0].split(", section ")[0]
-        initializer = re.split(r", !(?:dbg|\w+) ", initializer)[0]
-        result[name] = GlobalDef(name, initializer or None)
+    for line in module.globals.values():
+        m = _GLOBAL_NAME.match(line)
+        if m:
+            name = _unquote(m.group(1))
+            result[name] = GlobalDef(name, global_initializer(line))
     return result
 
 
@@ -215,10 +130,9 @@ def initializer_elements(initializer: str) -> list[str]:
     @.str }`), or the one pointer of `void *__enzyme_inactivefn_f = (void *)f;` (empty for
     anything else)."""
     text = initializer.strip()
-    if text.startswith("<{"):
-        return split_top_level(text[2:_matching(text, 1) - 2])
-    if text.startswith(("[", "{")):
-        return split_top_level(text[1:_matching(text, 0) - 1])
+    items = aggregate_items(text)
+    if items is not None:
+        return items
     if text.startswith(("@", "bitcast", "getelementptr", "addrspacecast")):
         return [text]
     return []
@@ -307,7 +221,8 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
     an augment without a gradient (or the reverse) and a rule whose IR signature can't
     follow Enzyme's convention raise EnzymeBuildError naming the function.
     """
-    globals_ = parse_globals(module_text)
+    module = parse_module(module_text)
+    globals_ = parse_globals(module)
     registry = Registry()
     for name, definition in globals_.items():
         family = _registration_kind(name)
@@ -352,10 +267,10 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
             kind = _attribute_kind(name)
             function, rule = _symbols(name, elements, 2)[:2]
             _set_rule(registry, function, kind, rule, name)
-    functions = parse_functions(module_text)
+    functions = parse_functions(module)
     for rule in registry.rules.values():
         _check_rule(rule, functions, check_signatures)
-    registry.struct_params = struct_parameter_groups(module_text)
+    registry.struct_params = struct_parameter_groups(module_text, module)
     return registry
 
 
@@ -363,7 +278,6 @@ def collect_registry(module_text: str, *, check_signatures: bool = True) -> Regi
 # structs passed by value in registers (forward mode pairs them as a whole)
 
 _FORWARD_TARGET = re.compile(rf"@__enzyme_fwddiff[-a-zA-Z$._0-9]*\((?:ptr|i8\*) (?:noundef )?@({_NAME})[,)]")
-_DEFINE_HEAD = re.compile(rf"^define [^@]*@({_NAME})\(", re.MULTILINE)
 # the front end's spill of a coerced struct: a GEP into the coercion type `{ T0, T1 }` ...
 _COERCE_GEP = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+) = getelementptr inbounds (?:nuw )?\{ [^{}]+ \}, "
                          r"ptr (%[-a-zA-Z$._0-9]+), i32 0, i32 (\d+)\s*$")
@@ -371,7 +285,8 @@ _COERCE_GEP = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+) = getelementptr inbounds (?:n
 _PARAM_STORE = re.compile(r"^\s*store (?:<[^>]*>|\S+) (%[-a-zA-Z$._0-9]+), ptr (%[-a-zA-Z$._0-9]+)\b")
 
 
-def struct_parameter_groups(module_text: str) -> dict[str, tuple[int, tuple[tuple[int, ...], ...]]]:
+def struct_parameter_groups(module_text: str, module: Module | None = None
+                            ) -> dict[str, tuple[int, tuple[tuple[int, ...], ...]]]:
     """For the functions forward mode differentiates: which consecutive parameters are the
     pieces of one struct the ABI split into registers (x86-64 passes `struct {double x, y;}`
     as two doubles). Only the unoptimized body shows it: the entry block stores the pieces
@@ -380,17 +295,15 @@ def struct_parameter_groups(module_text: str) -> dict[str, tuple[int, tuple[tupl
     found = {}
     if not targets:
         return found
-    for head in _DEFINE_HEAD.finditer(module_text):
-        name = _unquote(head.group(1))
-        if name not in targets:
+    module = module or parse_module(module_text)
+    for name in module.functions:
+        written, _, params = header_signature(module.functions.header(name))
+        if _unquote(written) not in targets:
             continue
-        open_paren = head.end() - 1
-        close = _matching(module_text, open_paren)
-        params = [p.split()[-1] for p in split_top_level(module_text[open_paren + 1:close - 1]) if p.strip()]
-        body_end = module_text.find("\n}", close)
-        groups = _coerced_groups(module_text[close:body_end].splitlines(), params)
+        params = [p.split()[-1] for p in params]
+        groups = _coerced_groups(module.functions.body_lines(name)[1:], params)
         if groups:
-            found[name] = (len(params), groups)
+            found[_unquote(written)] = (len(params), groups)
     return found
 
 

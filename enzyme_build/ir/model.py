@@ -700,6 +700,58 @@ def _return_type(prefix: str) -> str:
     return cands[-1] if cands else "void"
 
 
+_HEADER_NAME = re.compile(r'@(?:"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)\(')
+
+
+def header_signature(line: str) -> tuple[str, str, list[str]] | None:
+    """(name as written, without '@'; return type; parameter texts) of a `define` or
+    `declare` line, or None when the line names no function. The parameter list is the
+    balanced group after the name, so attributes with parentheses after it do not matter."""
+    m = _HEADER_NAME.search(line)
+    if m is None:
+        return None
+    depth, quote, close = 0, False, len(line)
+    for i in range(m.end() - 1, len(line)):
+        ch = line[i]
+        if ch == '"':
+            quote = not quote
+        elif not quote and ch in "([{<":
+            depth += 1
+        elif not quote and ch in ")]}>":
+            depth -= 1
+            if depth == 0:
+                close = i
+                break
+    head = line[:m.start()].split(None, 1)
+    return (m.group(0)[1:-1], _return_type(head[1] if len(head) > 1 else ""),
+            split_top(line[m.end():close]))
+
+
+def global_initializer(line: str) -> str | None:
+    """The initializer of a global variable's line (`@g = internal constant [2 x ptr] [ptr @f,
+    ptr @h], align 8` -> `[ptr @f, ptr @h]`), without the value type and trailing fields;
+    None for an external declaration."""
+    rest = line.split(" = ", 1)[1] if " = " in line else ""
+    kw = re.search(r"\b(global|constant)\b", rest)
+    if not kw or re.search(r"\b(external|extern_weak)\b", rest[:kw.start()]):
+        return None
+    value_type, initializer = take_type(rest[kw.end():])
+    initializer = initializer.strip().split(", align ")[0].split(", section ")[0]
+    initializer = re.split(r", !(?:dbg|\w+) ", initializer)[0]
+    return initializer or None
+
+
+def aggregate_items(constant: str) -> list[str] | None:
+    """The elements of an array or struct constant (`[ptr @f, ptr @g]`, `{ ptr @f, i32 1 }`,
+    `<{ … }>`), or None when `constant` is not one."""
+    text = constant.strip()
+    if not text[:1] in "[{<":
+        return None
+    whole, _ = take_type(text)
+    inner = whole[2:-2] if whole.startswith("<{") else whole[1:-1]
+    return split_top(inner)
+
+
 class LazyFunctions(Mapping):
     """Defined functions by name, each parsed on first access (most of a whole-program
     module is never differentiated, so most bodies are never parsed)."""
@@ -720,6 +772,10 @@ class LazyFunctions(Mapping):
 
     def __contains__(self, name) -> bool:
         return name in self._starts
+
+    def header(self, name: str) -> str:
+        """The `define` line of a function, without parsing its body."""
+        return self._lines[self._starts[name]]
 
     def body_lines(self, name: str) -> list[str]:
         """The raw text lines of a function (header to closing brace), without parsing."""

@@ -79,3 +79,29 @@ def test_replace_pointer_operand_takes_the_first_whole_pointer():
     text = " getelementptr i8, ptr %p.1, ptr %p, ptr %p"
     assert replace_pointer_operand(text, "%p", "%p$sh") == " getelementptr i8, ptr %p.1, ptr %p$sh, ptr %p"
     assert replace_pointer_operand(text, "%q", "%q$sh") == text
+
+
+def test_headers_globals_and_constants_are_read_by_the_one_parser():
+    """What custom/collect.py reads of a module (rule signatures, registration globals)
+    comes from the same parser as the engine's: function headers (balanced parameter list,
+    attributes with parentheses after it), global initializers, aggregate constants."""
+    from enzyme_build.ir.model import aggregate_items, global_initializer, header_signature
+    assert header_signature('define internal fastcc { double, double } @"f x"(ptr noundef byval(%struct.S) '
+                            'align 8 %a, double %b) #0 {') == \
+        ('"f x"', "{ double, double }", ["ptr noundef byval(%struct.S) align 8 %a", "double %b"])
+    assert header_signature("declare noundef nonnull align 8 dereferenceable(16) ptr @g(i64 noundef) "
+                            "local_unnamed_addr memory(none)") == ("g", "ptr", ["i64 noundef"])
+    assert header_signature("declare void @h(...)") == ("h", "void", ["..."])
+    assert header_signature("declare <2 x double> @v(<2 x double>, <{ i8, ptr }>)")[1:] == \
+        ("<2 x double>", ["<2 x double>", "<{ i8, ptr }>"])
+    assert header_signature("attributes #0 = { nounwind }") is None
+    assert global_initializer("@__enzyme_register_gradient_f = dso_local global [3 x ptr] "
+                              "[ptr @f, ptr @aug, ptr @grad], align 16") == "[ptr @f, ptr @aug, ptr @grad]"
+    assert global_initializer("@x = external global i32, align 4") is None
+    assert global_initializer('@s = private unnamed_addr constant [4 x i8] c"sin\\00", align 1, !dbg !7') \
+        == 'c"sin\\00"'
+    assert aggregate_items("[ptr @f, ptr @aug]") == ["ptr @f", "ptr @aug"]
+    assert aggregate_items("<{ ptr @f, ptr @g }>") == ["ptr @f", "ptr @g"]
+    assert aggregate_items("{ ptr @f, ptr getelementptr (i8, ptr @g, i64 8) }") == \
+        ["ptr @f", "ptr getelementptr (i8, ptr @g, i64 8)"]
+    assert aggregate_items("ptr @f") is None

@@ -9,6 +9,7 @@ API. It reads the sweep's context and asks it for fresh names, shadows and defin
 from __future__ import annotations
 
 import re
+from collections.abc import MutableMapping
 from contextlib import contextmanager
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
@@ -165,7 +166,12 @@ class CachePlanner:
     def __init__(self, sweep):
         self.sweep = sweep   # (a cycle, broken by ReverseGenerator.release)
         self.engine, self.fn, self.sig, self.split = sweep.engine, sweep.fn, sweep.sig, sweep.split
-        self.cfg, self.act, self.types, self.home = sweep.cfg, sweep.act, sweep.types, sweep.home
+        self.cfg, self.act, self.home = sweep.cfg, sweep.act, sweep.home
+        # what the planner keeps are primal values: an integer carrying a float keeps its
+        # integer type here (the sweep's types give it the float type of its adjoint)
+        declared = {p.name: p.type for p in self.fn.params}
+        self.types = PrimalTypes(sweep.types, {v: self.fn.defs[v].type if v in self.fn.defs else declared[v]
+                                               for v in sweep.views if v in self.fn.defs or v in declared})
         self.params, self.parallel = sweep.params, sweep.parallel
         self.cache_slots: dict[str, str] = {}
         self.needs: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
@@ -1571,6 +1577,33 @@ class CachePlanner:
 
     def iv_slot_allocas(self) -> list[str]:
         return [f"  {slot} = alloca {self.types[iv]}, align 8" for iv, (_, _, slot, _) in self.iv_loops.items()]
+
+
+class PrimalTypes(MutableMapping):
+    """The sweep's types with integer views of floats back at their IR types; names the
+    planner adds go into the sweep's types."""
+
+    def __init__(self, base: dict[str, str], primal: dict[str, str]):
+        self._base, self._primal = base, primal
+
+    def __getitem__(self, key: str) -> str:
+        return self._primal[key] if key in self._primal else self._base[key]
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self._primal.pop(key, None)
+        self._base[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._base[key]
+
+    def __iter__(self):
+        return iter(self._base)
+
+    def __len__(self) -> int:
+        return len(self._base)
+
+    def __contains__(self, key) -> bool:
+        return key in self._base or key in self._primal
 
 
 def cells_of(ty: str) -> int:

@@ -1186,7 +1186,7 @@ class ReverseGenerator:
             out.append(f"  {TAPE} = alloca {TAPE_TYPE}, align 8")
             out.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {TAPE}, align 8")
         for v, slot in self.cache.cache_slots.items():
-            out.append(f"  {slot} = alloca {self.types.get(v, 'ptr')}, align 8")
+            out.append(f"  {slot} = alloca {self.cache.types.get(v, 'ptr')}, align 8")
         if not self.split:
             out += self.cache.iv_slot_allocas() + self.cache.static_slot_allocas() + self.cache.hoist_slot_allocas()
         if self.footprint is not None:

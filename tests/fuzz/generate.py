@@ -6,6 +6,7 @@
     VAL <f(x)>
     REV <i> <d f / d x_i from one __enzyme_autodiff call>
     FWD <i> <d f / d x_i from __enzyme_fwddiff along basis direction i>
+    SPL <i> <d f / d x_i from __enzyme_augmentfwd then __enzyme_reverse (split mode)>
     FD <h> <i> <central finite difference with step h>
 
 The oracle lives in run.py.  Programs are valid C without undefined behaviour: every
@@ -373,6 +374,8 @@ class _Gen:
             "extern int enzyme_dup, enzyme_const;",
             "void __enzyme_autodiff(void *, ...);",
             "double __enzyme_fwddiff(void *, ...);",
+            "void *__enzyme_augmentfwd(void *, ...);",
+            "void __enzyme_reverse(void *, ...);",
             "struct S { double u; double v; int k; };",
             "struct V { double *p; int n; double w; };",
             "struct DL { double d; long k; };",
@@ -405,6 +408,10 @@ class _Gen:
             "    e[i] = 1.0;",
             '    printf("FWD %d %.17g\\n", i, __enzyme_fwddiff((void *)f, enzyme_dup, x, e));',
             "  }",
+            f"  double gs[{N}] = {{0}};",
+            "  void *tape = __enzyme_augmentfwd((void *)f, enzyme_dup, x, gs);",
+            "  __enzyme_reverse((void *)f, enzyme_dup, x, gs, 1.0, tape);",
+            f'  for (int i = 0; i < {N}; i++) printf("SPL %d %.17g\\n", i, gs[i]);',
             f"  static const double steps[3] = {{{', '.join(FD_STEPS)}}};",
             "  for (int k = 0; k < 3; k++)",
             f"    for (int i = 0; i < {N}; i++) {{",

@@ -49,7 +49,7 @@ RUN_TIMEOUT = 30
 
 
 def parse_output(text: str) -> dict:
-    out = {"val": None, "rev": {}, "fwd": {}, "fd": {}}
+    out = {"val": None, "rev": {}, "fwd": {}, "spl": {}, "fd": {}}
     for line in text.splitlines():
         p = line.split()
         if not p:
@@ -61,6 +61,8 @@ def parse_output(text: str) -> dict:
                 out["rev"][int(p[1])] = float(p[2])
             elif p[0] == "FWD":
                 out["fwd"][int(p[1])] = float(p[2])
+            elif p[0] == "SPL":
+                out["spl"][int(p[1])] = float(p[2])
             elif p[0] == "FD":
                 out["fd"].setdefault(int(p[2]), {})[p[1]] = float(p[3])
         except (IndexError, ValueError):
@@ -76,7 +78,9 @@ def judge(text: str) -> tuple[str, str]:
         return "wrong", "incomplete output"
     if not math.isfinite(d["val"]):
         return "noisy", f"f(x) = {d['val']}"
-    nums = [*d["rev"].values(), *d["fwd"].values()]
+    if d["spl"] and set(d["spl"]) != set(comps):   # split mode (programs generated since window 10050)
+        return "wrong", "incomplete output"
+    nums = [*d["rev"].values(), *d["fwd"].values(), *d["spl"].values()]
     if not all(math.isfinite(v) for v in nums):
         return "wrong", "non-finite derivative"
     scale = max([1.0] + [abs(v) for v in nums])
@@ -85,6 +89,8 @@ def judge(text: str) -> tuple[str, str]:
         r, w = d["rev"][i], d["fwd"][i]
         if abs(r - w) > REV_FWD_TOL * scale:
             problems.append(f"x[{i}]: rev {r:.17g} != fwd {w:.17g}")
+        if i in d["spl"] and abs(r - d["spl"][i]) > REV_FWD_TOL * scale:
+            problems.append(f"x[{i}]: rev {r:.17g} != split {d['spl'][i]:.17g}")
         fds = list(d["fd"][i].values())
         if not all(math.isfinite(v) for v in fds):
             continue

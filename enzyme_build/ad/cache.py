@@ -946,7 +946,7 @@ class CachePlanner:
         the inner loop through an exit (`SIDE_STATIC_MARK`) and keeps its address in a slot.
         Only while nothing else in the inner loop pushes on the side stack (its records would
         move the stack); otherwise each value is pushed per iteration (`_side_record`)."""
-        self.side_static_bytes: dict[str, list] = {}
+        self.side_statics: dict[str, dict] = {}   # inner loop header -> its static loop, when it got a side record
         statics = list({id(st): st for st in side_statics.values()}.values())
         records_of = {id(st): st.pop("side_records") for st in statics}
         for static in statics:
@@ -954,12 +954,11 @@ class CachePlanner:
             others = {b for st in statics if st is not static for b in [st["loop"].preheader, *st["loop"].blocks]}
             if any(b in self.side_fwd or b in others for b in loop.blocks):   # a subloop's side records
                 for label, values in records:
-                    self.rev_prologue[label] += self._side_record(label, self.side_loop_of_static(loop), values)
+                    self.rev_prologue[label] += self._side_record(label, static["side_loop"], values)
                 continue
             values_all = [v for _, values in records for v in values]
             starts_all = _cell_starts(values_all)
             stride = starts_all[-1] * CELL_BYTES
-            iv, ity = loop.iv, self.types[loop.iv]
             rec, count = make_name("%", static["off"], "side"), self.sweep.fresh("tc")
             nbytes = self.sweep.fresh("tb")
             static["side_slot"] = make_name("%", static["off"], "sideslot")
@@ -970,21 +969,14 @@ class CachePlanner:
                 self.static_count(count, loop, lambda v: v),
                 f"  {nbytes} = mul i64 {count}, {stride}",
                 f"  {rec} = call ptr @__enzyme_build_side_push(ptr {SIDE}, i64 {nbytes})"])
-            self.side_static_bytes[loop.header] = [stride, static]
+            static["side_stride"] = stride
+            self.side_statics[loop.header] = static
             at = 0
             for label, values in records:
                 starts = _cell_starts(values)
                 fwd: list[str] = []
-                k = self._static_index(iv, loop.start if static["start_slot"] is not None else None, ity, fwd)
-                rec_r, count_r, iv_r = self.sweep.fresh("srec"), self.sweep.fresh("scount"), self.sweep.fresh("siv")
-                rev = [f"  {rec_r} = load ptr, ptr {static['side_slot']}, align 8",
-                       f"  {count_r} = load i64, ptr {static['count_slot']}, align 8",
-                       f"  {iv_r} = load {ity}, ptr {self.iv_loops[iv][2]}, align 8"]
-                start_r = None
-                if static["start_slot"] is not None:
-                    start_r = self.sweep.fresh("sstart")
-                    rev.append(f"  {start_r} = load {ity}, ptr {static['start_slot']}, align 8")
-                k_r = self._static_index(iv_r, start_r, ity, rev)
+                k = self._forward_iteration(static, fwd)
+                rev, rec_r, count_r, k_r = self._reverse_iteration(static, "srec", static["side_slot"], "ptr")
                 for j, (v, ty) in enumerate(values):
                     column, size = at + CELL_BYTES * starts[j], CELL_BYTES * (starts[j + 1] - starts[j])
                     for out, base, n, kk, target in ((fwd, rec, count, k, None),
@@ -999,10 +991,6 @@ class CachePlanner:
                 self.side_fwd.setdefault(label, []).extend(fwd)
                 self.rev_prologue[label] += rev
                 at += starts[-1] * CELL_BYTES
-
-    def side_loop_of_static(self, loop):
-        """The side-table loop around a static-record loop."""
-        return next(side for side in self.side_loops.values() if loop.header in side.blocks)
 
     def _side_type(self) -> str:
         return f"[{3 + len(self.side_loops)} x i64]"
@@ -1052,8 +1040,9 @@ class CachePlanner:
             for line in lines:
                 if line.startswith(SIDE_STATIC_MARK):
                     header = line[len(SIDE_STATIC_MARK):]
-                    if header in self.side_static_bytes:
-                        stride, static = self.side_static_bytes[header]
+                    static = self.side_statics.get(header)
+                    if static is not None:
+                        stride = static["side_stride"]
                         count, nbytes, rec = self.sweep.fresh("scount"), self.sweep.fresh("tb"), self.sweep.fresh("srec")
                         out += [f"  {count} = load i64, ptr {static['count_slot']}, align 8",
                                 f"  {nbytes} = mul i64 {count}, {stride}",
@@ -1273,6 +1262,7 @@ class CachePlanner:
                         # laid out for all iterations of the inner loop at once (`_place_side_statics`)
                         self.side_loops.setdefault(side.header, side)
                         inner_static.setdefault("side_records", []).append((label, tabled))
+                        inner_static["side_loop"] = side
                         side_statics[label] = inner_static
                     else:
                         prologue += self._side_record(label, side, tabled)
@@ -1407,7 +1397,6 @@ class CachePlanner:
                 self.engine.support.add(helper)
             offset = 0
             loop = static["loop"]
-            iv, ity = loop.iv, self.types[loop.iv]
             pre = self.static_base_lines.setdefault(loop.preheader, [])
             base = None
             if static["token"] in steady:
@@ -1423,7 +1412,7 @@ class CachePlanner:
                           CELL_BYTES * (starts[j + 1] - starts[j]) if columns else stride)
                          for j in range(len(values))]
                 fwd: list[str] = []
-                k = self._static_index(iv, loop.start if static["start_slot"] is not None else None, ity, fwd)
+                k = self._forward_iteration(static, fwd)
                 for (v, ty), (column, size) in zip(values, cells):
                     colpos = self.sweep.fresh("scol")
                     pre.append(f"  {colpos} = mul i64 {static['count'] if columns else 1}, {column}")
@@ -1438,15 +1427,7 @@ class CachePlanner:
                     fwd.append(f"  store {ty} {v}, ptr {cell}, align 8")
                 self.fwd_pushes[label] = fwd + self.fwd_pushes.get(label, [])
                 # the IV is read from its replay slot here: recomputed values may need these loads
-                off_r, count_r, iv_r = self.sweep.fresh("soff"), self.sweep.fresh("scount"), self.sweep.fresh("siv")
-                rev = [f"  {off_r} = load i64, ptr {static['slot']}, align 8",
-                       f"  {count_r} = load i64, ptr {static['count_slot']}, align 8",
-                       f"  {iv_r} = load {ity}, ptr {self.iv_loops[iv][2]}, align 8"]
-                start_r = None
-                if static["start_slot"] is not None:
-                    start_r = self.sweep.fresh("sstart")
-                    rev.append(f"  {start_r} = load {ity}, ptr {static['start_slot']}, align 8")
-                k_r = self._static_index(iv_r, start_r, ity, rev)
+                rev, off_r, count_r, k_r = self._reverse_iteration(static, "soff", static["slot"], "i64")
                 for (v, ty), (column, size) in zip(values, cells):
                     colpos, step, cell = self.sweep.fresh("scol"), self.sweep.fresh("soff"), self.sweep.fresh("scell")
                     rev += [f"  {colpos} = mul i64 {count_r if columns else 1}, {column}",
@@ -1455,6 +1436,29 @@ class CachePlanner:
                     rev.append(f"  {self.rev_names[(label, v)]} = load {ty}, ptr {cell}, align 8")
                 self.static_prologue[label] = rev
                 offset += starts[-1] * CELL_BYTES
+
+    def _forward_iteration(self, static: dict, out: list[str]) -> str:
+        """Append the lines giving a static loop's iteration index in the forward sweep."""
+        loop = static["loop"]
+        return self._static_index(loop.iv, loop.start if static["start_slot"] is not None else None,
+                                  self.types[loop.iv], out)
+
+    def _reverse_iteration(self, static: dict, hint: str, record_slot: str, record_type: str
+                           ) -> tuple[list[str], str, str, str]:
+        """The lines a reverse block of a static loop starts with to address its record: where
+        the record starts (read from `record_slot`), the loop's count and the iteration index
+        (the IV from its replay slot). Returns (lines, start, count, index)."""
+        loop = static["loop"]
+        ity = self.types[loop.iv]
+        at, count, iv = self.sweep.fresh(hint), self.sweep.fresh("scount"), self.sweep.fresh("siv")
+        lines = [f"  {at} = load {record_type}, ptr {record_slot}, align 8",
+                 f"  {count} = load i64, ptr {static['count_slot']}, align 8",
+                 f"  {iv} = load {ity}, ptr {self.iv_loops[loop.iv][2]}, align 8"]
+        start = None
+        if static["start_slot"] is not None:
+            start = self.sweep.fresh("sstart")
+            lines.append(f"  {start} = load {ity}, ptr {static['start_slot']}, align 8")
+        return lines, at, count, self._static_index(iv, start, ity, lines)
 
     def _tape_grows_in(self, loop) -> bool:
         """Whether the forward sweep may grow (and so move) the tape while `loop` runs: a

@@ -47,4 +47,24 @@ static void ac_fd_grad_n(double (*f)(const double *, int), double *x, int len, i
 static void ac_fd_grad(double (*f)(const double *, int), double *x, int n, double *g) {
   ac_fd_grad_n(f, x, n, n, g);
 }
+
+/* For `double f(const double *x, int n)`: the gradient of one __enzyme_autodiff call against
+ * central differences, the split pieces (__enzyme_augmentfwd, __enzyme_reverse) against it,
+ * and the split pieces again with the caller overwriting x between the two calls (n <= 8). */
+#define AC_CHECK_SPLIT(f, x, n)                                                            \
+  do {                                                                                     \
+    double g[8] = {0}, fd[8], gs[8] = {0}, go[8] = {0}, keep[8];                           \
+    __enzyme_autodiff((void *)f, enzyme_dup, x, g, enzyme_const, n);                       \
+    ac_fd_grad_n(f, x, n, n, fd);                                                          \
+    for (int i = 0; i < n; i++) ac_near(#f " reverse", g[i], fd[i], 1e-6);                 \
+    void *tape = __enzyme_augmentfwd((void *)f, enzyme_dup, x, gs, enzyme_const, n);       \
+    __enzyme_reverse((void *)f, enzyme_dup, x, gs, enzyme_const, n, 1.0, tape);            \
+    for (int i = 0; i < n; i++) ac_near(#f " split", gs[i], g[i], 1e-12);                  \
+    memcpy(keep, x, sizeof keep);                                                          \
+    tape = __enzyme_augmentfwd((void *)f, enzyme_dup, x, go, enzyme_const, n);             \
+    for (int i = 0; i < n; i++) x[i] = -7.0 - i; /* the caller reuses its input */         \
+    __enzyme_reverse((void *)f, enzyme_dup, x, go, enzyme_const, n, 1.0, tape);            \
+    memcpy(x, keep, sizeof keep);                                                          \
+    for (int i = 0; i < n; i++) ac_near(#f " split, input overwritten", go[i], g[i], 1e-12); \
+  } while (0)
 #endif

@@ -108,32 +108,15 @@ __attribute__((noinline)) double outer_value(const double *x, int n) {
   return e;
 }
 
-#define CHECK(f, x, n)                                                                     \
-  do {                                                                                     \
-    double g[8] = {0}, fd[8], gs[8] = {0}, go[8] = {0}, keep[8];                           \
-    __enzyme_autodiff((void *)f, enzyme_dup, x, g, enzyme_const, n);                       \
-    ac_fd_grad_n(f, x, n, n, fd);                                                          \
-    for (int i = 0; i < n; i++) ac_near(#f " reverse", g[i], fd[i], 1e-6);                 \
-    void *tape = __enzyme_augmentfwd((void *)f, enzyme_dup, x, gs, enzyme_const, n);       \
-    __enzyme_reverse((void *)f, enzyme_dup, x, gs, enzyme_const, n, 1.0, tape);            \
-    for (int i = 0; i < n; i++) ac_near(#f " split", gs[i], g[i], 1e-12);                  \
-    memcpy(keep, x, sizeof keep);                                                          \
-    tape = __enzyme_augmentfwd((void *)f, enzyme_dup, x, go, enzyme_const, n);             \
-    for (int i = 0; i < n; i++) x[i] = -7.0 - i; /* the caller reuses its input */         \
-    __enzyme_reverse((void *)f, enzyme_dup, x, go, enzyme_const, n, 1.0, tape);            \
-    memcpy(x, keep, sizeof keep);                                                          \
-    for (int i = 0; i < n; i++) ac_near(#f " split, input overwritten", go[i], g[i], 1e-12); \
-  } while (0)
-
 int main(void) {
   double x[8];
   for (int i = 0; i < 8; i++) x[i] = 0.4 * sin(1.3 * i + 0.2) + 0.1;
-  CHECK(heat, x, 5);
-  CHECK(two_inner, x, 4);
-  CHECK(branchy, x, 6);
-  CHECK(from_two, x, 4);
-  CHECK(nested, x, 3);
-  CHECK(calls, x, 5);
-  CHECK(outer_value, x, 4);
+  AC_CHECK_SPLIT(heat, x, 5);
+  AC_CHECK_SPLIT(two_inner, x, 4);
+  AC_CHECK_SPLIT(branchy, x, 6);
+  AC_CHECK_SPLIT(from_two, x, 4);
+  AC_CHECK_SPLIT(nested, x, 3);
+  AC_CHECK_SPLIT(calls, x, 5);
+  AC_CHECK_SPLIT(outer_value, x, 4);
   return ac_done();
 }

@@ -597,9 +597,12 @@ class CachePlanner:
         inst = self.fn.defs.get(primal or value)
         if inst is None:
             return None
-        if _cheap_float(inst) and primal is None:
-            # float arithmetic is recomputed only when none of its operands needs caching
-            if not all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values())):
+        if (_cheap_float(inst) or inst.opcode == "fdiv") and primal is None:
+            # float arithmetic (division too: one more division costs less than a tape cell
+            # written in the forward sweep and read back in the reverse) is recomputed only
+            # when none of its operands needs a cell per iteration: each comes for free or
+            # from a slot filled once per execution of the loop (`in[i] / m`, m invariant)
+            if not all(self._per_iteration_free(v, block, depth + 1) for v in dict.fromkeys(inst.values())):
                 return None
         elif inst.opcode not in _RECOMPUTABLE:
             return None

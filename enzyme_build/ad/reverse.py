@@ -90,6 +90,22 @@ def derived_params(fn: Function, sig: Signature) -> list[tuple[str, str]]:
     return out
 
 
+def accumulation_flags(primal_flags: str) -> str:
+    """The fast-math flags of an `fadd` that adds a contribution to an adjoint: the primal
+    instruction's own flags plus `reassoc`. An adjoint is the sum of the contributions of
+    every use of its value; the source fixes no order for that sum (the primal's order is
+    already lost: contributions arrive in reverse), so the engine may choose it. With
+    `reassoc` on the accumulation alone, a loop-carried adjoint (the adjoint of a value used
+    in every iteration, such as `mag(in)` in `out[i] = in[i] / mag(in)`) is a reduction the
+    loop vectorizer may split into lanes; without it the reverse loop runs one add latency per
+    iteration. The flag is on the accumulation only: the contributions keep the primal's
+    arithmetic exactly."""
+    words = primal_flags.split()
+    if "fast" in words or "reassoc" in words:
+        return primal_flags
+    return " ".join(["reassoc", *words])
+
+
 def adjoint_zero(ty: str) -> str:
     """What an adjoint slot holds before anything is added to it: -0.0 for double and float,
     the identity of addition (`-0.0 + x` is `x` for every x, so the optimizer folds the first
@@ -339,10 +355,11 @@ class ReverseGenerator:
         lines.append(f"  store {ty} {new}, ptr {slot}, align 8")
 
     def _add(self, ty: str, a: str, b: str, lines: list[str]) -> str:
-        """a + b for floats, elementwise for aggregates of floats."""
+        """a + b for floats, elementwise for aggregates of floats. The sum is an adjoint
+        accumulation: its order is the engine's choice (see `accumulation_flags`)."""
         if is_float_type(ty):
             out = self.fresh("da")
-            lines.append(f"  {out} = fadd {self.fmf + ' ' if self.fmf else ''}{ty} {a}, {b}")
+            lines.append(f"  {out} = fadd {accumulation_flags(self.fmf)} {ty} {a}, {b}")
             return out
         agg = a
         for i, ety in enumerate(aggregate_elements(ty)):
@@ -361,7 +378,7 @@ class ReverseGenerator:
             return
         old, new = self.fresh("dm"), self.fresh("dm")
         lines.append(f"  {old} = load {ty}, ptr {shadow_ptr}")
-        lines.append(f"  {new} = fadd {ty} {old}, {contrib}")
+        lines.append(f"  {new} = fadd {accumulation_flags('')} {ty} {old}, {contrib}")
         lines.append(f"  store {ty} {new}, ptr {shadow_ptr}")
 
     # ------------------------------------------------------------------ driver

@@ -188,6 +188,7 @@ class CachePlanner:
         self._stable: set[str] | None = None
         self._captured: set[str] | None = None
         self._locals: set[str] | None = None
+        self._stack: set[str] | None = None       # stack arrays that live through the reverse sweep
         self._final_loads: dict[int, bool] = {}   # load -> its memory is final once it ran
         self._mask_args: dict[int, list[str]] = {}   # cache-mask rule call -> its two masks
         self.deferred_frees: dict[int, Instruction] = {}   # frees run after the reverse sweep
@@ -402,13 +403,35 @@ class CachePlanner:
         roots = pointer_roots(self.fn, load.operands[0][1])
         heap = {r for r in self._local_allocations()
                 if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
-        if not roots or not roots <= heap or roots & self._captured_allocations():
+        if not roots or not roots <= heap | self._stack_arrays() or roots & self._captured_allocations():
             return False
-        written, undone, unknown = self._writes(self._reachable_after(load))
-        if unknown or (written | undone) & roots or not self._defer_frees(roots):
+        after = self._reachable_after(load)
+        written, undone, unknown = self._writes(after)
+        if unknown or (written | undone) & roots or any(
+                i.opcode == "call" and callee_name(i).startswith("llvm.lifetime.start")
+                and pointer_roots(self.fn, i.operands[-1][1]) & roots for i in after):
+            return False
+        if not self._defer_frees(roots):
             return False
         self._final_loads[key] = True
         return True
+
+    def _stack_arrays(self) -> set[str]:
+        """Combined mode: the function's own stack memory whose contents outlive the forward
+        sweep -- allocas of the entry block, and allocas outside loops when nothing restores
+        the stack (a VLA's `llvm.stackrestore`). The reverse sweep runs in the same frame, so a
+        scratch array filled before a loop and only read afterwards is read again there like
+        a final heap block; its `llvm.lifetime.end` waits for the end of the reverse sweep as a
+        deferred free does. Split pieces return in between: their stack is gone."""
+        if self.split:
+            return set()
+        if self._stack is None:
+            entry = self.fn.blocks[0].label
+            restores = any(i.opcode == "call" and callee_name(i).startswith("llvm.stackrestore")
+                           for i in self.fn.instructions())
+            self._stack = {i.result for i in self.fn.instructions() if i.opcode == "alloca" and i.result
+                           and (i.block == entry or (not restores and not self.cfg.in_loop(i.block)))}
+        return self._stack
 
     def _reachable_after(self, inst) -> list:
         """The instructions that may run after `inst` in the forward sweep: the rest of its
@@ -431,9 +454,11 @@ class CachePlanner:
         if so they are moved there (`deferred_frees`)."""
         frees = []
         for inst in self.fn.instructions():
+            # a stack array's lifetime.end ends its memory as a free does (`_stack_arrays`)
             if inst.opcode == "call" and inst.operands and \
-                    (inst.callee in DEALLOCATORS or inst.callee == "@realloc") and \
-                    pointer_roots(self.fn, inst.operands[0][1]) & roots:
+                    (inst.callee in DEALLOCATORS or inst.callee == "@realloc"
+                     or callee_name(inst).startswith("llvm.lifetime.end")) and \
+                    pointer_roots(self.fn, inst.operands[-1 if inst.callee.startswith("@llvm.") else 0][1]) & roots:
                 if inst.callee == "@realloc" or self.cfg.in_loop(inst.block) or \
                         not all(self.cfg.dominates(inst.block, r) for r in self.cfg.returns):
                     return False

@@ -61,8 +61,12 @@ SIDE_LATCH_MARK = "  ;side-latch "    # + loop header: the reverse sweep starts 
 SIDE_STATIC_MARK = "  ;side-static "  # + loop header: the reverse sweep enters a static loop through an exit
 _METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 
+# integer division and remainder too (a periodic index `(i + 1) % n`, a flat index split as
+# `k / m`, `k % m`): the reverse sweep divides the same operands the forward sweep did, so it
+# cannot trap where the forward did not, and a division costs less than a tape cell per iteration
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
-                 "ashr", "and", "or", "xor", "icmp", "bitcast", "inttoptr", "ptrtoint"}
+                 "ashr", "and", "or", "xor", "icmp", "bitcast", "inttoptr", "ptrtoint",
+                 "udiv", "sdiv", "urem", "srem"}
 # float arithmetic recomputed in the reverse sweep when all its operands come for free
 _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
 # what a cached value may be rebuilt from in its reverse block when the block keeps the

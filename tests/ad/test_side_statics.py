@@ -51,6 +51,11 @@ def test_inner_loops_keep_their_side_values_without_pushing(build, run_ok, tmp_p
                                (f"cache plan of @augmented_{name} / @reverse_{name} (split mode)",
                                 f"augmented_{name}")):
             labels = set(SIDE_ROW.findall(plans[title]))
+            if forward == "diffe_heat":
+                # combined mode re-reads x and recomputes `r * x[i % n]` (the remainder too):
+                # the value every step computes alike is not kept at all
+                assert not labels and "side table" not in plans[title], plans[title]
+                continue
             assert labels, plans[title]
             fn = function(out, forward)
             for label in labels:   # the forward sweep stores into the record, it does not push

@@ -69,8 +69,9 @@ _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", 
                  "udiv", "sdiv", "urem", "srem"}
 # float arithmetic recomputed in the reverse sweep when all its operands come for free
 _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
-# what a cached value may be rebuilt from in its reverse block when the block keeps the
-# operands anyway (`_recompute_from_kept`): the cheap float ops, division and fused multiply-add
+# float arithmetic the reverse sweep may redo from its operands (`_rebuildable_float`): when
+# each operand costs no cell per iteration (`_recompute`), or when the block keeps the operands
+# anyway (`_recompute_from_kept`): the cheap float ops, division and fused multiply-add
 _REBUILDABLE_FLOAT = _CHEAP_FLOAT | {"fdiv"}
 _REBUILDABLE_CALL_RE = re.compile(r"^@llvm\.(fmuladd|fma)\.f(32|64)$")
 # how many levels of operands the reverse sweep follows to rebuild a value instead of keeping
@@ -83,6 +84,27 @@ def _cheap_float(inst) -> bool:
     """Float arithmetic as cheap to redo as to read back: fadd/fsub/fmul/..., fmuladd, fma."""
     return inst.opcode in _CHEAP_FLOAT or \
         (inst.opcode == "call" and bool(inst.callee) and bool(_REBUILDABLE_CALL_RE.match(inst.callee)))
+
+
+def _rebuildable_float(inst) -> bool:
+    """Float arithmetic the reverse sweep may redo from its operands: the cheap ops and division."""
+    return inst.opcode in _REBUILDABLE_FLOAT or _cheap_float(inst)
+
+
+def _lifetime_pointer(inst, which: str) -> str | None:
+    """The pointer of an `llvm.lifetime.<which>` call (its last operand: `(ptr)` since LLVM 22,
+    `(i64 size, ptr)` before), None for any other instruction."""
+    if inst.opcode == "call" and inst.operands and callee_name(inst).startswith(f"llvm.lifetime.{which}"):
+        return inst.operands[-1][1]
+    return None
+
+
+def released_pointer(inst) -> str | None:
+    """The pointer whose memory a call ends: a free's or realloc's first argument, a stack
+    array's `llvm.lifetime.end` (`CachePlanner._defer_frees`); None for any other instruction."""
+    if inst.opcode == "call" and inst.operands and (inst.callee in DEALLOCATORS or inst.callee == "@realloc"):
+        return inst.operands[0][1]
+    return _lifetime_pointer(inst, "end")
 
 
 def derived_pointers(fn, roots: dict[str, str]) -> dict[str, str]:
@@ -412,8 +434,7 @@ class CachePlanner:
         after = self._reachable_after(load)
         written, undone, unknown = self._writes(after)
         if unknown or (written | undone) & roots or any(
-                i.opcode == "call" and callee_name(i).startswith("llvm.lifetime.start")
-                and pointer_roots(self.fn, i.operands[-1][1]) & roots for i in after):
+                (p := _lifetime_pointer(i, "start")) and pointer_roots(self.fn, p) & roots for i in after):
             return False
         if not self._defer_frees(roots):
             return False
@@ -433,8 +454,8 @@ class CachePlanner:
             entry = self.fn.blocks[0].label
             restores = any(i.opcode == "call" and callee_name(i).startswith("llvm.stackrestore")
                            for i in self.fn.instructions())
-            self._stack = {i.result for i in self.fn.instructions() if i.opcode == "alloca" and i.result
-                           and (i.block == entry or (not restores and not self.cfg.in_loop(i.block)))}
+            self._stack = {r for r in self._local_allocations() if (d := self.fn.defs[r]).opcode == "alloca"
+                           and (d.block == entry or (not restores and not self.cfg.in_loop(d.block)))}
         return self._stack
 
     def _reachable_after(self, inst) -> list:
@@ -459,10 +480,7 @@ class CachePlanner:
         frees = []
         for inst in self.fn.instructions():
             # a stack array's lifetime.end ends its memory as a free does (`_stack_arrays`)
-            if inst.opcode == "call" and inst.operands and \
-                    (inst.callee in DEALLOCATORS or inst.callee == "@realloc"
-                     or callee_name(inst).startswith("llvm.lifetime.end")) and \
-                    pointer_roots(self.fn, inst.operands[-1 if inst.callee.startswith("@llvm.") else 0][1]) & roots:
+            if (p := released_pointer(inst)) is not None and pointer_roots(self.fn, p) & roots:
                 if inst.callee == "@realloc" or self.cfg.in_loop(inst.block) or \
                         not all(self.cfg.dominates(inst.block, r) for r in self.cfg.returns):
                     return False
@@ -626,7 +644,7 @@ class CachePlanner:
         inst = self.fn.defs.get(primal or value)
         if inst is None:
             return None
-        if (_cheap_float(inst) or inst.opcode == "fdiv") and primal is None:
+        if _rebuildable_float(inst) and primal is None:
             # float arithmetic (division too: one more division costs less than a tape cell
             # written in the forward sweep and read back in the reverse) is recomputed only
             # when none of its operands needs a cell per iteration: each comes for free or
@@ -1134,7 +1152,7 @@ class CachePlanner:
         inst = self.fn.defs.get(value)
         if inst is None or value in self.sweep.shadow_primal:
             return None
-        return inst if inst.opcode in _REBUILDABLE_FLOAT or _cheap_float(inst) else None
+        return inst if _rebuildable_float(inst) else None
 
     def _recompute_from_kept(self) -> None:
         """A min-cut in the small: a value a reverse block would read from the tape is instead

@@ -29,7 +29,8 @@ from . import openmp
 from .indirect import fallback_in_derived_code
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
-from .cache import FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, SIDE_STATIC_MARK, TAPE, CachePlanner, cache_plans_wanted
+from .cache import (FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, SIDE_STATIC_MARK, TAPE, CachePlanner, cache_plans_wanted,
+                    released_pointer)
 from .tape import CELL_BYTES, TAPE_TYPE
 
 DRET = "%dret$"
@@ -420,8 +421,8 @@ class ReverseGenerator:
         reverse of the entry block (which alone leads to the exit), so the frame record keeps
         it from the augmented piece."""
         entry = self.fn.blocks[0].label
-        return {key: self.cache.fetch(inst.operands[0][1], entry) if self.split else inst.operands[0][1]
-                for key, inst in self.cache.deferred_frees.items()}
+        released = {key: released_pointer(inst) for key, inst in self.cache.deferred_frees.items()}
+        return {key: self.cache.fetch(p, entry) if self.split else p for key, p in released.items()}
 
     def _freed_allocations(self) -> set[str]:
         freed = set()
@@ -1283,7 +1284,7 @@ class ReverseGenerator:
             self.engine.support.add("__enzyme_build_tape_free_data")
             out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
         out += self.cache.side_free()
-        out += [substitute_values(_DBG_RE.sub("", inst.text), {inst.operands[0][1]: self.freed_pointers[key]})
+        out += [substitute_values(_DBG_RE.sub("", inst.text), {released_pointer(inst): self.freed_pointers[key]})
                 for key, inst in self.cache.deferred_frees.items()]
         if self.parallel:
             out += openmp.flush_partials(self)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,6 +48,20 @@ def build_with_stage(source: str, workdir: str, *, opt: str = "-O2", cxx: bool |
     subprocess.run([_compiler(source, cxx), obj, "-o", exe, "-lm"], check=True,
                    capture_output=True, text=True)
     return exe
+
+
+def function_body(text: str, name: str) -> str:
+    """The text of function @name in module text (from its `define` to its closing brace)."""
+    m = re.search(rf"^define [^\n]*@{re.escape(name)}\(.*?^}}$", text, re.M | re.S)
+    assert m, f"@{name} not defined in:\n{text}"
+    return m.group(0)
+
+
+def function_block(fn: str, label: str) -> str:
+    """One basic block of a function's text, without its label line."""
+    m = re.search(rf"^{re.escape(label)}:\n(.*?)(?=^\S+:$|^}}$)", fn, re.M | re.S)
+    assert m, f"no block {label} in:\n{fn}"
+    return m.group(1)
 
 
 def run_program(exe: str) -> subprocess.CompletedProcess:

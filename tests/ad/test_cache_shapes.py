@@ -7,6 +7,7 @@ import re
 from enzyme_build import llvm
 from enzyme_build.ad.driver import differentiate_module
 from enzyme_build.ad.engine import Engine
+from ad_helpers import function_body, function_block
 
 DECLS = """
 @enzyme_dup = external global i32
@@ -74,26 +75,14 @@ def differentiate(text: str) -> str:
     return out
 
 
-def body(out: str, name: str) -> str:
-    m = re.search(rf"^define [^\n]*@{re.escape(name)}\(.*?^}}$", out, re.M | re.S)
-    assert m, f"@{name} not defined in:\n{out}"
-    return m.group(0)
-
-
-def block(text: str, label: str) -> str:
-    m = re.search(rf"^{re.escape(label)}:\n(.*?)(?=^\S+:$|^}}$)", text, re.M | re.S)
-    assert m, f"no block {label} in:\n{text}"
-    return m.group(1)
-
-
 def test_stencil_neighbour_shadow_pointer_is_recomputed_not_taped():
-    fn = body(differentiate(STENCIL), "diffe_stencil")
-    point = block(fn, "point")
+    fn = function_body(differentiate(STENCIL), "diffe_stencil")
+    point = function_block(fn, "point")
     # only doubles go to the per-point record: no shadow pointer (`store ptr ... %scell`)
     assert not re.search(r"store ptr %\S+, ptr %scell", point), point
     assert re.search(r"store double %ui, ptr %scell", point)
     # the reverse sweep rebuilds &u'[i + 1] from the hoisted shadow base and the replayed IV
-    rev = block(fn, "rev$point")
+    rev = function_block(fn, "rev$point")
     m = re.search(r"(%rc\$\d+) = add nuw nsw i64 (%iv\$\d+), 1", rev)
     assert m, rev
     assert re.search(rf"getelementptr inbounds double, ptr %inv\$\d+, i64 {re.escape(m.group(1))}", rev)
@@ -201,13 +190,13 @@ entry:
 
 
 def test_arithmetic_on_kept_values_is_rebuilt_not_taped():
-    fn = body(differentiate(PAIRS), "diffe_pairs")
-    loop = block(fn, "loop")
+    fn = function_body(differentiate(PAIRS), "diffe_pairs")
+    loop = function_block(fn, "loop")
     taped = set(re.findall(r"store double (%\w+), ptr %scell", loop))
     # two cells per iteration: d and sqrt(r2) (xi, xj are read again or folded into d)
     assert taped == {"%d", "%s"}, loop
     assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n", fn)
-    rev = block(fn, "rev$loop")
+    rev = function_block(fn, "rev$loop")
     assert re.search(r"= fmul double %r\$\d+, %r\$\d+", rev)          # d*d from the kept d
     # w rebuilt from the rebuilt q: the one division of the reverse (w's own partial is -w*w,
     # and x * sqrt(x) reverses as 1.5 sqrt(x): no division for either)
@@ -262,20 +251,20 @@ entry:
 
 
 def test_table_read_after_its_last_write_is_read_again_and_freed_at_the_end():
-    fn = body(differentiate(TABLE), "diffe_table")
-    use = block(fn, "use")
+    fn = function_body(differentiate(TABLE), "diffe_table")
+    use = function_block(fn, "use")
     assert "store double %tj, ptr" not in use, use            # not taped
-    rev = block(fn, "rev$use")
+    rev = function_block(fn, "rev$use")
     assert re.search(r"%rl\$\d+ = load double, ptr %rc\$\d+, align 8", rev), rev
     # the primal free moved from the forward return block to the end of the reverse sweep
-    assert "call void @free(ptr %t)" not in block(fn, "exit")
-    assert "call void @free(ptr %t)" in block(fn, "exit$")
+    assert "call void @free(ptr %t)" not in function_block(fn, "exit")
+    assert "call void @free(ptr %t)" in function_block(fn, "exit$")
 
 
 def test_table_written_after_the_read_is_still_taped():
     # a store into the table after the read loop: the values read must be kept
     text = TABLE.replace("exit:\n  call void @free(ptr %t)",
                          "exit:\n  store double 0.0, ptr %t, align 8\n  call void @free(ptr %t)")
-    fn = body(differentiate(text), "diffe_table")
-    assert "store double %tj, ptr %scell" in block(fn, "use")
-    assert "call void @free(ptr %t)" in block(fn, "exit")
+    fn = function_body(differentiate(text), "diffe_table")
+    assert "store double %tj, ptr %scell" in function_block(fn, "use")
+    assert "call void @free(ptr %t)" in function_block(fn, "exit")

@@ -10,6 +10,7 @@ import pytest
 
 from enzyme_build import llvm
 from enzyme_build.ad.driver import differentiate_module
+from ad_helpers import function_body, function_block
 
 FUNCTIONS = """
 define double @square(double %x) {
@@ -151,20 +152,6 @@ def differentiate(caller: str) -> str:
     return out
 
 
-def body(out: str, name: str) -> str:
-    """The text of derived function @name (from its `define` to its closing brace)."""
-    m = re.search(rf"^define [^\n]*@{re.escape(name)}\(.*?^}}$", out, re.M | re.S)
-    assert m, f"@{name} not defined in:\n{out}"
-    return m.group(0)
-
-
-def block(text: str, label: str) -> str:
-    """One basic block of a function's text."""
-    m = re.search(rf"^{re.escape(label)}:\n(.*?)(?=^\S+:$|^}}$)", text, re.M | re.S)
-    assert m, f"no block {label} in:\n{text}"
-    return m.group(1)
-
-
 def test_scalar_function_gets_adjoint_slots_and_a_seed():
     """x's adjoint (a parameter, read at the exit) is a slot; m's is an SSA value in the
     reverse of its block (its one use, the return, is in the same block), seeded with 1.0,
@@ -176,13 +163,13 @@ entry:
   ret double %r
 }
 """)
-    fn = body(out, "diffe_square")
+    fn = function_body(out, "diffe_square")
     assert fn.startswith("define internal double @diffe_square(double %x) {")
     assert "%x$d = alloca double" in fn and "%m$d" not in fn
-    assert len(re.findall(r"= fadd reassoc double %da\$\d+, %x\n", block(fn, "rev$entry"))) == 2
+    assert len(re.findall(r"= fadd reassoc double %da\$\d+, %x\n", function_block(fn, "rev$entry"))) == 2
     assert "tape" not in fn                       # nothing needs keeping
-    assert re.search(r"ret double %ret\$\d+", block(fn, "exit$"))
-    use = body(out, "use")
+    assert re.search(r"ret double %ret\$\d+", function_block(fn, "exit$"))
+    use = function_body(out, "use")
     assert re.search(r"call double @diffe_square\(double %x\)", use)
     assert "__enzyme_autodiff" not in use
 
@@ -195,12 +182,12 @@ entry:
   ret void
 }
 """)
-    fn = body(out, "diffe_sumsq")
+    fn = function_body(out, "diffe_sumsq")
     assert fn.startswith("define internal void @diffe_sumsq(ptr %v, ptr %v$sh, i64 %n) {")
     assert "STATIC" not in out                    # every static token resolved
     assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 0\n", fn)   # stride 0: nothing taped
     assert "__enzyme_build_tape_push" not in fn
-    rev = block(fn, "rev$loop")
+    rev = function_block(fn, "rev$loop")
     # IV replay from the counter slot; x re-read from v; its adjoint added to v's shadow
     assert re.search(r"%iv\$\d+ = load i64, ptr %i\$ivslot", rev)
     assert re.search(r"getelementptr inbounds double, ptr %v, i64 %iv\$\d+", rev)
@@ -209,7 +196,7 @@ entry:
     # the way back: the replayed IV tells the first iteration apart, no predecessor index is kept
     assert re.search(r"icmp eq i64 %iv\$\d+, 0", rev)
     assert re.search(r"switch i32 %rc\$\d+, label %rev\$loop\$from\$entry \[ i32 1, label %rev\$loop\$from\$loop \]", rev)
-    assert re.search(r"sub i64 %iv\$\d+, 1", block(fn, "rev$loop$from$loop"))
+    assert re.search(r"sub i64 %iv\$\d+, 1", function_block(fn, "rev$loop$from$loop"))
 
 
 def test_counted_loop_keeps_values_on_a_static_record():
@@ -220,9 +207,9 @@ entry:
   ret void
 }
 """)
-    fn = body(out, "diffe_sinloop")
+    fn = function_body(out, "diffe_sinloop")
     assert "STATIC" not in out
-    entry = block(fn, "entry")
+    entry = function_block(fn, "entry")
     # one record of n * 16 bytes reserved before the loop: two doubles per iteration
     assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  %static\.off\$0 = call i64 @__enzyme_build_tape_frame"
                      r"\(ptr %tape\$, i64 %tb\$\d+\)", entry)
@@ -232,19 +219,19 @@ entry:
     assert sorted(int(c) for _, c in cols) == [0, 8], entry
     assert re.search(r"%static\.off\$0\$base = call ptr @__enzyme_build_tape_at\(ptr %tape\$, i64 %static\.off\$0\)",
                      entry)
-    loop = block(fn, "loop")
+    loop = function_block(fn, "loop")
     assert "@__enzyme_build_tape_at" not in loop
     for value in ("%m", "%s"):
         m = re.search(rf"%soff\$\d+ = mul i64 (%sk\$\d+), 8\n  (%scell\$\d+) = getelementptr inbounds i8, "
                       rf"ptr %scol\$\d+, i64 %soff\$\d+\n  store double {value}, ptr (%scell\$\d+), align 8", loop)
         assert m and m.group(2) == m.group(3), loop
     assert "__enzyme_build_tape_push" not in fn
-    rev = block(fn, "rev$loop")
+    rev = function_block(fn, "rev$loop")
     m = re.search(r"(%r\$\d+) = load double, ptr %scell\$\d+, align 8", rev)
     assert m and re.search(rf"call double @llvm\.cos\.f64\(double {re.escape(m.group(1))}\)", rev)
     # the record is dropped when the reverse sweep leaves the loop for good
-    assert "call ptr @__enzyme_build_tape_pop(ptr %tape$, i64 %tb$" in block(fn, "rev$loop$from$entry")
-    assert "call void @__enzyme_build_tape_free_data(ptr %tape$)" in block(fn, "exit$")
+    assert "call ptr @__enzyme_build_tape_pop(ptr %tape$, i64 %tb$" in function_block(fn, "rev$loop$from$entry")
+    assert "call void @__enzyme_build_tape_free_data(ptr %tape$)" in function_block(fn, "exit$")
 
 
 def test_each_static_loop_has_its_own_stride():
@@ -255,7 +242,7 @@ entry:
   ret double %r
 }
 """)
-    fn = body(out, "diffe_twoloops")
+    fn = function_body(out, "diffe_twoloops")
     assert "STATIC" not in out and ";" not in fn   # tokens and their marker comments gone
     strides = {int(s) for s in re.findall(r"= mul i64 %tc\$\d+, (\d+)\n", fn)}
     # loop a keeps exp(s), the partial of e * x by x (x itself is re-read); loop b keeps nothing
@@ -271,8 +258,8 @@ entry:
   ret double %r
 }
 """)
-    fn = body(out, "diffe_until")
-    loop, rev = block(fn, "loop"), block(fn, "rev$loop")
+    fn = function_body(out, "diffe_until")
+    loop, rev = function_block(fn, "loop"), function_block(fn, "rev$loop")
     assert re.search(r"call ptr @__enzyme_build_tape_push\(ptr %tape\$, i64 \d+\)", loop)
     assert "store double %y, ptr" in loop
     assert re.search(r"call ptr @__enzyme_build_tape_pop\(ptr %tape\$, i64 \d+\)", rev)
@@ -287,12 +274,12 @@ entry:
   ret { double, double } %r
 }
 """)
-    fn = body(out, "diffe_branch")
+    fn = function_body(out, "diffe_branch")
     assert fn.startswith("define internal { double, double } @diffe_branch(double %x, double %y) {")
-    assert "%pidx$0 = phi i32 [ 0, %then ], [ 1, %else ]" in block(fn, "join")
-    rev = block(fn, "rev$join")
+    assert "%pidx$0 = phi i32 [ 0, %then ], [ 1, %else ]" in function_block(fn, "join")
+    rev = function_block(fn, "rev$join")
     assert re.search(r"switch i32 %\S+, label %rev\$join\$from\$then \[ i32 1, label %rev\$join\$from\$else \]", rev)
-    assert re.search(r"insertvalue \{ double, double \} %agg\$\d+, double %\S+, 1", block(fn, "exit$"))
+    assert re.search(r"insertvalue \{ double, double \} %agg\$\d+, double %\S+, 1", function_block(fn, "exit$"))
 
 
 def test_store_reverses_to_read_and_consume_the_shadow():
@@ -303,14 +290,14 @@ entry:
   ret double %r
 }
 """)
-    fn = body(out, "diffe_scale")
-    assert "%q$sh = getelementptr inbounds double, ptr %out$sh, i64 1" in block(fn, "entry")
-    rev = block(fn, "rev$entry")
+    fn = function_body(out, "diffe_scale")
+    assert "%q$sh = getelementptr inbounds double, ptr %out$sh, i64 1" in function_block(fn, "entry")
+    rev = function_block(fn, "rev$entry")
     # dv += *out'; *out' = 0 (the output adjoint is consumed), then d(3x) = 3
     assert re.search(r"%ds\$\d+ = load double, ptr %q\$sh\n  store double 0x0000000000000000, ptr %q\$sh\n", rev)
     assert re.search(r"fmul double %\S+, 3\.0\n", rev)
     # the store is undone for the reverse sweep and redone at its end (what the caller sees)
-    assert "%q$old$0 = load double, ptr %q" in block(fn, "entry")
+    assert "%q$old$0 = load double, ptr %q" in function_block(fn, "entry")
     assert "store double %q$old$0, ptr %q" in rev and rev.rstrip().endswith("store double %s, ptr %q\n  br label %exit$")
 
 
@@ -322,7 +309,7 @@ entry:
   ret double %r
 }
 """)
-    fn = body(out, "diffe_outer")
+    fn = function_body(out, "diffe_outer")
     assert len(re.findall(r"call double @augmented_square\(double %\S+, ptr %tape\$\)", fn)) == 2
     assert len(re.findall(r"call double @reverse_square\(double %\S+, double \S+, ptr %tape\$\)", fn)) == 2
     assert out.count("define internal double @augmented_square(") == 1
@@ -341,7 +328,7 @@ entry:
   ret double %z
 }
 """)
-    aug, rev = body(out, "augmented_sinloop"), body(out, "reverse_sinloop")
+    aug, rev = function_body(out, "augmented_sinloop"), function_body(out, "reverse_sinloop")
     assert aug.startswith("define internal double @augmented_sinloop(ptr %v, ptr %v$sh, i64 %n, ptr noalias %tape$)")
     assert rev.startswith("define internal void @reverse_sinloop(ptr %v, ptr %v$sh, i64 %n, double %dret$, "
                           "ptr noalias %tape$)")
@@ -351,14 +338,14 @@ entry:
     assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  %static\.off\$0 = call i64 @__enzyme_build_tape_frame", aug)
     assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  call ptr @__enzyme_build_tape_pop", rev)
     assert "store double %x, ptr %scell$" in aug and "store double %m, ptr %scell$" not in aug
-    assert re.search(r"%r\$\d+ = fmul double %r\$\d+, %r\$\d+", block(rev, "rev$loop"))
+    assert re.search(r"%r\$\d+ = fmul double %r\$\d+, %r\$\d+", function_block(rev, "rev$loop"))
     # the frame record: pushed last by the augmented piece, popped first by the reverse piece
     assert re.search(r"%frame\.offset\$ = call i64 @__enzyme_build_tape_frame\(ptr %tape\$, i64 8\)", aug)
     assert re.search(r"call ptr @__enzyme_build_tape_push\(ptr %tape\$, i64 8\)\n  store i64 %frame\.offset\$",
-                     block(aug, "exit"))
+                     function_block(aug, "exit"))
     assert re.search(r"%pop\$\d+ = call ptr @__enzyme_build_tape_pop\(ptr %tape\$, i64 8\)\n"
-                     r"  %frame\.offset\$ = load i64", block(rev, "entry$"))
-    use = body(out, "use")
+                     r"  %frame\.offset\$ = load i64", function_block(rev, "entry$"))
+    use = function_body(out, "use")
     assert re.search(r"call ptr @__enzyme_build_tape_new\(\)", use)
     assert re.search(r"call double @augmented_sinloop\(ptr %v, ptr %dv, i64 %n, ptr %enzyme\$call\d+\)", use)
     assert re.search(r"call void @reverse_sinloop\(ptr %v, ptr %dv, i64 %n, double 1\.0\S*, ptr %t\)", use)
@@ -377,7 +364,7 @@ entry:
   ret double %z
 }}
 """)
-    aug = next(body(out, m.group(1)) for m in re.finditer(r"define internal double @(augmented_sinloop\S*)\(", out))
+    aug = next(function_body(out, m.group(1)) for m in re.finditer(r"define internal double @(augmented_sinloop\S*)\(", out))
     assert ("store double %x, ptr %scell$" in aug) is not kept
     stride = 16   # kept: x * s and s; not kept: x and s (x * s rebuilt from them)
     assert re.search(rf"%tb\$\d+ = mul i64 %tc\$\d+, {stride}\n  %static\.off\$0 = call i64 @__enzyme_build_tape_frame",
@@ -424,9 +411,9 @@ entry:
   ret void
 }
 """)
-    fn = body(out, "diffe_sumsq")
+    fn = function_body(out, "diffe_sumsq")
     assert fn.count("\nrev$exit:\n") == 1 and fn.count("\nexit$:\n") == 1
-    assert "br label %exit$" in block(fn, "rev$entry")
+    assert "br label %exit$" in function_block(fn, "rev$entry")
 
 
 def test_derived_functions_inherit_target_and_fp_attributes():
@@ -485,12 +472,12 @@ declare { double, double } @__enzyme_autodiff(ptr, ...)
 declare double @__enzyme_fwddiff(ptr, ...)
 """)
     llvm.verify(llvm.parse_assembly(out, "fmf"), generated=True)
-    rev = block(body(out, "diffe_g"), "rev$entry")
+    rev = function_block(function_body(out, "diffe_g"), "rev$entry")
     # the partials of c = b * a: reassoc nsz; of b = a * x: plain; of a = x * y: fast
     assert re.search(r"= fmul reassoc nsz double ", rev), rev
     assert re.search(r"= fmul fast double %\S+, %y\n", rev) and re.search(r"= fmul fast double %\S+, %x\n", rev), rev
     assert re.search(r"= fmul double %\S+, %x\n", rev), rev     # b's partial w.r.t. a: no flags
-    fwd = body(out, "fwddiffe_g")
+    fwd = function_body(out, "fwddiffe_g")
     assert re.search(r"%a\$t = fadd fast double", fwd) or re.search(r"= fmul fast double", fwd), fwd
     assert re.search(r"%c\$t = fadd reassoc nsz double", fwd), fwd
     assert re.search(r"%b\$t = fadd double", fwd), fwd
@@ -526,12 +513,12 @@ entry:
   ret { double, double } %r
 }
 """)
-    diffe = body(out, "diffe_inv3")
+    diffe = function_body(out, "diffe_inv3")
     reverse = diffe[diffe.index("rev$"):]
     assert "fdiv" not in reverse and "sqrt" not in reverse, diffe
     assert re.search(r"fmul double (1\.500000e\+00|0x3FF8000000000000), %s\b", reverse), diffe
     assert re.search(r"fmul double %q, %q\b", reverse), diffe
-    assert "fdiv" in body(out, "diffe_ratio").split("rev$", 1)[1]
+    assert "fdiv" in function_body(out, "diffe_ratio").split("rev$", 1)[1]
     module = llvm.parse_assembly(out, "inv3")
     llvm.optimize(module, 2)
     use = module.text()[module.text().index("@use("):].split("\n}\n")[0]
@@ -555,9 +542,9 @@ entry:
   ret { double, double } %r
 }
 """)
-    rev = block(body(out, "diffe_quot"), "rev$entry")
+    rev = function_block(function_body(out, "diffe_quot"), "rev$entry")
     assert len(re.findall(r"= fdiv double 0x3FF0000000000000, %b$", rev, re.M)) == 2, rev
     assert not re.search(r"= fdiv double %q, %b$", rev, re.M), rev
     module = llvm.parse_assembly(out, "quot")
     llvm.optimize(module, 2)
-    assert body(module.text(), "use").count(" fdiv ") == 2   # (the gradient is inlined there)
+    assert function_body(module.text(), "use").count(" fdiv ") == 2   # (the gradient is inlined there)

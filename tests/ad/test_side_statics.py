@@ -15,7 +15,7 @@ import os
 import re
 
 import pytest
-from ad_helpers import HERE
+from ad_helpers import HERE, function_body, function_block
 
 CHECKS = 3 * (5 + 4 + 6 + 4 + 3 + 5 + 4)
 SOURCE = os.path.join(HERE, "programs", "side_statics.c")
@@ -26,18 +26,6 @@ SIDE_ROW = re.compile(r"^  %(\S+)\s+%\S+\s+.+?\s{2,}kept: side table of loop %\S
                          ids=["O0", "O2", "O3", "adbefore"])
 def test_programs_of_the_class(build, run_ok, opt, before):
     assert run_ok(build(SOURCE, opt=opt, ad_before_opt=before)) == CHECKS
-
-
-def function(text: str, name: str) -> str:
-    m = re.search(rf"^define [^\n]*@{re.escape(name)}\(.*?^}}$", text, re.M | re.S)
-    assert m, f"no @{name}"
-    return m.group(0)
-
-
-def block(fn: str, label: str) -> str:
-    m = re.search(rf"^{re.escape(label)}:\n(.*?)(?=^\S)", fn, re.M | re.S)
-    assert m, f"no block {label}"
-    return m.group(1)
 
 
 def test_inner_loops_keep_their_side_values_without_pushing(build, run_ok, tmp_path):
@@ -57,16 +45,16 @@ def test_inner_loops_keep_their_side_values_without_pushing(build, run_ok, tmp_p
                 assert not labels and "side table" not in plans[title], plans[title]
                 continue
             assert labels, plans[title]
-            fn = function(out, forward)
+            fn = function_body(out, forward)
             for label in labels:   # the forward sweep stores into the record, it does not push
-                assert "@__enzyme_build_side_push" not in block(fn, label), (forward, label)
+                assert "@__enzyme_build_side_push" not in function_block(fn, label), (forward, label)
             # one reservation per entry into each inner loop, popped whole by the reverse sweep
             assert fn.count("@__enzyme_build_side_push(") >= 1
-            reverse = function(out, forward.replace("augmented_", "reverse_"))
+            reverse = function_body(out, forward.replace("augmented_", "reverse_"))
             pops = re.findall(r"call ptr @__enzyme_build_tape_pop\(ptr %side\$, i64 %\S+\)", reverse)
             assert pops, reverse
     # the nest: its outer inner loop's values in split mode are pushed per iteration, since
     # the inner loop's record may move the stack while it runs
     split_nested = plans["cache plan of @augmented_nested / @reverse_nested (split mode)"]
-    fn = function(out, "augmented_nested")
-    assert any("@__enzyme_build_side_push" in block(fn, label) for label in SIDE_ROW.findall(split_nested))
+    fn = function_body(out, "augmented_nested")
+    assert any("@__enzyme_build_side_push" in function_block(fn, label) for label in SIDE_ROW.findall(split_nested))

@@ -15,7 +15,7 @@ import os
 import re
 
 import pytest
-from ad_helpers import HERE
+from ad_helpers import HERE, function_body
 
 CHECKS = 3 * (5 + 4 + 3 + 4 + 4 + 3 + 5 + 3)
 SOURCE = os.path.join(HERE, "programs", "split_heap.c")
@@ -30,12 +30,6 @@ def test_programs_of_the_class(build, run_ok, opt, before):
     assert run_ok(build(SOURCE, opt=opt, ad_before_opt=before)) == CHECKS
 
 
-def function(text: str, name: str) -> str:
-    m = re.search(rf"^define [^\n]*@{re.escape(name)}\(.*?^}}$", text, re.M | re.S)
-    assert m, f"no @{name}"
-    return m.group(0)
-
-
 def test_reverse_pieces_read_final_blocks_again_and_free_them(build, run_ok, tmp_path):
     run_ok(build(SOURCE, opt="-O2"))
     keep = tmp_path / "keep"
@@ -45,8 +39,8 @@ def test_reverse_pieces_read_final_blocks_again_and_free_them(build, run_ok, tmp
         plan = plans[f"cache plan of @augmented_{name} / @reverse_{name} (split mode)"]
         assert "re-read from memory" in LOAD_ROW.findall(plan), plan
         # the augmented piece leaves the block alive; the reverse piece frees it at its end
-        assert "@free(" not in function(out, f"augmented_{name}")
-        rev = function(out, f"reverse_{name}")
+        assert "@free(" not in function_body(out, f"augmented_{name}")
+        rev = function_body(out, f"reverse_{name}")
         exit_block = rev[rev.index("\nexit$:"):]
         assert re.search(r"call void @free\(ptr [^)]*%\S+\)", exit_block), exit_block
     # written again after the first loop reading it / freed by realloc: those reads stay
@@ -57,4 +51,4 @@ def test_reverse_pieces_read_final_blocks_again_and_free_them(build, run_ok, tmp
     for name in TAPED:
         plan = plans[f"cache plan of @augmented_{name} / @reverse_{name} (split mode)"]
         assert "re-read from memory" not in plan, plan
-        assert "@free(" in function(out, f"augmented_{name}"), name
+        assert "@free(" in function_body(out, f"augmented_{name}"), name

@@ -15,7 +15,7 @@ import os
 import re
 
 import pytest
-from ad_helpers import HERE
+from ad_helpers import HERE, function_body
 
 CHECKS = 8 * 3 * 8
 SOURCE = os.path.join(HERE, "programs", "stack_scratch.c")
@@ -51,6 +51,6 @@ def test_final_stack_arrays_are_read_again(build, run_ok, tmp_path):
     assert combined("per_iteration") and "re-read from memory" not in combined("per_iteration")
     # the re-read array's lifetime ends after the reverse sweep, not after the forward one
     out = (keep / "ad-output.ll").read_text()
-    fn = re.search(r"^define [^\n]*@diffe_filled_then_read\(.*?^}$", out, re.M | re.S).group(0)
+    fn = function_body(out, "diffe_filled_then_read")
     exit_block = fn[fn.index("\nexit$:"):]
     assert "@llvm.lifetime.end" in exit_block and fn.count("@llvm.lifetime.end") == 1, fn

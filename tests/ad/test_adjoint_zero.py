@@ -6,7 +6,8 @@ import re
 
 from enzyme_build import llvm
 
-from test_cache_shapes import DECLS, body, differentiate  # noqa: E402
+from ad_helpers import function_body  # noqa: E402
+from test_cache_shapes import DECLS, differentiate  # noqa: E402
 
 
 SUMSQ = """
@@ -51,13 +52,13 @@ declare { double, double } @__enzyme_autodiff_pair(ptr, ...)
 
 def test_adjoint_slots_start_at_negative_zero_and_fold_away():
     out = differentiate(SUMSQ)
-    fn = body(out, "diffe_sumsq")
+    fn = function_body(out, "diffe_sumsq")
     # every slot starts (and is reset) at -0.0, the identity of fadd (the loop-carried sum has
     # one; x and sq, used only in their own block, have SSA adjoints and no slot)
     assert re.search(r"%s\$d = alloca double, align 8\n  store double 0x8000000000000000, ptr %s\$d", fn)
     assert "%x$d" not in fn and "%sq$d" not in fn
     # a returned adjoint is normalized to +0.0 when nothing reached it (y does not affect cube)
-    cube = body(out, "diffe_cube")
+    cube = function_body(out, "diffe_cube")
     assert len(re.findall(r"= fadd double %ret\$\d+, 0x0000000000000000", cube)) == 2, cube
     # after O2 the reverse loop adds each contribution straight into the shadow: no `x + 0.0`
     module = llvm.parse_assembly(out, "zeros")

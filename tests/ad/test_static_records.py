@@ -13,7 +13,8 @@ import re
 
 import pytest
 from ad_helpers import HERE
-from test_cache_shapes import STENCIL, block, body, differentiate
+from ad_helpers import function_block, function_body
+from test_cache_shapes import STENCIL, differentiate
 
 # reverse, split and forward for each input of the six members (5, 4, 3, 4, 3 and 6 inputs)
 CHECKS = 3 * (5 + 4 + 3 + 4 + 3 + 6)
@@ -27,8 +28,8 @@ def test_programs_of_the_class(build, run_ok, opt, before):
 
 
 def test_a_loop_that_never_grows_the_tape_stores_through_column_bases():
-    fn = body(differentiate(STENCIL), "diffe_stencil")
-    step, point = block(fn, "step"), block(fn, "point")
+    fn = function_body(differentiate(STENCIL), "diffe_stencil")
+    step, point = function_block(fn, "step"), function_block(fn, "point")
     # the base is taken after the frame is reserved, once per entry into the loop
     assert re.search(r"%static\.off\$0 = call i64 @__enzyme_build_tape_frame\(ptr %tape\$, i64 %tb\$\d+\)\n"
                      r"  %static\.off\$0\$base = call ptr @__enzyme_build_tape_at\(ptr %tape\$, i64 %static\.off\$0\)",
@@ -82,9 +83,9 @@ attributes #7 = { noinline nounwind }
 
 
 def test_a_loop_whose_callee_tapes_reads_the_data_pointer_after_the_call():
-    fn = body(differentiate(GROWING), "diffe_loop")
+    fn = function_body(differentiate(GROWING), "diffe_loop")
     assert "$base" not in fn
-    loop = block(fn, "body")
+    loop = function_block(fn, "body")
     call = loop.index("call double @augmented_sq(double %xi, ptr %tape$)")
     cells = [m.start() for m in re.finditer(r"= call ptr @__enzyme_build_tape_at\(ptr %tape\$", loop)]
     assert len(cells) == 3 and min(cells) > call, loop
@@ -102,8 +103,8 @@ MANY = "declare double @sin(double)\n" + summing_loop("many", """
 
 
 def test_a_loop_keeping_many_values_is_laid_out_by_rows():
-    fn = body(differentiate(MANY), "diffe_many")
-    entry, loop = block(fn, "entry"), block(fn, "body")
+    fn = function_body(differentiate(MANY), "diffe_many")
+    entry, loop = function_block(fn, "entry"), function_block(fn, "body")
     stride = int(re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, (\d+)\n  %static\.off\$0 = call", entry).group(1))
     assert stride > 4 * 8
     # each value at its byte in the iteration's row: positions are constants, steps the row

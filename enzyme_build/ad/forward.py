@@ -15,8 +15,9 @@ from ..analysis.library import RELEASERS, allocation_size_args, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
 from ..errors import EnzymeBuildError
+from ..ir.builder import IRBuilder, print_block
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,
-                        make_name, strip_name)
+                        make_name, parse_instruction, strip_name)
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
@@ -114,7 +115,8 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
 
 
 class ForwardGenerator:
-    """Builds the text of one fwddiffe_<f>."""
+    """Builds one fwddiffe_<f>: its blocks as model instructions made by one IRBuilder
+    (`self.ir`, building into the current block), printed once at the end."""
 
     def __init__(self, engine, fn: Function, sig: Signature, name: str):
         self.engine, self.fn, self.sig, self.name = engine, fn, sig, name
@@ -135,6 +137,7 @@ class ForwardGenerator:
                                        f"fp128 arithmetic is not supported", location=f"@{fn.name}",
                                        hint="compute in double (or float)")
         self.counter = 0
+        self.ir = IRBuilder(self.fresh)
         self.named = None
         self.bits: dict[str, list[str]] = {}   # non-float loads of shadowed memory -> shadow bytes
 
@@ -294,22 +297,25 @@ class ForwardGenerator:
                f"{self.engine.derived_attributes(self.fn)} {{"]
         rule = self.engine.custom.get(self.fn.name)
         if rule is not None and rule.forward:
-            return "\n".join(out + self._rule_body() + ["}"])
+            return "\n".join(out + print_block("entry$", self._rule_body()) + ["}"])
         for block in self.fn.blocks:
-            out.append(f"{make_name('%', block.label)[1:]}:")
+            body: list[Instruction] = []
+            lane_phis: list[Instruction] = []
             phis = block.phis()
-            after_phis: list[str] = []
             for phi in phis:
-                out.append(_DBG_RE.sub("", phi.text))
-                self._phi(phi, after_phis)
-            out += after_phis
+                body.append(phi)
+                self.ir.into = lane_phis
+                self._phi(phi)
+            body += lane_phis
+            self.ir.into = body
             for inst in block.instructions[len(phis):-1]:
-                self._instruction(inst, out)
-            self._terminator(block.terminator, out)
+                self._instruction(inst)
+            self._terminator(block.terminator)
+            out += print_block(block.label, body)
         out.append("}")
         return "\n".join(out)
 
-    def _rule_body(self) -> list[str]:
+    def _rule_body(self) -> list[Instruction]:
         """f itself has a custom forward rule: the derived function just calls it."""
         rt = self.fn.return_type
         result = None if rt == "void" else "%rule$result"
@@ -317,12 +323,11 @@ class ForwardGenerator:
                            operands=[(p.type, p.name) for p in self.fn.params])
         if result and is_float_type(rt):
             self.act.varied.add(result)
-        lines = ["entry$:"]
-        self._custom_call(call, lines)
-        ret = Instruction(text="  ret void", opcode="ret", type=rt,
-                          operands=[(rt, result)] if result else [])
-        self._terminator(ret, lines)
-        return lines
+        self.ir.into = body = []
+        self._custom_call(call)
+        ret = Instruction(text="", opcode="ret", type=rt, operands=[(rt, result)] if result else [])
+        self._terminator(ret)
+        return body
 
     def _moves_active_bits(self, inst: Instruction) -> bool:
         """Does an atomic operation store a value with a derivative (a float, or a float's
@@ -336,16 +341,16 @@ class ForwardGenerator:
                 return True
         return False
 
-    def _phi(self, phi: Instruction, lines: list[str]) -> None:
+    def _phi(self, phi: Instruction) -> None:
         """Tangent phis (floats) or shadow phis (pointers), one per lane, on the same edges."""
         res = phi.result
         if res in self.act.varied:
-            self._lane_phis(phi, "t", [self.tangents(v, phi.type) for v, _ in phi.incoming], lines)
+            self._lane_phis(phi, "t", [self.tangents(v, phi.type) for v, _ in phi.incoming])
         if res in self.act.shadowed:
-            self._lane_phis(phi, "sh", [self.shadows(v) for v, _ in phi.incoming], lines)
+            self._lane_phis(phi, "sh", [self.shadows(v) for v, _ in phi.incoming])
         if res in self.int_views:
             # float bytes carried in an integer phi: merge their tangent bytes the same way
-            self._lane_phis(phi, "bits", [self._bits_of(v) for v, _ in phi.incoming], lines)
+            self._lane_phis(phi, "bits", [self._bits_of(v) for v, _ in phi.incoming])
             self.bits[res] = lane_names(res, "bits", self.width)
 
     def _bits_of(self, value: str) -> list[str]:
@@ -354,44 +359,40 @@ class ForwardGenerator:
             return lane_names(value, "bits", self.width)
         return ["0"] * self.width
 
-    def _lane_phis(self, phi: Instruction, tag: str, per_edge: list[list[str]], lines: list[str]) -> None:
-        blocks = [make_name("%", b) for _, b in phi.incoming]
+    def _lane_phis(self, phi: Instruction, tag: str, per_edge: list[list[str]]) -> None:
+        blocks = [b for _, b in phi.incoming]
         for k, name in enumerate(lane_names(phi.result, tag, self.width)):
-            entries = ", ".join(f"[ {values[k]}, {b} ]" for values, b in zip(per_edge, blocks))
-            lines.append(f"  {name} = phi {phi.type} {entries}")
+            self.ir.phi(phi.type, [(values[k], b) for values, b in zip(per_edge, blocks)], name=name)
 
-    def _terminator(self, term: Instruction, lines: list[str]) -> None:
+    def _terminator(self, term: Instruction) -> None:
         if term.opcode in ("invoke", "callbr", "indirectbr", "resume"):
             what, hint = _UNSUPPORTED[term.opcode]
             raise EnzymeBuildError(f"cannot differentiate through {what} in @{self.fn.name}",
                                    location=self.where(term), hint=hint)
         rty = derived_return_type(self.engine, self.fn, self.sig)
         if term.opcode != "ret" or rty == self.fn.return_type:
-            lines.append(_DBG_RE.sub("", term.text))
+            self.ir.copy(term)
             return
         ty, v = term.operands[0]
-        agg = self.fresh("ret")
-        lines.append(f"  {agg} = insertvalue {rty} poison, {ty} {v}, 0")
+        agg = self.ir.insertvalue(rty, "poison", ty, v, [0], hint="ret")
         for k, t in enumerate(self.shadows(v) if ty == "ptr" else self.tangents(v, ty)):
-            nxt = self.fresh("ret")
-            lines.append(f"  {nxt} = insertvalue {rty} {agg}, {ty} {t}, {k + 1}")
-            agg = nxt
-        lines.append(f"  ret {rty} {agg}")
+            agg = self.ir.insertvalue(rty, agg, ty, t, [k + 1], hint="ret")
+        self.ir.ret(rty, agg)
 
     # ------------------------------------------------------------------ instructions
-    def _instruction(self, inst: Instruction, lines: list[str]) -> None:
+    def _instruction(self, inst: Instruction) -> None:
         op, res = inst.opcode, inst.result
         if op == "call":
-            self._call(inst, lines)
+            self._call(inst)
             return
         rmw = openmp.atomic_fadd_operands(inst)
         if rmw is not None and self.has_shadow(rmw[0]) and not (res and self._users(res)):
             # *p += v (omp atomic, reductions): *dp += dv, atomically too
-            lines.append(_DBG_RE.sub("", inst.text))
+            self.ir.copy(inst)
             p, ty, v = rmw
             tangents = self.tangents(v, ty) if is_local(v) and v in self.act.varied else []
             for t, sh in zip(tangents, self.shadows(p)):
-                lines.append(f"  {self.fresh('at')} = atomicrmw fadd ptr {sh}, {ty} {t} monotonic, align 8")
+                self.ir.atomicrmw("fadd", sh, ty, t, "monotonic", align=8)
             return
         if op in ("cmpxchg", "atomicrmw") and self._moves_active_bits(inst):
             what, hint = _UNSUPPORTED[op]
@@ -400,28 +401,28 @@ class ForwardGenerator:
         where = lambda: self.where(inst)   # noqa: E731  (only for an error)
         check_vector_operands(self.fn, inst, self.act.varied, where)
         check_mixed_aggregates(self.fn, inst, self.act.varied, where)
-        lines.append(_DBG_RE.sub("", inst.text))
+        self.ir.copy(inst)
         if op == "bitcast" and res and not is_float_type(inst.type) and inst.operands[0][1] in self.act.varied:
-            self._float_bits(inst, lines)
+            self._float_bits(inst)
         if res and res in self.int_views:
             self._check_bits_uses(res)
             if op == "select":
                 a, b = self._bits_of(inst.operands[1][1]), self._bits_of(inst.operands[2][1])
                 names = lane_names(res, "bits", self.width)
                 for k, name in enumerate(names):
-                    lines.append(f"  {name} = select i1 {inst.operands[0][1]}, {inst.type} {a[k]}, {inst.type} {b[k]}")
+                    self.ir.select(inst.operands[0][1], inst.type, a[k], b[k], name=name)
                 self.bits[res] = names
         if res and res in self.act.shadowed:
-            self._shadow(inst, lines)
+            self._shadow(inst)
         if res and res in self.act.varied:
-            self._tangent(inst, lines)
+            self._tangent(inst)
         elif op == "load" and self.has_shadow(inst.operands[0][1]) and inst.type != "ptr":
-            self._load_bits(inst, lines)
+            self._load_bits(inst)
         if res and res in self.int_views and res not in self.bits:
             # loaded from memory without a shadow, or the bits of a constant float: no tangent
             names = lane_names(res, "bits", self.width)
             for name in names:
-                lines.append(f"  {name} = add {inst.type} 0, 0")
+                self.ir.binop("add", inst.type, "0", "0", name=name)
             self.bits[res] = names
         if op == "store":
             (vty, v), (_, p) = inst.operands
@@ -433,18 +434,14 @@ class ForwardGenerator:
                 elif (x := pointer_as_integer(self.fn, v)) and self.has_shadow(x):
                     # a pointer kept as an integer: its shadows, as integers, go along
                     values = []
-                    for k, sh in enumerate(self.shadows(x)):
-                        t = self.fresh("shint")
-                        lines.append(f"  {t} = ptrtoint ptr {sh} to {vty}")
-                        values.append(t)
+                    for sh in self.shadows(x):
+                        values.append(self.ir.cast("ptrtoint", "ptr", sh, vty, hint="shint"))
                 else:
                     values = self._stored_bits(inst, vty, v)
-                align = _ALIGN_RE.search(inst.text)
-                tail = f", align {align.group(1)}" if align else ""
                 for value, at in zip(values, self.shadows(p)):
-                    lines.append(f"  store {vty} {value}, ptr {at}{tail}")
+                    self.ir.store(vty, value, at, align=_alignment(inst))
 
-    def _load_bits(self, inst: Instruction, lines: list[str]) -> None:
+    def _load_bits(self, inst: Instruction) -> None:
         """A non-float load from shadowed memory (an integer or vector copy of the data, e.g. a
         struct copied through i64): load the shadow's bytes the same way, so a store of the
         value elsewhere carries the tangents along. Arithmetic on such values would lose
@@ -457,19 +454,17 @@ class ForwardGenerator:
                                    f"is not supported", location=self.where(inst),
                                    hint="the pre-AD pipeline disables vectorization; avoid whole-struct "
                                         "arithmetic on float data")
-        align = _ALIGN_RE.search(inst.text)
-        tail = f", align {align.group(1)}" if align else ""
         names = lane_names(res, "bits", self.width)
         for name, at in zip(names, self.shadows(inst.operands[0][1])):
-            lines.append(f"  {name} = load {inst.type}, ptr {at}{tail}")
+            self.ir.load(inst.type, at, align=_alignment(inst), name=name)
         self.bits[res] = names
 
-    def _float_bits(self, inst: Instruction, lines: list[str]) -> None:
+    def _float_bits(self, inst: Instruction) -> None:
         """`bitcast double %x to i64`: the tangent's bits travel along with the value's."""
         src_ty, src = inst.operands[0]
         names = lane_names(inst.result, "bits", self.width)
         for name, t in zip(names, self.tangents(src, src_ty)):
-            lines.append(f"  {name} = bitcast {src_ty} {t} to {inst.type}")
+            self.ir.cast("bitcast", src_ty, t, inst.type, name=name)
         self.bits[inst.result] = names
 
     def _check_bits_uses(self, value: str) -> None:
@@ -503,69 +498,63 @@ class ForwardGenerator:
     def _users(self, value: str) -> list[Instruction]:
         return self.fn.users().get(value, [])
 
-    def _define(self, name: str, ty: str, value: str, lines: list[str], start: int) -> None:
-        """Bind a fixed tangent name (phis may refer to it before its definition) to a value."""
-        if len(lines) > start and lines[-1].startswith(f"  {value} = "):
-            lines[-1] = f"  {name} = " + lines[-1][len(f"  {value} = "):]
-        else:
-            lines.append(f"  {name} = select i1 true, {ty} {value}, {ty} {value}")
+    def _define(self, name: str, ty: str, value: str, start: int) -> None:
+        """Bind a fixed tangent name (phis may refer to it before its definition) to a value:
+        the instruction made last (since position `start`) when it defines the value, else a
+        copy of the value."""
+        if not self.ir.rename_last(start, value, name):
+            self.ir.select("true", ty, value, value, name=name)
 
-    def _tangent(self, inst: Instruction, lines: list[str]) -> None:
+    def _tangent(self, inst: Instruction) -> None:
         op, res, ty = inst.opcode, inst.result, inst.type
         names = lane_names(res, "t", self.width)
         if op in FORWARD_INSTRUCTION_RULES:
             rule, operands = fused_fmul_rule(self.fn, inst) or (FORWARD_INSTRUCTION_RULES[op], inst.operands)
-            self._apply_rule(rule, ty, operands, res, names, lines, fast_math_flags(inst))
+            self._apply_rule(rule, ty, operands, res, names, fast_math_flags(inst))
         elif op in ("fpext", "fptrunc"):
             src_ty, src = inst.operands[0]
             for name, t in zip(names, self.tangents(src, src_ty)):
-                lines.append(f"  {name} = {op} {src_ty} {t} to {ty}")
+                self.ir.cast(op, src_ty, t, ty, name=name)
         elif op == "freeze":
             for name, t in zip(names, self.tangents(inst.operands[0][1], ty)):
-                self._define(name, ty, t, lines, len(lines))
+                self._define(name, ty, t, len(self.ir.into))
         elif op == "select":
             cond = inst.operands[0][1]
             a, b = self.tangents(inst.operands[1][1], ty), self.tangents(inst.operands[2][1], ty)
             for k, name in enumerate(names):
-                lines.append(f"  {name} = select i1 {cond}, {ty} {a[k]}, {ty} {b[k]}")
+                self.ir.select(cond, ty, a[k], b[k], name=name)
         elif op == "load":
-            align = _ALIGN_RE.search(inst.text)
-            tail = f", align {align.group(1)}" if align else ""
             for name, at in zip(names, self.shadows(inst.operands[0][1])):
-                lines.append(f"  {name} = load {ty}, ptr {at}{tail}")
+                self.ir.load(ty, at, align=_alignment(inst), name=name)
         elif op == "bitcast":
             src_ty, src = inst.operands[0]
             lanes = self.bits.get(src) if not is_float_type(src_ty) else self.tangents(src, src_ty)
             for k, name in enumerate(names):
                 if lanes is None:
-                    lines.append(f"  {name} = select i1 true, {ty} {zero_of(ty)}, {ty} {zero_of(ty)}")
+                    self.ir.select("true", ty, zero_of(ty), zero_of(ty), name=name)
                 else:
-                    lines.append(f"  {name} = bitcast {src_ty} {lanes[k]} to {ty}")
+                    self.ir.cast("bitcast", src_ty, lanes[k], ty, name=name)
         elif op == "extractvalue":
             aty, agg = inst.operands[0]
-            idx = ", ".join(str(i) for i in inst.indices)
             for name, t in zip(names, self.tangents(agg, aty)):
-                lines.append(f"  {name} = extractvalue {aty} {t}, {idx}")
+                self.ir.extractvalue(aty, t, inst.indices, ty, name=name)
         elif op == "insertvalue":
             (aty, agg), (ety, elem) = inst.operands[0], inst.operands[1]
-            idx = ", ".join(str(i) for i in inst.indices)
             for name, ta, te in zip(names, self.tangents(agg, aty), self.tangents(elem, ety)):
-                lines.append(f"  {name} = insertvalue {aty} {ta}, {ety} {te}, {idx}")
+                self.ir.insertvalue(aty, ta, ety, te, inst.indices, name=name)
         else:
             what, hint = _UNSUPPORTED.get(op, (f"'{op}'", "vector floating-point values are not supported by "
                                                           "the engine"))
             raise EnzymeBuildError(f"cannot differentiate {what} producing {res} in @{self.fn.name}",
                                    location=self.where(inst), hint=hint)
 
-    def _apply_rule(self, rule, fty: str, operands, res: str, names: list[str], lines: list[str],
-                    flags: str = "") -> None:
+    def _apply_rule(self, rule, fty: str, operands, res: str, names: list[str], flags: str = "") -> None:
         """tangent = sum over varied operands of partial_i * tangent_i, per lane."""
         if not is_float_type(fty):
             raise EnzymeBuildError(f"cannot differentiate {rule.names[0]} on '{fty}' values in @{self.fn.name}",
                                    hint="vector floating-point values are not supported by the engine")
-        b = Builder(fty, self.fresh)
+        b = Builder(fty, self.fresh, into=self.ir.into)
         b.flags = flags   # the primal instruction's fast-math flags
-        b.lines = lines
         x = RuleOperands([v for _, v in operands], res, b)
         partials = []
         for i, (ty, v) in enumerate(operands):
@@ -580,7 +569,7 @@ class ForwardGenerator:
             if partial is not None:
                 partials.append((partial, lane_names(v, "t", self.width)))
         for k, name in enumerate(names):
-            start = len(lines)
+            start = len(self.ir.into)
             total = None
             for partial, tangent in partials:
                 t = tangent[k]
@@ -590,14 +579,14 @@ class ForwardGenerator:
                     term = t if b.is_const(partial, 1.0) else b.fneg(t) if b.is_const(partial, -1.0) \
                         else b.fmul(partial, t)
                 total = term if total is None else b.fadd(total, term)
-            self._define(name, fty, total if total is not None else b.const(0.0), lines, start)
+            self._define(name, fty, total if total is not None else b.const(0.0), start)
         for callee, decl in b.declarations.items():
             self.engine.declare(callee, decl)
         for helper in b.helpers:
             self.engine.support.add(f"__enzyme_build_{helper}")
 
     # ------------------------------------------------------------------ shadows
-    def _shadow(self, inst: Instruction, lines: list[str]) -> None:
+    def _shadow(self, inst: Instruction) -> None:
         op, res = inst.opcode, inst.result
         names = lane_names(res, "sh", self.width)
         if op == "alloca":
@@ -605,29 +594,27 @@ class ForwardGenerator:
             if inst.operands:
                 cty, cnt = inst.operands[0]
                 n, total = self.fresh("n"), self.fresh("n")
-                lines.append(f"  {n} = zext {cty} {cnt} to i64" if cty != "i64" else f"  {n} = add i64 {cnt}, 0")
-                lines.append(f"  {total} = mul i64 {n}, {size}")
-                size = total
-            body = _DBG_RE.sub("", inst.text.split("=", 1)[1])
+                if cty != "i64":
+                    self.ir.cast("zext", cty, cnt, "i64", name=n)
+                else:
+                    self.ir.binop("add", "i64", cnt, "0", name=n)
+                size = self.ir.binop("mul", "i64", n, size, name=total)
             for sh in names:
-                lines.append(f"  {sh} ={body}")
-                lines.append(f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)")
+                self.ir.clone(inst, result=sh)
+                self.ir.call("void", "@llvm.memset.p0.i64", [("ptr", sh), ("i8", "0"), ("i64", size), ("i1", "false")])
             self.engine.declare("@llvm.memset.p0.i64")
         elif op in ("getelementptr", "bitcast", "addrspacecast", "freeze"):
             base = inst.operands[0][1]
-            body = _DBG_RE.sub("", inst.text.split("=", 1)[1])
             for sh, base_sh in zip(names, self.shadows(base)):
-                new = re.sub(r'(ptr\s+)' + re.escape(base) + r'(?![-\w$.])',
-                             lambda m: m.group(1) + base_sh, body, count=1)
-                lines.append(f"  {sh} ={new}")
+                self.ir.clone(inst, result=sh, mapping={base: base_sh})
         elif op == "select":
             c = inst.operands[0][1]
             a, b = self.shadows(inst.operands[1][1]), self.shadows(inst.operands[2][1])
             for k, sh in enumerate(names):
-                lines.append(f"  {sh} = select i1 {c}, ptr {a[k]}, ptr {b[k]}")
+                self.ir.select(c, "ptr", a[k], b[k], name=sh)
         elif op == "load":
             for sh, at in zip(names, self.shadows(inst.operands[0][1])):
-                lines.append(f"  {sh} = load ptr, ptr {at}, align 8")
+                self.ir.load("ptr", at, align=8, name=sh)
         else:
             raise EnzymeBuildError(
                 f"cannot create a shadow for pointer {res} produced by '{op}' in @{self.fn.name}",
@@ -648,10 +635,8 @@ class ForwardGenerator:
         """'drop' | 'free' | 'memory' | 'custom' | 'inactive' | 'math' | 'derived' | 'unknown'."""
         return classify_call(self.engine, inst, mode="forward", active=lambda: self._call_active(inst))
 
-    def _call(self, inst: Instruction, lines: list[str]) -> None:
+    def _call(self, inst: Instruction) -> None:
         kind = self._call_kind(inst)
-        text = _DBG_RE.sub("", inst.text)
-        text = fallback_in_derived_code(inst, text, self.act.varied, self.has_shadow)
         if kind == "drop":
             return
         if kind == "unknown" and "__enzyme_" in callee_name(inst):
@@ -672,30 +657,31 @@ class ForwardGenerator:
                          f"{{{callee_name(inst)}, {callee_name(inst)}_fwd}};`")
             self.engine.missing_derivative(inst, self.fn, mode="forward")
         if kind == "derived":
-            self._derived_call(inst, lines)
+            self._derived_call(inst)
             return
         if kind == "custom":
-            self._custom_call(inst, lines)
+            self._custom_call(inst)
             return
-        lines.append(text)
+        text = fallback_in_derived_code(inst, inst.text, self.act.varied, self.has_shadow)
+        self.ir.copy(inst if text == inst.text else parse_instruction(text))
         if kind == "math" and inst.result in self.act.varied:
             name = callee_name(inst)
             like = self.engine.function_like.get(name)
             rule, fty = math_rule(inst.callee) or math_rule("@" + like)
             self._apply_rule(rule, inst.type, inst.operands, inst.result,
-                             lane_names(inst.result, "t", self.width), lines, fast_math_flags(inst))
+                             lane_names(inst.result, "t", self.width), fast_math_flags(inst))
         elif kind == "memory":
-            self._memory_call(inst, lines)
+            self._memory_call(inst)
         elif kind == "free":
             ptr = inst.operands[0][1] if inst.operands else None
             if ptr is not None and is_local(ptr) and ptr in self.act.shadowed:
                 # a deallocator of its own kind of block releases that block's shadows too
                 release = callee_name(inst) if callee_name(inst) in RELEASERS else "free"
                 for sh in self.shadows(ptr):
-                    lines.append(f"  call void @{release}(ptr {sh})")
+                    self.ir.call("void", f"@{release}", [("ptr", sh)])
                 self.engine.declare("@" + release)
 
-    def _memory_call(self, inst: Instruction, lines: list[str]) -> None:
+    def _memory_call(self, inst: Instruction) -> None:
         name = callee_name(inst)
         res = inst.result
         if inst.callee in ALLOCATORS:
@@ -706,14 +692,14 @@ class ForwardGenerator:
             self.engine.declare("@calloc")
             for sh in lane_names(res, "sh", self.width):
                 if own:   # shadows of the same kind of block (zeroed when made)
-                    lines.append(f"  {sh} = call ptr @{own}(i64 {args[allocation_size_args(name)[0]]})")
+                    self.ir.call("ptr", f"@{own}", [("i64", args[allocation_size_args(name)[0]])], name=sh)
                 elif name == "calloc":
-                    lines.append(f"  {sh} = call ptr @calloc(i64 {args[0]}, i64 {args[1]})")
+                    self.ir.call("ptr", "@calloc", [("i64", args[0]), ("i64", args[1])], name=sh)
                 elif name == "realloc":
-                    self._realloc_shadow(inst, sh, lines)
+                    self._realloc_shadow(inst, sh)
                 else:
                     size = args[allocation_size_args(name)[0]]
-                    lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
+                    self.ir.call("ptr", "@calloc", [("i64", "1"), ("i64", size)], name=sh)
             return
         d = inst.operands[0][1]
         if not self.has_shadow(d):
@@ -723,16 +709,15 @@ class ForwardGenerator:
             s = inst.operands[1][1]
             if self.has_shadow(s):
                 for dk, sk in zip(self.shadows(d), self.shadows(s)):
-                    lines.append(f"  call void {inst.callee}(ptr {dk}, ptr {sk}, {nty} {n}, i1 false)")
+                    self.ir.call("void", inst.callee, [("ptr", dk), ("ptr", sk), (nty, n), ("i1", "false")])
                 return
         for dk in self.shadows(d):
-            lines.append(f"  call void @llvm.memset.p0.i64(ptr {dk}, i8 0, i64 {n}, i1 false)"
-                         if nty == "i64" else f"  call void {_memset_for(nty)}(ptr {dk}, i8 0, {nty} {n}, i1 false)")
+            self.ir.call("void", _memset_for(nty), [("ptr", dk), ("i8", "0"), (nty, n), ("i1", "false")])
         self.engine.declare("@llvm.memset.p0.i64")
         if nty != "i64":
             self.engine.declare(_memset_for(nty), f"declare void {_memset_for(nty)}(ptr, i8, {nty}, i1 immarg)")
 
-    def _realloc_shadow(self, inst: Instruction, sh: str, lines: list[str]) -> None:
+    def _realloc_shadow(self, inst: Instruction, sh: str) -> None:
         """realloc's shadow: the old shadow grown the same way (new bytes zeroed), or a zeroed
         block when the old pointer has no shadow (e.g. NULL)."""
         (_, old), (_, size) = inst.operands[0], inst.operands[1]
@@ -741,9 +726,9 @@ class ForwardGenerator:
             old_sh = self.shadows(old)[k]
             self.engine.declare("@realloc")
             self.engine.declare("@malloc")
-            lines.append(f"  {sh} = call ptr @realloc(ptr {old_sh}, i64 {size})")
+            self.ir.call("ptr", "@realloc", [("ptr", old_sh), ("i64", size)], name=sh)
         else:
-            lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
+            self.ir.call("ptr", "@calloc", [("i64", "1"), ("i64", size)], name=sh)
 
     def _callee_signature(self, inst: Instruction, act=None) -> Signature:
         """The call's signature (with the activity `act` while it is being computed)."""
@@ -768,36 +753,35 @@ class ForwardGenerator:
             and not (callee_name(inst) in self.engine.custom and self.engine.custom[callee_name(inst)].forward)
         return Signature(callee_name(inst), tuple(args), ret_shadow=ret_shadow, mode="forward", width=self.width)
 
-    def _derived_call(self, inst: Instruction, lines: list[str]) -> None:
+    def _derived_call(self, inst: Instruction) -> None:
         sig = self._callee_signature(inst)
         callee = self.engine.module.functions[sig.function]
         name = request_forward(self.engine, callee, sig)
         args = []
         for (t, v), a in zip(inst.operands, sig.args):
-            args.append(f"{t} {v}")
+            args.append((t, v))
             if a == ACTIVE:
-                args += [f"{t} {x}" for x in self.tangents(v, t)]
+                args += [(t, x) for x in self.tangents(v, t)]
             elif a == DUP:
-                args += [f"ptr {x}" for x in self.shadows(v)]
+                args += [("ptr", x) for x in self.shadows(v)]
         rty = derived_return_type(self.engine, callee, sig)
         res = inst.result
         if openmp.fork_ident(inst) is not None:
-            openmp.forward_fork(self.engine, inst, self.fn, name, args, lines)
+            openmp.forward_fork(self.engine, inst, self.fn, name, args, self.ir)
             return
         if rty == "void" or rty == callee.return_type:
-            lhs = f"{res} = " if res else ""
-            lines.append(f"  {lhs}call {rty} @{name}({', '.join(args)})")
+            self.ir.call(rty, f"@{name}", args, name=res, result=bool(res))
             return
-        whole = self.fresh("call")
-        lines.append(f"  {whole} = call {rty} @{name}({', '.join(args)})")
+        whole = self.ir.call(rty, f"@{name}", args, hint="call")
         if res:
-            lines.append(f"  {res} = extractvalue {rty} {whole}, 0")
+            rt = callee.return_type
+            self.ir.extractvalue(rty, whole, [0], rt, name=res)
             if res in self.act.varied or res in self.act.shadowed:
-                tag = "sh" if callee.return_type == "ptr" else "t"
+                tag = "sh" if rt == "ptr" else "t"
                 for k, t in enumerate(lane_names(res, tag, self.width)):
-                    lines.append(f"  {t} = extractvalue {rty} {whole}, {k + 1}")
+                    self.ir.extractvalue(rty, whole, [k + 1], rt, name=t)
 
-    def _custom_call(self, inst: Instruction, lines: list[str]) -> None:
+    def _custom_call(self, inst: Instruction) -> None:
         """A user's forward rule: (x, dx) interleaved for floats and pointers, returning
         {primal, tangent}; called once per lane in vector mode (once in all, when f has a
         batch rule). A rule registered with null shadows gets `ptr null` for a pointer
@@ -810,7 +794,7 @@ class ForwardGenerator:
                                    f"void or a float are supported (this one returns {ty})",
                                    location=self.where(inst))
         if self.width > 1 and rule.forward_batch and ty == "void":
-            self._batch_custom_call(inst, rule, lines)
+            self._batch_custom_call(inst, rule)
             return
         rty = self.engine.function_return_type(rule.forward)
         if self.named is None:
@@ -819,12 +803,12 @@ class ForwardGenerator:
         for k in self.lanes():
             args = []
             for j, (t, v) in enumerate(inst.operands):
-                args.append(f"{t} {v}")
+                args.append((t, v))
                 if is_float_type(t):
-                    args.append(f"{t} {self.tangents(v, t)[k]}")
+                    args.append((t, self.tangents(v, t)[k]))
                 elif t == "ptr":
                     if not self.has_shadow(v) and name in self.engine.shadow_outputs:
-                        args.append("ptr null")   # the rule takes a null shadow: constant memory
+                        args.append(("ptr", "null"))   # the rule takes a null shadow: constant memory
                         continue
                     if not self.has_shadow(v):
                         raise EnzymeBuildError(
@@ -832,14 +816,13 @@ class ForwardGenerator:
                             f"argument {j + 1}, but that pointer carries no derivative here",
                             location=self.where(inst),
                             hint="pass the memory as enzyme_dup (pointer, shadow) to the differentiated function")
-                    args.append(f"ptr {self.shadows(v)[k]}")
+                    args.append(("ptr", self.shadows(v)[k]))
             if ty == "void":
-                lines.append(f"  call {rty} @{rule.forward}({', '.join(args)})")
+                self.ir.call(rty, f"@{rule.forward}", args, result=False)
                 continue
-            out = self.fresh("cfwd")
-            lines.append(f"  {out} = call {rty} @{rule.forward}({', '.join(args)})")
+            out = self.ir.call(rty, f"@{rule.forward}", args, hint="cfwd", result=True)
             size = layout(ty, self.named)[0]
-            leaves = {o: (t, v) for o, t, v in value_leaves(rty, out, self.named, self.fresh, lines)}
+            leaves = {o: (t, v) for o, t, v in value_leaves(rty, out, self.named, self.ir)}
             if leaves.get(0, (None,))[0] != ty or leaves.get(size, (None,))[0] != ty or len(leaves) != 2:
                 raise EnzymeBuildError(f"custom forward rule @{rule.forward} of @{name} returns {rty}; "
                                        f"expected struct {{{ty} primal; {ty} tangent;}}",
@@ -847,11 +830,11 @@ class ForwardGenerator:
             if primal is None:
                 primal = leaves[0][1]
             if res in self.act.varied:
-                self._define(lane_names(res, "t", self.width)[k], ty, leaves[size][1], lines, len(lines))
+                self._define(lane_names(res, "t", self.width)[k], ty, leaves[size][1], len(self.ir.into))
         if res and primal is not None:
-            lines.append(f"  {res} = select i1 true, {ty} {primal}, {ty} {primal}")
+            self.ir.select("true", ty, primal, primal, name=res)
 
-    def _batch_custom_call(self, inst: Instruction, rule, lines: list[str]) -> None:
+    def _batch_custom_call(self, inst: Instruction, rule) -> None:
         """Vector mode through a rule registered with a batch forward (blas/): one call, each
         pointer followed by a stack array of its shadows of every lane (null without one),
         then the width -- the routine runs once, not once per lane."""
@@ -859,10 +842,10 @@ class ForwardGenerator:
         saved = self.fresh("stack")
         self.engine.declare("@llvm.stacksave.p0", "declare ptr @llvm.stacksave.p0()")
         self.engine.declare("@llvm.stackrestore.p0", "declare void @llvm.stackrestore.p0(ptr)")
-        lines.append(f"  {saved} = call ptr @llvm.stacksave.p0()")
+        self.ir.call("ptr", "@llvm.stacksave.p0", [], name=saved)
         args = []
         for j, (t, v) in enumerate(inst.operands):
-            args.append(f"{t} {v}")
+            args.append((t, v))
             if is_float_type(t):
                 raise EnzymeBuildError(f"the batch forward rule @{rule.forward_batch} of @{name} takes a float "
                                        f"argument ({j + 1}); batch rules take pointers and integers only",
@@ -870,18 +853,17 @@ class ForwardGenerator:
             if t != "ptr":
                 continue
             if not self.has_shadow(v):
-                args.append("ptr null")
+                args.append(("ptr", "null"))
                 continue
-            lanes = self.fresh("lanes")
-            lines.append(f"  {lanes} = alloca [{self.width} x ptr]")
+            array = f"[{self.width} x ptr]"
+            lanes = self.ir.alloca(array, hint="lanes")
             for k, sh in enumerate(self.shadows(v)):
-                slot = self.fresh("lane")
-                lines.append(f"  {slot} = getelementptr inbounds [{self.width} x ptr], ptr {lanes}, i64 0, i64 {k}")
-                lines.append(f"  store ptr {sh}, ptr {slot}")
-            args.append(f"ptr {lanes}")
-        args.append(f"i32 {self.width}")
-        lines.append(f"  call void @{rule.forward_batch}({', '.join(args)})")
-        lines.append(f"  call void @llvm.stackrestore.p0(ptr {saved})")
+                slot = self.ir.gep(array, lanes, [("i64", "0"), ("i64", str(k))], hint="lane")
+                self.ir.store("ptr", sh, slot)
+            args.append(("ptr", lanes))
+        args.append(("i32", str(self.width)))
+        self.ir.call("void", f"@{rule.forward_batch}", args)
+        self.ir.call("void", "@llvm.stackrestore.p0", [("ptr", saved)])
 
 
 # constructs forward mode refuses: (how the message names them, the fix that applies)
@@ -897,6 +879,12 @@ _UNSUPPORTED = {
     "atomicrmw": ("an atomic read-modify-write on a float ('atomicrmw', e.g. `_Atomic double x; x += v;`)",
                   "accumulate into a plain double (per thread, e.g. _Thread_local) and combine afterwards"),
 }
+
+
+def _alignment(inst: Instruction) -> int | None:
+    """The `align` a parsed memory instruction states, for its shadow's access."""
+    m = _ALIGN_RE.search(inst.text)
+    return int(m.group(1)) if m else None
 
 
 def _memset_for(nty: str) -> str:

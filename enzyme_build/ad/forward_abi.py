@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ..errors import EnzymeBuildError
+from ..ir.builder import IRBuilder
 from ..ir.model import entry_point_name, Instruction, is_float_type, split_top
 from .abi import ForwardCall
 
@@ -88,7 +89,7 @@ def _element_types(ty: str, named: dict[str, str]) -> list[tuple[str, int]]:
     return out
 
 
-def build_value(ty: str, named, lookup, fresh, lines, base: int = 0) -> str:
+def build_value(ty: str, named, lookup, ir: IRBuilder, base: int = 0) -> str:
     """A value of type `ty` whose scalar at byte offset o is lookup(base + o, scalar type)."""
     full = named.get(ty.strip(), ty.strip())
     if full in _SCALAR_BYTES or re.fullmatch(r'i\d+', full):
@@ -96,17 +97,15 @@ def build_value(ty: str, named, lookup, fresh, lines, base: int = 0) -> str:
     is_vector = full.startswith("<") and not full.startswith("<{")
     value = "poison"
     for i, (ety, off) in enumerate(_element_types(full, named)):
-        part = build_value(ety, named, lookup, fresh, lines, base + off)
-        nxt = fresh()
+        part = build_value(ety, named, lookup, ir, base + off)
         if is_vector:
-            lines.append(f"  {nxt} = insertelement {ty} {value}, {ety} {part}, i32 {i}")
+            value = ir.insertelement(ty, value, ety, part, "i32", str(i), hint="f")
         else:
-            lines.append(f"  {nxt} = insertvalue {ty} {value}, {ety} {part}, {i}")
-        value = nxt
+            value = ir.insertvalue(ty, value, ety, part, [i], hint="f")
     return value
 
 
-def value_leaves(ty: str, value: str, named, fresh, lines, base: int = 0) -> list[tuple[int, str, str]]:
+def value_leaves(ty: str, value: str, named, ir: IRBuilder, base: int = 0) -> list[tuple[int, str, str]]:
     """The scalars of a value as (byte offset, scalar type, name), read with extractvalue/element."""
     full = named.get(ty.strip(), ty.strip())
     if full in _SCALAR_BYTES or re.fullmatch(r'i\d+', full):
@@ -114,12 +113,11 @@ def value_leaves(ty: str, value: str, named, fresh, lines, base: int = 0) -> lis
     is_vector = full.startswith("<") and not full.startswith("<{")
     out = []
     for i, (ety, off) in enumerate(_element_types(full, named)):
-        part = fresh()
         if is_vector:
-            lines.append(f"  {part} = extractelement {ty} {value}, i32 {i}")
+            part = ir.extractelement(ty, value, "i32", str(i), ety, hint="f")
         else:
-            lines.append(f"  {part} = extractvalue {ty} {value}, {i}")
-        out += value_leaves(ety, part, named, fresh, lines, base + off)
+            part = ir.extractvalue(ty, value, [i], ety, hint="f")
+        out += value_leaves(ety, part, named, ir, base + off)
     return out
 
 
@@ -137,9 +135,10 @@ def bind_tangents(engine, call: ForwardCall, inst: Instruction, tangents: list[s
     `{ [4 x double] }` returned through an sret pointer, ..."""
     res, call_ty = inst.result, inst.type
     named = named_types(engine.module)
+    ir = IRBuilder(lambda hint: fresh(), lines, text=True)
     if not tangents:
         if res and call_ty != "void":
-            lines.append(f"  {res} = select i1 true, {call_ty} zeroinitializer, {call_ty} zeroinitializer")
+            ir.select("true", call_ty, "zeroinitializer", "zeroinitializer", name=res)
         return
     width = len(tangents)
     tsize, _, tleaves = layout(tangent_type, named)
@@ -148,7 +147,7 @@ def bind_tangents(engine, call: ForwardCall, inst: Instruction, tangents: list[s
         if len(tleaves) == 1:
             ours[k * tsize] = (tangent_type, t)
         else:
-            for o, sty, name in value_leaves(tangent_type, t, named, fresh, lines, k * tsize):
+            for o, sty, name in value_leaves(tangent_type, t, named, ir, k * tsize):
                 ours[o] = (sty, name)
 
     def mismatch(shape: str):
@@ -167,23 +166,22 @@ def bind_tangents(engine, call: ForwardCall, inst: Instruction, tangents: list[s
         if sorted((o, t) for o, t, _ in leaves) != sorted((o, t) for o, (t, _) in ours.items()):
             raise mismatch(call.sret_type)
         for o, (sty, name) in sorted(ours.items()):
-            at = fresh()
-            lines.append(f"  {at} = getelementptr inbounds i8, ptr {call.sret}, i64 {o}")
-            lines.append(f"  store {sty} {name}, ptr {at}, align {min(_SCALAR_BYTES.get(sty, 8), 8)}")
+            at = ir.gep("i8", call.sret, [("i64", str(o))])
+            ir.store(sty, name, at, align=min(_SCALAR_BYTES.get(sty, 8), 8))
         if res and call_ty != "void":
-            lines.append(f"  {res} = getelementptr i8, ptr {call.sret}, i64 0")
+            ir.gep("i8", call.sret, [("i64", "0")], flags="", name=res)
         return
     if not res or call_ty == "void":
         return
     if width == 1 and call_ty == tangent_type:
-        lines.append(f"  {res} = select i1 true, {call_ty} {tangents[0]}, {call_ty} {tangents[0]}")
+        ir.select("true", call_ty, tangents[0], tangents[0], name=res)
         return
     if width == 1 and is_float_type(call_ty) and is_float_type(tangent_type):
         op = "fpext" if _SCALAR_BYTES[call_ty] > _SCALAR_BYTES[tangent_type] else "fptrunc"
-        lines.append(f"  {res} = {op} {tangent_type} {tangents[0]} to {call_ty}")
+        ir.cast(op, tangent_type, tangents[0], call_ty, name=res)
         return
     _, _, leaves = layout(call_ty, named)
     if sorted((o, t) for o, t, _ in leaves) != sorted((o, t) for o, (t, _) in ours.items()):
         raise mismatch(call_ty)
-    value = build_value(call_ty, named, lambda o, t: ours[o][1], fresh, lines)
-    lines.append(f"  {res} = select i1 true, {call_ty} {value}, {call_ty} {value}")
+    value = build_value(call_ty, named, lambda o, t: ours[o][1], ir)
+    ir.select("true", call_ty, value, value, name=res)

@@ -609,14 +609,15 @@ def reverse_fork(gen, inst, rev: str, args: list[str], tapes: str, lines: list[s
     lines.append(f"  call void @free(ptr {tapes})")
 
 
-def forward_fork(engine, inst, fn, name: str, args: list[str], lines: list[str]) -> None:
+def forward_fork(engine, inst, fn, name: str, args: list[tuple[str, str]], ir) -> None:
     """Forward mode: the tangent microtask has the outlined function's shape (thread-id
-    pointers first), so the fork just runs it instead."""
+    pointers first), so the fork just runs it instead (`args`: (type, value) of the
+    derived function's; `ir` the generator's IRBuilder)."""
     _declare_runtime(engine)
     rest = args[2:]
-    _refuse_by_value(engine, inst, fn, rest)
-    lines.append(f"  call void (ptr, i32, ptr, ...) @__kmpc_fork_call(ptr {fork_ident(inst)}, i32 {len(rest)}, "
-                 f"ptr @{name}" + "".join(", " + a for a in rest) + ")")
+    _refuse_by_value(engine, inst, fn, [f"{t} {v}" for t, v in rest])
+    ir.call("void", "@__kmpc_fork_call", [("ptr", fork_ident(inst)), ("i32", str(len(rest))), ("ptr", f"@{name}"),
+                                           *rest], call_type="void (ptr, i32, ptr, ...)")
 
 
 # ------------------------------------------------------------------ race-free adjoints

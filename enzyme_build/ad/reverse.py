@@ -1014,9 +1014,8 @@ class ReverseGenerator:
             # share: the sqrt of x * sqrt(x)): its partials would only be multiplied by zero
             return
         dr = self.take_adjoint(res, lines)
-        b = Builder(fty, self.fresh)
+        b = Builder(fty, self.fresh, into=lines, text=True)
         b.flags = self.fmf
-        b.lines = lines
         b.reuse = lambda base, ty, call_args: self.cache.reuse_primal_call(base, ty, call_args, label)
         args = RuleOperands([v for _, v in operands], res, b, fetch=lambda v: self.cache.fetch(v, label))
         for i, (ty, v) in enumerate(operands):

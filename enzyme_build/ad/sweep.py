@@ -84,4 +84,4 @@ class RuleOperands:
         return self[i]
 
     def int_minus_one(self, i: int) -> str:
-        return self._b.emit(f"sub i32 {self[i]}, 1", "n")
+        return self._b.ir.binop("sub", "i32", self[i], "1", hint="n")

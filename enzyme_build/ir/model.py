@@ -164,9 +164,10 @@ def take_type(text: str) -> tuple[str, str]:
     return ty, rest
 
 
-@dataclass
+@dataclass(slots=True)
 class Instruction:
-    text: str                     # original text (may span lines for switch)
+    text: str                     # original text (may span lines for switch); "" when made by
+                                  # the builder (ir/builder.py), which prints it from its fields
     opcode: str
     result: str | None = None     # '%name' or None
     type: str = ""               # result type (or the stored/operated type)
@@ -190,6 +191,9 @@ class Instruction:
     indices: list[int] = field(default_factory=list)    # extractvalue/insertvalue: the constant indices
     cases: list[tuple[str, str]] = field(default_factory=list)  # switch: (case value, label)
     synthetic: bool = False       # made by the parser (the `br` an invoke's normal edge becomes)
+    align: int | None = None      # made by the builder: load/store/atomicrmw alignment
+    operation: str = ""          # made by the builder: atomicrmw's operation (fadd, xchg, ...)
+    ordering: str = ""           # made by the builder: atomicrmw's ordering (monotonic, ...)
     # values(), computed once: whoever changes operands or incoming sets it back to None
     _values: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 

@@ -89,7 +89,7 @@ class Operands:
         return "%n"
 
     def int_minus_one(self, i):
-        return self.b.emit("sub i32 %n, 1", "n")
+        return self.b.ir.binop("sub", "i32", "%n", "1", hint="n")
 
 
 def _fresh():
@@ -103,11 +103,11 @@ def _fresh():
 
 def partial_function(label: str, rule, k: int, fty: str) -> tuple[str, dict[str, str], set[str]]:
     """`define fty @label(fty %x0, fty %x1, fty %x2, i32 %n, fty %r)` returning partial k."""
-    b = Builder(fty, _fresh())
+    b = Builder(fty, _fresh(), text=True)
     value = rule.partials[k](b, Operands(b))
     value = float_constant(0.0, fty) if value is None else value
     text = "\n".join([f"define {fty} @{label}({fty} %x0, {fty} %x1, {fty} %x2, i32 %n, {fty} %r) {{", "entry:"]
-                     + b.lines + [f"  ret {fty} {value}", "}"])
+                     + b.made + [f"  ret {fty} {value}", "}"])
     return text, b.declarations, b.helpers
 
 
@@ -149,7 +149,7 @@ def test_rules_read_operands_lazily():
         def __getitem__(self, i):
             raise AssertionError(f"operand {i} read")
     for name in ("exp", "tan", "tanh", "sqrt"):
-        b = Builder("double", _fresh())
+        b = Builder("double", _fresh(), text=True)
         assert MATH_RULES[name].partials[0](b, Counting(b)) is not None
 
 
@@ -165,13 +165,13 @@ def test_reciprocal_denominator_partial_is_minus_q_squared(rules, one):
 
         def raw(self, i):
             return one if i == 0 else "%x1"
-    b = Builder("double", _fresh())
+    b = Builder("double", _fresh(), text=True)
     partial = rules["fdiv"].partials[1](b, Reciprocal(b))
-    assert not any("fdiv" in line for line in b.lines), b.lines
-    assert any(re.search(r"fmul double %r, %r$", line) for line in b.lines), b.lines
-    b = Builder("double", _fresh())
+    assert not any("fdiv" in line for line in b.made), b.made
+    assert any(re.search(r"fmul double %r, %r$", line) for line in b.made), b.made
+    b = Builder("double", _fresh(), text=True)
     rules["fdiv"].partials[1](b, Operands(b))
-    assert any("fdiv" in line for line in b.lines), b.lines
+    assert any("fdiv" in line for line in b.made), b.made
     assert partial is not None
 
 
@@ -185,9 +185,9 @@ def test_literal_values():
 
 def test_zero_partials_emit_nothing():
     for name in ("floor", "logb", "round"):
-        b = Builder("double", _fresh())
-        assert MATH_RULES[name].partials[0](b, Operands(b)) is None and not b.lines
-    b = Builder("double", _fresh())
+        b = Builder("double", _fresh(), text=True)
+        assert MATH_RULES[name].partials[0](b, Operands(b)) is None and not b.made
+    b = Builder("double", _fresh(), text=True)
     assert MATH_RULES["ldexp"].partials[1](b, Operands(b)) is None
 
 

@@ -4,7 +4,7 @@ Usage (either engine):
 
     from enzyme_build.ad.rules import Builder, math_rule, INSTRUCTION_RULES
     found = math_rule("@llvm.sin.f64")          # -> (Rule, "double") or None
-    b = Builder("double", fresh=my_fresh_name)  # emits IR text lines into b.lines
+    b = Builder("double", fresh=my_fresh_name)  # instructions made into b.made (ir/builder.py)
     partial = rule.partials[i](b, operands)     # value name, or None when zero
 
 `operands` is any object with `x[i]` (the i-th operand's name as usable at the point of

@@ -1,7 +1,7 @@
-"""An IR-text emitter for derivative rules: fresh names, float constants, math calls.
+"""What derivative rules are written with: float constants, arithmetic, math calls.
 
-Rules (see table.py) call `Builder` methods; each returns the name of the new value.
-Both reverse and forward mode use it, so a rule is written once for both.
+Rules (see table.py) call `Builder` methods; each returns the new value (ir/builder.py makes
+the instruction). Both reverse and forward mode use it, so a rule is written once for both.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import struct
 from typing import Callable
 
 from ...analysis.library import INTRINSIC_MATH, math_arity
+from ...ir.builder import IRBuilder
 
 HELPERS = {"digamma": "__enzyme_build_digamma"}
 _SUFFIX = {"double": "f64", "float": "f32", "x86_fp80": "f80"}
@@ -74,25 +75,27 @@ def math_callee(base: str, fty: str) -> tuple[str, str]:
 
 
 class Builder:
-    """Emits instructions as text lines into `self.lines` for values of float type `fty`."""
+    """The operations derivative rules are written with, for values of float type `fty`.
 
-    def __init__(self, fty: str, fresh: Callable[[str], str]):
+    Instructions are made by one `IRBuilder` (ir/builder.py) into `into`: a list of model
+    instructions, or of text lines for a sweep that still assembles text (`text=True`)."""
+
+    def __init__(self, fty: str, fresh: Callable[[str], str], into: list | None = None, text: bool = False):
         self.fty = fty
-        self.fresh = fresh
+        self.ir = IRBuilder(fresh, into, text)
         # fast-math flags of the primal instruction being differentiated: its derivative's
         # arithmetic carries them too (Enzyme's convention), so a -ffast-math program's
         # adjoint sums may be reassociated and vectorized like its own
         self.flags = ""
-        self.lines: list[str] = []
         self.declarations: dict[str, str] = {}   # callee -> declaration line
         self.helpers: set[str] = set()
         # optional hook (base, fty, args) -> existing value name, set by an engine
         self.reuse: Callable | None = None
 
-    def emit(self, rhs: str, hint: str = "t") -> str:
-        name = self.fresh(hint)
-        self.lines.append(f"  {name} = {rhs}")
-        return name
+    @property
+    def made(self) -> list:
+        """What the rules made so far (instructions, or lines with `text=True`)."""
+        return self.ir.into
 
     def const(self, value: float) -> str:
         return float_constant(value, self.fty)
@@ -100,41 +103,40 @@ class Builder:
     def is_const(self, name: str, value: float) -> bool:
         return name == self.const(value) or literal_value(name) == value
 
-    def _op(self, opcode: str) -> str:
-        return f"{opcode} {self.flags} {self.fty}" if self.flags else f"{opcode} {self.fty}"
-
     def fadd(self, a: str, b: str) -> str:
-        return self.emit(f"{self._op('fadd')} {a}, {b}")
+        return self.ir.binop("fadd", self.fty, a, b, self.flags)
 
     def fsub(self, a: str, b: str) -> str:
-        return self.emit(f"{self._op('fsub')} {a}, {b}")
+        return self.ir.binop("fsub", self.fty, a, b, self.flags)
 
     def fmul(self, a: str, b: str) -> str:
         if self.is_const(a, 1.0):
             return b
         if self.is_const(b, 1.0):
             return a
-        return self.emit(f"{self._op('fmul')} {a}, {b}")
+        return self.ir.binop("fmul", self.fty, a, b, self.flags)
 
     def fdiv(self, a: str, b: str) -> str:
-        return self.emit(f"{self._op('fdiv')} {a}, {b}")
+        return self.ir.binop("fdiv", self.fty, a, b, self.flags)
 
     def fneg(self, a: str) -> str:
-        return self.emit(f"{self._op('fneg')} {a}")
+        return self.ir.fneg(self.fty, a, self.flags)
 
     def square(self, a: str) -> str:
         return self.fmul(a, a)
 
     def fcmp(self, pred: str, a: str, b: str) -> str:
-        return self.emit(f"fcmp {pred} {self.fty} {a}, {b}", "c")
+        return self.ir.cmp("fcmp", pred, self.fty, a, b)
 
     def select(self, cond: str, a: str, b: str) -> str:
-        return self.emit(f"select i1 {cond}, {self.fty} {a}, {self.fty} {b}")
+        return self.ir.select(cond, self.fty, a, b)
 
     def int_to_float(self, value: str, ity: str) -> str:
-        return self.emit(f"sitofp {ity} {value} to {self.fty}")
+        return self.ir.cast("sitofp", ity, value, self.fty)
 
     def call(self, base: str, *args: str) -> str:
+        """A math function of the rule's float type; an integer argument is written typed
+        (`"i32 %n"`, powi's exponent)."""
         if self.reuse is not None:   # the primal may already have computed this value
             found = self.reuse(base, self.fty, args)
             if found is not None:
@@ -145,8 +147,8 @@ class Builder:
         if base in HELPERS:
             self.helpers.add(base)
             if self.fty != "double":  # helpers are written for double
-                wide = [self.emit(f"fpext {self.fty} {a} to double") for a in args]
-                res = self.emit(f"call double {callee}({', '.join('double ' + a for a in wide)})")
-                return self.emit(f"fptrunc double {res} to {self.fty}")
-        typed = ", ".join(f"{self.fty} {a}" if not a.startswith("i32 ") else a for a in args)
-        return self.emit(f"call {self.fty} {callee}({typed})")
+                wide = [self.ir.cast("fpext", self.fty, a, "double") for a in args]
+                res = self.ir.call("double", callee, [("double", a) for a in wide])
+                return self.ir.cast("fptrunc", "double", res, self.fty)
+        typed = [tuple(a.split(" ", 1)) if a.startswith("i32 ") else (self.fty, a) for a in args]
+        return self.ir.call(self.fty, callee, typed)

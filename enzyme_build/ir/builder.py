@@ -1,0 +1,271 @@
+"""IR as values: one builder creates instructions as model objects, one printer prints them.
+
+- `Value` is a value's IR spelling (a local name, a global, a constant) with its type. It is
+  a `str`, so code that passes names around keeps working while it moves to the builder.
+- `IRBuilder` creates every instruction of derived code as an `ir.model.Instruction` (its
+  declared fields only, `text` empty) and appends it where it builds: a block's instruction
+  list, or, for a sweep that still assembles text, a list of lines it prints into. Uses of a
+  value come from the function's users index once the function is indexed
+  (`Function.users`), as for parsed IR.
+- `print_instruction` / `print_block` are the printer. An instruction the builder made is
+  printed from its fields; one parsed from the input (a primal instruction copied into derived
+  code) from its text, without the metadata attachments derived code must not carry.
+
+Usage:
+    body: list[Instruction] = []
+    ir = IRBuilder(fresh, body)
+    s = ir.binop("fmul", "double", x, y)               # -> Value '%t$1', type double
+    ir.store(s, "%p", align=8)
+    text = "\\n".join(print_instruction(i) for i in body)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Callable
+
+from .model import BINARY_OPS, CAST_OPS, Instruction, make_name, substitute_values
+
+_DBG_ATTACHMENT = re.compile(r',\s*!dbg\s+!\d+')
+
+
+class Value(str):
+    """A value's spelling with its IR type (`Value("%x", "double")`)."""
+
+    type: str
+
+    def __new__(cls, name: str, ty: str) -> "Value":
+        value = super().__new__(cls, name)
+        value.type = ty
+        return value
+
+    def typed(self) -> str:
+        """'double %x', as an operand is written."""
+        return f"{self.type} {self}"
+
+
+def type_of(value: str, default: str) -> str:
+    """The type a `Value` carries, else `default`."""
+    return value.type if isinstance(value, Value) else default
+
+
+class IRBuilder:
+    """Creates instructions into `into` (a list of Instructions, or of text lines when `text`).
+
+    Every method returns the new value (a `Value`) or None for instructions without a result;
+    `name` gives the result a fixed name, else `fresh(hint)` makes one."""
+
+    def __init__(self, fresh: Callable[[str], str], into: list | None = None, text: bool = False):
+        self.fresh = fresh
+        self.into = [] if into is None else into
+        self.text = text
+
+    # ------------------------------------------------------------------ plumbing
+    def insert(self, inst: Instruction) -> Instruction:
+        self.into.append(print_instruction(inst) if self.text else inst)
+        return inst
+
+    def _result(self, inst: Instruction, name: str | None, hint: str) -> Value:
+        inst.result = name or self.fresh(hint)
+        self.insert(inst)
+        return Value(inst.result, inst.type)
+
+    def copy(self, inst: Instruction) -> Instruction:
+        """A parsed instruction copied as it is (printed without its `!dbg`)."""
+        self.insert(inst)
+        return inst
+
+    def clone(self, inst: Instruction, result: str | None = None,
+              mapping: dict[str, str] | None = None) -> Instruction:
+        """A copy of a parsed instruction whose result is named `result` and whose operands are
+        remapped through `mapping` (LLVM's clone and RemapInstruction); printed like the
+        original, without its `!dbg`."""
+        mapping = dict(mapping or {})
+        if result is not None and inst.result:
+            mapping[inst.result] = result
+        copy = replace(inst, text=substitute_values(inst.text, mapping), result=result or inst.result,
+                       operands=[(t, mapping.get(v, v)) for t, v in inst.operands], _values=None)
+        self.insert(copy)
+        return copy
+
+    def rename_last(self, start: int, value: str, name: str) -> bool:
+        """Give the value the last instruction made (at or after position `start`) the fixed
+        name `name` (a tangent phis refer to before its definition); False when the last
+        instruction does not define `value`."""
+        if len(self.into) <= start:
+            return False
+        last = self.into[-1]
+        if self.text:
+            head = f"  {value} = "
+            if not last.startswith(head):
+                return False
+            self.into[-1] = f"  {name} = " + last[len(head):]
+            return True
+        if last.result != value:
+            return False
+        last.result = name
+        return True
+
+    # ------------------------------------------------------------------ arithmetic
+    def binop(self, opcode: str, ty: str, a: str, b: str, flags: str = "", name: str | None = None,
+              hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode=opcode, type=ty, operands=[(ty, a), (ty, b)],
+                                        flags=flags), name, hint)
+
+    def fneg(self, ty: str, a: str, flags: str = "", name: str | None = None, hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode="fneg", type=ty, operands=[(ty, a)], flags=flags),
+                            name, hint)
+
+    def cmp(self, opcode: str, predicate: str, ty: str, a: str, b: str, name: str | None = None,
+            hint: str = "c") -> Value:
+        """fcmp / icmp: an i1."""
+        inst = Instruction(text="", opcode=opcode, type="i1", operands=[(ty, a), (ty, b)], predicate=predicate)
+        return self._result(inst, name, hint)
+
+    def select(self, cond: str, ty: str, a: str, b: str, name: str | None = None, hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode="select", type=ty,
+                                        operands=[("i1", cond), (ty, a), (ty, b)]), name, hint)
+
+    def cast(self, opcode: str, src_ty: str, value: str, ty: str, name: str | None = None,
+             hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode=opcode, type=ty, operands=[(src_ty, value)]),
+                            name, hint)
+
+    # ------------------------------------------------------------------ memory
+    def load(self, ty: str, ptr: str, align: int | None = None, name: str | None = None,
+             hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode="load", type=ty, source_type=ty,
+                                        operands=[("ptr", ptr)], align=align), name, hint)
+
+    def store(self, ty: str, value: str, ptr: str, align: int | None = None) -> None:
+        self.insert(Instruction(text="", opcode="store", type=ty, operands=[(ty, value), ("ptr", ptr)],
+                                align=align))
+
+    def alloca(self, ty: str, name: str | None = None, hint: str = "a") -> Value:
+        return self._result(Instruction(text="", opcode="alloca", type="ptr", source_type=ty), name, hint)
+
+    def gep(self, source_type: str, ptr: str, indices: list[tuple[str, str]], flags: str = "inbounds",
+            name: str | None = None, hint: str = "p") -> Value:
+        return self._result(Instruction(text="", opcode="getelementptr", type="ptr", source_type=source_type,
+                                        operands=[("ptr", ptr), *indices], flags=flags), name, hint)
+
+    def atomicrmw(self, operation: str, ptr: str, ty: str, value: str, ordering: str = "monotonic",
+                  align: int | None = None, name: str | None = None, hint: str = "at") -> Value:
+        return self._result(Instruction(text="", opcode="atomicrmw", type=ty, operands=[("ptr", ptr), (ty, value)],
+                                        operation=operation, ordering=ordering, align=align), name, hint)
+
+    # ------------------------------------------------------------------ calls
+    def call(self, ty: str, callee: str, args: list[tuple[str, str]], name: str | None = None,
+             hint: str = "t", call_type: str = "", result: bool | None = None) -> Value | None:
+        """`call ty callee(args)`; a result unless the type is void (or `result` is False)."""
+        inst = Instruction(text="", opcode="call", type=ty, callee=callee, operands=list(args),
+                           call_type=call_type)
+        if result is False or (result is None and ty == "void"):
+            self.insert(inst)
+            return None
+        return self._result(inst, name, hint)
+
+    # ------------------------------------------------------------------ aggregates
+    def extractvalue(self, aty: str, agg: str, indices: list[int], ty: str = "", name: str | None = None,
+                     hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode="extractvalue", type=ty, operands=[(aty, agg)],
+                                        indices=list(indices)), name, hint)
+
+    def insertvalue(self, aty: str, agg: str, ety: str, elem: str, indices: list[int],
+                    name: str | None = None, hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode="insertvalue", type=aty,
+                                        operands=[(aty, agg), (ety, elem)], indices=list(indices)), name, hint)
+
+    def extractelement(self, vty: str, vector: str, ity: str, index: str, ty: str = "",
+                       name: str | None = None, hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode="extractelement", type=ty,
+                                        operands=[(vty, vector), (ity, index)]), name, hint)
+
+    def insertelement(self, vty: str, vector: str, ety: str, elem: str, ity: str, index: str,
+                      name: str | None = None, hint: str = "t") -> Value:
+        return self._result(Instruction(text="", opcode="insertelement", type=vty,
+                                        operands=[(vty, vector), (ety, elem), (ity, index)]), name, hint)
+
+    # ------------------------------------------------------------------ control flow
+    def phi(self, ty: str, incoming: list[tuple[str, str]], name: str | None = None, hint: str = "t") -> Value:
+        """incoming: (value, block label without '%')."""
+        return self._result(Instruction(text="", opcode="phi", type=ty, incoming=list(incoming)), name, hint)
+
+    def ret(self, ty: str = "void", value: str | None = None) -> None:
+        self.insert(Instruction(text="", opcode="ret", type=ty,
+                                operands=[(ty, value)] if value is not None else []))
+
+    def br(self, target: str) -> None:
+        self.insert(Instruction(text="", opcode="br", targets=[target]))
+
+    def cond_br(self, cond: str, then: str, otherwise: str) -> None:
+        self.insert(Instruction(text="", opcode="br", operands=[("i1", cond)], targets=[then, otherwise]))
+
+
+# ---------------------------------------------------------------------- printer
+def _align(inst: Instruction) -> str:
+    return f", align {inst.align}" if inst.align is not None else ""
+
+
+def _label(label: str) -> str:
+    return make_name("%", label)
+
+
+def _args(operands) -> str:
+    return ", ".join(f"{t} {v}" for t, v in operands)
+
+
+def _print_made(inst: Instruction) -> str:
+    op, ty, ops = inst.opcode, inst.type, inst.operands
+    flags = f" {inst.flags}" if inst.flags else ""
+    if op in BINARY_OPS:
+        body = f"{op}{flags} {ty} {ops[0][1]}, {ops[1][1]}"
+    elif op == "fneg":
+        body = f"fneg{flags} {ty} {ops[0][1]}"
+    elif op in ("fcmp", "icmp"):
+        body = f"{op} {inst.predicate} {ops[0][0]} {ops[0][1]}, {ops[1][1]}"
+    elif op == "select":
+        body = f"select {_args(ops)}"
+    elif op in CAST_OPS:
+        body = f"{op} {ops[0][0]} {ops[0][1]} to {ty}"
+    elif op == "load":
+        body = f"load {ty}, ptr {ops[0][1]}{_align(inst)}"
+    elif op == "store":
+        body = f"store {ops[0][0]} {ops[0][1]}, ptr {ops[1][1]}{_align(inst)}"
+    elif op == "alloca":
+        body = f"alloca {inst.source_type}"
+    elif op == "getelementptr":
+        body = f"getelementptr{flags} {inst.source_type}, {_args(ops)}"
+    elif op == "atomicrmw":
+        body = f"atomicrmw {inst.operation} {_args(ops)} {inst.ordering}{_align(inst)}"
+    elif op == "call":
+        body = f"call {inst.call_type or ty} {inst.callee}({_args(ops)})"
+    elif op == "extractvalue":
+        body = f"extractvalue {_args(ops)}, {', '.join(map(str, inst.indices))}"
+    elif op == "insertvalue":
+        body = f"insertvalue {_args(ops)}, {', '.join(map(str, inst.indices))}"
+    elif op in ("extractelement", "insertelement"):
+        body = f"{op} {_args(ops)}"
+    elif op == "phi":
+        body = f"phi {ty} " + ", ".join(f"[ {v}, {_label(b)} ]" for v, b in inst.incoming)
+    elif op == "ret":
+        body = f"ret {_args(ops)}" if ops else "ret void"
+    elif op == "br":
+        body = f"br label {_label(inst.targets[0])}" if not ops else \
+            f"br i1 {ops[0][1]}, label {_label(inst.targets[0])}, label {_label(inst.targets[1])}"
+    else:
+        raise ValueError(f"the IR builder does not make '{op}'")
+    return f"  {inst.result} = {body}" if inst.result else f"  {body}"
+
+
+def print_instruction(inst: Instruction) -> str:
+    """An instruction as IR text: from its fields when the builder made it, else its parsed
+    text without `!dbg` (derived code carries no debug locations of the primal)."""
+    if not inst.text:
+        return _print_made(inst)
+    return _DBG_ATTACHMENT.sub("", inst.text) if "!dbg" in inst.text else inst.text
+
+
+def print_block(label: str, instructions: list[Instruction]) -> list[str]:
+    """A block's lines: its label, then its instructions."""
+    return [f"{make_name('%', label)[1:]}:"] + [print_instruction(i) for i in instructions]

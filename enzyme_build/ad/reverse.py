@@ -20,8 +20,9 @@ from ..analysis.library import allocation_size_args, shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError, InternalError
+from ..ir.builder import IRBuilder
 from ..custom.registry import check_rule_arity
-from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
+from ..ir.model import (Function, Instruction, parse_instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name, replace_pointer_operand, substitute_values)
 from .abi import Signature
 from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
@@ -272,6 +273,11 @@ class ReverseGenerator:
         self.counter += 1
         return f"%{hint}${self.counter}"
 
+    def ir(self, lines: list[str]) -> IRBuilder:
+        """A builder making instructions at the end of `lines` (the sweeps still assemble
+        text: each instruction is printed as it is made, see docs/engine.md "IR as values")."""
+        return IRBuilder(self.fresh, lines, text=True)
+
     def shadow(self, value: str) -> str:
         """The shadow of a pointer operand in the forward sweep."""
         if value in self.params and value in self.act.shadowed:
@@ -336,9 +342,9 @@ class ReverseGenerator:
         if value in self.local_adjoints:
             return self.register_adjoints.pop(value, None) or adjoint_zero(ty)
         slot = self.diffe_slot(value)
-        name = self.fresh("dr")
-        lines.append(f"  {name} = load {ty}, ptr {slot}, align 8")
-        lines.append(f"  store {ty} {adjoint_zero(ty)}, ptr {slot}, align 8")
+        ir = self.ir(lines)
+        name = ir.load(ty, slot, align=8, hint="dr")
+        ir.store(ty, adjoint_zero(ty), slot, align=8)
         return name
 
     def accumulate(self, value: str, contrib: str, lines: list[str]) -> None:
@@ -350,37 +356,31 @@ class ReverseGenerator:
             self.register_adjoints[value] = contrib if current is None else self._add(ty, current, contrib, lines)
             return
         slot = self.diffe_slot(value)
-        old = self.fresh("da")
-        lines.append(f"  {old} = load {ty}, ptr {slot}, align 8")
+        old = self.ir(lines).load(ty, slot, align=8, hint="da")
         new = self._add(ty, old, contrib, lines)
-        lines.append(f"  store {ty} {new}, ptr {slot}, align 8")
+        self.ir(lines).store(ty, new, slot, align=8)
 
     def _add(self, ty: str, a: str, b: str, lines: list[str]) -> str:
         """a + b for floats, elementwise for aggregates of floats. The sum is an adjoint
         accumulation: its order is the engine's choice (see `accumulation_flags`)."""
         if is_float_type(ty):
-            out = self.fresh("da")
-            lines.append(f"  {out} = fadd {accumulation_flags(self.fmf)} {ty} {a}, {b}")
-            return out
+            return self.ir(lines).binop("fadd", ty, a, b, accumulation_flags(self.fmf), hint="da")
         agg = a
         for i, ety in enumerate(aggregate_elements(ty)):
-            x, y = self.fresh("ea"), self.fresh("eb")
-            lines.append(f"  {x} = extractvalue {ty} {a}, {i}")
-            lines.append(f"  {y} = extractvalue {ty} {b}, {i}")
+            x = self.ir(lines).extractvalue(ty, a, [i], ety, hint="ea")
+            y = self.ir(lines).extractvalue(ty, b, [i], ety, hint="eb")
             s = self._add(ety, x, y, lines)
-            nxt = self.fresh("ei")
-            lines.append(f"  {nxt} = insertvalue {ty} {agg}, {ety} {s}, {i}")
-            agg = nxt
+            agg = self.ir(lines).insertvalue(ty, agg, ety, s, [i], hint="ei")
         return agg
 
     def accumulate_memory(self, shadow_ptr: str, ty: str, contrib: str, lines: list[str],
                           primal: str | None = None, label: str | None = None) -> None:
         if self.parallel and openmp.accumulate_shared(self, shadow_ptr, ty, contrib, lines, primal, label):
             return
-        old, new = self.fresh("dm"), self.fresh("dm")
-        lines.append(f"  {old} = load {ty}, ptr {shadow_ptr}")
-        lines.append(f"  {new} = fadd {accumulation_flags('')} {ty} {old}, {contrib}")
-        lines.append(f"  store {ty} {new}, ptr {shadow_ptr}")
+        ir = self.ir(lines)
+        old = ir.load(ty, shadow_ptr, hint="dm")
+        new = ir.binop("fadd", ty, old, contrib, accumulation_flags(""), hint="dm")
+        ir.store(ty, new, shadow_ptr)
 
     # ------------------------------------------------------------------ driver
     def release(self) -> None:
@@ -463,10 +463,10 @@ class ReverseGenerator:
             step = self.fn.defs[nxt]
             slot = make_name("%", iv[0], "ivslot")
             self.cache.iv_loops[iv[0]] = (loop, step.operands[1][1], slot, preds[iv[3]])
-        entries = []
+        incoming = []
         for i, p in enumerate(preds):
-            entries += [f"[ {i}, {make_name('%', p)} ]"] * self.cfg.edge_count[(p, label)]
-        lines.append(f"  {name} = phi i32 " + ", ".join(entries))
+            incoming += [(str(i), p)] * self.cfg.edge_count[(p, label)]
+        self.ir(lines).phi("i32", incoming, name=name)
         self.types[name] = "i32"
 
     def _forward_terminator(self, block) -> list[str]:
@@ -479,21 +479,26 @@ class ReverseGenerator:
                 out += [FRAME_PUSH_MARK]
                 if self.sig.ret_shadow:
                     v = term.operands[0][1]
-                    a, b = self.fresh("ret"), self.fresh("ret")
-                    return out + [f"  {a} = insertvalue {{ ptr, ptr }} poison, ptr {v}, 0",
-                                  f"  {b} = insertvalue {{ ptr, ptr }} {a}, ptr {self._shadow_or_fail(v, term)}, 1",
-                                  f"  ret {{ ptr, ptr }} {b}"]
-                return out + [_DBG_RE.sub("", term.text)]
-            return [f"  br label {self.rev_label(block.label)}"]
+                    a = self.ir(out).insertvalue("{ ptr, ptr }", "poison", "ptr", v, [0], hint="ret")
+                    shadow = self._shadow_or_fail(v, term)
+                    b = self.ir(out).insertvalue("{ ptr, ptr }", a, "ptr", shadow, [1], hint="ret")
+                    self.ir(out).ret("{ ptr, ptr }", b)
+                    return out
+                self.ir(out).copy(term)
+                return out
+            out = []
+            self.ir(out).br(f"rev${block.label}")   # self.rev_label(block.label)
+            return out
         if term.opcode in ("invoke", "callbr", "indirectbr", "resume"):
             raise EnzymeBuildError(f"cannot differentiate through '{term.opcode}' in @{self.fn.name}",
                                    location=self.engine.location(term),
                                    hint="build C++ code with -fno-exceptions, or mark the function inactive")
-        return [_DBG_RE.sub("", term.text)]
+        out = []
+        self.ir(out).copy(term)
+        return out
 
     def _forward_instruction(self, inst: Instruction, lines: list[str]) -> None:
         op, res = inst.opcode, inst.result
-        text = _DBG_RE.sub("", inst.text)
         if op == "call" and self._call_kind(inst) in ("derived", "custom"):
             self._forward_active_call(inst, lines)
             return
@@ -506,10 +511,11 @@ class ReverseGenerator:
         check_mixed_aggregates(self.fn, inst, self.act.varied, where)
         if op == "store" and id(inst) in self.cache.undone_stores:
             (vty, _), (_, p) = inst.operands
-            lines.append(f"  {self.cache.undone_stores[id(inst)]} = load {vty}, ptr {p}")
+            self.ir(lines).load(vty, p, name=self.cache.undone_stores[id(inst)])
+        text = inst.text
         if op == "call":
             text = fallback_in_derived_code(inst, text, self.act.varied, self.act.has_shadow)
-        lines.append(text)
+        self.ir(lines).copy(inst if text == inst.text else parse_instruction(text))
         if self.footprint is not None:
             self.footprint.record(inst, lines)
         if res and res in self.act.shadowed and res not in self.cache.reverse_local and \
@@ -517,35 +523,31 @@ class ReverseGenerator:
             self._forward_shadow(inst, lines)
         if op == "load" and res and res in self.pointer_carriers and self._ptr_shadowed(inst.operands[0][1]):
             # an integer copy of bytes holding pointers: the shadow's bytes go along
-            bits = self.fresh("ptrbits")
-            lines.append(f"  {bits} = load {inst.type}, ptr {self.shadow(inst.operands[0][1])}")
-            self.carried_bits[res] = bits
+            self.carried_bits[res] = self.ir(lines).load(inst.type, self.shadow(inst.operands[0][1]), hint="ptrbits")
         if op == "store":
             (vty, v), (_, p) = inst.operands
             if v in self.pointer_carriers and self._ptr_shadowed(p):
-                lines.append(f"  store {vty} {self.carried_bits.get(v, '0')}, ptr {self.shadow(p)}")
+                self.ir(lines).store(vty, self.carried_bits.get(v, "0"), self.shadow(p))
             if vty == "ptr" and self._ptr_shadowed(p):
-                lines.append(f"  store ptr {self._shadow_or_fail(v, inst)}, ptr {self.shadow(p)}, align 8")
+                self.ir(lines).store("ptr", self._shadow_or_fail(v, inst), self.shadow(p), align=8)
             elif self._ptr_shadowed(p) and (x := pointer_as_integer(self.fn, v)) and self.act.has_shadow(x):
                 # a pointer kept as an integer (Eigen's evaluators, uintptr_t fields): its
                 # shadow goes into the shadow memory the same way
-                t = self.fresh("shint")
-                lines.append(f"  {t} = ptrtoint ptr {self.shadow(x)} to {vty}")
-                lines.append(f"  store {vty} {t}, ptr {self.shadow(p)}, align 8")
+                t = self.ir(lines).cast("ptrtoint", "ptr", self.shadow(x), vty, hint="shint")
+                self.ir(lines).store(vty, t, self.shadow(p), align=8)
         if op == "call" and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
             d, s = inst.operands[0][1], inst.operands[1][1]
             kind = memcpy_element_kind(self, inst) if self._ptr_shadowed(d) else None
             if kind == "pointer":
-                n = inst.operands[2]
-                lines.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {self.shadow(d)}, ptr {self.shadow(s)}, "
-                             f"{n[0]} {n[1]}, i1 false)")
+                self.ir(lines).call("void", "@llvm.memcpy.p0.p0.i64", [("ptr", self.shadow(d)), ("ptr", self.shadow(s)),
+                                                                         inst.operands[2], ("i1", "false")])
                 self.engine.declare("@llvm.memcpy.p0.p0.i64")
             elif kind == "record" and self._ptr_shadowed(s):
                 record = memcpy_record_type(self, inst, with_pointers=True)
                 if record is not None:   # records holding pointers: copy the pointers' shadows
-                    n = inst.operands[2]
                     helper = self._record_helper(record, "ptrcopy")
-                    lines.append(f"  call void {helper}(ptr {self.shadow(d)}, ptr {self.shadow(s)}, {n[0]} {n[1]})")
+                    self.ir(lines).call("void", helper, [("ptr", self.shadow(d)), ("ptr", self.shadow(s)),
+                                                         inst.operands[2]])
 
     def _shadow_or_fail(self, v: str, inst: Instruction) -> str:
         """The shadow of a pointer that is stored into active memory or returned."""
@@ -583,63 +585,57 @@ class ReverseGenerator:
         sh = self.shadow(res)
         if op == "alloca":
             size = f"ptrtoint (ptr getelementptr ({inst.source_type}, ptr null, i32 1) to i64)"
+            ir = self.ir(lines)
             if inst.operands:
                 cty, cnt = inst.operands[0]
-                n = self.fresh("n")
-                lines.append(f"  {n} = zext {cty} {cnt} to i64" if cty != "i64" else f"  {n} = add i64 {cnt}, 0")
-                size2 = self.fresh("n")
-                lines.append(f"  {size2} = mul i64 {n}, {size}")
-                size = size2
+                n = ir.cast("zext", cty, cnt, "i64", hint="n") if cty != "i64" else \
+                    ir.binop("add", "i64", cnt, "0", hint="n")
+                size = ir.binop("mul", "i64", n, size, hint="n")
             if self.split:
-                lines.append(f"  {sh} = call ptr @calloc(i64 1, i64 {size})")
+                ir.call("ptr", "@calloc", [("i64", "1"), ("i64", size)], name=sh)
                 self.engine.declare("@calloc")
             else:
-                body = inst.text.split("=", 1)[1]
-                lines.append(f"  {sh} ={_DBG_RE.sub('', body)}")
-                lines.append(f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)")
+                ir.clone(inst, result=sh)
+                ir.call("void", "@llvm.memset.p0.i64", [("ptr", sh), ("i8", "0"), ("i64", size), ("i1", "false")])
                 self.engine.declare("@llvm.memset.p0.i64")
         elif op == "call" and inst.callee in ALLOCATORS:
             name = callee_name(inst)
             args = [v for _, v in inst.operands]
             own, _ = shadow_allocator(name)
+            ir = self.ir(lines)
             if own:   # a block kind whose shadow is a block of the same kind (zeroed when made)
-                lines.append(f"  {sh} = call ptr @{own}(i64 {args[allocation_size_args(name)[0]]})")
+                ir.call("ptr", f"@{own}", [("i64", args[allocation_size_args(name)[0]])], name=sh)
                 return
             self.engine.support.add("__enzyme_build_shadow_alloc")
             if name == "calloc":
-                total = self.fresh("n")
-                lines.append(f"  {total} = mul i64 {args[0]}, {args[1]}")
-                lines.append(f"  {sh} = call ptr @__enzyme_build_shadow_alloc(i64 {total})")
+                total = ir.binop("mul", "i64", args[0], args[1], hint="n")
+                ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", total)], name=sh)
             elif name == "realloc":
                 # a fresh zeroed shadow holding a copy of the old one; the old shadow stays
                 # alive for the reverse sweep of the code before the realloc
                 old = self.shadow(args[0])
                 self.engine.support.add("__enzyme_build_shadow_realloc")
-                lines.append(f"  {sh} = call ptr @__enzyme_build_shadow_realloc(ptr {old}, i64 {args[1]})")
-                n_copy = self.fresh("rcopy")
-                lines.append(f"  {n_copy} = call i64 @__enzyme_build_shadow_copied(ptr {old}, i64 {args[1]})")
+                ir.call("ptr", "@__enzyme_build_shadow_realloc", [("ptr", old), ("i64", args[1])], name=sh)
+                n_copy = ir.call("i64", "@__enzyme_build_shadow_copied", [("ptr", old), ("i64", args[1])],
+                                 hint="rcopy")
                 self.types[n_copy] = "i64"
                 self.home[n_copy] = inst.block
                 self.realloc_copied[inst.result] = n_copy
             else:
                 size = args[allocation_size_args(name)[0]]   # operator new(size, align): the size
-                lines.append(f"  {sh} = call ptr @__enzyme_build_shadow_alloc(i64 {size})")
+                ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", size)], name=sh)
             self.engine.declare("@calloc")
         elif op in ("getelementptr", "bitcast", "addrspacecast", "freeze"):
             base = inst.operands[0][1]
-            body = _DBG_RE.sub("", inst.text.split("=", 1)[1])
-            body = replace_pointer_operand(body, base, self.shadow(base))
-            lines.append(f"  {sh} ={body}")
+            self.ir(lines).clone(inst, result=sh, mapping={base: self.shadow(base)})
         elif op == "phi":
-            entries = ", ".join(f"[ {self.shadow(v) if is_local(v) else v}, {make_name('%', b)} ]"
-                                for v, b in inst.incoming)
-            lines.append(f"  {sh} = phi ptr {entries}")
+            self.ir(lines).phi("ptr", [(self.shadow(v) if is_local(v) else v, b) for v, b in inst.incoming], name=sh)
         elif op == "select":
             c = inst.operands[0][1]
             a, b = inst.operands[1][1], inst.operands[2][1]
-            lines.append(f"  {sh} = select i1 {c}, ptr {self.shadow(a)}, ptr {self.shadow(b)}")
+            self.ir(lines).select(c, "ptr", self.shadow(a), self.shadow(b), name=sh)
         elif op == "load":
-            lines.append(f"  {sh} = load ptr, ptr {self.shadow(inst.operands[0][1])}, align 8")
+            self.ir(lines).load("ptr", self.shadow(inst.operands[0][1]), align=8, name=sh)
         else:
             raise EnzymeBuildError(
                 f"cannot create a shadow for pointer {res} produced by '{op}' in @{self.fn.name}",
@@ -748,7 +744,6 @@ class ReverseGenerator:
 
     def _forward_active_call(self, inst: Instruction, lines: list[str]) -> None:
         sig = self._callee_signature(inst)
-        lhs = f"{inst.result} = " if inst.result else ""
         args = self._interleaved(inst, sig, lambda v: v, forward=True)
         if self._call_kind(inst) == "custom":
             rule = self.engine.custom[sig.function]
@@ -759,13 +754,13 @@ class ReverseGenerator:
                              self.engine.location(inst))
             aug_ret = self.engine.function_return_type(rule.augment)
             tape = self.fresh("ctape")
+            ir = self.ir(lines)
             if inst.result and aug_ret != "ptr":
-                whole = self.fresh("caug")
-                lines.append(f"  {whole} = call {aug_ret} @{rule.augment}({', '.join(args)})")
-                lines.append(f"  {tape} = extractvalue {aug_ret} {whole}, 0")
-                lines.append(f"  {inst.result} = extractvalue {aug_ret} {whole}, 1")
+                whole = ir.call(aug_ret, f"@{rule.augment}", args, hint="caug")
+                ir.extractvalue(aug_ret, whole, [0], "ptr", name=tape)
+                ir.extractvalue(aug_ret, whole, [1], inst.type, name=inst.result)
             else:
-                lines.append(f"  {tape} = call {aug_ret} @{rule.augment}({', '.join(args)})")
+                ir.call(aug_ret, f"@{rule.augment}", args, name=tape, result=True)
                 if inst.result:
                     raise EnzymeBuildError(f"custom augment @{rule.augment} must return {{ptr, T}} when "
                                            f"@{sig.function} returns a value", location=self.engine.location(inst))
@@ -782,13 +777,13 @@ class ReverseGenerator:
             self.home[tapes] = inst.block
             self.fork_tapes[id(inst)] = tapes
             return
+        ir = self.ir(lines)
         if sig.ret_shadow:
-            pair = self.fresh("pair")
-            lines.append(f"  {pair} = call {{ ptr, ptr }} @{aug}({', '.join(args + [f'ptr {TAPE}'])})")
-            lines.append(f"  {inst.result} = extractvalue {{ ptr, ptr }} {pair}, 0")
-            lines.append(f"  {self.shadow(inst.result)} = extractvalue {{ ptr, ptr }} {pair}, 1")
+            pair = ir.call("{ ptr, ptr }", f"@{aug}", args + [("ptr", TAPE)], hint="pair")
+            ir.extractvalue("{ ptr, ptr }", pair, [0], "ptr", name=inst.result)
+            ir.extractvalue("{ ptr, ptr }", pair, [1], "ptr", name=self.shadow(inst.result))
             return
-        lines.append(f"  {lhs}call {callee_fn.return_type} @{aug}({', '.join(args + [f'ptr {TAPE}'])})")
+        ir.call(callee_fn.return_type, f"@{aug}", args + [("ptr", TAPE)], name=inst.result, result=bool(inst.result))
 
     # ------------------------------------------------------------------ reverse sweep
     def _reverse_block(self, block) -> None:
@@ -817,8 +812,8 @@ class ReverseGenerator:
             for inst in self.fn.instructions():   # redo the undone stores, in forward order
                 if inst.opcode == "store" and id(inst) in self.cache.undone_stores:
                     (vty, v), (_, p) = inst.operands
-                    lines.append(f"  store {vty} {self._undo_current(inst) if self.split else v}, "
-                                 f"ptr {self.cache.fetch(p, label)}")
+                    value = self._undo_current(inst) if self.split else v
+                    self.ir(lines).store(vty, value, self.cache.fetch(p, label))
         self.rev_term[label] = self._reverse_terminator(block, phi_adjoints)
 
     def _reverse_terminator(self, block, phi_adjoints) -> list[str]:
@@ -847,15 +842,15 @@ class ReverseGenerator:
                              key=lambda numbered: numbered[0])
             for _, static in statics:
                 start = self.cache.value_on_exit(static["off"], pred, label)
-                out.append(f"  store i64 {start}, ptr {static['slot']}, align 8")
+                self.ir(out).store("i64", start, static["slot"], align=8)
                 # the iteration count and first IV value the record's columns are laid out by
                 loop = static["loop"]
                 count = self.fresh("tc")
                 out.append(self.cache.static_count(count, loop, lambda v: self.cache.fetch(v, label)))
-                out.append(f"  store i64 {count}, ptr {static['count_slot']}, align 8")
+                self.ir(out).store("i64", count, static["count_slot"], align=8)
                 if static["start_slot"] is not None:
-                    out.append(f"  store {self.types[loop.iv]} {self.cache.fetch(loop.start, label)}, "
-                               f"ptr {static['start_slot']}, align 8")
+                    self.ir(out).store(self.types[loop.iv], self.cache.fetch(loop.start, label), static["start_slot"],
+                                       align=8)
                 out.append(SIDE_STATIC_MARK + loop.header)   # its side record, if it gets one
             static = self.cache.static_loops.get(label)
             if static is not None and pred == static["loop"].preheader:
@@ -868,13 +863,12 @@ class ReverseGenerator:
             for iv, (loop, step, slot, latch) in self._iv_loops_at(label, exited):
                 if pred in loop.blocks and label not in loop.blocks:
                     last = self.cache.iv_on_exit(iv, loop, pred, label, out)
-                    out.append(f"  store {self.types[iv]} {last}, ptr {slot}, align 8")
+                    self.ir(out).store(self.types[iv], last, slot, align=8)
                 if label == loop.header and pred == latch:
-                    cur, prev = self.fresh("iv"), self.fresh("iv")
-                    out.append(f"  {cur} = load {self.types[iv]}, ptr {slot}, align 8")
-                    op = "sub" if step == "1" else "add"
-                    out.append(f"  {prev} = {op} {self.types[iv]} {cur}, 1")
-                    out.append(f"  store {self.types[iv]} {prev}, ptr {slot}, align 8")
+                    ir, ty = self.ir(out), self.types[iv]
+                    cur = ir.load(ty, slot, align=8, hint="iv")
+                    prev = ir.binop("sub" if step == "1" else "add", ty, cur, "1", hint="iv")
+                    ir.store(ty, prev, slot, align=8)
             for phi in block.phis():
                 if phi.result not in phi_adjoints:
                     continue
@@ -909,28 +903,23 @@ class ReverseGenerator:
         elif op in ("fpext", "fptrunc") and varied:
             dr = self.take_adjoint(res, lines)
             src_ty, src = inst.operands[0]
-            conv = self.fresh("cv")
-            lines.append(f"  {conv} = {'fptrunc' if op == 'fpext' else 'fpext'} {inst.type} {dr} to {src_ty}")
+            conv = self.ir(lines).cast("fptrunc" if op == "fpext" else "fpext", inst.type, dr, src_ty, hint="cv")
             self.accumulate(src, conv, lines)
         elif op == "extractvalue" and varied:
             dr = self.take_adjoint(res, lines)
             aty, agg = inst.operands[0]
             if is_local(agg) and agg in self.act.varied:
-                idx = ", ".join(str(i) for i in inst.indices)
-                part = self.fresh("ev")
-                lines.append(f"  {part} = insertvalue {aty} zeroinitializer, {inst.type if inst.type else self.types[res]} {dr}, {idx}")
+                part = self.ir(lines).insertvalue(aty, "zeroinitializer", inst.type or self.types[res], dr, inst.indices,
+                                                  hint="ev")
                 self.accumulate(agg, part, lines)
         elif op == "insertvalue" and varied:
             dr = self.take_adjoint(res, lines)
             (aty, agg), (ety, elem) = inst.operands[0], inst.operands[1]
-            idx = ", ".join(str(i) for i in inst.indices)
             if is_local(elem) and elem in self.act.varied:
-                part = self.fresh("iv")
-                lines.append(f"  {part} = extractvalue {aty} {dr}, {idx}")
+                part = self.ir(lines).extractvalue(aty, dr, inst.indices, ety, hint="iv")
                 self.accumulate(elem, part, lines)
             if is_local(agg) and agg in self.act.varied:
-                rest = self.fresh("iv")
-                lines.append(f"  {rest} = insertvalue {aty} {dr}, {ety} {zero_of(ety)}, {idx}")
+                rest = self.ir(lines).insertvalue(aty, dr, ety, zero_of(ety), inst.indices, hint="iv")
                 self.accumulate(agg, rest, lines)
         elif op in ("freeze", "bitcast") and varied:
             dr = self.take_adjoint(res, lines)
@@ -942,9 +931,7 @@ class ReverseGenerator:
             for pos, (a, b) in ((1, (dr, zero)), (2, (zero, dr))):
                 v = inst.operands[pos][1]
                 if is_local(v) and v in self.act.varied:
-                    s = self.fresh("sel")
-                    lines.append(f"  {s} = select i1 {cond}, {inst.type} {a}, {inst.type} {b}")
-                    self.accumulate(v, s, lines)
+                    self.accumulate(v, self.ir(lines).select(cond, inst.type, a, b, hint="sel"), lines)
         elif op == "load":
             if varied:
                 dr = self.take_adjoint(res, lines)
@@ -955,24 +942,23 @@ class ReverseGenerator:
             vty = self.views.get(v, vty)
             if is_float_type(vty) and self._ptr_shadowed(p):
                 ptr = self.cache.fetch(self.shadow(p), label)
-                old = self.fresh("ds")
-                lines.append(f"  {old} = load {vty}, ptr {ptr}")
-                lines.append(f"  store {vty} {float_constant(0.0, vty)}, ptr {ptr}")
+                old = self.ir(lines).load(vty, ptr, hint="ds")
+                self.ir(lines).store(vty, float_constant(0.0, vty), ptr)
                 self.accumulate(v, old, lines)
             elif not is_local(v) and re.fullmatch(r"i(32|64)", vty) and self._ptr_shadowed(p) \
                     and self._holds_floats_only(p, int(vty[1:]) // 8):
                 # a constant's bits stored over floats (a memcpy of known doubles folded to
                 # `store i64 C`): the overwritten floats' adjoint ends here, as for a float store
-                lines.append(f"  store {vty} 0, ptr {self.cache.fetch(self.shadow(p), label)}")
+                self.ir(lines).store(vty, "0", self.cache.fetch(self.shadow(p), label))
             if id(inst) in self.cache.undone_stores:
                 at = self.cache.fetch(p, label)
                 old = self.cache.undone_stores[id(inst)]
                 if self.split:
                     # the caller may have changed the memory since the augmented piece: keep
                     # what it holds now, to put back when the reverse piece ends
-                    lines.append(f"  {self._undo_current(inst)} = load {inst.operands[0][0]}, ptr {at}")
+                    self.ir(lines).load(inst.operands[0][0], at, name=self._undo_current(inst))
                     old = self.cache.fetch(old, label)
-                lines.append(f"  store {inst.operands[0][0]} {old}, ptr {at}")
+                self.ir(lines).store(inst.operands[0][0], old, at)
         elif op == "call":
             self._reverse_call(inst, label, lines)
         elif (rmw := openmp.atomic_fadd_operands(inst)) is not None and self._ptr_shadowed(rmw[0]):
@@ -984,10 +970,10 @@ class ReverseGenerator:
                                        hint="use `#pragma omp atomic` updates whose result is not read")
             if is_local(v) and v in self.act.varied:
                 got = self.fresh("dat")
-                lines.append(f"  {got} = load {ty}, ptr {self.cache.fetch(self.shadow(p), label)}, align 8")
+                self.ir(lines).load(ty, self.cache.fetch(self.shadow(p), label), align=8, name=got)
                 self.accumulate(v, got, lines)
         elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.cache.reverse_local:
-            lines.append(f"  call void @free(ptr {self.cache.fetch(self.shadow(res), label)})")
+            self.ir(lines).call("void", "@free", [("ptr", self.cache.fetch(self.shadow(res), label))])
             self.engine.declare("@free")
         elif varied or (op not in _CONSUMES_ACTIVE_SAFELY
                         and any(v in self.act.varied for v in inst.values())
@@ -1076,22 +1062,20 @@ class ReverseGenerator:
         elif name == "__kmpc_barrier" and self.parallel:
             # the phases a barrier separates are undone in the opposite order: so is the barrier
             ident, gtid = inst.operands[0][1], self.cache.fetch(inst.operands[1][1], label)
-            lines.append(f"  call void @__kmpc_barrier(ptr {ident}, i32 {gtid})")
+            self.ir(lines).call("void", "@__kmpc_barrier", [("ptr", ident), ("i32", gtid)])
 
     def _call_with_adjoints(self, callee, ret_ty, args, inst, sig, lines) -> None:
         outs = [v for (t, v), a in zip(inst.operands, sig.args) if a == "out"]
         if ret_ty == "void" or not outs:
-            lines.append(f"  call {ret_ty} {callee}({', '.join(args)})")
+            self.ir(lines).call(ret_ty, callee, args, result=False)
             return
-        adj = self.fresh("adj")
-        lines.append(f"  {adj} = call {ret_ty} {callee}({', '.join(args)})")
+        adj = self.ir(lines).call(ret_ty, callee, args, hint="adj")
         if len(outs) == 1:
             self.accumulate(outs[0], adj, lines)
             return
+        elements = aggregate_elements(ret_ty) or [ret_ty] * len(outs)
         for k, v in enumerate(outs):
-            part = self.fresh("adj")
-            lines.append(f"  {part} = extractvalue {ret_ty} {adj}, {k}")
-            self.accumulate(v, part, lines)
+            self.accumulate(v, self.ir(lines).extractvalue(ret_ty, adj, [k], elements[k], hint="adj"), lines)
 
     def _reverse_memory_call(self, inst, name, label, lines) -> None:
         if name.startswith(("llvm.memcpy", "llvm.memmove")):
@@ -1106,9 +1090,11 @@ class ReverseGenerator:
                 nn = self.cache.fetch(n, label)
                 if self._ptr_shadowed(s):
                     helper = self._record_helper(record, "adjoint")
-                    lines.append(f"  call void {helper}(ptr {dsh}, ptr {self.cache.fetch(self.shadow(s), label)}, i64 {nn})")
+                    ssh = self.cache.fetch(self.shadow(s), label)
+                    self.ir(lines).call("void", helper, [("ptr", dsh), ("ptr", ssh), ("i64", nn)])
                 else:
-                    lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {nn}, i1 false)")
+                    self.ir(lines).call("void", "@llvm.memset.p0.i64", [("ptr", dsh), ("i8", "0"), (nty, nn),
+                                                                         ("i1", "false")])
                     self.engine.declare("@llvm.memset.p0.i64")
                 return
             if kind in ("double", "float"):
@@ -1120,16 +1106,18 @@ class ReverseGenerator:
                     helper = ("__enzyme_build_memmove_adjoint_" if name.startswith("llvm.memmove")
                               else "__enzyme_build_memcpy_adjoint_") + ("f64" if kind == "double" else "f32")
                     self.engine.support.add(helper)
-                    lines.append(f"  call void @{helper}(ptr {dsh}, ptr {ssh}, i64 {nn})")
+                    self.ir(lines).call("void", f"@{helper}", [("ptr", dsh), ("ptr", ssh), ("i64", nn)])
                 else:
-                    lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {nn}, i1 false)")
+                    self.ir(lines).call("void", "@llvm.memset.p0.i64", [("ptr", dsh), ("i8", "0"), (nty, nn),
+                                                                         ("i1", "false")])
                     self.engine.declare("@llvm.memset.p0.i64")
         elif name.startswith("llvm.memset"):
             d = inst.operands[0][1]
             if self._ptr_shadowed(d):
                 dsh = self.cache.fetch(self.shadow(d), label)
                 nty, n = inst.operands[2]
-                lines.append(f"  call void @llvm.memset.p0.i64(ptr {dsh}, i8 0, {nty} {self.cache.fetch(n, label)}, i1 false)")
+                self.ir(lines).call("void", "@llvm.memset.p0.i64", [("ptr", dsh), ("i8", "0"),
+                                                                     (nty, self.cache.fetch(n, label)), ("i1", "false")])
                 self.engine.declare("@llvm.memset.p0.i64")
         elif inst.callee in ALLOCATORS and inst.result in self.act.shadowed:
             if name == "realloc" and inst.result in self.realloc_copied:
@@ -1140,10 +1128,10 @@ class ReverseGenerator:
                     new = self.cache.fetch(self.shadow(inst.result), label)
                     old = self.cache.fetch(self.shadow(inst.operands[0][1]), label)
                     n = self.cache.fetch(self.realloc_copied[inst.result], label)
-                    lines.append(f"  call void @{helper}(ptr {new}, ptr {old}, i64 {n})")
+                    self.ir(lines).call("void", f"@{helper}", [("ptr", new), ("ptr", old), ("i64", n)])
             if inst.result in self.freed_roots:
                 release = shadow_allocator(name)[1]
-                lines.append(f"  call void @{release}(ptr {self.cache.fetch(self.shadow(inst.result), label)})")
+                self.ir(lines).call("void", f"@{release}", [("ptr", self.cache.fetch(self.shadow(inst.result), label))])
                 self.engine.declare("@" + release)
 
     def _record_helper(self, record: str, what: str) -> str:

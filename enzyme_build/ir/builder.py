@@ -24,24 +24,26 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-from .model import BINARY_OPS, CAST_OPS, Instruction, make_name, substitute_values
+from .model import BINARY_OPS, CAST_OPS, Instruction, make_name, split_type_value, substitute_values
 
 _DBG_ATTACHMENT = re.compile(r',\s*!dbg\s+!\d+')
 
 
 class Value(str):
-    """A value's spelling with its IR type (`Value("%x", "double")`)."""
+    """A value's spelling with its IR type: `value("%x", "double")` (`.type`, `.typed()`)."""
 
     type: str
-
-    def __new__(cls, name: str, ty: str) -> "Value":
-        value = super().__new__(cls, name)
-        value.type = ty
-        return value
 
     def typed(self) -> str:
         """'double %x', as an operand is written."""
         return f"{self.type} {self}"
+
+
+def value(name: str, ty: str) -> Value:
+    """The value `name` of type `ty` (a plain function: no constructor call per value made)."""
+    v = Value(name)
+    v.type = ty
+    return v
 
 
 def type_of(value: str, default: str) -> str:
@@ -68,7 +70,13 @@ class IRBuilder:
     def _result(self, inst: Instruction, name: str | None, hint: str) -> Value:
         inst.result = name or self.fresh(hint)
         self.insert(inst)
-        return Value(inst.result, inst.type)
+        return value(inst.result, inst.type)
+
+    def _line(self, name: str | None, hint: str, ty: str, body: str) -> Value:
+        """Text mode: the line `name = body`, printed as it is made."""
+        name = name or self.fresh(hint)
+        self.into.append(f"  {name} = {body}")
+        return value(name, ty)
 
     def copy(self, inst: Instruction) -> Instruction:
         """A parsed instruction copied as it is (printed without its `!dbg`)."""
@@ -107,37 +115,54 @@ class IRBuilder:
         return True
 
     # ------------------------------------------------------------------ arithmetic
+    # (each method: in text mode the line is printed straight from the arguments by the same
+    # format function the printer uses for the made instruction, without making the object)
     def binop(self, opcode: str, ty: str, a: str, b: str, flags: str = "", name: str | None = None,
               hint: str = "t") -> Value:
+        if self.text:
+            return self._line(name, hint, ty, _binop(opcode, flags, ty, a, b))
         return self._result(Instruction(text="", opcode=opcode, type=ty, operands=[(ty, a), (ty, b)],
                                         flags=flags), name, hint)
 
     def fneg(self, ty: str, a: str, flags: str = "", name: str | None = None, hint: str = "t") -> Value:
+        if self.text:
+            return self._line(name, hint, ty, _fneg(flags, ty, a))
         return self._result(Instruction(text="", opcode="fneg", type=ty, operands=[(ty, a)], flags=flags),
                             name, hint)
 
     def cmp(self, opcode: str, predicate: str, ty: str, a: str, b: str, name: str | None = None,
             hint: str = "c") -> Value:
         """fcmp / icmp: an i1."""
+        if self.text:
+            return self._line(name, hint, "i1", _cmp(opcode, predicate, ty, a, b))
         inst = Instruction(text="", opcode=opcode, type="i1", operands=[(ty, a), (ty, b)], predicate=predicate)
         return self._result(inst, name, hint)
 
     def select(self, cond: str, ty: str, a: str, b: str, name: str | None = None, hint: str = "t") -> Value:
+        if self.text:
+            return self._line(name, hint, ty, _select(cond, ty, a, b))
         return self._result(Instruction(text="", opcode="select", type=ty,
                                         operands=[("i1", cond), (ty, a), (ty, b)]), name, hint)
 
     def cast(self, opcode: str, src_ty: str, value: str, ty: str, name: str | None = None,
              hint: str = "t") -> Value:
+        if self.text:
+            return self._line(name, hint, ty, _cast(opcode, src_ty, value, ty))
         return self._result(Instruction(text="", opcode=opcode, type=ty, operands=[(src_ty, value)]),
                             name, hint)
 
     # ------------------------------------------------------------------ memory
     def load(self, ty: str, ptr: str, align: int | None = None, name: str | None = None,
              hint: str = "t") -> Value:
+        if self.text:
+            return self._line(name, hint, ty, _load(ty, ptr, align))
         return self._result(Instruction(text="", opcode="load", type=ty, source_type=ty,
                                         operands=[("ptr", ptr)], align=align), name, hint)
 
     def store(self, ty: str, value: str, ptr: str, align: int | None = None) -> None:
+        if self.text:
+            self.into.append("  " + _store(ty, value, ptr, align))
+            return
         self.insert(Instruction(text="", opcode="store", type=ty, operands=[(ty, value), ("ptr", ptr)],
                                 align=align))
 
@@ -155,12 +180,22 @@ class IRBuilder:
                                         operation=operation, ordering=ordering, align=align), name, hint)
 
     # ------------------------------------------------------------------ calls
-    def call(self, ty: str, callee: str, args: list[tuple[str, str]], name: str | None = None,
+    def call(self, ty: str, callee: str, args: list, name: str | None = None,
              hint: str = "t", call_type: str = "", result: bool | None = None) -> Value | None:
-        """`call ty callee(args)`; a result unless the type is void (or `result` is False)."""
-        inst = Instruction(text="", opcode="call", type=ty, callee=callee, operands=list(args),
-                           call_type=call_type)
-        if result is False or (result is None and ty == "void"):
+        """`call ty callee(args)`; a result unless the type is void (or `result` is False).
+        An argument is (type, value), or an operand as written with its attributes
+        (`"ptr byval(%S) %x"`, kept as the model's `arg_texts`)."""
+        void = result is False or (result is None and ty == "void")
+        texts = [a if isinstance(a, str) else f"{a[0]} {a[1]}" for a in args]
+        if self.text:
+            body = _call(call_type or ty, callee, texts)
+            if void:
+                self.into.append("  " + body)
+                return None
+            return self._line(name, hint, ty, body)
+        inst = Instruction(text="", opcode="call", type=ty, callee=callee, call_type=call_type, arg_texts=texts,
+                           operands=[split_type_value(a) if isinstance(a, str) else a for a in args])
+        if void:
             self.insert(inst)
             return None
         return self._result(inst, name, hint)
@@ -168,11 +203,15 @@ class IRBuilder:
     # ------------------------------------------------------------------ aggregates
     def extractvalue(self, aty: str, agg: str, indices: list[int], ty: str = "", name: str | None = None,
                      hint: str = "t") -> Value:
+        if self.text:
+            return self._line(name, hint, ty, _aggregate("extractvalue", [(aty, agg)], indices))
         return self._result(Instruction(text="", opcode="extractvalue", type=ty, operands=[(aty, agg)],
                                         indices=list(indices)), name, hint)
 
     def insertvalue(self, aty: str, agg: str, ety: str, elem: str, indices: list[int],
                     name: str | None = None, hint: str = "t") -> Value:
+        if self.text:
+            return self._line(name, hint, aty, _aggregate("insertvalue", [(aty, agg), (ety, elem)], indices))
         return self._result(Instruction(text="", opcode="insertvalue", type=aty,
                                         operands=[(aty, agg), (ety, elem)], indices=list(indices)), name, hint)
 
@@ -189,6 +228,8 @@ class IRBuilder:
     # ------------------------------------------------------------------ control flow
     def phi(self, ty: str, incoming: list[tuple[str, str]], name: str | None = None, hint: str = "t") -> Value:
         """incoming: (value, block label without '%')."""
+        if self.text:
+            return self._line(name, hint, ty, _phi(ty, incoming))
         return self._result(Instruction(text="", opcode="phi", type=ty, incoming=list(incoming)), name, hint)
 
     def ret(self, ty: str = "void", value: str | None = None) -> None:
@@ -203,8 +244,9 @@ class IRBuilder:
 
 
 # ---------------------------------------------------------------------- printer
-def _align(inst: Instruction) -> str:
-    return f", align {inst.align}" if inst.align is not None else ""
+# one format per kind of instruction, from the fields (the builder's text mode uses them too)
+def _align(align: int | None) -> str:
+    return f", align {align}" if align is not None else ""
 
 
 def _label(label: str) -> str:
@@ -215,39 +257,77 @@ def _args(operands) -> str:
     return ", ".join(f"{t} {v}" for t, v in operands)
 
 
+def _binop(op: str, flags: str, ty: str, a: str, b: str) -> str:
+    return f"{op} {flags} {ty} {a}, {b}" if flags else f"{op} {ty} {a}, {b}"
+
+
+def _fneg(flags: str, ty: str, a: str) -> str:
+    return f"fneg {flags} {ty} {a}" if flags else f"fneg {ty} {a}"
+
+
+def _cmp(op: str, predicate: str, ty: str, a: str, b: str) -> str:
+    return f"{op} {predicate} {ty} {a}, {b}"
+
+
+def _select(cond: str, ty: str, a: str, b: str) -> str:
+    return f"select i1 {cond}, {ty} {a}, {ty} {b}"
+
+
+def _cast(op: str, src_ty: str, value: str, ty: str) -> str:
+    return f"{op} {src_ty} {value} to {ty}"
+
+
+def _load(ty: str, ptr: str, align: int | None) -> str:
+    return f"load {ty}, ptr {ptr}{_align(align)}"
+
+
+def _store(ty: str, value: str, ptr: str, align: int | None) -> str:
+    return f"store {ty} {value}, ptr {ptr}{_align(align)}"
+
+
+def _call(ty: str, callee: str, texts: list[str]) -> str:
+    return f"call {ty} {callee}({', '.join(texts)})"
+
+
+def _aggregate(op: str, operands, indices) -> str:
+    return f"{op} {_args(operands)}, {', '.join(map(str, indices))}"
+
+
+def _phi(ty: str, incoming) -> str:
+    return f"phi {ty} " + ", ".join(f"[ {v}, {_label(b)} ]" for v, b in incoming)
+
+
 def _print_made(inst: Instruction) -> str:
     op, ty, ops = inst.opcode, inst.type, inst.operands
-    flags = f" {inst.flags}" if inst.flags else ""
     if op in BINARY_OPS:
-        body = f"{op}{flags} {ty} {ops[0][1]}, {ops[1][1]}"
+        body = _binop(op, inst.flags, ty, ops[0][1], ops[1][1])
     elif op == "fneg":
-        body = f"fneg{flags} {ty} {ops[0][1]}"
+        body = _fneg(inst.flags, ty, ops[0][1])
     elif op in ("fcmp", "icmp"):
-        body = f"{op} {inst.predicate} {ops[0][0]} {ops[0][1]}, {ops[1][1]}"
+        body = _cmp(op, inst.predicate, ops[0][0], ops[0][1], ops[1][1])
     elif op == "select":
-        body = f"select {_args(ops)}"
+        body = _select(ops[0][1], ty, ops[1][1], ops[2][1])
     elif op in CAST_OPS:
-        body = f"{op} {ops[0][0]} {ops[0][1]} to {ty}"
+        body = _cast(op, ops[0][0], ops[0][1], ty)
     elif op == "load":
-        body = f"load {ty}, ptr {ops[0][1]}{_align(inst)}"
+        body = _load(ty, ops[0][1], inst.align)
     elif op == "store":
-        body = f"store {ops[0][0]} {ops[0][1]}, ptr {ops[1][1]}{_align(inst)}"
+        body = _store(ops[0][0], ops[0][1], ops[1][1], inst.align)
     elif op == "alloca":
         body = f"alloca {inst.source_type}"
     elif op == "getelementptr":
+        flags = f" {inst.flags}" if inst.flags else ""
         body = f"getelementptr{flags} {inst.source_type}, {_args(ops)}"
     elif op == "atomicrmw":
-        body = f"atomicrmw {inst.operation} {_args(ops)} {inst.ordering}{_align(inst)}"
+        body = f"atomicrmw {inst.operation} {_args(ops)} {inst.ordering}{_align(inst.align)}"
     elif op == "call":
-        body = f"call {inst.call_type or ty} {inst.callee}({_args(ops)})"
-    elif op == "extractvalue":
-        body = f"extractvalue {_args(ops)}, {', '.join(map(str, inst.indices))}"
-    elif op == "insertvalue":
-        body = f"insertvalue {_args(ops)}, {', '.join(map(str, inst.indices))}"
+        body = _call(inst.call_type or ty, inst.callee, inst.arg_texts)
+    elif op in ("extractvalue", "insertvalue"):
+        body = _aggregate(op, ops, inst.indices)
     elif op in ("extractelement", "insertelement"):
         body = f"{op} {_args(ops)}"
     elif op == "phi":
-        body = f"phi {ty} " + ", ".join(f"[ {v}, {_label(b)} ]" for v, b in inst.incoming)
+        body = _phi(ty, inst.incoming)
     elif op == "ret":
         body = f"ret {_args(ops)}" if ops else "ret void"
     elif op == "br":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from enzyme_build import llvm
-from enzyme_build.ir.builder import IRBuilder, Value, print_block, print_instruction
+from enzyme_build.ir.builder import IRBuilder, Value, print_block, print_instruction, value
 from enzyme_build.ir.model import Block, Function, parse_instruction, parse_module
 
 
@@ -86,6 +86,7 @@ def test_values_carry_their_types():
     e = ir.extractvalue("{ double, ptr }", "%agg", [1], "ptr")
     assert isinstance(s, Value) and s == "%t$1" and s.type == "float" and s.typed() == "float %t$1"
     assert c.type == "i1" and e.type == "ptr"
+    assert value("%y", "i64").typed() == "i64 %y"
     assert ir.call("void", "@g", []) is None
 
 

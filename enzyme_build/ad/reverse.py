@@ -23,7 +23,7 @@ from ..errors import EnzymeBuildError, InternalError
 from ..ir.builder import IRBuilder
 from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, parse_instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
-                        make_name, replace_pointer_operand, substitute_values)
+                        make_name)
 from .abi import Signature
 from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
@@ -820,7 +820,9 @@ class ReverseGenerator:
         label = block.label
         preds = self.cfg.preds[label]
         if label == self.fn.blocks[0].label:
-            return [f"  br label {EXIT_LABEL}"]
+            out: list[str] = []
+            self.ir(out).br(EXIT_LABEL[1:])
+            return out
         if not preds:
             return ["  unreachable"]
 
@@ -878,20 +880,25 @@ class ReverseGenerator:
                         break
             return out
 
+        # (labels for the builder: without '%', as rev_label and the edge blocks spell them)
         if len(preds) == 1:
-            return edge_lines(preds[0]) + [f"  br label {self.rev_label(preds[0])}"]
+            out = edge_lines(preds[0])
+            self.ir(out).br(f"rev${preds[0]}")
+            return out
         index = self.cache.fetch(self.pred_index[label], label)
         targets = []
         for i, p in enumerate(preds):
             extra = edge_lines(p)
             if extra:
-                edge = make_name("%", "rev", label, "from", p)
-                self.edge_blocks.append((edge, extra + [f"  br label {self.rev_label(p)}"]))
+                edge = f"rev${label}$from${p}"
+                self.ir(extra).br(f"rev${p}")
+                self.edge_blocks.append((make_name("%", edge), extra))
                 targets.append(edge)
             else:
-                targets.append(self.rev_label(p))
-        cases = " ".join(f"i32 {i}, label {t}" for i, t in enumerate(targets) if i > 0)
-        return [f"  switch i32 {index}, label {targets[0]} [ {cases} ]"]
+                targets.append(f"rev${p}")
+        out = []
+        self.ir(out).switch("i32", index, targets[0], [(str(i), t) for i, t in enumerate(targets) if i > 0])
+        return out
 
     def _reverse_instruction(self, inst: Instruction, label: str, lines: list[str]) -> None:
         self.fmf = fast_math_flags(inst)   # the derivative's arithmetic carries the primal's flags
@@ -1187,11 +1194,12 @@ class ReverseGenerator:
     # ------------------------------------------------------------------ text
     def _entry_prologue(self) -> list[str]:
         out = self.cache.side_prologue()
+        ir = self.ir(out)
         if self.cache.uses_tape and not self.split:
-            out.append(f"  {TAPE} = alloca {TAPE_TYPE}, align 8")
-            out.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {TAPE}, align 8")
+            ir.alloca(TAPE_TYPE, align=8, name=TAPE)
+            ir.store(TAPE_TYPE, "zeroinitializer", TAPE, align=8)
         for v, slot in self.cache.cache_slots.items():
-            out.append(f"  {slot} = alloca {self.cache.types.get(v, 'ptr')}, align 8")
+            ir.alloca(self.cache.types.get(v, "ptr"), align=8, name=slot)
         if not self.split:
             out += self.cache.iv_slot_allocas() + self.cache.static_slot_allocas() + self.cache.hoist_slot_allocas()
         if self.footprint is not None:
@@ -1204,9 +1212,7 @@ class ReverseGenerator:
 
     def _byval_leaf_ptrs(self, base: str, ty: str, lines: list[str]):
         for path, fty, count in float_leaves(self.engine.module, ty):
-            g = self.fresh("bv")
-            idx = "".join(f", i32 {k}" for k in path)
-            lines.append(f"  {g} = getelementptr inbounds {ty}, ptr {base}, i32 0{idx}")
+            g = self.ir(lines).gep(ty, base, [("i32", "0")] + [("i32", str(k)) for k in path], hint="bv")
             yield g, fty, count
 
     def _byval_shadow_copies(self) -> list[str]:
@@ -1216,20 +1222,22 @@ class ReverseGenerator:
         out: list[str] = []
         for p, ty in self._byval_dups():
             sh, size = shadow_param(p.name), f"ptrtoint (ptr getelementptr ({ty}, ptr null, i32 1) to i64)"
+            ir = self.ir(out)
             if self.split:
-                out.append(f"  {sh} = call ptr @malloc(i64 {size})")
+                ir.call("ptr", "@malloc", [("i64", size)], name=sh)
                 self.engine.declare("@malloc")
             else:
-                out.append(f"  {sh} = alloca {ty}, align 16")
-            out.append(f"  call void @llvm.memcpy.p0.p0.i64(ptr {sh}, ptr {caller_shadow_param(p.name)}, "
-                       f"i64 {size}, i1 false)")
+                ir.alloca(ty, align=16, name=sh)
+            ir.call("void", "@llvm.memcpy.p0.p0.i64", [("ptr", sh), ("ptr", caller_shadow_param(p.name)),
+                                                        ("i64", size), ("i1", "false")])
             self.engine.declare("@llvm.memcpy.p0.p0.i64")
             for g, fty, count in list(self._byval_leaf_ptrs(sh, ty, out)):
                 if count == 1:
-                    out.append(f"  store {fty} {zero_of(fty)}, ptr {g}")
+                    ir.store(fty, zero_of(fty), g)
                 else:
-                    out.append(f"  call void @llvm.memset.p0.i64(ptr {g}, i8 0, i64 "
-                               f"{count * (8 if fty == 'double' else 4)}, i1 false)")
+                    ir.call("void", "@llvm.memset.p0.i64", [("ptr", g), ("i8", "0"),
+                                                            ("i64", str(count * (8 if fty == "double" else 4))),
+                                                            ("i1", "false")])
                     self.engine.declare("@llvm.memset.p0.i64")
         return out
 
@@ -1246,60 +1254,58 @@ class ReverseGenerator:
                 elif fty in ("double", "float"):
                     helper = "__enzyme_build_memcpy_adjoint_" + ("f64" if fty == "double" else "f32")
                     self.engine.support.add(helper)
-                    out.append(f"  call void @{helper}(ptr {g}, ptr {h}, i64 {count * (8 if fty == 'double' else 4)})")
+                    self.ir(out).call("void", f"@{helper}", [("ptr", g), ("ptr", h),
+                                                             ("i64", str(count * (8 if fty == "double" else 4)))])
             if self.split:
-                out.append(f"  call void @free(ptr {mine_base})")
+                self.ir(out).call("void", "@free", [("ptr", mine_base)])
                 self.engine.declare("@free")
         return out
 
     def _load_line(self, ptr: str, ty: str, out: list[str]) -> str:
-        v = self.fresh("bl")
-        out.append(f"  {v} = load {ty}, ptr {ptr}")
-        return v
+        return self.ir(out).load(ty, ptr, hint="bl")
 
     def _diffe_prologue(self) -> list[str]:
-        out = []
+        out: list[str] = []
+        ir = self.ir(out)
         for v, slot in self.diffe_slots.items():
             ty = self.types[v]
-            out.append(f"  {slot} = alloca {ty}, align 8")
-            out.append(f"  store {ty} {adjoint_zero(ty)}, ptr {slot}, align 8")
+            ir.alloca(ty, align=8, name=slot)
+            ir.store(ty, adjoint_zero(ty), slot, align=8)
         return out
 
     def _exit_block(self) -> list[str]:
         out = [f"{EXIT_LABEL[1:]}:"]
         if self.cache.uses_tape and not self.split:
             self.engine.support.add("__enzyme_build_tape_free_data")
-            out.append(f"  call void @__enzyme_build_tape_free_data(ptr {TAPE})")
+            self.ir(out).call("void", "@__enzyme_build_tape_free_data", [("ptr", TAPE)])
         out += self.cache.side_free()
-        out += [substitute_values(_DBG_RE.sub("", inst.text), {released_pointer(inst): self.freed_pointers[key]})
-                for key, inst in self.cache.deferred_frees.items()]
+        for key, inst in self.cache.deferred_frees.items():
+            self.ir(out).clone(inst, mapping={released_pointer(inst): self.freed_pointers[key]})
         if self.parallel:
             out += openmp.flush_partials(self)
         rty = adjoint_type(self.fn, self.sig)
         outs = [p for p, a in zip(self.fn.params, self.sig.args) if a == "out" and is_float_type(p.type)]
+        ir = self.ir(out)
         if rty == "void":
-            out.append("  ret void")
+            ir.ret()
             return out
         vals = []
         for p in outs:
             v = self.fresh("ret")
             if p.name in self.act.varied:
                 # + 0.0 turns the slots' -0.0 into the +0.0 a caller expects of a zero gradient
-                loaded = self.fresh("ret")
-                out.append(f"  {loaded} = load {p.type}, ptr {self.diffe_slot(p.name)}, align 8")
-                out.append(f"  {v} = fadd {p.type} {loaded}, {zero_of(p.type)}")
+                loaded = ir.load(p.type, self.diffe_slot(p.name), align=8, hint="ret")
+                ir.binop("fadd", p.type, loaded, zero_of(p.type), name=v)
             else:
-                out.append(f"  {v} = fadd {p.type} {float_constant(0.0, p.type)}, {float_constant(0.0, p.type)}")
+                ir.binop("fadd", p.type, float_constant(0.0, p.type), float_constant(0.0, p.type), name=v)
             vals.append((p.type, v))
         if len(vals) == 1:
-            out.append(f"  ret {vals[0][0]} {vals[0][1]}")
+            ir.ret(*vals[0])
             return out
         agg = "poison"
         for k, (t, v) in enumerate(vals):
-            nxt = self.fresh("agg")
-            out.append(f"  {nxt} = insertvalue {rty} {agg}, {t} {v}, {k}")
-            agg = nxt
-        out.append(f"  ret {rty} {agg}")
+            agg = ir.insertvalue(rty, agg, t, v, [k], hint="agg")
+        ir.ret(rty, agg)
         return out
 
     def _forward_blocks_text(self, diffe_prologue: list[str]) -> list[str]:

@@ -166,8 +166,9 @@ class IRBuilder:
         self.insert(Instruction(text="", opcode="store", type=ty, operands=[(ty, value), ("ptr", ptr)],
                                 align=align))
 
-    def alloca(self, ty: str, name: str | None = None, hint: str = "a") -> Value:
-        return self._result(Instruction(text="", opcode="alloca", type="ptr", source_type=ty), name, hint)
+    def alloca(self, ty: str, align: int | None = None, name: str | None = None, hint: str = "a") -> Value:
+        return self._result(Instruction(text="", opcode="alloca", type="ptr", source_type=ty, align=align),
+                            name, hint)
 
     def gep(self, source_type: str, ptr: str, indices: list[tuple[str, str]], flags: str = "inbounds",
             name: str | None = None, hint: str = "p") -> Value:
@@ -242,6 +243,11 @@ class IRBuilder:
     def cond_br(self, cond: str, then: str, otherwise: str) -> None:
         self.insert(Instruction(text="", opcode="br", operands=[("i1", cond)], targets=[then, otherwise]))
 
+    def switch(self, ty: str, value: str, default: str, cases: list[tuple[str, str]]) -> None:
+        """cases: (constant, label); labels without '%' as for `br`."""
+        self.insert(Instruction(text="", opcode="switch", type=ty, operands=[(ty, value)], cases=list(cases),
+                                targets=[default] + [label for _, label in cases]))
+
 
 # ---------------------------------------------------------------------- printer
 # one format per kind of instruction, from the fields (the builder's text mode uses them too)
@@ -314,7 +320,7 @@ def _print_made(inst: Instruction) -> str:
     elif op == "store":
         body = _store(ops[0][0], ops[0][1], ops[1][1], inst.align)
     elif op == "alloca":
-        body = f"alloca {inst.source_type}"
+        body = f"alloca {inst.source_type}{_align(inst.align)}"
     elif op == "getelementptr":
         flags = f" {inst.flags}" if inst.flags else ""
         body = f"getelementptr{flags} {inst.source_type}, {_args(ops)}"
@@ -333,6 +339,9 @@ def _print_made(inst: Instruction) -> str:
     elif op == "br":
         body = f"br label {_label(inst.targets[0])}" if not ops else \
             f"br i1 {ops[0][1]}, label {_label(inst.targets[0])}, label {_label(inst.targets[1])}"
+    elif op == "switch":
+        cases = " ".join(f"{ty} {c}, label {_label(label)}" for c, label in inst.cases)
+        body = f"switch {ty} {ops[0][1]}, label {_label(inst.targets[0])} [ {cases} ]"
     else:
         raise ValueError(f"the IR builder does not make '{op}'")
     return f"  {inst.result} = {body}" if inst.result else f"  {body}"

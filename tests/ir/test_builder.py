@@ -25,7 +25,7 @@ def _every_kind(ir: IRBuilder) -> None:
     c = ir.cmp("fcmp", "olt", "double", n, "%x")
     sel = ir.select(c, "double", n, "0.000000e+00")
     w = ir.cast("fpext", "float", "%f", "double")
-    a = ir.alloca("[4 x double]")
+    a = ir.alloca("[4 x double]", align=16)
     p = ir.gep("[4 x double]", a, [("i64", "0"), ("i64", "2")])
     ir.store("double", sel, p, align=8)
     v = ir.load("double", p, align=8)
@@ -54,9 +54,9 @@ def _function(text_mode: bool) -> str:
     _every_kind(ir)
     loop: list = []
     ir.into = loop
-    i = ir.phi("i64", [("0", "entry"), ("%i.next", "loop")], name="%i")
+    i = ir.phi("i64", [("0", "entry"), ("%i.next", "loop"), ("%i.next", "loop")], name="%i")
     nxt = ir.binop("add", "i64", i, "1", name="%i.next")
-    ir.cond_br(ir.cmp("icmp", "ult", "i64", nxt, "%n"), "loop", "tail")
+    ir.switch("i64", nxt, "tail", [("1", "loop"), ("2", "loop"), ("7", "exit")])
     tail: list = []
     ir.into = tail
     ir.br("exit")

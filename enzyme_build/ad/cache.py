@@ -16,9 +16,10 @@ from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inacti
 from ..analysis.invariance import iteration_invariant
 from ..analysis.library import REUSABLE_MATH, writes_through_args
 from ..errors import InternalError
+from ..ir.builder import IRBuilder
 from ..analysis.types import memcpy_element_kind
 from ..custom.convention import cache_mask_values
-from ..ir.model import function_attributes, is_local, make_name, substitute_values
+from ..ir.model import Instruction, function_attributes, is_local, make_name
 from .rules import math_rule
 from .tape import CELL_BYTES
 
@@ -59,7 +60,6 @@ def _where(kind: str, where: str) -> str:
 
 SIDE_LATCH_MARK = "  ;side-latch "    # + loop header: the reverse sweep starts an earlier iteration
 SIDE_STATIC_MARK = "  ;side-static "  # + loop header: the reverse sweep enters a static loop through an exit
-_METADATA_RE = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 
 # integer division and remainder too (a periodic index `(i + 1) % n`, a flat index split as
 # `k / m`, `k % m`): the reverse sweep divides the same operands the forward sweep did, so it
@@ -256,6 +256,10 @@ class CachePlanner:
         return not self.split and not self.cfg.in_loop(home) and \
             all(self.cfg.dominates(home, r) for r in self.cfg.returns)
 
+    def ir(self, lines: list[str]) -> IRBuilder:
+        """A builder making instructions at the end of `lines` (printed as they are made)."""
+        return IRBuilder(self.sweep.fresh, lines, text=True)
+
     def fetch(self, value: str, block: str, depth: int = 0) -> str:
         """The name under which the reverse block of `block` can read a forward value.
 
@@ -342,14 +346,18 @@ class CachePlanner:
                     done[marker].add(value)
                     start = self.value_on_exit(value, pred, label)
                     idx = lines.index(marker)
-                    lines.insert(idx, f"  store {self.types.get(value, 'ptr')} {start}, ptr {slot}, align 8")
+                    store: list[str] = []
+                    self.ir(store).store(self.types.get(value, "ptr"), start, slot, align=8)
+                    lines[idx:idx] = store
                     changed = True
         for marker, (_, _, _, lines) in self.sweep.exit_markers.items():
             lines.remove(marker)
 
     def hoist_slot_allocas(self) -> list[str]:
-        return [f"  {slot} = alloca {self.types.get(value, 'ptr')}, align 8"
-                for (_, value), slot in self.hoists.items()]
+        out: list[str] = []
+        for (_, value), slot in self.hoists.items():
+            self.ir(out).alloca(self.types.get(value, "ptr"), align=8, name=slot)
+        return out
 
     def _reread(self, value: str, block: str, depth: int) -> str | None:
         """A load from memory nothing may write between the load and the reverse sweep is read
@@ -637,9 +645,8 @@ class CachePlanner:
             ivr = self.fetch(iv, block, depth + 1)
             first = self.fetch(first, block, depth + 1) if is_local(first) else first
             c, name = self.sweep.fresh("rc"), self.sweep.fresh("rc")
-            lines.append(f"  {c} = icmp eq {self.types[iv]} {ivr}, {first}")
-            lines.append(f"  {name} = select i1 {c}, i32 {pre_index}, i32 {latch_index}")
-            return name
+            self.ir(lines).cmp("icmp", "eq", self.types[iv], ivr, first, name=c)
+            return self.ir(lines).select(c, "i32", str(pre_index), str(latch_index), name=name)
         primal = self.sweep.shadow_primal.get(value)
         inst = self.fn.defs.get(primal or value)
         if inst is None:
@@ -668,14 +675,11 @@ class CachePlanner:
         if len(costly) > 1 and primal not in self.reverse_local:
             return None
         fetched = {v: self.fetch(src, block, depth + 1) for v, src in sources.items()}
-        body = _METADATA_RE.sub("", inst.text.split("=", 1)[1])
         if primal is not None and not is_local(inst.operands[0][1]):
             base = inst.operands[0][1]
-            body = body.replace(f"ptr {base}", f"ptr {self.sweep.shadow(base)}", 1)
-        if fetched:
-            body = substitute_values(body, fetched)
+            fetched[base] = self.sweep.shadow(base)     # a global's shadow
         name = self.sweep.fresh("rc")
-        lines.append(f"  {name} ={body}")
+        self.ir(lines).clone(inst, result=name, mapping=fetched, metadata=False)
         return name
 
     def _costless(self, value: str, block: str, depth: int) -> bool:
@@ -768,9 +772,7 @@ class CachePlanner:
             # counting by 1 until `iv + 1 == bound` (from 0, or from `start`: a triangular
             # loop's `j = i + 1`): the last value is bound - 1
             tcv = self.value_on_exit(bound, pred, exit_block) if is_local(bound) else bound
-            name = self.sweep.fresh("ivl")
-            out.append(f"  {name} = sub {self.types[iv]} {tcv}, 1")
-            return name
+            return self.ir(out).binop("sub", self.types[iv], tcv, "1", hint="ivl")
         return self.fetch(self._exit_value(iv, pred, exit_block), exit_block)
 
     def _exit_value(self, iv: str, pred: str, exit_block: str) -> str:
@@ -778,11 +780,12 @@ class CachePlanner:
         was left from `pred` (poison on the other incoming edges)."""
         name = self.sweep.fresh("ivexit")
         ty = self.types.get(iv, "ptr")
-        entries = []
+        incoming = []
         for p in self.cfg.preds[exit_block]:
-            entries += [f"[ {iv if p == pred else 'poison'}, {make_name('%', p)} ]"] * \
-                self.cfg.edge_count[(p, exit_block)]
-        self.sweep.fwd[exit_block].insert(0, f"  {name} = phi {ty} " + ", ".join(entries))
+            incoming += [(iv if p == pred else "poison", p)] * self.cfg.edge_count[(p, exit_block)]
+        phi: list[str] = []
+        self.ir(phi).phi(ty, incoming, name=name)
+        self.sweep.fwd[exit_block][0:0] = phi
         self.types[name] = ty
         self.home[name] = exit_block
         return name
@@ -861,29 +864,30 @@ class CachePlanner:
         helper = "__enzyme_build_tape_push" if stack == TAPE else "__enzyme_build_side_push"
         self.uses_tape |= stack == TAPE
         self.engine.support.add(helper)
-        rec = self.sweep.fresh("push")
         starts = _cell_starts(values)
-        out = [f"  {rec} = call ptr @{helper}(ptr {stack}, i64 {CELL_BYTES * starts[-1]})"]
+        out: list[str] = []
+        ir = self.ir(out)
+        rec = ir.call("ptr", f"@{helper}", [("ptr", stack), ("i64", str(CELL_BYTES * starts[-1]))], hint="push")
         for j, (v, ty) in enumerate(values):
             at = rec
             if j:
-                at = self.sweep.fresh("cell")
-                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * starts[j]}")
-            out.append(f"  store {ty} {v}, ptr {at}, align 8")
+                at = ir.gep("i8", rec, [("i64", str(CELL_BYTES * starts[j]))], hint="cell")
+            ir.store(ty, v, at, align=8)
         return out
 
     def pop_lines(self, targets: list[tuple[str, str]], stack: str = TAPE) -> list[str]:
         """Pop one record into (name, type) pairs (same order as pushed)."""
         self.engine.support.add("__enzyme_build_tape_pop")
-        rec = self.sweep.fresh("pop")
         starts = _cell_starts(targets)
-        out = [f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {stack}, i64 {CELL_BYTES * starts[-1]})"]
+        out: list[str] = []
+        ir = self.ir(out)
+        rec = ir.call("ptr", "@__enzyme_build_tape_pop", [("ptr", stack), ("i64", str(CELL_BYTES * starts[-1]))],
+                      hint="pop")
         for j, (name, ty) in enumerate(targets):
             at = rec
             if j:
-                at = self.sweep.fresh("cell")
-                out.append(f"  {at} = getelementptr inbounds i8, ptr {rec}, i64 {CELL_BYTES * starts[j]}")
-            out.append(f"  {name} = load {ty}, ptr {at}, align 8")
+                at = ir.gep("i8", rec, [("i64", str(CELL_BYTES * starts[j]))], hint="cell")
+            ir.load(ty, at, align=8, name=name)
         return out
 
     # ------------------------------------------------------------------ side tables
@@ -1033,11 +1037,15 @@ class CachePlanner:
                                                      (rev, rec_r, count_r, k_r, self.rev_names[(label, v)])):
                         colpos, step, cell = self.sweep.fresh("scol"), self.sweep.fresh("soff"), self.sweep.fresh("scell")
                         col = self.sweep.fresh("scol")
-                        out += [f"  {colpos} = mul i64 {n}, {column}", f"  {step} = mul i64 {kk}, {size}",
-                                f"  {col} = getelementptr inbounds i8, ptr {base}, i64 {colpos}",
-                                f"  {cell} = getelementptr inbounds i8, ptr {col}, i64 {step}"]
-                        out.append(f"  store {ty} {v}, ptr {cell}, align 8" if target is None
-                                   else f"  {target} = load {ty}, ptr {cell}, align 8")
+                        ir = self.ir(out)
+                        ir.binop("mul", "i64", n, str(column), name=colpos)
+                        ir.binop("mul", "i64", kk, str(size), name=step)
+                        ir.gep("i8", base, [("i64", colpos)], name=col)
+                        ir.gep("i8", col, [("i64", step)], name=cell)
+                        if target is None:
+                            ir.store(ty, v, cell, align=8)
+                        else:
+                            ir.load(ty, cell, align=8, name=target)
                 self.side_fwd.setdefault(label, []).extend(fwd)
                 self.rev_prologue[label] += rev
                 at += starts[-1] * CELL_BYTES
@@ -1047,9 +1055,7 @@ class CachePlanner:
 
     def _side_field(self, index: int, out: list[str]) -> str:
         """A pointer to cell `index` of the side object: 1 size, 2 capacity, 3 + k loop k's full size."""
-        at = self.sweep.fresh("sidef")
-        out.append(f"  {at} = getelementptr inbounds i8, ptr {SIDE}, i64 {CELL_BYTES * index}")
-        return at
+        return self.ir(out).gep("i8", SIDE, [("i64", str(CELL_BYTES * index))], hint="sidef")
 
     def _place_side_tables(self) -> None:
         """Each forward iteration of a side-table loop starts its stack at the loop's base
@@ -1061,11 +1067,11 @@ class CachePlanner:
         for k, (header, loop) in enumerate(self.side_loops.items()):
             pre, head = [], []
             base, cur = self.sweep.fresh("sidebase"), self.sweep.fresh("sidecur")
-            pre.append(f"  {base} = load i64, ptr {self._side_field(1, pre)}, align 8")
+            self.ir(pre).load("i64", self._side_field(1, pre), align=8, name=base)
             size = self._side_field(1, head)
-            head.append(f"  {cur} = load i64, ptr {size}, align 8")
-            head.append(f"  store i64 {cur}, ptr {self._side_field(3 + k, head)}, align 8")
-            head.append(f"  store i64 {base}, ptr {size}, align 8")
+            self.ir(head).load("i64", size, align=8, name=cur)
+            self.ir(head).store("i64", cur, self._side_field(3 + k, head), align=8)
+            self.ir(head).store("i64", base, size, align=8)
             self.side_fwd[loop.preheader] = pre + self.side_fwd.get(loop.preheader, [])
             self.side_fwd[header] = head + self.side_fwd.get(header, [])
             # leaving the loop, the last iteration's records stay: later side records go above
@@ -1077,10 +1083,11 @@ class CachePlanner:
                 back = restores.setdefault(exit_block, [])
                 full, now, top = self.sweep.fresh("sidefull"), self.sweep.fresh("sidenow"), self.sweep.fresh("sidetop")
                 size_at = self._side_field(1, back)
-                back.append(f"  {full} = load i64, ptr {self._side_field(3 + k, back)}, align 8")
-                back.append(f"  {now} = load i64, ptr {size_at}, align 8")
-                back.append(f"  {top} = call i64 @llvm.umax.i64(i64 {now}, i64 {full})")
-                back.append(f"  store i64 {top}, ptr {size_at}, align 8")
+                self.ir(back).load("i64", self._side_field(3 + k, back), align=8, name=full)
+                ir = self.ir(back)
+                ir.load("i64", size_at, align=8, name=now)
+                ir.call("i64", "@llvm.umax.i64", [("i64", now), ("i64", full)], name=top)
+                ir.store("i64", top, size_at, align=8)
                 self.engine.declare("@llvm.umax.i64")
         for block, back in restores.items():
             # before anything else the block does with the side stack (the next loop's base)
@@ -1094,17 +1101,18 @@ class CachePlanner:
                     if static is not None:
                         stride = static["side_stride"]
                         count, nbytes, rec = self.sweep.fresh("scount"), self.sweep.fresh("tb"), self.sweep.fresh("srec")
-                        out += [f"  {count} = load i64, ptr {static['count_slot']}, align 8",
-                                f"  {nbytes} = mul i64 {count}, {stride}",
-                                f"  {rec} = call ptr @__enzyme_build_tape_pop(ptr {SIDE}, i64 {nbytes})",
-                                f"  store ptr {rec}, ptr {static['side_slot']}, align 8"]
+                        ir = self.ir(out)
+                        ir.load("i64", static["count_slot"], align=8, name=count)
+                        ir.binop("mul", "i64", count, str(stride), name=nbytes)
+                        ir.call("ptr", "@__enzyme_build_tape_pop", [("ptr", SIDE), ("i64", nbytes)], name=rec)
+                        ir.store("ptr", rec, static["side_slot"], align=8)
                 elif not line.startswith(SIDE_LATCH_MARK):
                     out.append(line)
                 elif line[len(SIDE_LATCH_MARK):] in self.side_loops:
                     k = list(self.side_loops).index(line[len(SIDE_LATCH_MARK):])
                     full = self.sweep.fresh("sidefull")
-                    out.append(f"  {full} = load i64, ptr {self._side_field(3 + k, out)}, align 8")
-                    out.append(f"  store i64 {full}, ptr {self._side_field(1, out)}, align 8")
+                    self.ir(out).load("i64", self._side_field(3 + k, out), align=8, name=full)
+                    self.ir(out).store("i64", full, self._side_field(1, out), align=8)
             lines[:] = out
         if self.split and self.side_loops:
             self.side_cell = self.frame_cells
@@ -1113,12 +1121,16 @@ class CachePlanner:
 
     def side_prologue(self) -> list[str]:
         """The side object, zeroed (forward sweep; combined mode shares it with the reverse)."""
-        if not self.side_loops:
-            return []
-        return [f"  {SIDE} = alloca {self._side_type()}, align 8"]
+        out: list[str] = []
+        if self.side_loops:
+            self.ir(out).alloca(self._side_type(), align=8, name=SIDE)
+        return out
 
     def side_zero(self) -> list[str]:
-        return [f"  store {self._side_type()} zeroinitializer, ptr {SIDE}, align 8"] if self.side_loops else []
+        out: list[str] = []
+        if self.side_loops:
+            self.ir(out).store(self._side_type(), "zeroinitializer", SIDE, align=8)
+        return out
 
     def side_frame_lines(self, load: bool) -> list[str]:
         """Split pieces: the augmented piece saves the side object into its frame cells when
@@ -1127,19 +1139,29 @@ class CachePlanner:
             return []
         base, at, whole = self.sweep.fresh("frame"), self.sweep.fresh("fcell"), self.sweep.fresh("side")
         ty = self._side_type()
-        out = [f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})",
-               f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * self.side_cell}"]
+        out: list[str] = []
+        ir = self.ir(out)
         if load:
-            return [f"  {SIDE} = alloca {ty}, align 8"] + out + [f"  {whole} = load {ty}, ptr {at}, align 8",
-                                                                 f"  store {ty} {whole}, ptr {SIDE}, align 8"]
-        return out + [f"  {whole} = load {ty}, ptr {SIDE}, align 8", f"  store {ty} {whole}, ptr {at}, align 8"]
+            ir.alloca(ty, align=8, name=SIDE)
+        ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", FRAME_OFFSET)], name=base)
+        ir.gep("i8", base, [("i64", str(CELL_BYTES * self.side_cell))], name=at)
+        if load:
+            ir.load(ty, at, align=8, name=whole)
+            ir.store(ty, whole, SIDE, align=8)
+        else:
+            ir.load(ty, SIDE, align=8, name=whole)
+            ir.store(ty, whole, at, align=8)
+        return out
 
     def side_free(self) -> list[str]:
         if not self.side_loops:
             return []
         self.engine.declare("@free")
-        data = self.sweep.fresh("sided")
-        return [f"  {data} = load ptr, ptr {SIDE}, align 8", f"  call void @free(ptr {data})"]
+        out: list[str] = []
+        ir = self.ir(out)
+        data = ir.load("ptr", SIDE, align=8, hint="sided")
+        ir.call("void", "@free", [("ptr", data)])
+        return out
 
     def cache_slot(self, value: str) -> str:
         if value not in self.cache_slots:
@@ -1191,10 +1213,8 @@ class CachePlanner:
                     return have
                 slot = slot_of(v)
                 if slot is not None:
-                    name = self.sweep.fresh("rk")
-                    out.append(f"  {name} = load {self.types.get(v, 'ptr')}, ptr {slot}, align 8")
-                    built[v] = name
-                    return name
+                    built[v] = self.ir(out).load(self.types.get(v, "ptr"), slot, align=8, hint="rk")
+                    return built[v]
                 inst = self._rebuildable(v)
                 if inst is None or depth > 3:
                     return None
@@ -1205,7 +1225,7 @@ class CachePlanner:
                         return None
                     mapping[o] = got
                 name = self.sweep.fresh("rk")
-                out.append(f"  {name} ={substitute_values(_METADATA_RE.sub('', inst.text.split('=', 1)[1]), mapping)}")
+                self.ir(out).clone(inst, result=name, mapping=mapping, metadata=False)
                 built[v] = name
                 return name
 
@@ -1224,8 +1244,7 @@ class CachePlanner:
                         break
                     mapping[o] = got
                 else:
-                    body = substitute_values(_METADATA_RE.sub("", inst.text.split("=", 1)[1]), mapping)
-                    out.append(f"  {self.rev_names[(label, v)]} ={body}")
+                    self.ir(out).clone(inst, result=self.rev_names[(label, v)], mapping=mapping, metadata=False)
                     built[v] = self.rev_names[(label, v)]
                     self.how[(label, v)] = "rebuilt from kept values"
                     lines += out
@@ -1296,7 +1315,7 @@ class CachePlanner:
                     where = home if not self.cfg.in_loop(home) else label
                     if v not in stores[where]:
                         stores[where].append(v)
-                    prologue.append(f"  {name} = load {ty}, ptr {slot}, align 8")
+                    self.ir(prologue).load(ty, slot, align=8, name=name)
                     self.kept_in[(label, v)] = ("cache slot", slot)
                 else:
                     pushed.append((v, ty))
@@ -1335,16 +1354,17 @@ class CachePlanner:
                 prologue = self.pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
                                            [::-1]) + prologue
             if frame_reads:
-                base = self.sweep.fresh("frame")
-                prologue.append(f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})")
+                ir = self.ir(prologue)
+                base = ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", FRAME_OFFSET)], hint="frame")
                 for name, ty, cell in frame_reads:
-                    at = self.sweep.fresh("fcell")
-                    prologue.append(f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * cell}")
-                    prologue.append(f"  {name} = load {ty}, ptr {at}, align 8")
+                    at = ir.gep("i8", base, [("i64", str(CELL_BYTES * cell))], hint="fcell")
+                    ir.load(ty, at, align=8, name=name)
             self.rev_prologue[label] = prologue
-        self.slot_store_lines = {
-            label: [f"  store {self.types.get(v, 'ptr')} {v}, ptr {self.cache_slot(v)}, align 8" for v in vs]
-            for label, vs in stores.items()}
+        self.slot_store_lines = {}
+        for label, vs in stores.items():
+            ir = self.ir(self.slot_store_lines.setdefault(label, []))
+            for v in vs:
+                ir.store(self.types.get(v, "ptr"), v, self.cache_slot(v), align=8)
         self._place_static_records()
         self._place_side_statics(side_statics)
         self._place_side_tables()

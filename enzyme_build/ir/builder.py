@@ -27,6 +27,7 @@ from typing import Callable
 from .model import BINARY_OPS, CAST_OPS, Instruction, make_name, split_type_value, substitute_values
 
 _DBG_ATTACHMENT = re.compile(r',\s*!dbg\s+!\d+')
+_ATTACHMENTS = re.compile(r',\s*![-a-zA-Z._0-9]+\s+!\d+')
 
 
 class Value(str):
@@ -83,16 +84,19 @@ class IRBuilder:
         self.insert(inst)
         return inst
 
-    def clone(self, inst: Instruction, result: str | None = None,
-              mapping: dict[str, str] | None = None) -> Instruction:
+    def clone(self, inst: Instruction, result: str | None = None, mapping: dict[str, str] | None = None,
+              metadata: bool = True) -> Instruction:
         """A copy of a parsed instruction whose result is named `result` and whose operands are
         remapped through `mapping` (LLVM's clone and RemapInstruction); printed like the
-        original, without its `!dbg`."""
+        original, without its `!dbg`, and without any metadata when `metadata` is False (a
+        value the reverse sweep recomputes: its `!tbaa` or `!range` said nothing there)."""
         mapping = dict(mapping or {})
         if result is not None and inst.result:
             mapping[inst.result] = result
-        copy = replace(inst, text=substitute_values(inst.text, mapping), result=result or inst.result,
-                       operands=[(t, mapping.get(v, v)) for t, v in inst.operands], _values=None)
+        text = inst.text if metadata else _ATTACHMENTS.sub("", inst.text)
+        copy = replace(inst, text=substitute_values(text, mapping), result=result or inst.result,
+                       operands=[(t, mapping.get(v, v)) for t, v in inst.operands], _values=None,
+                       metadata=dict(inst.metadata) if metadata else {})
         self.insert(copy)
         return copy
 

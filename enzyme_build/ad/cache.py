@@ -272,9 +272,8 @@ class CachePlanner:
         if key in self.rev_names:
             return self.rev_names[key]
         if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
-            name = self.sweep.fresh("iv")
-            self.recompute_lines.setdefault(block, []).append(
-                f"  {name} = load {self.types[value]}, ptr {self.iv_loops[value][2]}, align 8")
+            name = self.ir(self.recompute_lines.setdefault(block, [])).load(
+                self.types[value], self.iv_loops[value][2], align=8, hint="iv")
             self.rev_names[key] = name
             self.rev_primal[(block, name)] = value
             self.how[key] = "IV replayed"
@@ -321,10 +320,8 @@ class CachePlanner:
         key = (loop.header, value)
         if key not in self.hoists:
             self.hoists[key] = make_name("%", value, "inv", loop.header)
-        name = self.sweep.fresh("inv")
-        self.recompute_lines.setdefault(block, []).append(
-            f"  {name} = load {self.types.get(value, 'ptr')}, ptr {self.hoists[key]}, align 8")
-        return name
+        return self.ir(self.recompute_lines.setdefault(block, [])).load(
+            self.types.get(value, "ptr"), self.hoists[key], align=8, hint="inv")
 
     def fill_exit_edges(self) -> None:
         """Write the loop-invariant slots on every exit edge (markers left by the reverse
@@ -375,11 +372,9 @@ class CachePlanner:
         if not pointer_roots(self.fn, addr) <= self._stable and not self._final_after(inst):
             return None
         raddr = self.fetch(addr, block, depth + 1)
-        name = self.sweep.fresh("rl")
         align = re.search(r'align\s+(\d+)', inst.text)
-        self.recompute_lines.setdefault(block, []).append(
-            f"  {name} = load {inst.type}, ptr {raddr}, align {align.group(1) if align else 1}")
-        return name
+        return self.ir(self.recompute_lines.setdefault(block, [])).load(
+            inst.type, raddr, align=int(align.group(1)) if align else 1, hint="rl")
 
     def undoable_stores(self) -> dict[int, str]:
         """Combined mode: stores of scalars through the function's arguments in a block that
@@ -1300,7 +1295,7 @@ class CachePlanner:
                 name = self.rev_names[(label, v)]
                 home = self._home[v]
                 if v in unused_offsets:   # its loop keeps no record: nothing is read at it
-                    prologue.append(f"  {name} = add i64 0, 0")
+                    self.ir(prologue).binop("add", "i64", "0", "0", name=name)
                     self.how[(label, v)] = "unused: its loop keeps no record"
                     continue
                 if self.split and not self.cfg.in_loop(home):
@@ -1372,12 +1367,12 @@ class CachePlanner:
             if not vs:
                 continue
             self.engine.support.add("__enzyme_build_tape_at")
-            base = self.sweep.fresh("frame")
-            out = [f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {FRAME_OFFSET})"]
+            out: list[str] = []
+            ir = self.ir(out)
+            base = ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", FRAME_OFFSET)], hint="frame")
             for v in vs:
-                at = self.sweep.fresh("fcell")
-                out.append(f"  {at} = getelementptr inbounds i8, ptr {base}, i64 {CELL_BYTES * self.frame[v]}")
-                out.append(f"  store {self.types.get(v, 'ptr')} {v}, ptr {at}, align 8")
+                at = ir.gep("i8", base, [("i64", str(CELL_BYTES * self.frame[v]))], hint="fcell")
+                ir.store(self.types.get(v, "ptr"), v, at, align=8)
             self.slot_store_lines[label] = self.slot_store_lines.get(label, []) + out
         self._reserve_for_loops()
 
@@ -1471,7 +1466,7 @@ class CachePlanner:
             base = None
             if static["token"] in steady:
                 base = make_name("%", static["off"], "base")
-                pre.append(f"  {base} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {static['off']})")
+                self.ir(pre).call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", static["off"])], name=base)
             # columns while the loop keeps few values: each column is a pointer the loop keeps
             # live; past that, a row per iteration (one pointer) spills less
             columns = sum(len(values) for _, values in records) <= MAX_COLUMNS
@@ -1484,26 +1479,25 @@ class CachePlanner:
                 fwd: list[str] = []
                 k = self._forward_iteration(static, fwd)
                 for (v, ty), (column, size) in zip(values, cells):
-                    colpos = self.sweep.fresh("scol")
-                    pre.append(f"  {colpos} = mul i64 {static['count'] if columns else 1}, {column}")
+                    colpos = self.ir(pre).binop("mul", "i64", static["count"] if columns else "1", str(column),
+                                                hint="scol")
                     step, cell = self.sweep.fresh("soff"), self.sweep.fresh("scell")
-                    fwd.append(f"  {step} = mul i64 {k}, {size}")
+                    self.ir(fwd).binop("mul", "i64", k, str(size), name=step)
                     if base is not None:
-                        colbase = self.sweep.fresh("scol")
-                        pre.append(f"  {colbase} = getelementptr inbounds i8, ptr {base}, i64 {colpos}")
-                        fwd.append(f"  {cell} = getelementptr inbounds i8, ptr {colbase}, i64 {step}")
+                        colbase = self.ir(pre).gep("i8", base, [("i64", colpos)], hint="scol")
+                        self.ir(fwd).gep("i8", colbase, [("i64", step)], name=cell)
                     else:
                         fwd += self._static_cell(cell, static["off"], colpos, step)
-                    fwd.append(f"  store {ty} {v}, ptr {cell}, align 8")
+                    self.ir(fwd).store(ty, v, cell, align=8)
                 self.fwd_pushes[label] = fwd + self.fwd_pushes.get(label, [])
                 # the IV is read from its replay slot here: recomputed values may need these loads
                 rev, off_r, count_r, k_r = self._reverse_iteration(static, "soff", static["slot"], "i64")
                 for (v, ty), (column, size) in zip(values, cells):
                     colpos, step, cell = self.sweep.fresh("scol"), self.sweep.fresh("soff"), self.sweep.fresh("scell")
-                    rev += [f"  {colpos} = mul i64 {count_r if columns else 1}, {column}",
-                            f"  {step} = mul i64 {k_r}, {size}"]
+                    self.ir(rev).binop("mul", "i64", count_r if columns else "1", str(column), name=colpos)
+                    self.ir(rev).binop("mul", "i64", k_r, str(size), name=step)
                     rev += self._static_cell(cell, off_r, colpos, step)
-                    rev.append(f"  {self.rev_names[(label, v)]} = load {ty}, ptr {cell}, align 8")
+                    self.ir(rev).load(ty, cell, align=8, name=self.rev_names[(label, v)])
                 self.static_prologue[label] = rev
                 offset += starts[-1] * CELL_BYTES
 
@@ -1521,13 +1515,14 @@ class CachePlanner:
         loop = static["loop"]
         ity = self.types[loop.iv]
         at, count, iv = self.sweep.fresh(hint), self.sweep.fresh("scount"), self.sweep.fresh("siv")
-        lines = [f"  {at} = load {record_type}, ptr {record_slot}, align 8",
-                 f"  {count} = load i64, ptr {static['count_slot']}, align 8",
-                 f"  {iv} = load {ity}, ptr {self.iv_loops[loop.iv][2]}, align 8"]
+        lines: list[str] = []
+        ir = self.ir(lines)
+        ir.load(record_type, record_slot, align=8, name=at)
+        ir.load("i64", static["count_slot"], align=8, name=count)
+        ir.load(ity, self.iv_loops[loop.iv][2], align=8, name=iv)
         start = None
         if static["start_slot"] is not None:
-            start = self.sweep.fresh("sstart")
-            lines.append(f"  {start} = load {ity}, ptr {static['start_slot']}, align 8")
+            start = ir.load(ity, static["start_slot"], align=8, hint="sstart")
         return lines, at, count, self._static_index(iv, start, ity, lines)
 
     def _tape_grows_in(self, loop) -> bool:
@@ -1545,19 +1540,23 @@ class CachePlanner:
     def _static_index(self, iv: str, start: str | None, ity: str, out: list[str]) -> str:
         """Append the lines giving the i64 iteration index of `iv` (iv - start) to `out`."""
         k, k64 = self.sweep.fresh("sk"), self.sweep.fresh("sk")
+        ir = self.ir(out)
         if start is None:
             k = iv
         else:
-            out.append(f"  {k} = sub {ity} {iv}, {start}")
-        out.append(f"  {k64} = zext {ity} {k} to i64" if ity != "i64" else f"  {k64} = add i64 {k}, 0")
-        return k64
+            ir.binop("sub", ity, iv, start, name=k)
+        if ity != "i64":
+            return ir.cast("zext", ity, k, "i64", name=k64)
+        return ir.binop("add", "i64", k, "0", name=k64)
 
     def _static_cell(self, cell: str, off: str, colpos: str, step: str) -> list[str]:
         """`cell` = the tape address off + colpos + step, through the tape's data pointer."""
-        col, at = self.sweep.fresh("soff"), self.sweep.fresh("soff")
-        return [f"  {col} = add i64 {off}, {colpos}",
-                f"  {at} = add i64 {col}, {step}",
-                f"  {cell} = call ptr @__enzyme_build_tape_at(ptr {TAPE}, i64 {at})"]
+        out: list[str] = []
+        ir = self.ir(out)
+        col = ir.binop("add", "i64", off, colpos, hint="soff")
+        at = ir.binop("add", "i64", col, step, hint="soff")
+        ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", at)], name=cell)
+        return out
 
     def _reserve_for_loops(self) -> None:
         """Reserve tape capacity once in the preheader of loops with a known trip count."""
@@ -1575,21 +1574,24 @@ class CachePlanner:
             bytes_ = self.sweep.fresh("tb")
             bound = loop.trip_count
             bty = self.types.get(bound, "i64")
-            conv = f"  {n} = zext {bty} {bound} to i64" if bty not in ("i64",) else f"  {n} = add i64 {bound}, 0"
-            self.preheader_lines.setdefault(loop.preheader, []).extend([
-                conv,
-                f"  {bytes_} = mul i64 {n}, {CELL_BYTES * cells}",
-                f"  call void @__enzyme_build_tape_reserve(ptr {TAPE}, i64 {bytes_})"])
+            ir = self.ir(self.preheader_lines.setdefault(loop.preheader, []))
+            if bty != "i64":
+                ir.cast("zext", bty, bound, "i64", name=n)
+            else:
+                ir.binop("add", "i64", bound, "0", name=n)
+            ir.binop("mul", "i64", n, str(CELL_BYTES * cells), name=bytes_)
+            ir.call("void", "@__enzyme_build_tape_reserve", [("ptr", TAPE), ("i64", bytes_)])
 
     def static_slot_allocas(self) -> list[str]:
-        out = []
+        out: list[str] = []
+        ir = self.ir(out)
         for static in self.static_loops.values():
-            out.append(f"  {static['slot']} = alloca i64, align 8")
-            out.append(f"  {static['count_slot']} = alloca i64, align 8")
+            ir.alloca("i64", align=8, name=static["slot"])
+            ir.alloca("i64", align=8, name=static["count_slot"])
             if static["start_slot"] is not None:
-                out.append(f"  {static['start_slot']} = alloca {self.types[static['loop'].iv]}, align 8")
+                ir.alloca(self.types[static["loop"].iv], align=8, name=static["start_slot"])
             if "side_slot" in static:
-                out.append(f"  {static['side_slot']} = alloca ptr, align 8")
+                ir.alloca("ptr", align=8, name=static["side_slot"])
         return out
 
     def describe(self, name: str | None = None) -> str:
@@ -1650,7 +1652,10 @@ class CachePlanner:
             listener(text)
 
     def iv_slot_allocas(self) -> list[str]:
-        return [f"  {slot} = alloca {self.types[iv]}, align 8" for iv, (_, _, slot, _) in self.iv_loops.items()]
+        out: list[str] = []
+        for iv, (_, _, slot, _) in self.iv_loops.items():
+            self.ir(out).alloca(self.types[iv], align=8, name=slot)
+        return out
 
 
 class PrimalTypes(MutableMapping):

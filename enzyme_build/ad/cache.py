@@ -1014,10 +1014,10 @@ class CachePlanner:
             self.engine.support.add("__enzyme_build_side_push")
             self.engine.support.add("__enzyme_build_tape_pop")
             # after the preheader's own side records: the reverse sweep pops this one first
-            self.side_fwd.setdefault(loop.preheader, []).extend([
-                self.static_count(count, loop, lambda v: v),
-                f"  {nbytes} = mul i64 {count}, {stride}",
-                f"  {rec} = call ptr @__enzyme_build_side_push(ptr {SIDE}, i64 {nbytes})"])
+            side_pre = self.side_fwd.setdefault(loop.preheader, [])
+            self.static_count(count, loop, lambda v: v, side_pre)
+            self.ir(side_pre).binop("mul", "i64", count, str(stride), name=nbytes)
+            self.ir(side_pre).call("ptr", "@__enzyme_build_side_push", [("ptr", SIDE), ("i64", nbytes)], name=rec)
             static["side_stride"] = stride
             self.side_statics[loop.header] = static
             at = 0
@@ -1387,7 +1387,8 @@ class CachePlanner:
         """Loops whose trip count is known when they start get one tape record for all their
         iterations, reserved in the preheader; each iteration's values go to a fixed place
         indexed by the IV (no per-iteration push/pop). The stride is only known after the
-        reverse sweep, so these lines carry a token replaced at assembly."""
+        reverse sweep: the reservation multiplies by the loop's stride value, defined at the top
+        of the function once it is known (`stride_definitions`)."""
         for loop in self.cfg.loops:
             # the preheader must run exactly once per entry into the loop
             if (loop.trip_count is None and loop.bound is None) or loop.preheader is None or loop.iv is None \
@@ -1396,42 +1397,52 @@ class CachePlanner:
                     or not any(i.result in self.act.varied for b in loop.blocks
                                if self.cfg.loop_of.get(b) is loop for i in self.fn.block(b).instructions):
                 continue
-            token = f"STATIC{len(self.static_loops)}$"
+            stride = f"%static.stride${len(self.static_loops)}"
             tc64, nbytes, off = self.sweep.fresh("tc"), self.sweep.fresh("tb"), f"%static.off${len(self.static_loops)}"
             # after the preheader's own tape record: the reverse sweep pops this one first
             pre = self.static_pre_lines.setdefault(loop.preheader, [])
-            pre += [self.static_count(tc64, loop, lambda v: v) + f"  ;{token}",
-                    f"  {nbytes} = mul i64 {tc64}, {token}"]
+            self.static_count(tc64, loop, lambda v: v, pre)
+            self.ir(pre).binop("mul", "i64", tc64, stride, name=nbytes)
             # the record is laid out by columns: each kept value's cells of all iterations in a
             # row (iteration k of a value at byte p of the row at off + p * count + k * size),
             # so the forward sweep's stores and the reverse sweep's loads are unit-stride and
             # apart from each other (interleaved cells made the vectorizer's overlap checks
             # fail at run time); k counts from the loop's first iteration (iv - start)
-            pre.append(f"  {off} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, i64 {nbytes})  ;{token}")
+            self.ir(pre).call("i64", "@__enzyme_build_tape_frame", [("ptr", TAPE), ("i64", nbytes)], name=off)
             self.types[off] = "i64"
             self.home[off] = loop.preheader
             self.uses_tape = True
             for helper in ("__enzyme_build_tape_frame", "__enzyme_build_tape_at", "__enzyme_build_tape_pop"):
                 self.engine.support.add(helper)
-            self.static_loops[loop.header] = {"loop": loop, "token": token, "off": off, "count": tc64,
+            self.static_loops[loop.header] = {"loop": loop, "stride": stride, "off": off, "count": tc64,
                                               "slot": make_name("%", off, "slot"),
                                               "count_slot": make_name("%", off, "count"),
                                               "start_slot": make_name("%", off, "start")
                                               if loop.trip_count is None else None}
 
-    def static_count(self, name: str, loop, get) -> str:
-        """The line defining `name` as the i64 iteration count of a static-record loop (its
-        trip count, or bound - start), reading IR values through `get` (the identity in the
-        forward sweep, `_fetch` in the reverse sweep)."""
+    def static_count(self, name: str, loop, get, out: list[str]) -> None:
+        """Append the instruction defining `name` as the i64 iteration count of a static-record
+        loop (its trip count, or bound - start), reading IR values through `get` (the identity
+        in the forward sweep, `_fetch` in the reverse sweep)."""
         if loop.trip_count is not None:
-            return self._to_i64(name, get(loop.trip_count), self.types.get(loop.trip_count, "i64"))
-        return f"  {name} = sub i64 {get(loop.bound)}, {get(loop.start)}"
+            value, ty = get(loop.trip_count), self.types.get(loop.trip_count, "i64")
+            if ty == "i64" or not ty.startswith("i"):
+                self.ir(out).binop("add", "i64", value, "0", name=name)
+            else:
+                self.ir(out).cast("zext", ty, value, "i64", name=name)
+            return
+        bound, start = get(loop.bound), get(loop.start)
+        self.ir(out).binop("sub", "i64", bound, start, name=name)
 
-    @staticmethod
-    def _to_i64(name: str, value: str, ty: str) -> str:
-        if ty == "i64" or not ty.startswith("i"):
-            return f"  {name} = add i64 {value}, 0"
-        return f"  {name} = zext {ty} {value} to i64"
+    def stride_definitions(self) -> list[str]:
+        """The stride of each static-record loop, a value defined at the top of each piece:
+        the bytes one iteration keeps, known once the reverse sweep has been planned (`place`);
+        the tape reservations and pops made before that use the value."""
+        out: list[str] = []
+        for static in self.static_loops.values():
+            self.ir(out).binop("add", "i64", str(self.static_strides.get(static["stride"], 0)), "0",
+                               name=static["stride"])
+        return out
 
     def _static_loop_of(self, label: str) -> dict | None:
         """The static-record loop whose iterations run `label` (not in one of its subloops)."""
@@ -1448,13 +1459,13 @@ class CachePlanner:
         # forward sweep's stores then index one base pointer, taken once per entry into the
         # loop, instead of reloading the tape's data pointer every iteration (which the
         # optimizer cannot hoist past stores to user memory, so such loops never vectorized)
-        steady = {static["token"] for static in self.static_loops.values()
+        steady = {static["stride"] for static in self.static_loops.values()
                   if not self._tape_grows_in(static["loop"])}
         self.static_base_lines: dict[str, list[str]] = {}
         for static in self.static_loops.values():
             records = static.get("records", [])
             stride = sum(_cell_starts(values)[-1] for _, values in records) * CELL_BYTES
-            self.static_strides[static["token"]] = stride
+            self.static_strides[static["stride"]] = stride
             if not stride:
                 continue
             self.uses_tape = True
@@ -1464,7 +1475,7 @@ class CachePlanner:
             loop = static["loop"]
             pre = self.static_base_lines.setdefault(loop.preheader, [])
             base = None
-            if static["token"] in steady:
+            if static["stride"] in steady:
                 base = make_name("%", static["off"], "base")
                 self.ir(pre).call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", static["off"])], name=base)
             # columns while the loop keeps few values: each column is a pointer the loop keeps

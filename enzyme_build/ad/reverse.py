@@ -38,11 +38,6 @@ DRET = "%dret$"
 # the reverse sweep's last block; `$` keeps it apart from every `rev$<block>` and from the
 # primal's own labels (a C label `exit:` names a block `exit`, whose reverse is `rev$exit`)
 EXIT_LABEL = "%exit$"
-# a static loop's stride token (cache.py: `STATIC<n>$`) and the `  ;TOKEN` comment marking a
-# line that carries one; both patterns start with a literal, so a pass over the text is fast
-_STATIC_TOKEN = re.compile(r'STATIC\d+\$(?![-\w$.])')
-_STATIC_MARKER = re.compile(r'  ;(STATIC\d+\$)(?![-\w$.])')
-_NAME_CHARS = frozenset("-_$.%@\"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _DBG_RE = re.compile(r',\s*!dbg\s+!\d+')
 # pure instructions the reverse sweep recomputes instead of caching
 # instructions that may read an active value without passing a derivative on (or that the
@@ -848,7 +843,7 @@ class ReverseGenerator:
                 # the iteration count and first IV value the record's columns are laid out by
                 loop = static["loop"]
                 count = self.fresh("tc")
-                out.append(self.cache.static_count(count, loop, lambda v: self.cache.fetch(v, label)))
+                self.cache.static_count(count, loop, lambda v: self.cache.fetch(v, label), out)
                 self.ir(out).store("i64", count, static["count_slot"], align=8)
                 if static["start_slot"] is not None:
                     self.ir(out).store(self.types[loop.iv], self.cache.fetch(loop.start, label), static["start_slot"],
@@ -858,10 +853,9 @@ class ReverseGenerator:
             if static is not None and pred == static["loop"].preheader:
                 # leaving the loop's reverse: drop the record of all its iterations
                 tc64, nbytes = self.fresh("tc"), self.fresh("tb")
-                out.append(self.cache.static_count(tc64, static["loop"], lambda v: self.cache.fetch(v, label))
-                           + f"  ;{static['token']}")
-                out.append(f"  {nbytes} = mul i64 {tc64}, {static['token']}")
-                out.append(f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {nbytes})  ;{static['token']}")
+                self.cache.static_count(tc64, static["loop"], lambda v: self.cache.fetch(v, label), out)
+                self.ir(out).binop("mul", "i64", tc64, static["stride"], name=nbytes)
+                self.ir(out).call("ptr", "@__enzyme_build_tape_pop", [("ptr", TAPE), ("i64", nbytes)], result=False)
             for iv, (loop, step, slot, latch) in self._iv_loops_at(label, exited):
                 if pred in loop.blocks and label not in loop.blocks:
                     last = self.cache.iv_on_exit(iv, loop, pred, label, out)
@@ -1312,8 +1306,8 @@ class ReverseGenerator:
         out = []
         for i, block in enumerate(self.fn.blocks):
             out.append(f"{make_name('%', block.label)[1:]}:")
-            if i == 0:
-                out += self._entry_prologue() + diffe_prologue
+            if i == 0:   # the strides after the allocas (an inliner hoists the allocas it finds first)
+                out += self._entry_prologue() + diffe_prologue + self.cache.stride_definitions()
             out += self.fwd[block.label]
             out += self.cache.fwd_pushes.get(block.label, [])
             out += self.cache.side_fwd.get(block.label, [])
@@ -1387,23 +1381,8 @@ class ReverseGenerator:
             found.update(self._iv_by_loop.get(id(loop), ()))
         return [(iv, self.cache.iv_loops[iv]) for _, iv in sorted(found.items())]
 
-    def _resolve_static_tokens(self, text: str) -> str:
-        """Static loop records: put in the stride (0 when the loop kept nothing after all), and
-        drop the `  ;TOKEN` comments that mark the lines carrying one. One pass over the text."""
-        if not self.cache.static_loops:
-            return text
-        tokens = {static["token"] for static in self.cache.static_loops.values()}
-        text = _STATIC_MARKER.sub(lambda m: "" if m.group(1) in tokens else m.group(0), text)
-
-        def stride(m: re.Match) -> str:
-            token = m.group(0)
-            if token not in tokens or (m.start() and m.string[m.start() - 1] in _NAME_CHARS):
-                return token   # part of a longer name
-            return str(self.cache.static_strides.get(token, 0))
-        return _STATIC_TOKEN.sub(stride, text)
-
     def _assemble(self) -> list[str]:
-        return [self._resolve_static_tokens(t) for t in self._assemble_text()]
+        return self._assemble_text()
 
     def _assemble_text(self) -> list[str]:
         names = self.engine.names_for(self.fn, self.sig, self.split)
@@ -1448,7 +1427,7 @@ class ReverseGenerator:
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}){inline}"
                f"{self.engine.derived_attributes(self.fn)} {{", "entry$:"]
         rev += self._diffe_prologue() + self.cache.iv_slot_allocas() + self.cache.static_slot_allocas() \
-            + self.cache.hoist_slot_allocas()
+            + self.cache.hoist_slot_allocas() + self.cache.stride_definitions()   # after the allocas
         if self.footprint is not None:
             rev += self.footprint.reverse_entry_lines()
         if self.cache.frame:

@@ -7,7 +7,7 @@ import re
 from enzyme_build import llvm
 from enzyme_build.ad.driver import differentiate_module
 from enzyme_build.ad.engine import Engine
-from ad_helpers import function_body, function_block
+from ad_helpers import fold_strides, function_body, function_block
 
 DECLS = """
 @enzyme_dup = external global i32
@@ -190,7 +190,7 @@ entry:
 
 
 def test_arithmetic_on_kept_values_is_rebuilt_not_taped():
-    fn = function_body(differentiate(PAIRS), "diffe_pairs")
+    fn = fold_strides(function_body(differentiate(PAIRS), "diffe_pairs"))
     loop = function_block(fn, "loop")
     taped = set(re.findall(r"store double (%\w+), ptr %scell", loop))
     # two cells per iteration: d and sqrt(r2) (xi, xj are read again or folded into d)

@@ -13,7 +13,7 @@ import re
 
 import pytest
 from ad_helpers import HERE
-from ad_helpers import function_block, function_body
+from ad_helpers import fold_strides, function_block, function_body
 from test_cache_shapes import STENCIL, differentiate
 
 # reverse, split and forward for each input of the six members (5, 4, 3, 4, 3 and 6 inputs)
@@ -103,7 +103,7 @@ MANY = "declare double @sin(double)\n" + summing_loop("many", """
 
 
 def test_a_loop_keeping_many_values_is_laid_out_by_rows():
-    fn = function_body(differentiate(MANY), "diffe_many")
+    fn = fold_strides(function_body(differentiate(MANY), "diffe_many"))
     entry, loop = function_block(fn, "entry"), function_block(fn, "body")
     stride = int(re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, (\d+)\n  %static\.off\$0 = call", entry).group(1))
     assert stride > 4 * 8

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import EnzymeBuildError
+from ..ir.builder import IRBuilder
 from ..ir.model import Function, Instruction, byval_attributes, entry_point_name, is_float_type, is_local, strip_name
 
 # ---------------------------------------------------------------- entry points
@@ -136,13 +137,14 @@ def coerce_arg(want: str, have: tuple[str, str], fresh, lines) -> str:
     if ty == want or want == "...":
         return v
     name = fresh()
+    ir = IRBuilder(lambda hint: fresh(), lines, text=True)
     if want == "float" and ty == "double":
-        lines.append(f"  {name} = fptrunc double {v} to float")
+        ir.cast("fptrunc", "double", v, "float", name=name)
     elif want == "double" and ty == "float":
-        lines.append(f"  {name} = fpext float {v} to double")
+        ir.cast("fpext", "float", v, "double", name=name)
     elif want.startswith("i") and ty.startswith("i"):
         wb, hb = int(want[1:]), int(ty[1:])
-        lines.append(f"  {name} = {'trunc' if wb < hb else 'sext'} {ty} {v} to {want}")
+        ir.cast("trunc" if wb < hb else "sext", ty, v, want, name=name)
     else:
         raise BadArgument(f"an argument of type {ty} ({v}) where {want} is needed")
     return name

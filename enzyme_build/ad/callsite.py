@@ -7,19 +7,21 @@ from __future__ import annotations
 import re
 
 from ..errors import EnzymeBuildError
+from ..ir.builder import IRBuilder
 from ..ir.model import is_float_type, make_name, strip_name
 from .rules import float_constant
 from .tape import TAPE_OBJECT_BYTES, TAPE_TYPE
 
 
+def builder(fresh, lines: list[str]) -> IRBuilder:
+    """The IR builder a call-site lowering makes its instructions with, at the end of `lines`
+    (the rewritten caller is still text: printed as made); `fresh()` names the values."""
+    return IRBuilder(lambda hint: fresh(), lines, text=True)
+
+
 def call_line(ret_ty: str, callee: str, args: list[str], fresh, lines: list[str]) -> str | None:
     """Emit `call ret_ty @callee(args)`; returns the result's name (None for void)."""
-    if ret_ty == "void":
-        lines.append(f"  call void @{callee}({', '.join(args)})")
-        return None
-    v = fresh()
-    lines.append(f"  {v} = call {ret_ty} @{callee}({', '.join(args)})")
-    return v
+    return builder(fresh, lines).call(ret_ty, f"@{callee}", args)
 
 
 def shadow_globals_reached(engine, derived: str, forward_width: int = 0) -> dict[str, str]:
@@ -99,12 +101,12 @@ def clear_shadow_globals(engine, derived: str, fresh, lines: list[str], forward_
             if sh in cleared:
                 continue
             cleared.add(sh)
+            ir = builder(fresh, lines)
             if is_float_type(t):
-                lines.append(f"  store {t} {float_constant(0.0, t)}, ptr {sh}, align 8")
+                ir.store(t, float_constant(0.0, t), sh, align=8)
                 continue
-            end, size = fresh(), fresh()
-            lines.append(f"  {end} = getelementptr {t}, ptr null, i64 1")
-            lines.append(f"  {size} = ptrtoint ptr {end} to i64")
+            end = ir.gep(t, "null", [("i64", "1")], flags="")
+            size = ir.cast("ptrtoint", "ptr", end, "i64")
             reset = reset_lines(engine.module, name, sh, t, lambda y, tag=tag: make_name("@", y, tag), size) \
                 if name else None
             if reset is not None:
@@ -113,7 +115,7 @@ def clear_shadow_globals(engine, derived: str, fresh, lines: list[str], forward_
                     if any(intrinsic + "(" in line for line in reset):
                         engine.declare(intrinsic)
             else:
-                lines.append(f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)")
+                ir.call("void", "@llvm.memset.p0.i64", [("ptr", sh), ("i8", "0"), ("i64", size), ("i1", "false")])
                 engine.declare("@llvm.memset.p0.i64")
 
 
@@ -125,42 +127,40 @@ def tape_object(engine, tape_ptr, allocated, fresh, lines, where) -> str:
             raise EnzymeBuildError(
                 f"enzyme_allocated gives {allocated} bytes but the tape object needs {TAPE_OBJECT_BYTES}",
                 location=where, hint="size the buffer with __enzyme_augmentsize(f, ...)")
-        lines.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {tape_ptr}, align 8")
+        builder(fresh, lines).store(TAPE_TYPE, "zeroinitializer", tape_ptr, align=8)
         return tape_ptr
     engine.support.add("__enzyme_build_tape_new")
-    t = fresh()
-    lines.append(f"  {t} = call ptr @__enzyme_build_tape_new()")
-    return t
+    return builder(fresh, lines).call("ptr", "@__enzyme_build_tape_new", [])
 
 
 def bind_result(res, call_ty, value, value_ty, sret, fresh, lines, entry_allocas) -> None:
     """Give the original call's result name the derived value, converting representation."""
+    ir = builder(fresh, lines)
     if sret is not None and value is not None:
-        lines.append(f"  store {value_ty} {value}, ptr {sret}, align 8")
+        ir.store(value_ty, value, sret, align=8)
     if res is None or call_ty == "void":
         return
     if value is None:
-        lines.append(f"  {res} = select i1 true, {call_ty} zeroinitializer, {call_ty} zeroinitializer")
+        ir.select("true", call_ty, "zeroinitializer", "zeroinitializer", name=res)
     elif value_ty == call_ty:
         if call_ty == "ptr":
-            lines.append(f"  {res} = getelementptr i8, ptr {value}, i64 0")
+            ir.gep("i8", value, [("i64", "0")], flags="", name=res)
         elif call_ty.startswith("i"):
-            lines.append(f"  {res} = add {call_ty} {value}, 0")
+            ir.binop("add", call_ty, value, "0", name=res)
         else:
-            lines.append(f"  {res} = select i1 true, {call_ty} {value}, {call_ty} {value}")
+            ir.select("true", call_ty, value, value, name=res)
     elif value_ty == "float" and call_ty == "double":
-        lines.append(f"  {res} = fpext float {value} to double")
+        ir.cast("fpext", "float", value, "double", name=res)
     elif value_ty == "double" and call_ty == "float":
-        lines.append(f"  {res} = fptrunc double {value} to float")
+        ir.cast("fptrunc", "double", value, "float", name=res)
     elif value_ty.startswith("i") and call_ty.startswith("i") and " " not in call_ty:
         op = "trunc" if int(call_ty[1:]) < int(value_ty[1:]) else "zext"
-        lines.append(f"  {res} = {op} {value_ty} {value} to {call_ty}")
+        ir.cast(op, value_ty, value, call_ty, name=res)
     else:
-        tmp = fresh()
-        entry_allocas.append(f"  {tmp} = alloca [64 x i8], align 16")
-        lines.append(f"  store [64 x i8] zeroinitializer, ptr {tmp}, align 16")
-        lines.append(f"  store {value_ty} {value}, ptr {tmp}, align 8")
-        lines.append(f"  {res} = load {call_ty}, ptr {tmp}, align 8")
+        tmp = builder(fresh, entry_allocas).alloca("[64 x i8]", align=16)
+        ir.store("[64 x i8]", "zeroinitializer", tmp, align=16)
+        ir.store(value_ty, value, tmp, align=8)
+        ir.load(call_ty, tmp, align=8, name=res)
 
 
 
@@ -192,8 +192,6 @@ def lower_batch_call(call, inst, fresh, entry_allocas) -> list[str]:
     struct = "{ " + ", ".join([rt] * call.width) + " }"
     value = "poison"
     for k, r in enumerate(results):
-        nxt = fresh()
-        lines.append(f"  {nxt} = insertvalue {struct} {value}, {rt} {r}, {k}")
-        value = nxt
+        value = builder(fresh, lines).insertvalue(struct, value, rt, r, [k])
     bind_result(inst.result, inst.type, value, struct, call.head.sret, fresh, lines, entry_allocas)
     return lines

@@ -20,7 +20,7 @@ from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, aggregate_elements, is_float_type, make_name, parse_module, strip_name
 from .abi import (FORWARD_ENTRY_POINTS, Signature, describe_markers, marker_kind, parse_batch_call,
                   parse_reverse_call)
-from .callsite import (bind_result, call_line, clear_shadow_globals, defined_symbol, lower_batch_call,
+from .callsite import (bind_result, builder, call_line, clear_shadow_globals, defined_symbol, lower_batch_call,
                        shadow_linkage,
                        tape_object)
 from .contexts import context_of_callee, lower_contexts
@@ -73,12 +73,11 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         check_rule_arity(engine.module, rule.gradient, "gradient", primal.name,
                          len(passed) + int(ret_active) + 1, sig.args, where)
         aug_ret = engine.function_return_type(rule.augment)
-        whole = fresh()
-        lines.append(f"  {whole} = call {aug_ret} @{rule.augment}({', '.join(passed)})")
+        ir = builder(fresh, lines)
+        whole = ir.call(aug_ret, f"@{rule.augment}", passed, result=True)
         tape = whole
         if aug_ret != "ptr":
-            tape = fresh()
-            lines.append(f"  {tape} = extractvalue {aug_ret} {whole}, 0")
+            tape = ir.extractvalue(aug_ret, whole, [0], "ptr")
         if kind == "__enzyme_augmentfwd":
             finish(tape, "ptr")
             return lines
@@ -111,13 +110,13 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
         tape = tape_object(engine, call.tape_ptr, call.allocated, fresh, lines, where)
         rt = primal.return_type
         wants_primal = rt != "void" and (sret is not None or call_ty not in ("ptr", "void"))
+        ir = builder(fresh, lines)
         if not wants_primal:
-            lines.append(f"  call {rt} @{aug}({', '.join(passed + ['ptr ' + tape])})")
+            ir.call(rt, f"@{aug}", passed + ["ptr " + tape], result=False)
             finish(tape, "ptr")
             return lines
         # declared as returning `struct { void *tape; T primal; }` (Enzyme's shape): both
-        pv = fresh()
-        lines.append(f"  {pv} = call {rt} @{aug}({', '.join(passed + ['ptr ' + tape])})")
+        pv = ir.call(rt, f"@{aug}", passed + ["ptr " + tape])
         elems = aggregate_elements(call_ty) if sret is None else None
         # `struct { T primal; void *tape; }` is filled by type: the tape goes where the
         # pointer is (only a pointer primal leaves the order to the positions)
@@ -125,14 +124,10 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
             and elems[0].strip() != "ptr" and rt != "ptr"
         want = elems[0 if swapped else 1].strip() if elems and len(elems) == 2 else rt
         if want != rt and is_float_type(want) and is_float_type(rt):
-            conv = fresh()
-            op = "fptrunc" if rt == "double" else "fpext"
-            lines.append(f"  {conv} = {op} {rt} {pv} to {want}")
-            pv, rt = conv, want
+            pv, rt = ir.cast("fptrunc" if rt == "double" else "fpext", rt, pv, want), want
         pair_ty = f"{{ {rt}, ptr }}" if swapped else f"{{ ptr, {rt} }}"
-        a, b = fresh(), fresh()
-        lines.append(f"  {a} = insertvalue {pair_ty} poison, ptr {tape}, {1 if swapped else 0}")
-        lines.append(f"  {b} = insertvalue {pair_ty} {a}, {rt} {pv}, {0 if swapped else 1}")
+        a = ir.insertvalue(pair_ty, "poison", "ptr", tape, [1 if swapped else 0])
+        b = ir.insertvalue(pair_ty, a, rt, pv, [0 if swapped else 1])
         finish(b, pair_ty)
         return lines
     # __enzyme_reverse: [return adjoint], then the tape last (or enzyme_tape, ptr anywhere after)
@@ -153,11 +148,12 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     v = call_line(rty, rev, passed + ['ptr ' + tape_ptr], fresh, lines)
     clear_shadow_globals(engine, rev, fresh, lines)
     engine.support.add("__enzyme_build_tape_free_data")
-    lines.append(f"  call void @__enzyme_build_tape_free_data(ptr {tape_ptr})")
+    ir = builder(fresh, lines)
+    ir.call("void", "@__enzyme_build_tape_free_data", [("ptr", tape_ptr)])
     if owned:
-        lines.append(f"  store {TAPE_TYPE} zeroinitializer, ptr {tape_ptr}, align 8")
+        ir.store(TAPE_TYPE, "zeroinitializer", tape_ptr, align=8)
     else:
-        lines.append(f"  call void @free(ptr {tape_ptr})")
+        ir.call("void", "@free", [("ptr", tape_ptr)])
         engine.declare("@free")
     finish(v, rty)
     return lines

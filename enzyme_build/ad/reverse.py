@@ -1306,9 +1306,11 @@ class ReverseGenerator:
         out = []
         for i, block in enumerate(self.fn.blocks):
             out.append(f"{make_name('%', block.label)[1:]}:")
-            if i == 0:   # the strides after the allocas (an inliner hoists the allocas it finds first)
-                out += self._entry_prologue() + diffe_prologue + self.cache.stride_definitions()
+            if i == 0:
+                out += self._entry_prologue() + diffe_prologue
             out += self.fwd[block.label]
+            if i == 0:   # after every alloca of the entry block; before any use (preheader lines below)
+                out += self.cache.stride_definitions()
             out += self.cache.fwd_pushes.get(block.label, [])
             out += self.cache.side_fwd.get(block.label, [])
             out += self.cache.static_pre_lines.get(block.label, [])
@@ -1427,7 +1429,7 @@ class ReverseGenerator:
         rev = [f"define internal {rty} @{names['reverse']}({', '.join(rev_params)}){inline}"
                f"{self.engine.derived_attributes(self.fn)} {{", "entry$:"]
         rev += self._diffe_prologue() + self.cache.iv_slot_allocas() + self.cache.static_slot_allocas() \
-            + self.cache.hoist_slot_allocas() + self.cache.stride_definitions()   # after the allocas
+            + self.cache.hoist_slot_allocas()
         if self.footprint is not None:
             rev += self.footprint.reverse_entry_lines()
         if self.cache.frame:
@@ -1437,20 +1439,26 @@ class ReverseGenerator:
                 inst = self.fn.defs[v]
                 sh = make_name("%", v, "sh")
                 size = f"ptrtoint (ptr getelementptr ({inst.source_type}, ptr null, i32 1) to i64)"
-                rev.append(f"  {sh} = alloca {inst.source_type}, align 16")
-                rev.append(f"  call void @llvm.memset.p0.i64(ptr {sh}, i8 0, i64 {size}, i1 false)")
+                self.ir(rev).alloca(inst.source_type, align=16, name=sh)
+                self.ir(rev).call("void", "@llvm.memset.p0.i64", [("ptr", sh), ("i8", "0"), ("i64", size),
+                                                                   ("i1", "false")])
                 self.engine.declare("@llvm.memset.p0.i64")
+        rev += self.cache.stride_definitions()   # after every alloca of the block; used in later blocks only
+        ir = self.ir(rev)
         if len(self.cfg.returns) > 1:
             idx = self.fresh("ret")
             rev += self.cache.pop_lines([(idx, "i32")])
-            cases = " ".join(f"i32 {i}, label {self.rev_label(r)}" for i, r in enumerate(self.cfg.returns) if i)
-            rev.append(f"  switch i32 {idx}, label {self.rev_label(self.cfg.returns[0])} [ {cases} ]")
+            ir.switch("i32", idx, f"rev${self.cfg.returns[0]}",
+                      [(str(i), f"rev${r}") for i, r in enumerate(self.cfg.returns) if i])
         elif self.cfg.returns:
-            rev.append(f"  br label {self.rev_label(self.cfg.returns[0])}")
+            ir.br(f"rev${self.cfg.returns[0]}")
         else:
-            rev.append(f"  br label {EXIT_LABEL}")
+            ir.br(EXIT_LABEL[1:])
         exit_block = self._exit_block()
         if self.cache.frame:   # the frame record is the oldest of this call: drop it last
-            exit_block[1:1] = [f"  call ptr @__enzyme_build_tape_pop(ptr {TAPE}, i64 {CELL_BYTES * self.cache.frame_cells})"]
+            pop: list[str] = []
+            self.ir(pop).call("ptr", "@__enzyme_build_tape_pop", [("ptr", TAPE), ("i64", str(CELL_BYTES * self.cache.frame_cells))],
+                              result=False)
+            exit_block[1:1] = pop
         rev += self._reverse_blocks_text() + exit_block + ["}"]
         return ["\n".join(aug), "\n".join(rev)]

@@ -637,10 +637,10 @@ def accumulate_shared(gen, shadow_ptr: str, ty: str, contrib: str, lines: list[s
         key = make_name("%", primal, "omp.partial")
         gen.types[key] = ty
         slot = gen.diffe_slot(key)
-        old, new = gen.fresh("dp"), gen.fresh("dp")
-        lines.append(f"  {old} = load {ty}, ptr {slot}, align 8")
-        lines.append(f"  {new} = fadd {ty} {old}, {contrib}")
-        lines.append(f"  store {ty} {new}, ptr {slot}, align 8")
+        ir = gen.ir(lines)
+        old = ir.load(ty, slot, align=8, hint="dp")
+        new = ir.binop("fadd", ty, old, contrib, hint="dp")
+        ir.store(ty, new, slot, align=8)
         gen.omp_partials = getattr(gen, "omp_partials", {})
         gen.omp_partials[key] = (shadow_ptr, ty)
         return True
@@ -650,14 +650,16 @@ def accumulate_shared(gen, shadow_ptr: str, ty: str, contrib: str, lines: list[s
         # plain add when no other thread of the team touched this element (`Footprint`)
         at, inside = gen.fresh("fpa"), gen.fresh("fpin")
         lo, hi = gen.fresh("fpin"), gen.fresh("fpin")
-        lines.append(f"  {at} = ptrtoint ptr {gen.cache.fetch(primal, label)} to i64")
-        lines.append(f"  {lo} = icmp uge i64 {at}, {footprint.low}")
-        lines.append(f"  {hi} = icmp ule i64 {at}, {footprint.high}")
-        lines.append(f"  {inside} = and i1 {lo}, {hi}")
-        lines.append(f"  call void @__enzyme_build_omp_add_{ty}(ptr {shadow_ptr}, {ty} {contrib}, i1 {inside})")
+        address = gen.cache.fetch(primal, label)
+        ir = gen.ir(lines)
+        ir.cast("ptrtoint", "ptr", address, "i64", name=at)
+        ir.cmp("icmp", "uge", "i64", at, footprint.low, name=lo)
+        ir.cmp("icmp", "ule", "i64", at, footprint.high, name=hi)
+        ir.binop("and", "i1", lo, hi, name=inside)
+        ir.call("void", f"@__enzyme_build_omp_add_{ty}", [("ptr", shadow_ptr), (ty, contrib), ("i1", inside)])
         _support(gen.engine, f"__enzyme_build_omp_add_{ty}", _ADD.format(ty=ty))
         return True
-    lines.append(f"  {gen.fresh('dm')} = atomicrmw fadd ptr {shadow_ptr}, {ty} {contrib} monotonic, align 8")
+    gen.ir(lines).atomicrmw("fadd", shadow_ptr, ty, contrib, "monotonic", align=8, hint="dm")
     return True
 
 
@@ -666,8 +668,8 @@ def flush_partials(gen) -> list[str]:
     out = []
     for key, (shadow_ptr, ty) in getattr(gen, "omp_partials", {}).items():
         v = gen.fresh("dp")
-        out.append(f"  {v} = load {ty}, ptr {gen.diffe_slot(key)}, align 8")
-        out.append(f"  {gen.fresh('dp')} = atomicrmw fadd ptr {shadow_ptr}, {ty} {v} monotonic, align 8")
+        gen.ir(out).load(ty, gen.diffe_slot(key), align=8, name=v)
+        gen.ir(out).atomicrmw("fadd", shadow_ptr, ty, v, "monotonic", align=8, hint="dp")
     return out
 
 
@@ -975,32 +977,37 @@ class Footprint:
             return
         g = self.gen
         a, lo, hi, nlo, nhi = g.fresh("fp"), g.fresh("fp"), g.fresh("fp"), g.fresh("fp"), g.fresh("fp")
-        lines.append(f"  {a} = ptrtoint ptr {p} to i64")
-        lines.append(f"  {lo} = load i64, ptr %omp.range.lo{k}, align 8")
-        lines.append(f"  {nlo} = call i64 @llvm.umin.i64(i64 {lo}, i64 {a})")
-        lines.append(f"  store i64 {nlo}, ptr %omp.range.lo{k}, align 8")
-        lines.append(f"  {hi} = load i64, ptr %omp.range.hi{k}, align 8")
-        lines.append(f"  {nhi} = call i64 @llvm.umax.i64(i64 {hi}, i64 {a})")
-        lines.append(f"  store i64 {nhi}, ptr %omp.range.hi{k}, align 8")
+        ir = g.ir(lines)
+        ir.cast("ptrtoint", "ptr", p, "i64", name=a)
+        ir.load("i64", f"%omp.range.lo{k}", align=8, name=lo)
+        ir.call("i64", "@llvm.umin.i64", [("i64", lo), ("i64", a)], name=nlo)
+        ir.store("i64", nlo, f"%omp.range.lo{k}", align=8)
+        ir.load("i64", f"%omp.range.hi{k}", align=8, name=hi)
+        ir.call("i64", "@llvm.umax.i64", [("i64", hi), ("i64", a)], name=nhi)
+        ir.store("i64", nhi, f"%omp.range.hi{k}", align=8)
         g.engine.declare("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)")
         g.engine.declare("@llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)")
 
     def entry_lines(self) -> list[str]:
-        k = len(self.roots)
-        out = [f"  %omp.range.sink = alloca [{k} x {{ i64, i64 }}], align 8"] if k else []
+        out: list[str] = []
+        ir = self.gen.ir(out)
+        if self.roots:
+            ir.alloca(f"[{len(self.roots)} x {{ i64, i64 }}]", align=8, name="%omp.range.sink")
         for k in range(len(self.roots)):
-            out += [f"  %omp.range.lo{k} = alloca i64, align 8", f"  store i64 -1, ptr %omp.range.lo{k}, align 8",
-                    f"  %omp.range.hi{k} = alloca i64, align 8", f"  store i64 0, ptr %omp.range.hi{k}, align 8"]
+            ir.alloca("i64", align=8, name=f"%omp.range.lo{k}")
+            ir.store("i64", "-1", f"%omp.range.lo{k}", align=8)
+            ir.alloca("i64", align=8, name=f"%omp.range.hi{k}")
+            ir.store("i64", "0", f"%omp.range.hi{k}", align=8)
         return out
 
     def _record(self, out: list[str], fallback: str) -> str:
         """The thread's record, or `fallback` when no fork wrapper set one (the region's
         function called directly: `parallel if(0)` runs it on the encountering thread)."""
         rec, has, at = self.gen.fresh("fprec"), self.gen.fresh("fprec"), self.gen.fresh("fprec")
-        out.append(f"  {rec} = load ptr, ptr {_RECORD}, align 8")
-        out.append(f"  {has} = icmp ne ptr {rec}, null")
-        out.append(f"  {at} = select i1 {has}, ptr {rec}, ptr {fallback}")
-        return at
+        ir = self.gen.ir(out)
+        ir.load("ptr", _RECORD, align=8, name=rec)
+        ir.cmp("icmp", "ne", "ptr", rec, "null", name=has)
+        return ir.select(has, "ptr", rec, fallback, name=at)
 
     def before_returns(self, body: list[str]) -> list[str]:
         if not self.roots:
@@ -1011,12 +1018,13 @@ class Footprint:
                 rec = self._record(out, "%omp.range.sink")
                 for k in range(len(self.roots)):
                     lo, hi, r0, r1, at = (self.gen.fresh("fp") for _ in range(5))
-                    out.append(f"  {lo} = load i64, ptr %omp.range.lo{k}, align 8")
-                    out.append(f"  {hi} = load i64, ptr %omp.range.hi{k}, align 8")
-                    out.append(f"  {r0} = insertvalue {{ i64, i64 }} poison, i64 {lo}, 0")
-                    out.append(f"  {r1} = insertvalue {{ i64, i64 }} {r0}, i64 {hi}, 1")
-                    out.append(f"  {at} = getelementptr inbounds {{ i64, i64 }}, ptr {rec}, i32 {k}")
-                    out.append(f"  store {{ i64, i64 }} {r1}, ptr {at}, align 8")
+                    ir = self.gen.ir(out)
+                    ir.load("i64", f"%omp.range.lo{k}", align=8, name=lo)
+                    ir.load("i64", f"%omp.range.hi{k}", align=8, name=hi)
+                    ir.insertvalue("{ i64, i64 }", "poison", "i64", lo, [0], name=r0)
+                    ir.insertvalue("{ i64, i64 }", r0, "i64", hi, [1], name=r1)
+                    ir.gep("{ i64, i64 }", rec, [("i32", str(k))], name=at)
+                    ir.store("{ i64, i64 }", r1, at, align=8)
             out.append(line)
         return out
 
@@ -1026,22 +1034,22 @@ class Footprint:
             return []
         n = len(self.roots)
         # without a record every range is empty (lo > hi): every adjoint is added atomically
-        out = [f"  %omp.private.none = alloca [{n} x {{ i64, i64 }}], align 8"]
+        out: list[str] = []
+        pair = "{ i64, i64 }"
+        self.gen.ir(out).alloca(f"[{n} x {pair}]", align=8, name="%omp.private.none")
         for k in range(n):
             at = self._at("%omp.private.none", k, out)
-            out.append(f"  store {{ i64, i64 }} {{ i64 1, i64 0 }}, ptr {at}, align 8")
+            self.gen.ir(out).store(pair, "{ i64 1, i64 0 }", at, align=8)
         rec = self._record(out, "%omp.private.none")
         for k in range(n):
             v = self.gen.fresh("fp")
-            out.append(f"  {v} = load {{ i64, i64 }}, ptr {self._at(rec, k, out)}, align 8")
-            out.append(f"  %omp.private.lo{k} = extractvalue {{ i64, i64 }} {v}, 0")
-            out.append(f"  %omp.private.hi{k} = extractvalue {{ i64, i64 }} {v}, 1")
+            self.gen.ir(out).load(pair, self._at(rec, k, out), align=8, name=v)
+            self.gen.ir(out).extractvalue(pair, v, [0], "i64", name=f"%omp.private.lo{k}")
+            self.gen.ir(out).extractvalue(pair, v, [1], "i64", name=f"%omp.private.hi{k}")
         return out
 
     def _at(self, base: str, k: int, out: list[str]) -> str:
-        at = self.gen.fresh("fp")
-        out.append(f"  {at} = getelementptr inbounds {{ i64, i64 }}, ptr {base}, i32 {k}")
-        return at
+        return self.gen.ir(out).gep("{ i64, i64 }", base, [("i32", str(k))], hint="fp")
 
 
 _NO_MEMORY = {"getelementptr", "phi", "select", "br", "switch", "ret", "icmp", "fcmp", "fneg", "freeze",

@@ -17,14 +17,14 @@ from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check
 from ..errors import EnzymeBuildError
 from ..ir.builder import IRBuilder, print_block
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,
-                        make_name, parse_instruction, strip_name)
+                        make_name, strip_name)
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
 from .sweep import RuleOperands, classify_call, zero_of
 from ..analysis.types import bits_stay_integer
-from .indirect import fallback_in_derived_code
+from .indirect import derived_callee
 from .forward_abi import bind_tangents, layout, named_types, value_leaves
 from .rules import FORWARD_INSTRUCTION_RULES, Builder, fused_fmul_rule, math_rule
 from .shadowinit import mirrored_closure, shadow_definitions
@@ -662,8 +662,11 @@ class ForwardGenerator:
         if kind == "custom":
             self._custom_call(inst)
             return
-        text = fallback_in_derived_code(inst, inst.text, self.act.varied, self.has_shadow)
-        self.ir.copy(inst if text == inst.text else parse_instruction(text))
+        retarget = derived_callee(inst, self.act.varied, self.has_shadow)
+        if retarget:
+            self.ir.clone(inst, mapping=retarget)
+        else:
+            self.ir.copy(inst)
         if kind == "math" and inst.result in self.act.varied:
             name = callee_name(inst)
             like = self.engine.function_like.get(name)

@@ -91,20 +91,21 @@ def dispatch_indirect_calls(text: str, registry: Registry | None, inactive_value
 def trap_unknown_callees(derived_text: str) -> str:
     """In derived code the fallback of a dispatch stops the program (see the module doc),
     unless the engine found that none of the call's arguments carries a derivative
-    (`fallback_in_derived_code`)."""
+    (`derived_callee`)."""
     return derived_text.replace(UNKNOWN_CALLEE + "(", UNKNOWN_CALLEE_TRAP + "(")
 
 
-def fallback_in_derived_code(inst, text: str, varied, has_shadow) -> str:
-    """`text`, the copy of `inst` in derived code; for the fallback marker's call, whose
-    arguments after the pointer are the indirect call's, the marker that does not stop the
+def derived_callee(inst, varied, has_shadow) -> dict[str, str]:
+    """What the copy of call `inst` in derived code calls instead, as a mapping for the IR
+    builder's `clone` (empty: the same callee). The fallback marker's call, whose arguments
+    after the pointer are the indirect call's, becomes the marker that does not stop the
     program when none of them carries a derivative (`varied` values, pointers for which
     `has_shadow` holds): the library function (`delete` of a `std::filebuf` through its
     vtable) cannot reach active memory then, so derived code calls it as the program does."""
     if inst.callee != UNKNOWN_CALLEE or any((is_local(v) and v in varied) or (t == "ptr" and has_shadow(v))
                                             for t, v in inst.operands[1:]):
-        return text
-    return text.replace(UNKNOWN_CALLEE + "(", UNKNOWN_CALLEE_INACTIVE + "(")
+        return {}
+    return {UNKNOWN_CALLEE: UNKNOWN_CALLEE_INACTIVE}
 
 
 def lower_virtualreverse(text: str) -> str:

@@ -22,12 +22,12 @@ from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixe
 from ..errors import EnzymeBuildError, InternalError
 from ..ir.builder import IRBuilder
 from ..custom.registry import check_rule_arity
-from ..ir.model import (Function, Instruction, parse_instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
+from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name)
 from .abi import Signature
 from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
-from .indirect import fallback_in_derived_code
+from .indirect import derived_callee
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 from .cache import (FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, SIDE_STATIC_MARK, TAPE, CachePlanner, cache_plans_wanted,
@@ -507,10 +507,11 @@ class ReverseGenerator:
         if op == "store" and id(inst) in self.cache.undone_stores:
             (vty, _), (_, p) = inst.operands
             self.ir(lines).load(vty, p, name=self.cache.undone_stores[id(inst)])
-        text = inst.text
-        if op == "call":
-            text = fallback_in_derived_code(inst, text, self.act.varied, self.act.has_shadow)
-        self.ir(lines).copy(inst if text == inst.text else parse_instruction(text))
+        retarget = derived_callee(inst, self.act.varied, self.act.has_shadow) if op == "call" else {}
+        if retarget:
+            self.ir(lines).clone(inst, mapping=retarget)
+        else:
+            self.ir(lines).copy(inst)
         if self.footprint is not None:
             self.footprint.record(inst, lines)
         if res and res in self.act.shadowed and res not in self.cache.reverse_local and \

@@ -94,9 +94,11 @@ class IRBuilder:
         if result is not None and inst.result:
             mapping[inst.result] = result
         text = inst.text if metadata else _ATTACHMENTS.sub("", inst.text)
+        callee = mapping.get(inst.callee, inst.callee) if inst.callee else inst.callee
         copy = replace(inst, text=substitute_values(text, mapping), result=result or inst.result,
                        operands=[(t, mapping.get(v, v)) for t, v in inst.operands], _values=None,
-                       metadata=dict(inst.metadata) if metadata else {})
+                       metadata=dict(inst.metadata) if metadata else {}, callee=callee,
+                       callee_name=inst.callee_name if callee == inst.callee else None)
         self.insert(copy)
         return copy
 

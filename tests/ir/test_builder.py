@@ -152,3 +152,14 @@ def test_unknown_opcodes_are_refused_by_the_printer():
     from enzyme_build.ir.model import Instruction
     with pytest.raises(ValueError, match="does not make 'landingpad'"):
         print_instruction(Instruction(text="", opcode="landingpad"))
+
+
+def test_clone_retargets_a_call():
+    fn = parse_module("declare void @f(ptr)\ndeclare void @g(ptr)\ndefine void @h(ptr %p) {\nentry:\n"
+                      "  call void @f(ptr %p), !dbg !7\n  ret void\n}\n!7 = !{}\n").functions["h"]
+    call = fn.blocks[0].instructions[0]
+    copy = IRBuilder(_fresh(), []).clone(call, mapping={"@f": "@g"})
+    assert print_instruction(copy) == "  call void @g(ptr %p)"
+    assert copy.callee == "@g" and call.callee == "@f"
+    from enzyme_build.analysis.activity import callee_name
+    assert callee_name(copy) == "g"

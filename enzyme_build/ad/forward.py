@@ -20,7 +20,7 @@ from ..ir.model import (entry_point_name, Function, Instruction, byval_attribute
                         make_name, strip_name)
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
-from .callsite import call_line, clear_shadow_globals, shadow_linkage
+from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
 from .sweep import RuleOperands, classify_call, zero_of
 from ..analysis.types import bits_stay_integer
@@ -105,10 +105,9 @@ def rewrite_forward_call(engine, fn: Function, inst: Instruction) -> list[str]:
     out = call_line(rty, name, call.passed, fresh, lines)
     if out is not None and rty != call.primal.return_type:
         tangent_type = call.primal.return_type
+        ir = builder(fresh, lines)
         for k in range(call.sig.width):
-            t = fresh()
-            lines.append(f"  {t} = extractvalue {rty} {out}, {k + 1}")
-            tangents.append(t)
+            tangents.append(ir.extractvalue(rty, out, [k + 1], tangent_type))
     bind_tangents(engine, call, inst, tangents, tangent_type, fresh, lines, where)
     clear_shadow_globals(engine, name, fresh, lines, forward_width=call.sig.width)
     return lines

@@ -15,7 +15,7 @@ from ..analysis.library import RELEASERS, allocation_size_args, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
 from ..errors import EnzymeBuildError
-from ..ir.builder import IRBuilder, print_block
+from ..ir.builder import FreshNames, IRBuilder, print_block
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,
                         make_name, strip_name)
 from . import openmp
@@ -135,7 +135,7 @@ class ForwardGenerator:
                 raise EnzymeBuildError(f"active {self.types[value]} value {value} in @{fn.name}: long double / "
                                        f"fp128 arithmetic is not supported", location=f"@{fn.name}",
                                        hint="compute in double (or float)")
-        self.counter = 0
+        self.fresh = FreshNames("f")   # fresh(hint) -> '%hint$n'
         self.ir = IRBuilder(self.fresh)
         self.named = None
         self.bits: dict[str, list[str]] = {}   # non-float loads of shadowed memory -> shadow bytes
@@ -238,10 +238,6 @@ class ForwardGenerator:
         return returns_shadow(self.engine, callee, self._callee_signature(inst, act))
 
     # ------------------------------------------------------------------ names
-    def fresh(self, hint: str = "f") -> str:
-        self.counter += 1
-        return f"%{hint}${self.counter}"
-
     def lanes(self):
         return range(self.width)
 

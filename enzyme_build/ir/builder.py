@@ -52,6 +52,22 @@ def type_of(value: str, default: str) -> str:
     return value.type if isinstance(value, Value) else default
 
 
+class FreshNames:
+    """Fresh local names `%<hint>$<n>`, numbered in the order they are made. A generator
+    hands this object (not a bound method of its own) to its builder, so the builder it
+    keeps holds no reference back to it: no cycle for the collector."""
+
+    __slots__ = ("count", "default")
+
+    def __init__(self, default: str = "t"):
+        self.count = 0
+        self.default = default
+
+    def __call__(self, hint: str | None = None) -> str:
+        self.count += 1
+        return f"%{hint or self.default}${self.count}"
+
+
 class IRBuilder:
     """Creates instructions into `into` (a list of Instructions, or of text lines when `text`).
 

@@ -271,7 +271,7 @@ class ReverseGenerator:
     def ir(self, lines: list[str]) -> IRBuilder:
         """A builder making instructions at the end of `lines` (the sweeps still assemble
         text: each instruction is printed as it is made, see docs/engine.md "IR as values")."""
-        return IRBuilder(self.fresh, lines, text=True)
+        return IRBuilder(self.fresh, lines, True)
 
     def shadow(self, value: str) -> str:
         """The shadow of a pointer operand in the forward sweep."""

@@ -20,6 +20,7 @@ Usage:
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from typing import Callable
@@ -74,6 +75,8 @@ class IRBuilder:
     Every method returns the new value (a `Value`) or None for instructions without a result;
     `name` gives the result a fixed name, else `fresh(hint)` makes one."""
 
+    __slots__ = ("fresh", "into", "text")
+
     def __init__(self, fresh: Callable[[str], str], into: list | None = None, text: bool = False):
         self.fresh = fresh
         self.into = [] if into is None else into
@@ -91,9 +94,12 @@ class IRBuilder:
 
     def _line(self, name: str | None, hint: str, ty: str, body: str) -> Value:
         """Text mode: the line `name = body`, printed as it is made."""
-        name = name or self.fresh(hint)
+        if name is None:
+            name = self.fresh(hint)
         self.into.append(f"  {name} = {body}")
-        return value(name, ty)
+        v = Value(name)   # (value() inlined: this is the hot path of every sweep)
+        v.type = ty
+        return v
 
     def copy(self, inst: Instruction) -> Instruction:
         """A parsed instruction copied as it is (printed without its `!dbg`)."""
@@ -101,15 +107,20 @@ class IRBuilder:
         return inst
 
     def clone(self, inst: Instruction, result: str | None = None, mapping: dict[str, str] | None = None,
-              metadata: bool = True) -> Instruction:
+              metadata: bool = True) -> Instruction | None:
         """A copy of a parsed instruction whose result is named `result` and whose operands are
         remapped through `mapping` (LLVM's clone and RemapInstruction); printed like the
         original, without its `!dbg`, and without any metadata when `metadata` is False (a
-        value the reverse sweep recomputes: its `!tbaa` or `!range` said nothing there)."""
+        value the reverse sweep recomputes: its `!tbaa` or `!range` said nothing there).
+        Returns the copy (None in text mode, which prints it without making the object)."""
         mapping = dict(mapping or {})
         if result is not None and inst.result:
             mapping[inst.result] = result
         text = inst.text if metadata else _ATTACHMENTS.sub("", inst.text)
+        if self.text:
+            text = substitute_values(text, mapping)
+            self.into.append(_DBG_ATTACHMENT.sub("", text) if "!dbg" in text else text)
+            return None
         callee = mapping.get(inst.callee, inst.callee) if inst.callee else inst.callee
         copy = replace(inst, text=substitute_values(text, mapping), result=result or inst.result,
                        operands=[(t, mapping.get(v, v)) for t, v in inst.operands], _values=None,
@@ -189,11 +200,15 @@ class IRBuilder:
                                 align=align))
 
     def alloca(self, ty: str, align: int | None = None, name: str | None = None, hint: str = "a") -> Value:
+        if self.text:
+            return self._line(name, hint, "ptr", _alloca(ty, align))
         return self._result(Instruction(text="", opcode="alloca", type="ptr", source_type=ty, align=align),
                             name, hint)
 
     def gep(self, source_type: str, ptr: str, indices: list[tuple[str, str]], flags: str = "inbounds",
             name: str | None = None, hint: str = "p") -> Value:
+        if self.text:
+            return self._line(name, hint, "ptr", _gep(flags, source_type, [("ptr", ptr), *indices]))
         return self._result(Instruction(text="", opcode="getelementptr", type="ptr", source_type=source_type,
                                         operands=[("ptr", ptr), *indices], flags=flags), name, hint)
 
@@ -256,10 +271,16 @@ class IRBuilder:
         return self._result(Instruction(text="", opcode="phi", type=ty, incoming=list(incoming)), name, hint)
 
     def ret(self, ty: str = "void", value: str | None = None) -> None:
+        if self.text:
+            self.into.append(f"  ret {ty} {value}" if value is not None else "  ret void")
+            return
         self.insert(Instruction(text="", opcode="ret", type=ty,
                                 operands=[(ty, value)] if value is not None else []))
 
     def br(self, target: str) -> None:
+        if self.text:
+            self.into.append(f"  br label {_label(target)}")
+            return
         self.insert(Instruction(text="", opcode="br", targets=[target]))
 
     def cond_br(self, cond: str, then: str, otherwise: str) -> None:
@@ -267,6 +288,9 @@ class IRBuilder:
 
     def switch(self, ty: str, value: str, default: str, cases: list[tuple[str, str]]) -> None:
         """cases: (constant, label); labels without '%' as for `br`."""
+        if self.text:
+            self.into.append("  " + _switch(ty, value, default, cases))
+            return
         self.insert(Instruction(text="", opcode="switch", type=ty, operands=[(ty, value)], cases=list(cases),
                                 targets=[default] + [label for _, label in cases]))
 
@@ -277,12 +301,27 @@ def _align(align: int | None) -> str:
     return f", align {align}" if align is not None else ""
 
 
+@functools.lru_cache(maxsize=65536)
 def _label(label: str) -> str:
     return make_name("%", label)
 
 
 def _args(operands) -> str:
     return ", ".join(f"{t} {v}" for t, v in operands)
+
+
+def _alloca(ty: str, align: int | None) -> str:
+    return f"alloca {ty}{_align(align)}"
+
+
+def _gep(flags: str, source_type: str, operands) -> str:
+    return f"getelementptr {flags} {source_type}, {_args(operands)}" if flags else \
+        f"getelementptr {source_type}, {_args(operands)}"
+
+
+def _switch(ty: str, value: str, default: str, cases) -> str:
+    listed = " ".join(f"{ty} {c}, label {_label(label)}" for c, label in cases)
+    return f"switch {ty} {value}, label {_label(default)} [ {listed} ]"
 
 
 def _binop(op: str, flags: str, ty: str, a: str, b: str) -> str:
@@ -342,10 +381,9 @@ def _print_made(inst: Instruction) -> str:
     elif op == "store":
         body = _store(ops[0][0], ops[0][1], ops[1][1], inst.align)
     elif op == "alloca":
-        body = f"alloca {inst.source_type}{_align(inst.align)}"
+        body = _alloca(inst.source_type, inst.align)
     elif op == "getelementptr":
-        flags = f" {inst.flags}" if inst.flags else ""
-        body = f"getelementptr{flags} {inst.source_type}, {_args(ops)}"
+        body = _gep(inst.flags, inst.source_type, ops)
     elif op == "atomicrmw":
         body = f"atomicrmw {inst.operation} {_args(ops)} {inst.ordering}{_align(inst.align)}"
     elif op == "call":
@@ -362,8 +400,7 @@ def _print_made(inst: Instruction) -> str:
         body = f"br label {_label(inst.targets[0])}" if not ops else \
             f"br i1 {ops[0][1]}, label {_label(inst.targets[0])}, label {_label(inst.targets[1])}"
     elif op == "switch":
-        cases = " ".join(f"{ty} {c}, label {_label(label)}" for c, label in inst.cases)
-        body = f"switch {ty} {ops[0][1]}, label {_label(inst.targets[0])} [ {cases} ]"
+        body = _switch(ty, ops[0][1], inst.targets[0], inst.cases)
     else:
         raise ValueError(f"the IR builder does not make '{op}'")
     return f"  {inst.result} = {body}" if inst.result else f"  {body}"

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import EnzymeBuildError
-from ..ir.builder import IRBuilder
 from ..ir.model import Function, Instruction, byval_attributes, entry_point_name, is_float_type, is_local, strip_name
+from .callsite import builder
 
 # ---------------------------------------------------------------- entry points
 # a call of any function whose name contains one of these is an AD call site
@@ -137,7 +137,7 @@ def coerce_arg(want: str, have: tuple[str, str], fresh, lines) -> str:
     if ty == want or want == "...":
         return v
     name = fresh()
-    ir = IRBuilder(lambda hint: fresh(), lines, text=True)
+    ir = builder(fresh, lines)
     if want == "float" and ty == "double":
         ir.cast("fptrunc", "double", v, "float", name=name)
     elif want == "double" and ty == "float":

@@ -258,7 +258,7 @@ class CachePlanner:
 
     def ir(self, lines: list[str]) -> IRBuilder:
         """A builder making instructions at the end of `lines` (printed as they are made)."""
-        return IRBuilder(self.sweep.fresh, lines, True)
+        return self.sweep.ir(lines)
 
     def fetch(self, value: str, block: str, depth: int = 0) -> str:
         """The name under which the reverse block of `block` can read a forward value.

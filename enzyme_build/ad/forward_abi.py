@@ -10,6 +10,7 @@ from ..errors import EnzymeBuildError
 from ..ir.builder import IRBuilder
 from ..ir.model import entry_point_name, Instruction, is_float_type, split_top
 from .abi import ForwardCall
+from .callsite import builder
 
 # ------------------------------------------------------------------------------------
 # layouts: where the scalars of an IR type live (x86-64 / SysV data layout)
@@ -135,7 +136,7 @@ def bind_tangents(engine, call: ForwardCall, inst: Instruction, tangents: list[s
     `{ [4 x double] }` returned through an sret pointer, ..."""
     res, call_ty = inst.result, inst.type
     named = named_types(engine.module)
-    ir = IRBuilder(lambda hint: fresh(), lines, text=True)
+    ir = builder(fresh, lines)
     if not tangents:
         if res and call_ty != "void":
             ir.select("true", call_ty, "zeroinitializer", "zeroinitializer", name=res)

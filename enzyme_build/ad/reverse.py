@@ -20,7 +20,7 @@ from ..analysis.library import allocation_size_args, shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError, InternalError
-from ..ir.builder import IRBuilder
+from ..ir.builder import IRBuilder, print_instruction
 from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name)
@@ -404,7 +404,7 @@ class ReverseGenerator:
             CachePlanner.announce(self.cache.describe(
                 f"{names['augmented']} / @{names['reverse']}" if self.split else names["combined"]))
         for inst in self.cache.deferred_frees.values():   # the reverse sweep reads that memory again
-            self.fwd[inst.block].remove(_DBG_RE.sub("", inst.text))
+            self.fwd[inst.block].remove(print_instruction(inst))   # the line its copy printed
         if set(self.cache.deferred_frees) != set(freed):
             raise InternalError(f"a free in @{self.fn.name} was deferred after the cache plan was made")
         self.freed_pointers = freed

@@ -48,11 +48,6 @@ def value(name: str, ty: str) -> Value:
     return v
 
 
-def type_of(value: str, default: str) -> str:
-    """The type a `Value` carries, else `default`."""
-    return value.type if isinstance(value, Value) else default
-
-
 class FreshNames:
     """Fresh local names `%<hint>$<n>`, numbered in the order they are made. A generator
     hands this object (not a bound method of its own) to its builder, so the builder it
@@ -97,9 +92,7 @@ class IRBuilder:
         if name is None:
             name = self.fresh(hint)
         self.into.append(f"  {name} = {body}")
-        v = Value(name)   # (value() inlined: this is the hot path of every sweep)
-        v.type = ty
-        return v
+        return value(name, ty)
 
     def copy(self, inst: Instruction) -> Instruction:
         """A parsed instruction copied as it is (printed without its `!dbg`)."""
@@ -118,8 +111,7 @@ class IRBuilder:
             mapping[inst.result] = result
         text = inst.text if metadata else _ATTACHMENTS.sub("", inst.text)
         if self.text:
-            text = substitute_values(text, mapping)
-            self.into.append(_DBG_ATTACHMENT.sub("", text) if "!dbg" in text else text)
+            self.into.append(_without_dbg(substitute_values(text, mapping)))
             return None
         callee = mapping.get(inst.callee, inst.callee) if inst.callee else inst.callee
         copy = replace(inst, text=substitute_values(text, mapping), result=result or inst.result,
@@ -272,14 +264,14 @@ class IRBuilder:
 
     def ret(self, ty: str = "void", value: str | None = None) -> None:
         if self.text:
-            self.into.append(f"  ret {ty} {value}" if value is not None else "  ret void")
+            self.into.append("  " + _ret(ty, value))
             return
         self.insert(Instruction(text="", opcode="ret", type=ty,
                                 operands=[(ty, value)] if value is not None else []))
 
     def br(self, target: str) -> None:
         if self.text:
-            self.into.append(f"  br label {_label(target)}")
+            self.into.append("  " + _br(target))
             return
         self.insert(Instruction(text="", opcode="br", targets=[target]))
 
@@ -308,6 +300,19 @@ def _label(label: str) -> str:
 
 def _args(operands) -> str:
     return ", ".join(f"{t} {v}" for t, v in operands)
+
+
+def _without_dbg(text: str) -> str:
+    """A parsed instruction's text without its debug location."""
+    return _DBG_ATTACHMENT.sub("", text) if "!dbg" in text else text
+
+
+def _ret(ty: str, value: str | None) -> str:
+    return f"ret {ty} {value}" if value is not None else "ret void"
+
+
+def _br(target: str) -> str:
+    return f"br label {_label(target)}"
 
 
 def _alloca(ty: str, align: int | None) -> str:
@@ -395,9 +400,9 @@ def _print_made(inst: Instruction) -> str:
     elif op == "phi":
         body = _phi(ty, inst.incoming)
     elif op == "ret":
-        body = f"ret {_args(ops)}" if ops else "ret void"
+        body = _ret(ops[0][0], ops[0][1]) if ops else _ret("void", None)
     elif op == "br":
-        body = f"br label {_label(inst.targets[0])}" if not ops else \
+        body = _br(inst.targets[0]) if not ops else \
             f"br i1 {ops[0][1]}, label {_label(inst.targets[0])}, label {_label(inst.targets[1])}"
     elif op == "switch":
         body = _switch(ty, ops[0][1], inst.targets[0], inst.cases)
@@ -411,7 +416,7 @@ def print_instruction(inst: Instruction) -> str:
     text without `!dbg` (derived code carries no debug locations of the primal)."""
     if not inst.text:
         return _print_made(inst)
-    return _DBG_ATTACHMENT.sub("", inst.text) if "!dbg" in inst.text else inst.text
+    return _without_dbg(inst.text)
 
 
 def print_block(label: str, instructions: list[Instruction]) -> list[str]:

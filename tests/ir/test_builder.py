@@ -5,17 +5,8 @@ from __future__ import annotations
 import pytest
 
 from enzyme_build import llvm
-from enzyme_build.ir.builder import IRBuilder, Value, print_block, print_instruction, value
+from enzyme_build.ir.builder import FreshNames, IRBuilder, Value, print_block, print_instruction, value
 from enzyme_build.ir.model import Block, Function, parse_instruction, parse_module
-
-
-def _fresh():
-    counter = [0]
-
-    def fresh(hint: str) -> str:
-        counter[0] += 1
-        return f"%{hint}${counter[0]}"
-    return fresh
 
 
 def _every_kind(ir: IRBuilder) -> None:
@@ -50,7 +41,7 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1 immarg)
 
 def _function(text_mode: bool) -> str:
     entry: list = []
-    ir = IRBuilder(_fresh(), entry, text=text_mode)
+    ir = IRBuilder(FreshNames(), entry, text=text_mode)
     _every_kind(ir)
     loop: list = []
     ir.into = loop
@@ -80,7 +71,7 @@ def test_text_mode_prints_the_same_lines():
 
 
 def test_values_carry_their_types():
-    ir = IRBuilder(_fresh())
+    ir = IRBuilder(FreshNames())
     s = ir.binop("fadd", "float", "%a", "%b")
     c = ir.cmp("fcmp", "oeq", "float", s, "0.0")
     e = ir.extractvalue("{ double, ptr }", "%agg", [1], "ptr")
@@ -93,7 +84,7 @@ def test_values_carry_their_types():
 def test_the_parser_reads_back_the_fields_made():
     """Printing then parsing gives the fields the builder set: the printer is the parser's inverse."""
     body: list = []
-    ir = IRBuilder(_fresh(), body)
+    ir = IRBuilder(FreshNames(), body)
     _every_kind(ir)
     for made in body:
         again = parse_instruction(print_instruction(made))
@@ -110,7 +101,7 @@ def test_the_parser_reads_back_the_fields_made():
 def test_uses_from_the_users_index():
     """Made instructions in a model Function: defs and users as for parsed IR."""
     body: list = []
-    ir = IRBuilder(_fresh(), body)
+    ir = IRBuilder(FreshNames(), body)
     s = ir.binop("fmul", "double", "%x", "%x")
     t = ir.binop("fadd", "double", s, "%x")
     ir.ret("double", t)
@@ -123,7 +114,7 @@ def test_uses_from_the_users_index():
 
 def test_rename_last_names_the_value_just_made():
     body: list = []
-    ir = IRBuilder(_fresh(), body)
+    ir = IRBuilder(FreshNames(), body)
     start = len(body)
     v = ir.binop("fmul", "double", "%a", "%b")
     assert ir.rename_last(start, v, "%a$t")
@@ -131,7 +122,7 @@ def test_rename_last_names_the_value_just_made():
     assert not ir.rename_last(len(body), "%a$t", "%z")     # nothing made since
     assert not ir.rename_last(start, "%other", "%z")       # the last one defines another value
     lines: list = []
-    text = IRBuilder(_fresh(), lines, text=True)
+    text = IRBuilder(FreshNames(), lines, text=True)
     w = text.binop("fsub", "double", "%a", "%b")
     assert text.rename_last(0, w, "%b$t") and lines == ["  %b$t = fsub double %a, %b"]
 
@@ -142,7 +133,7 @@ def test_clone_remaps_operands_and_drops_debug_locations():
                       "!7 = !{}\n").functions["f"]
     gep = fn.blocks[0].instructions[0]
     body: list = []
-    copy = IRBuilder(_fresh(), body).clone(gep, result="%q$sh", mapping={"%p": "%p$sh"})
+    copy = IRBuilder(FreshNames(), body).clone(gep, result="%q$sh", mapping={"%p": "%p$sh"})
     assert print_instruction(copy) == "  %q$sh = getelementptr inbounds double, ptr %p$sh, i64 3"
     assert copy.operands[0] == ("ptr", "%p$sh") and copy.values() == ("%p$sh",)
     assert gep.result == "%q" and "%p$sh" not in gep.text        # the original is untouched
@@ -158,7 +149,7 @@ def test_clone_retargets_a_call():
     fn = parse_module("declare void @f(ptr)\ndeclare void @g(ptr)\ndefine void @h(ptr %p) {\nentry:\n"
                       "  call void @f(ptr %p), !dbg !7\n  ret void\n}\n!7 = !{}\n").functions["h"]
     call = fn.blocks[0].instructions[0]
-    copy = IRBuilder(_fresh(), []).clone(call, mapping={"@f": "@g"})
+    copy = IRBuilder(FreshNames(), []).clone(call, mapping={"@f": "@g"})
     assert print_instruction(copy) == "  call void @g(ptr %p)"
     assert copy.callee == "@g" and call.callee == "@f"
     from enzyme_build.analysis.activity import callee_name

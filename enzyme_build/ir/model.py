@@ -78,7 +78,8 @@ _NESTING = re.compile(r'[(\[{<"]')
 def split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` outside (), [], {}, <> and quotes."""
     if _NESTING.search(text) is None:
-        return [p for p in (q.strip() for q in text.split(sep)) if p]
+        parts = [q.strip() for q in text.split(sep)]
+        return parts if all(parts) else [p for p in parts if p]
     marks = _SPLIT_MARKS.get(sep)
     if marks is None:   # only the characters that matter are visited
         marks = _SPLIT_MARKS[sep] = re.compile('[][(){}<>"' + re.escape(sep) + ']')
@@ -109,6 +110,8 @@ def split_type_value(text: str) -> tuple[str, str]:
     text = text.strip()
     ty, rest = take_type(text)
     rest = rest.strip()
+    if " " not in rest:   # the common case: no attributes, no constant expression
+        return ty, rest
     # value = last top-level token
     tokens = split_top(rest, " ")
     if not tokens:
@@ -400,44 +403,51 @@ def _parse_metadata_attachments(text: str) -> tuple[str, dict[str, str]]:
     return text, md
 
 
+_TRAILING_ATTRIBUTE_GROUPS = re.compile(r'(?:\s*#\d+)+$')
+_NAME_AT_END = re.compile(NAME + r'$')
+_CALL_WORD = re.compile(r'^\s*(tail|musttail|notail)?\s*call\s*')
+_FUNCTION_TYPE_AT_END = re.compile(r'\s*(\([^()]*\))$')
+
+
 def _parse_call(inst: Instruction, body: str) -> None:
     # body: [tail] call [fast-math flags] [cc] [ret attrs] TYPE [fnty] CALLEE(args) [#N]
-    m = re.search(r'(' + NAME + r'|asm\s+[^(]*)\s*\((.*)\)\s*(#\d+\s*)*$', body, re.S)
-    if not m:
-        raise InternalError(f"cannot parse call: {inst.text}")
-    # find the argument list paren matching the last ')'
     end = body.rstrip()
-    while re.search(r'#\d+$', end):
-        end = re.sub(r'\s*#\d+$', "", end)
-    depth, start = 0, None
-    for i in range(len(end) - 1, -1, -1):
-        ch = end[i]
-        if ch == ")":
-            depth += 1
-        elif ch == "(":
-            depth -= 1
-            if depth == 0:
-                start = i
-                break
+    if "#" in end:
+        end = _TRAILING_ATTRIBUTE_GROUPS.sub("", end)
+    # the argument list: the parenthesis matching the last ')'
+    start = end.rfind("(", 0, len(end) - 1) if end.endswith(")") else -1
+    if start >= 0 and ")" in end[start + 1:-1]:
+        depth, start = 0, -1
+        for i in range(len(end) - 1, -1, -1):
+            ch = end[i]
+            if ch == ")":
+                depth += 1
+            elif ch == "(":
+                depth -= 1
+                if depth == 0:
+                    start = i
+                    break
+    before = end[:start].rstrip() if start >= 0 else ""
+    cm = _NAME_AT_END.search(before)
+    if cm is None and "asm" not in before:
+        raise InternalError(f"cannot parse call: {inst.text}")
     args_text = end[start + 1:-1]
-    before = end[:start].rstrip()
-    cm = re.search(NAME + r'$', before)
     inst.callee = cm.group(0) if cm and cm.group(0).startswith("@") else None   # %f: indirect
     head = before[:cm.start()] if cm else before
-    head = re.sub(r'^\s*(tail|musttail|notail)?\s*call\s*', "", head)
-    words = split_top(head, " ")
-    words = [w for w in words if w not in _FLAG_WORDS and not w.startswith("#")]
+    head = _CALL_WORD.sub("", head, count=1)
+    words = [w for w in split_top(head, " ") if w not in _FLAG_WORDS and not w.startswith("#")]
     # remaining: [cc/attrs...] type [fnty]
     rest = " ".join(words)
-    fm = re.search(r'\s*(\([^()]*\))$', rest)
+    fm = _FUNCTION_TYPE_AT_END.search(rest) if rest.endswith(")") else None
     if fm:
         ret_words = split_top(rest[:fm.start()], " ")
         inst.type = ret_words[-1] if ret_words else "void"
         inst.call_type = inst.type + " " + fm.group(1)
     else:
         inst.type = words[-1] if words else "void"
-    inst.operands = [split_type_value(a) for a in split_top(args_text)] if args_text.strip() else []
-    inst.arg_texts = split_top(args_text) if args_text.strip() else []
+    if args_text.strip():
+        inst.arg_texts = split_top(args_text)
+        inst.operands = [split_type_value(a) for a in inst.arg_texts]
 
 
 def parse_instruction(text: str) -> Instruction:
@@ -603,15 +613,18 @@ def parse_function(lines: list[str], start: int) -> tuple[Function, int]:
     fn.dbg = dm.group(1) if dm else None
     i = start + 1
     block: Block | None = None
-    while i < len(lines):
+    count = len(lines)
+    while i < count:
         line = lines[i]
+        if line == "}":
+            break
         stripped = line.strip()
         if stripped == "}":
             break
-        if not stripped or stripped.startswith(";"):
+        if not stripped or stripped[0] == ";":
             i += 1
             continue
-        if not line.startswith(" "):
+        if line[0] != " ":
             label = _strip_comment(line).rstrip(":").strip()
             if label.startswith('"'):
                 label = label[1:-1]
@@ -619,19 +632,19 @@ def parse_function(lines: list[str], start: int) -> tuple[Function, int]:
             fn.blocks.append(block)
             i += 1
             continue
-        if stripped.startswith("#dbg_"):
+        if stripped[0] == "#" and stripped.startswith("#dbg_"):
             i += 1
             continue
         if block is None:
             raise InternalError(f"function @{fn.name} has an unnamed entry block; run instnamer first")
         text = line
         first = i
-        if stripped.startswith("switch") or (" switch " in stripped and stripped.endswith("[")):
+        if "switch" in stripped and (stripped.startswith("switch") or (" switch " in stripped and stripped.endswith("["))):
             while not lines[i].strip().startswith("]") and not lines[i].rstrip().endswith("]"):
                 i += 1
                 text += "\n" + lines[i]
         # continuation lines: invoke's 'to label … unwind label …', landingpad clauses
-        while i + 1 < len(lines) and lines[i + 1].strip().startswith(_CONTINUATIONS):
+        while i + 1 < count and lines[i + 1].lstrip().startswith(_CONTINUATIONS):
             i += 1
             text += "\n" + lines[i]
         inst = parse_instruction(text)

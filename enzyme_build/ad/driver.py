@@ -349,7 +349,7 @@ def _differentiate_module(text: str, registry: Registry | None) -> str:
     for _ in range(16):
         module = module or parse_module(text)   # the first pass reuses the parse of the unchanged text
         with_sites = {name for name in module.functions
-                      if any("__enzyme_" in line for line in module.functions.body_lines(name)[1:])
+                      if module.functions.body_mentions(name, "__enzyme_")
                       and any(i.opcode == "call" and marker_kind(i.callee)
                               for i in module.functions[name].instructions())}
         if not with_sites:
@@ -425,7 +425,7 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
         return f"%enzyme$call{counter[0]}"
 
     for name in module.functions:
-        if not any("__enzyme_" in line for line in module.functions.body_lines(name)[1:]):
+        if not module.functions.body_mentions(name, "__enzyme_"):
             continue
         fn = module.functions[name]
         entry_allocas: list[str] = []

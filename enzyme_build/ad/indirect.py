@@ -200,8 +200,7 @@ def _reached_functions(module, candidates) -> set[str]:
     candidates of their indirect calls."""
     todo = []
     for name in module.functions:
-        body = module.functions.body_lines(name)
-        if not any("__enzyme_" in line for line in body[1:]):
+        if not module.functions.body_mentions(name, "__enzyme_"):
             continue
         for inst in module.functions[name].instructions():
             if inst.opcode == "call" and marker_kind(inst.callee) and inst.operands:
@@ -224,7 +223,14 @@ def _reached_functions(module, candidates) -> set[str]:
     return seen
 
 
+_LOCAL_CALLEE = re.compile(r'%(?:[-a-zA-Z$._0-9]+|"[^"]*")\(')   # what every indirect call contains
+
+
 def _has_indirect_call(body: list[str]) -> bool:
+    """Whether the lines after the first (a function's body after its `define`) call through
+    a pointer."""
+    if _LOCAL_CALLEE.search("\n".join(body[1:])) is None:
+        return False
     return any(("call" in line or "invoke" in line) and _CALLEE_POINTER.search(line) for line in body[1:])
 
 

@@ -144,7 +144,7 @@ def _specialize_callback_arguments(text: str, keep: set[str]):
     lines = list(module.lines)
     clones: dict[tuple, str] = {}
     for name in module.functions:
-        if not any("__enzyme_" in line for line in module.functions.body_lines(name)[1:]):
+        if not module.functions.body_mentions(name, "__enzyme_"):
             continue
         for inst in module.functions[name].instructions():
             if inst.opcode != "call" or not marker_kind(inst.callee) or not inst.operands:

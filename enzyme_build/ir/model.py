@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..errors import InternalError
 
@@ -64,7 +65,10 @@ FAST_MATH_FLAGS = ("fast", "reassoc", "nnan", "ninf", "nsz", "arcp", "contract",
 def fast_math_flags(inst) -> str:
     """The fast-math flags of a floating-point instruction or call (`fast`, `reassoc nsz`…),
     in the order written; "" when it has none."""
-    return " ".join(w for w in inst.flags.split() if w in FAST_MATH_FLAGS)
+    flags = inst.flags
+    if not flags:
+        return ""
+    return " ".join(w for w in flags.split() if w in FAST_MATH_FLAGS)
 
 
 def is_local(value: str) -> bool:
@@ -212,7 +216,12 @@ class Instruction:
         if self.operands or self.opcode in _PARSED:
             out = []
             for _, v in self.operands:
-                out.extend(n for n in _NAME_RE.findall(v) if n.startswith("%"))
+                if "%" not in v:
+                    continue
+                if v[0] == "%" and " " not in v and "(" not in v and "," not in v:
+                    out.append(v)   # one local name
+                else:
+                    out.extend(n for n in _NAME_RE.findall(v) if n.startswith("%"))
             return out
         body = self.text.split("=", 1)[1] if self.result else self.text
         body = re.sub(r'label\s+' + NAME, "", body)
@@ -342,6 +351,7 @@ def entry_point_name(callee: str) -> str:
 _PLAIN_NAME = re.compile(r'[-a-zA-Z$._][-a-zA-Z$._0-9]*')
 
 
+@lru_cache(maxsize=1 << 16)   # the sweeps ask for the same shadow and slot names many times
 def make_name(sigil: str, *parts: str) -> str:
     """Build a valid local/global name from parts joined by '$'."""
     raw = "$".join(strip_name(p) if p[:1] in "%@" else p for p in parts)
@@ -775,6 +785,7 @@ class LazyFunctions(Mapping):
 
     def __init__(self, lines: list[str], starts: dict[str, int]):
         self._lines, self._starts, self._parsed = lines, starts, {}
+        self._ends: dict[str, int] = {}
 
     def __getitem__(self, name: str) -> Function:
         if name not in self._parsed:
@@ -797,10 +808,17 @@ class LazyFunctions(Mapping):
     def body_lines(self, name: str) -> list[str]:
         """The raw text lines of a function (header to closing brace), without parsing."""
         start = self._starts[name]
-        end = start
-        while end < len(self._lines) and self._lines[end] != "}":
-            end += 1
+        end = self._ends.get(name)
+        if end is None:
+            end = start
+            while end < len(self._lines) and self._lines[end] != "}":
+                end += 1
+            self._ends[name] = end
         return self._lines[start:end + 1]
+
+    def body_mentions(self, name: str, word: str) -> bool:
+        """Whether `word` occurs in the function's body (after its `define` line), unparsed."""
+        return word in "\n".join(self.body_lines(name)[1:])
 
 
 def parse_module(text: str) -> Module:

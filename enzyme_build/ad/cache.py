@@ -16,7 +16,7 @@ from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inacti
 from ..analysis.invariance import iteration_invariant
 from ..analysis.library import REUSABLE_MATH, writes_through_args
 from ..errors import InternalError
-from ..ir.builder import IRBuilder
+from ..ir.builder import InsertPoint, IRBuilder, fill_at
 from ..analysis.types import memcpy_element_kind
 from ..custom.convention import cache_mask_values
 from ..ir.model import Instruction, function_attributes, is_local, make_name
@@ -29,7 +29,6 @@ TAPE = "%tape$"
 # vectorize; six columns made n-body's pair loop 1.3x slower than one row)
 MAX_COLUMNS = 4
 FRAME_OFFSET = "%frame.offset$"   # split mode: where this call's frame record starts on the tape
-FRAME_PUSH_MARK = "  ;frame-offset-push"
 SIDE = "%side$"                       # the side table object (`_place_side_tables`)
 
 _plan_listeners: list = []
@@ -58,8 +57,10 @@ def _where(kind: str, where: str) -> str:
         return f"of block %{where}"
     return where
 
-SIDE_LATCH_MARK = "  ;side-latch "    # + loop header: the reverse sweep starts an earlier iteration
-SIDE_STATIC_MARK = "  ;side-static "  # + loop header: the reverse sweep enters a static loop through an exit
+# insertion points (ir.builder.InsertPoint) the reverse terminators leave for this planner:
+# "side latch" (key: loop header) where the reverse sweep starts an earlier iteration of a
+# side-table loop, "side static" (key: loop header) where it enters a static loop through an
+# exit; "exit edge" where it enters a loop's reverse through an exit (fill_exit_edges)
 
 # integer division and remainder too (a periodic index `(i + 1) % n`, a flat index split as
 # `k / m`, `k % m`): the reverse sweep divides the same operands the forward sweep did, so it
@@ -342,13 +343,12 @@ class CachePlanner:
                         continue
                     done[marker].add(value)
                     start = self.value_on_exit(value, pred, label)
-                    idx = lines.index(marker)
                     store: list[str] = []
                     self.ir(store).store(self.types.get(value, "ptr"), start, slot, align=8)
-                    lines[idx:idx] = store
+                    fill_at(lines, marker, store)
                     changed = True
         for marker, (_, _, _, lines) in self.sweep.exit_markers.items():
-            lines.remove(marker)
+            lines[:] = [item for item in lines if item is not marker]
 
     def hoist_slot_allocas(self) -> list[str]:
         out: list[str] = []
@@ -992,7 +992,7 @@ class CachePlanner:
         loop, reserved on the side stack in its preheader, each iteration's values at fixed
         places indexed by the IV (columns, as static tape records), so the inner loop pushes
         nothing and stays vectorizable. The reverse sweep pops the whole record when it enters
-        the inner loop through an exit (`SIDE_STATIC_MARK`) and keeps its address in a slot.
+        the inner loop through an exit (a "side static" insertion point) and keeps its address in a slot.
         Only while nothing else in the inner loop pushes on the side stack (its records would
         move the stack); otherwise each value is pushed per iteration (`_side_record`)."""
         self.side_statics: dict[str, dict] = {}   # inner loop header -> its static loop, when it got a side record
@@ -1090,9 +1090,10 @@ class CachePlanner:
         for lines in list(self.sweep.rev_term.values()) + [lines for _, lines in self.sweep.edge_blocks]:
             out: list[str] = []
             for line in lines:
-                if line.startswith(SIDE_STATIC_MARK):
-                    header = line[len(SIDE_STATIC_MARK):]
-                    static = self.side_statics.get(header)
+                if not isinstance(line, InsertPoint):
+                    out.append(line)
+                elif line.kind == "side static":
+                    static = self.side_statics.get(line.key)
                     if static is not None:
                         stride = static["side_stride"]
                         count, nbytes, rec = self.sweep.fresh("scount"), self.sweep.fresh("tb"), self.sweep.fresh("srec")
@@ -1101,10 +1102,10 @@ class CachePlanner:
                         ir.binop("mul", "i64", count, str(stride), name=nbytes)
                         ir.call("ptr", "@__enzyme_build_tape_pop", [("ptr", SIDE), ("i64", nbytes)], name=rec)
                         ir.store("ptr", rec, static["side_slot"], align=8)
-                elif not line.startswith(SIDE_LATCH_MARK):
+                elif line.kind != "side latch":
                     out.append(line)
-                elif line[len(SIDE_LATCH_MARK):] in self.side_loops:
-                    k = list(self.side_loops).index(line[len(SIDE_LATCH_MARK):])
+                elif line.key in self.side_loops:
+                    k = list(self.side_loops).index(line.key)
                     full = self.sweep.fresh("sidefull")
                     self.ir(out).load("i64", self._side_field(3 + k, out), align=8, name=full)
                     self.ir(out).store("i64", full, self._side_field(1, out), align=8)

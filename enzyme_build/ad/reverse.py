@@ -20,7 +20,7 @@ from ..analysis.library import allocation_size_args, shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError, InternalError
-from ..ir.builder import IRBuilder, print_instruction
+from ..ir.builder import InsertPoint, IRBuilder, print_instruction
 from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name)
@@ -30,7 +30,7 @@ from . import openmp
 from .indirect import derived_callee
 from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
-from .cache import (FRAME_OFFSET, FRAME_PUSH_MARK, SIDE_LATCH_MARK, SIDE_STATIC_MARK, TAPE, CachePlanner, cache_plans_wanted,
+from .cache import (FRAME_OFFSET, TAPE, CachePlanner, cache_plans_wanted,
                     released_pointer)
 from .tape import CELL_BYTES, TAPE_TYPE
 
@@ -46,6 +46,10 @@ _CONSUMES_ACTIVE_SAFELY = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpex
                            "fptoui", "fcmp", "select", "phi", "load", "store", "call", "ret", "freeze",
                            "bitcast", "extractvalue", "insertvalue", "br", "switch", "getelementptr",
                            "alloca", "icmp", "ptrtoint", "addrspacecast"}
+
+
+def _is_point(item, kind: str) -> bool:
+    return isinstance(item, InsertPoint) and item.kind == kind
 
 
 def shadow_param(name: str) -> str:
@@ -190,7 +194,8 @@ class ReverseGenerator:
         self.pred_index: dict[str, str] = {}
         self.freed_roots = self._freed_allocations()
         self.realloc_copied: dict[str, str] = {}   # realloc result -> bytes copied from the old shadow
-        self.exit_markers: dict[str, tuple] = {}   # marker line -> (loop header, pred, exit, lines)
+        # exit-edge insertion points -> (loop header, pred, exit, the lines holding the point)
+        self.exit_markers: dict[InsertPoint, tuple] = {}
         self._kinds: dict[int, str] = {}
         self._escaped: set[str] | None = None
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
@@ -395,7 +400,6 @@ class ReverseGenerator:
         self._index_loop_edges()
         for block in self.fn.blocks:
             self._reverse_block(block)
-        self._locate_exit_markers()
         self.cache.fill_exit_edges()
         freed = self._deferred_free_pointers()
         self.cache.place()
@@ -471,7 +475,7 @@ class ReverseGenerator:
                 out = []
                 if len(self.cfg.returns) > 1:
                     out += self.cache.push_lines([(str(self.cfg.returns.index(block.label)), "i32")])
-                out += [FRAME_PUSH_MARK]
+                out.append(InsertPoint("frame push"))   # the frame record's offset, once laid out
                 if self.sig.ret_shadow:
                     v = term.operands[0][1]
                     a = self.ir(out).insertvalue("{ ptr, ptr }", "poison", "ptr", v, [0], hint="ret")
@@ -828,13 +832,13 @@ class ReverseGenerator:
             # entering a loop's reverse through one of its exits: start its IV at the last value
             # entering a loop's reverse through an exit: its invariant values' slots get set
             for _, loop in exited:
-                marker = f"  ;exit-edge {len(self.exit_markers)}"
-                out.append(marker)
-                self.exit_markers[marker] = (loop.header, pred, label, None)
+                point = InsertPoint("exit edge", loop.header)
+                out.append(point)
+                self.exit_markers[point] = (loop.header, pred, label, out)
             # going back to the previous iteration of a top-level loop: its side table is full again
             for loop in self._loops_by_header.get(label, ()):
                 if loop.depth == 1 and pred in loop.blocks:
-                    out.append(SIDE_LATCH_MARK + loop.header)
+                    out.append(InsertPoint("side latch", loop.header))
             # entering a static-record loop's reverse through an exit: where its record starts
             statics = sorted((self._static_order[id(loop)] for _, loop in exited if id(loop) in self._static_order),
                              key=lambda numbered: numbered[0])
@@ -849,7 +853,7 @@ class ReverseGenerator:
                 if static["start_slot"] is not None:
                     self.ir(out).store(self.types[loop.iv], self.cache.fetch(loop.start, label), static["start_slot"],
                                        align=8)
-                out.append(SIDE_STATIC_MARK + loop.header)   # its side record, if it gets one
+                out.append(InsertPoint("side static", loop.header))   # its side record, if it gets one
             static = self.cache.static_loops.get(label)
             if static is not None and pred == static["loop"].preheader:
                 # leaving the loop's reverse: drop the record of all its iterations
@@ -1335,15 +1339,6 @@ class ReverseGenerator:
             out += lines
         return out
 
-    def _locate_exit_markers(self) -> None:
-        home: dict[str, list[str]] = {}   # marker -> the first line list holding it
-        for lines in list(self.rev_term.values()) + [lines for _, lines in self.edge_blocks]:
-            for line in lines:
-                if line.startswith("  ;exit-edge "):
-                    home.setdefault(line, lines)
-        for marker, (header, pred, label, _) in list(self.exit_markers.items()):
-            self.exit_markers[marker] = (header, pred, label, home[marker])
-
     # ------------------------------------------------------------------ edge indexes
     # The reverse terminators ask, per CFG edge, which loops it leaves and which loop records
     # live there; these indexes answer in time proportional to the answer, not to the number
@@ -1410,15 +1405,15 @@ class ReverseGenerator:
             # after the entry block's allocas: the inlined reservation may branch (growth), and
             # allocas behind a branch become dynamic ones the optimizer may duplicate
             at = 1
-            while at < len(body) and re.match(r'\s+%\S+ = alloca ', body[at]):
+            while at < len(body) and isinstance(body[at], str) and re.match(r'\s+%\S+ = alloca ', body[at]):
                 at += 1
             body.insert(at, f"  {FRAME_OFFSET} = call i64 @__enzyme_build_tape_frame(ptr {TAPE}, "
                             f"i64 {CELL_BYTES * self.cache.frame_cells})")
             self.engine.support.add("__enzyme_build_tape_at")
             push = self.cache.side_frame_lines(load=False) + self.cache.push_lines([(FRAME_OFFSET, "i64")])
-            body = [x for line in body for x in (push if line == FRAME_PUSH_MARK else [line])]
+            body = [x for line in body for x in (push if _is_point(line, "frame push") else [line])]
         else:
-            body = [line for line in body if line != FRAME_PUSH_MARK]
+            body = [line for line in body if not _is_point(line, "frame push")]
         if self.footprint is not None:
             body = self.footprint.before_returns(body)
             openmp.note_footprint(self.engine, names, len(self.footprint.roots))

@@ -25,6 +25,7 @@ import re
 from dataclasses import replace
 from typing import Callable
 
+from ..errors import InternalError
 from .model import BINARY_OPS, CAST_OPS, Instruction, make_name, split_type_value, substitute_values
 
 _DBG_ATTACHMENT = re.compile(r',\s*!dbg\s+!\d+')
@@ -62,6 +63,30 @@ class FreshNames:
     def __call__(self, hint: str | None = None) -> str:
         self.count += 1
         return f"%{hint or self.default}${self.count}"
+
+
+class InsertPoint:
+    """A place in derived code that a later step of the same sweep fills, because what goes
+    there is not known when the surrounding code is made (what a loop's exit edge stores
+    depends on values hoisted after the edge was made; a split piece's frame record is laid
+    out only after both sweeps). It sits in the list of instructions as an object, never as
+    text: the step that owns its kind finds it by identity, puts the instructions before it
+    (`fill_at`) and removes it. Printing a list that still holds one fails."""
+
+    __slots__ = ("kind", "key")
+
+    def __init__(self, kind: str, key: str = ""):
+        self.kind = kind    # "exit edge", "side latch", "side static", "frame push"
+        self.key = key      # what it belongs to (a loop header)
+
+    def __repr__(self) -> str:
+        return f"InsertPoint({self.kind!r}, {self.key!r})"
+
+
+def fill_at(lines: list, point: InsertPoint, new: list) -> None:
+    """Put `new` just before `point` in `lines` (the point stays, for later fills)."""
+    at = next(i for i, item in enumerate(lines) if item is point)
+    lines[at:at] = new
 
 
 class IRBuilder:
@@ -414,6 +439,8 @@ def _print_made(inst: Instruction) -> str:
 def print_instruction(inst: Instruction) -> str:
     """An instruction as IR text: from its fields when the builder made it, else its parsed
     text without `!dbg` (derived code carries no debug locations of the primal)."""
+    if isinstance(inst, InsertPoint):
+        raise InternalError(f"derived code printed with an unfilled {inst.kind} insertion point")
     if not inst.text:
         return _print_made(inst)
     return _without_dbg(inst.text)

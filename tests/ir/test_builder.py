@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from enzyme_build import llvm
-from enzyme_build.ir.builder import FreshNames, IRBuilder, Value, print_block, print_instruction, value
+from enzyme_build.errors import InternalError
+from enzyme_build.ir.builder import (FreshNames, InsertPoint, IRBuilder, Value, fill_at, print_block,
+                                     print_instruction, value)
 from enzyme_build.ir.model import Block, Function, parse_instruction, parse_module
 
 
@@ -154,3 +156,28 @@ def test_clone_retargets_a_call():
     assert copy.callee == "@g" and call.callee == "@f"
     from enzyme_build.analysis.activity import callee_name
     assert callee_name(copy) == "g"
+
+
+def test_insertion_points_are_filled_by_identity():
+    """A place filled later (an exit edge's slot stores, a split piece's frame push) is an
+    InsertPoint in the list: fills go before it, in order, and it is removed by identity; a
+    list still holding one is not printable."""
+    lines: list = []
+    ir = IRBuilder(FreshNames(), lines, text=True)
+    first = ir.binop("fadd", "double", "%x", "%y")
+    point, other = InsertPoint("exit edge", "loop"), InsertPoint("exit edge", "loop")
+    lines += [point, other]
+    ir.ret("double", first)
+    for k in range(2):
+        made: list = []
+        IRBuilder(FreshNames(f"s{k}"), made, text=True).store("double", first, "%out", align=8)
+        fill_at(lines, point, made)
+    assert lines.index(point) == 3 and lines[1:3] == ["  store double %t$1, ptr %out, align 8"] * 2
+    with pytest.raises(TypeError):
+        "\n".join(lines)
+    lines[:] = [item for item in lines if item is not point and item is not other]
+    text = "\n".join(["define double @f(double %x, double %y, ptr %out) {", "entry:"] + lines + ["}"])
+    llvm.verify(llvm.parse_assembly(text, "points"), generated=True)
+    body = [parse_instruction("  ret double %x"), InsertPoint("frame push")]
+    with pytest.raises(InternalError, match="unfilled frame push insertion point"):
+        print_block("entry", body)

@@ -160,31 +160,6 @@ def optimize(module: Module, level: int = 2, *, size_level: int = 0, unroll: boo
     mpm.run(module.ref, pb)
 
 
-def unrolls_fully(module: Module, *, pic: bool = True) -> bool:
-    """Whether LLVM's loop unroller, limited to complete unrolling (as the second pre-AD
-    pipeline runs it), would unroll any loop of the module. Runs on a copy: loops are put in
-    simplified and LCSSA form first (the unroller does that itself, and it adds instructions),
-    then the unroller; any function whose instruction count moved had a loop unrolled."""
-    _full_unroll_only()
-    copy = module.ref.clone()
-    tm = target_machine(opt=2, pic=pic)
-    pb = _llvm.create_pass_builder(tm, _llvm.create_pipeline_tuning_options(speed_level=2))
-    canonical = _llvm.create_new_module_pass_manager()
-    canonical.add_loop_simplify_pass()
-    canonical.add_lcssa_pass()
-    canonical.run(copy, pb)
-    before = _instruction_counts(copy)
-    unroll = _llvm.create_new_module_pass_manager()
-    unroll.add_loop_unroll_pass()
-    unroll.run(copy, pb)
-    return _instruction_counts(copy) != before
-
-
-def _instruction_counts(ref) -> list[int]:
-    return [sum(1 for block in f.blocks for _ in block.instructions)
-            for f in ref.functions if not f.is_declaration]
-
-
 def triple(module: Module) -> str:
     """The module's target triple ("x86_64-pc-linux-gnu"; empty when it has none)."""
     return module.ref.triple

@@ -232,7 +232,7 @@ class CachePlanner:
         self.slot_store_lines: dict[str, list[str]] = {}
         self.preheader_lines: dict[str, list[str]] = {}
         self.static_base_lines: dict[str, list[str]] = {}   # preheader -> a record's base pointer
-        self.pushed_lines: dict[str, list[str]] = {}        # block -> its tape record's push lines
+        self.pushed_counts: dict[str, int] = {}        # block -> values in its tape record
         self.static_strides: dict[str, int] = {}
         self.side_loops: dict[str, object] = {}   # loop header -> top-level loop with a side table
         self.side_fwd: dict[str, list[str]] = {}
@@ -1279,6 +1279,7 @@ class CachePlanner:
         self._recompute_from_kept()
         unused_offsets = self._unused_static_offsets()
         self.fwd_pushes: dict[str, list[str]] = {}
+        self.pushed_counts = {}
         self.rev_prologue: dict[str, list[str]] = {}
         stores: dict[str, list[str]] = {b.label: [] for b in self.fn.blocks}
         self.side_loops: dict[str, object] = {}   # loop header -> top-level loop with a side table
@@ -1347,6 +1348,7 @@ class CachePlanner:
                 self.kept_in[(label, v)] = ("tape record", label)
             if pushed:
                 self.fwd_pushes[label] = self.push_lines(pushed)
+                self.pushed_counts[label] = len(pushed)
                 prologue = self.pop_lines([(self.rev_names[(label, v)], ty) for v, ty in reversed(pushed)]
                                            [::-1]) + prologue
             if frame_reads:
@@ -1455,7 +1457,6 @@ class CachePlanner:
         """Give each block of a static-record loop its cells: the value at byte `column` of the
         iteration's row lives at off + column * count + k * size (k = iv - start)."""
         self.static_strides: dict[str, int] = {}
-        self.pushed_lines = {label: list(lines) for label, lines in self.fwd_pushes.items()}
         # a loop that never grows the tape keeps its record's address in a register: the
         # forward sweep's stores then index one base pointer, taken once per entry into the
         # loop, instead of reloading the tape's data pointer every iteration (which the
@@ -1541,13 +1542,8 @@ class CachePlanner:
         """Whether the forward sweep may grow (and so move) the tape while `loop` runs: a
         record pushed, a subloop's static record reserved, or the tape handed to a callee in
         one of its blocks. Reading a cell (`__enzyme_build_tape_at`) does not move it."""
-        for b in loop.blocks:
-            for lines in (self.sweep.fwd.get(b, ()), self.fwd_pushes.get(b, ()),
-                          self.static_pre_lines.get(b, ()), self.slot_store_lines.get(b, ())):
-                for line in lines:
-                    if TAPE in line and "@__enzyme_build_tape_at(" not in line:
-                        return True
-        return False
+        return any(b in self.sweep.tape_handed_in or self.fwd_pushes.get(b) or self.static_pre_lines.get(b)
+                   for b in loop.blocks)
 
     def _static_index(self, iv: str, start: str | None, ity: str, out: list[str]) -> str:
         """Append the lines giving the i64 iteration index of `iv` (iv - start) to `out`."""
@@ -1578,7 +1574,7 @@ class CachePlanner:
                     or self.cfg.succs[loop.preheader] != [loop.header]:
                 continue
             # records pushed in the header (a static record's cells are reserved by its frame)
-            cells = len([1 for line in self.pushed_lines.get(loop.header, []) if "store" in line])
+            cells = self.pushed_counts.get(loop.header, 0)
             if not cells:
                 continue
             self.engine.support.add("__enzyme_build_tape_reserve")

@@ -133,6 +133,7 @@ class ReverseGenerator:
         self.private_memory = None
         self.custom_tapes: dict[int, str] = {}   # custom augment call -> its tape
         self.fork_tapes: dict[int, str] = {}     # OpenMP fork -> its per-thread tapes
+        self.tape_handed_in: set[str] = set()    # forward blocks that pass the tape to a callee
         # run by every thread of a team: adjoints of shared memory are added atomically
         self.parallel = fn.name in openmp.parallel_functions(engine)
         if self.parallel:
@@ -778,6 +779,7 @@ class ReverseGenerator:
             self.fork_tapes[id(inst)] = tapes
             return
         ir = self.ir(lines)
+        self.tape_handed_in.add(inst.block)   # the callee may grow the tape
         if sig.ret_shadow:
             pair = ir.call("{ ptr, ptr }", f"@{aug}", args + [("ptr", TAPE)], hint="pair")
             ir.extractvalue("{ ptr, ptr }", pair, [0], "ptr", name=inst.result)

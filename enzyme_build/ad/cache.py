@@ -348,7 +348,7 @@ class CachePlanner:
                     fill_at(lines, marker, store)
                     changed = True
         for marker, (_, _, _, lines) in self.sweep.exit_markers.items():
-            lines[:] = [item for item in lines if item is not marker]
+            lines.remove(marker)   # by identity: an InsertPoint equals nothing but itself
 
     def hoist_slot_allocas(self) -> list[str]:
         out: list[str] = []

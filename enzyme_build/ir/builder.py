@@ -20,7 +20,6 @@ Usage:
 """
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import replace
 from typing import Callable
@@ -318,7 +317,6 @@ def _align(align: int | None) -> str:
     return f", align {align}" if align is not None else ""
 
 
-@functools.lru_cache(maxsize=65536)
 def _label(label: str) -> str:
     return make_name("%", label)
 

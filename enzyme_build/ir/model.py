@@ -626,8 +626,6 @@ def parse_function(lines: list[str], start: int) -> tuple[Function, int]:
     count = len(lines)
     while i < count:
         line = lines[i]
-        if line == "}":
-            break
         stripped = line.strip()
         if stripped == "}":
             break

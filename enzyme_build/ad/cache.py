@@ -761,7 +761,7 @@ class CachePlanner:
         """An IV's last value when its loop is left: `trip count - 1` for a counting loop left
         through its latch's exit test, otherwise what the exit captured."""
         latch = self.fn.block(pred)
-        bound = loop.trip_count if loop.trip_count is not None else loop.bound
+        bound = loop.trip_count if loop.trip_count is not None else loop.bound if loop.clamp is None else None
         if loop.iv == iv and bound is not None and loop.latches == [pred] \
                 and latch.terminator.targets and latch.terminator.targets[0] == exit_block:
             # counting by 1 until `iv + 1 == bound` (from 0, or from `start`: a triangular
@@ -1421,7 +1421,7 @@ class CachePlanner:
                                               "slot": make_name("%", off, "slot"),
                                               "count_slot": make_name("%", off, "count"),
                                               "start_slot": make_name("%", off, "start")
-                                              if loop.trip_count is None else None}
+                                              if loop.start is not None else None}
 
     def static_count(self, name: str, loop, get, out: list[str]) -> None:
         """Append the instruction defining `name` as the i64 iteration count of a static-record
@@ -1434,8 +1434,22 @@ class CachePlanner:
             else:
                 self.ir(out).cast("zext", ty, value, "i64", name=name)
             return
-        bound, start = get(loop.bound), get(loop.start)
-        self.ir(out).binop("sub", "i64", bound, start, name=name)
+        ir, ity = self.ir(out), self.types.get(loop.iv, "i64")
+        bound = get(loop.bound)
+        start = get(loop.start) if loop.start is not None else None
+        if loop.clamp is not None:
+            # a loop going on while iv + 1 < bound runs at least once
+            least = ir.binop("add", ity, start, "1", hint="tmin") if start is not None else "1"
+            more = ir.cmp("icmp", "ugt" if loop.clamp == "umax" else "sgt", ity, bound, least, hint="tmax")
+            bound = ir.select(more, ity, bound, least, hint="tmax")
+        if ity == "i64":
+            if start is None:
+                ir.binop("add", "i64", bound, "0", name=name)
+            else:
+                ir.binop("sub", "i64", bound, start, name=name)
+            return
+        count = ir.binop("sub", ity, bound, start, hint="tc") if start is not None else bound
+        ir.cast("zext", ity, count, "i64", name=name)
 
     def stride_definitions(self) -> list[str]:
         """The stride of each static-record loop, a value defined at the top of each piece:

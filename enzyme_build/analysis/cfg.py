@@ -24,6 +24,11 @@ class Loop:
     # `iv`), first value and bound; the trip count `bound - start` is known at its entry
     start: str | None = None
     bound: str | None = None
+    # a loop that goes on while `iv + 1 < bound` (unsigned or signed: a do-while, or an exit
+    # test LLVM did not rewrite to `==`) runs at least once: its count is
+    # max(bound, start + 1) - start, with `clamp` the max ("umax" or "smax") and start None
+    # for 0
+    clamp: str | None = None
 
 
 @dataclass
@@ -265,11 +270,23 @@ def _cyclic_sccs(cfg: CFG) -> list[list[str]]:
     return out
 
 
+# the exit test as `next <pred> bound` with the exit taken when it is true
+_INVERSE = {"eq": "ne", "ne": "eq", "ult": "uge", "uge": "ult", "ule": "ugt", "ugt": "ule",
+            "slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle"}
+_SWAPPED = {"eq": "eq", "ne": "ne", "ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule",
+            "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle"}
+# exit predicates of a loop that runs while `next < bound`: the max that clamps its count,
+# and the flag on `iv + 1` that rules out wrapping from a start other than 0
+_CLAMPED = {"uge": ("umax", "nuw"), "sge": ("smax", "nsw")}
+
+
 def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
-    """Iterations of a loop shaped `iv = phi [c0, pre], [iv+step, latch]; exit when
-    iv+step == bound` with a loop-invariant bound, as an IR constant or value name.
-    Only the canonical shape O2 produces (start 0, step 1, `icmp eq next, bound`); a loop
-    of that shape starting elsewhere gets `iv`, `start` and `bound` instead (i64 IVs)."""
+    """Iterations of a loop shaped `iv = phi [start, pre], [iv+1, latch]` whose latch leaves
+    it when `iv+1 == bound` (the canonical shape O2 produces), or goes on while `iv+1 < bound`
+    (unsigned or signed), with a loop-invariant bound and start. Returns the trip count as an
+    IR constant or value name for the first shape counting from 0; otherwise records `iv`,
+    `start` (None for 0), `bound` and, for the second shape, `clamp` on the loop, and returns
+    None (the count is then computed where the loop is entered, `CachePlanner.static_count`)."""
     if loop.preheader is None or len(loop.latches) != 1:
         return None
     latch = fn.block(loop.latches[0])
@@ -277,17 +294,24 @@ def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
     if term.opcode != "br" or not term.operands:
         return None
     cond = fn.defs.get(term.operands[0][1])
-    if cond is None or cond.opcode != "icmp" or cond.predicate != "eq":
+    if cond is None or cond.opcode != "icmp" or cond.predicate not in _INVERSE:
         return None
-    # the exit edge must be taken when the comparison is true
-    if term.targets[0] in loop.blocks:
+    exit_on_true = term.targets[0] not in loop.blocks
+    if exit_on_true == (term.targets[1] not in loop.blocks):
         return None
+    predicate = cond.predicate if exit_on_true else _INVERSE[cond.predicate]
     nxt, bound = cond.operands[0][1], cond.operands[1][1]
     step = fn.defs.get(nxt)
+    if step is None or step.opcode != "add":
+        nxt, bound, predicate = bound, nxt, _SWAPPED[predicate]
+        step = fn.defs.get(nxt)
+    if predicate != "eq" and predicate not in _CLAMPED:
+        return None
     if step is None or step.opcode != "add" or step.operands[1][1] != "1":
         return None
     iv = fn.defs.get(step.operands[0][1])
-    if iv is None or iv.opcode != "phi" or iv.block != loop.header:
+    if iv is None or iv.opcode != "phi" or iv.block != loop.header \
+            or [v for v, blk in iv.incoming if blk == loop.latches[0]] != [nxt]:
         return None
     starts = [v for v, blk in iv.incoming if blk == loop.preheader]
     if len(starts) != 1:
@@ -297,15 +321,25 @@ def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
         return None
     if not (bound.startswith("%") or re.fullmatch(r'-?\d+', bound)):
         return None
-    if starts != ["0"]:
-        sdef = fn.defs.get(starts[0])
-        if iv.type != "i64" or (sdef is not None and sdef.block in loop.blocks) \
-                or not (starts[0].startswith("%") or re.fullmatch(r'-?\d+', starts[0])):
+    start = None if starts == ["0"] else starts[0]
+    if start is not None:
+        sdef = fn.defs.get(start)
+        if (sdef is not None and sdef.block in loop.blocks) \
+                or not (start.startswith("%") or re.fullmatch(r'-?\d+', start)):
             return None
-        loop.iv, loop.start, loop.bound = iv.result, starts[0], bound
-        return None
-    loop.iv = iv.result
-    return bound
+    if predicate == "eq":
+        if start is None:
+            loop.iv = iv.result
+            return bound
+        if iv.type != "i64":
+            return None
+    else:
+        clamp, flag = _CLAMPED[predicate]
+        if start is not None and flag not in step.flags:
+            return None
+        loop.clamp = clamp
+    loop.iv, loop.start, loop.bound = iv.result, start, bound
+    return None
 
 
 def print_cfg(fn: Function) -> str:
@@ -317,5 +351,13 @@ def print_cfg(fn: Function) -> str:
                    + (f" loop={loop.header}" if loop else ""))
     for loop in cfg.loops:
         out.append(f"  loop {loop.header}: blocks={sorted(loop.blocks)} latches={loop.latches} "
-                   f"exits={loop.exits} preheader={loop.preheader} trip={loop.trip_count} depth={loop.depth}")
+                   f"exits={loop.exits} preheader={loop.preheader} trip={loop.trip_count} depth={loop.depth}"
+                   + (f" count={_count_text(loop)}" if loop.bound is not None else ""))
     return "\n".join(out)
+
+
+def _count_text(loop: Loop) -> str:
+    """The iteration count of a loop without a plain trip count, as the printer shows it."""
+    first = "1" if loop.start is None else f"{loop.start} + 1"
+    bound = f"{loop.clamp}({loop.bound}, {first})" if loop.clamp else loop.bound
+    return bound if loop.start is None else f"{bound} - {loop.start}"

@@ -5,7 +5,6 @@ the loop's entry (no push per iteration), and the gradient matches central diffe
 counts that clamp (bound <= start: one iteration), counts of one and longer runs."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 

@@ -761,14 +761,27 @@ class CachePlanner:
         """An IV's last value when its loop is left: `trip count - 1` for a counting loop left
         through its latch's exit test, otherwise what the exit captured."""
         latch = self.fn.block(pred)
-        bound = loop.trip_count if loop.trip_count is not None else loop.bound if loop.clamp is None else None
+        bound = loop.trip_count if loop.trip_count is not None else loop.bound
         if loop.iv == iv and bound is not None and loop.latches == [pred] \
-                and latch.terminator.targets and latch.terminator.targets[0] == exit_block:
+                and exit_block in latch.terminator.targets:
             # counting by 1 until `iv + 1 == bound` (from 0, or from `start`: a triangular
-            # loop's `j = i + 1`): the last value is bound - 1
-            tcv = self.value_on_exit(bound, pred, exit_block) if is_local(bound) else bound
+            # loop's `j = i + 1`): the last value is bound - 1; a loop going on while
+            # `iv + 1 < bound` ends at max(bound, start + 1) - 1
+            tcv = self._end_bound(loop, bound, lambda v: self.value_on_exit(v, pred, exit_block)
+                                  if is_local(v) else v, out)
             return self.ir(out).binop("sub", self.types[iv], tcv, "1", hint="ivl")
         return self.fetch(self._exit_value(iv, pred, exit_block), exit_block)
+
+    def _end_bound(self, loop, bound: str, get, out: list[str]) -> str:
+        """The IV's value when its counting loop ends (read through `get`): the bound, raised to
+        the first iteration's `start + 1` for a loop that goes on while `iv + 1 < bound`."""
+        value = get(bound)
+        if loop.clamp is None or loop.trip_count is not None:
+            return value
+        ir, ity = self.ir(out), self.types.get(loop.iv, "i64")
+        least = ir.binop("add", ity, get(loop.start), "1", hint="tmin") if loop.start is not None else "1"
+        more = ir.cmp("icmp", "ugt" if loop.clamp == "umax" else "sgt", ity, value, least, hint="tmax")
+        return ir.select(more, ity, value, least, hint="tmax")
 
     def _exit_value(self, iv: str, pred: str, exit_block: str) -> str:
         """A forward phi at the top of `exit_block` holding the IV's value when the loop
@@ -1435,13 +1448,8 @@ class CachePlanner:
                 self.ir(out).cast("zext", ty, value, "i64", name=name)
             return
         ir, ity = self.ir(out), self.types.get(loop.iv, "i64")
-        bound = get(loop.bound)
+        bound = self._end_bound(loop, loop.bound, get, out)   # a do-while runs at least once
         start = get(loop.start) if loop.start is not None else None
-        if loop.clamp is not None:
-            # a loop going on while iv + 1 < bound runs at least once
-            least = ir.binop("add", ity, start, "1", hint="tmin") if start is not None else "1"
-            more = ir.cmp("icmp", "ugt" if loop.clamp == "umax" else "sgt", ity, bound, least, hint="tmax")
-            bound = ir.select(more, ity, bound, least, hint="tmax")
         if ity == "i64":
             if start is None:
                 ir.binop("add", "i64", bound, "0", name=name)

@@ -38,6 +38,10 @@ class _Gen:
         # and program structure (callbacks, large structs by value, scatters with repeated
         # indices, tables of row pointers, global state): a fifth
         self.rs = random.Random(seed * 1_000_039 + 37)
+        # and loop shapes whose count LLVM may leave as `iv.next < bound` (do-while loops with
+        # data-dependent counts that may be below the first iteration's, starts other than 0,
+        # unsigned counters, `!=` tests, counting down, steps of 2): a sixth
+        self.rl = random.Random(seed * 1_000_081 + 41)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -335,6 +339,41 @@ class _Gen:
         return [f"for (int p = 0; p < 3; p++) {g}[p] += tanh(a[(p + {i}) % {M}] * b[{j}]);",
                 f"s = s + 0.5 * {g}[{rs.randrange(3)}] * {g}[{rs.randrange(3)}];"]
 
+    def loop_shape_stmt(self) -> list[str]:
+        """A loop over the arrays whose count is computed from data, in one of the shapes a
+        counting loop is written in: `do { } while (++k < n)` with n possibly 0 or negative
+        (one iteration), the same from a data-dependent start or with an unsigned counter, a
+        `k != n` test, counting down, a step of 2. Its expressions draw from the loop-shape
+        stream too, so the statements after it in the main stream stay as they were."""
+        saved, self.r = self.r, self.rl
+        try:
+            return self._loop_shape_stmt()
+        finally:
+            self.r = saved
+
+    def _loop_shape_stmt(self) -> list[str]:
+        rl = self.rl
+        kind = rl.choice(["dowhile", "dowhile_start", "dowhile_unsigned", "ne", "down", "step2"])
+        k, n, m = self.name("k"), self.name("n"), self.name("m")
+        leaves = ["s", "t", f"a[{rl.randrange(M)}]", f"x[{rl.randrange(N)}]"]
+        # 0 .. M from the data; `signed` reaches below 0
+        count = f"(int)({M / 2:.1f} * (1.0 + tanh({self.expr(leaves)})))"
+        signed = f"(int)({M - 0.5:.1f} * tanh({self.expr(leaves)}))"
+        tgt = rl.choice(["s", "t", f"b[{k}]", f"a[{k}]"])
+        body = f"{tgt} = 0.5 * {tgt} + 0.5 * {self.bexpr(['s', 't', f'a[{k}]', f'b[{k}]', f'x[{k} % {N}]'])};"
+        if kind == "dowhile":
+            return [f"{{ int {k} = 0, {n} = {signed};", f"  do {{ {body} }} while (++{k} < {n}); }}"]
+        if kind == "dowhile_start":
+            return [f"{{ int {m} = {count} % {M}, {k} = {m}, {n} = {signed};",
+                    f"  do {{ {body} }} while (++{k} < {n}); }}"]
+        if kind == "dowhile_unsigned":
+            return [f"{{ unsigned {k} = 0, {n} = (unsigned){count};", f"  do {{ {body} }} while (++{k} < {n}); }}"]
+        if kind == "ne":
+            return [f"{{ int {n} = 1 + {count} % {M};", f"  for (int {k} = 0; {k} != {n}; {k}++) {{ {body} }} }}"]
+        if kind == "down":
+            return [f"{{ int {n} = {count};", f"  for (int {k} = {n} - 1; {k} >= 0; {k}--) {{ {body} }} }}"]
+        return [f"{{ int {n} = {count};", f"  for (int {k} = 0; {k} < {n}; {k} += 2) {{ {body} }} }}"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -362,6 +401,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1
             body[at:at] = self.structure_stmt()
+        if self.rl.random() < 0.3:
+            at = self.rl.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.loop_shape_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]

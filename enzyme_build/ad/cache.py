@@ -758,30 +758,42 @@ class CachePlanner:
         return self.fetch(self._exit_value(value, pred, exit_block), exit_block)
 
     def iv_on_exit(self, iv: str, loop, pred: str, exit_block: str, out: list[str]) -> str:
-        """An IV's last value when its loop is left: `trip count - 1` for a counting loop left
-        through its latch's exit test, otherwise what the exit captured."""
+        """An IV's last value when its loop is left: computed from the count's end for a
+        counting loop left through its latch's exit test, otherwise what the exit captured."""
         latch = self.fn.block(pred)
         bound = loop.trip_count if loop.trip_count is not None else loop.bound
         if loop.iv == iv and bound is not None and loop.latches == [pred] \
                 and exit_block in latch.terminator.targets:
-            # counting by 1 until `iv + 1 == bound` (from 0, or from `start`: a triangular
-            # loop's `j = i + 1`): the last value is bound - 1; a loop going on while
-            # `iv + 1 < bound` ends at max(bound, start + 1) - 1
-            tcv = self._end_bound(loop, bound, lambda v: self.value_on_exit(v, pred, exit_block)
+            # the loop stops when its tested value reaches the end (the bound, clamped to the
+            # first iteration's tested value for a `<` test): the IV was one step before it
+            # when `iv + step` is tested (a loop to `iv + 1 == bound`, from 0 or from a
+            # triangular loop's `j = i + 1`, ends at bound - 1), the end itself when the phi is
+            end = self._end_bound(loop, bound, lambda v: self.value_on_exit(v, pred, exit_block)
                                   if is_local(v) else v, out)
-            return self.ir(out).binop("sub", self.types[iv], tcv, "1", hint="ivl")
+            if loop.tested == "iv":
+                return end
+            return self.ir(out).binop("sub" if loop.step == 1 else "add", self.types[iv], end, "1", hint="ivl")
         return self.fetch(self._exit_value(iv, pred, exit_block), exit_block)
 
     def _end_bound(self, loop, bound: str, get, out: list[str]) -> str:
-        """The IV's value when its counting loop ends (read through `get`): the bound, raised to
-        the first iteration's `start + 1` for a loop that goes on while `iv + 1 < bound`."""
+        """Where a counting loop's tested value stops (read through `get`): the bound, or for a
+        loop that goes on while that value is below the bound (above it, counting down) the
+        bound raised (lowered) to the first iteration's tested value: such a loop runs at least
+        once."""
         value = get(bound)
         if loop.clamp is None or loop.trip_count is not None:
             return value
         ir, ity = self.ir(out), self.types.get(loop.iv, "i64")
-        least = ir.binop("add", ity, get(loop.start), "1", hint="tmin") if loop.start is not None else "1"
-        more = ir.cmp("icmp", "ugt" if loop.clamp == "umax" else "sgt", ity, value, least, hint="tmax")
-        return ir.select(more, ity, value, least, hint="tmax")
+        start = get(loop.start) if loop.start is not None else "0"
+        if loop.tested == "iv":
+            first = start
+        elif loop.start is None and loop.step == 1:
+            first = "1"
+        else:
+            first = ir.binop("add", ity, start, "1" if loop.step == 1 else "-1", hint="tmin")
+        beyond = ir.cmp("icmp", {"umax": "ugt", "smax": "sgt", "umin": "ult", "smin": "slt"}[loop.clamp],
+                        ity, value, first, hint="tmax")
+        return ir.select(beyond, ity, value, first, hint="tmax")
 
     def _exit_value(self, iv: str, pred: str, exit_block: str) -> str:
         """A forward phi at the top of `exit_block` holding the IV's value when the loop
@@ -1438,8 +1450,9 @@ class CachePlanner:
 
     def static_count(self, name: str, loop, get, out: list[str]) -> None:
         """Append the instruction defining `name` as the i64 iteration count of a static-record
-        loop (its trip count, or bound - start), reading IR values through `get` (the identity
-        in the forward sweep, `_fetch` in the reverse sweep)."""
+        loop (its trip count, or |end - start|, plus one when the latch tests the phi itself),
+        reading IR values through `get` (the identity in the forward sweep, `_fetch` in the
+        reverse sweep)."""
         if loop.trip_count is not None:
             value, ty = get(loop.trip_count), self.types.get(loop.trip_count, "i64")
             if ty == "i64" or not ty.startswith("i"):
@@ -1448,15 +1461,22 @@ class CachePlanner:
                 self.ir(out).cast("zext", ty, value, "i64", name=name)
             return
         ir, ity = self.ir(out), self.types.get(loop.iv, "i64")
-        bound = self._end_bound(loop, loop.bound, get, out)   # a do-while runs at least once
+        end = self._end_bound(loop, loop.bound, get, out)
         start = get(loop.start) if loop.start is not None else None
-        if ity == "i64":
-            if start is None:
-                ir.binop("add", "i64", bound, "0", name=name)
-            else:
-                ir.binop("sub", "i64", bound, start, name=name)
+        last = ity == "i64" and loop.tested == "next"   # the subtraction is the count itself
+        if loop.step == 1:
+            count = ir.binop("sub", ity, end, start, name=name if last else None, hint="tc") \
+                if start is not None else end
+        else:
+            count = ir.binop("sub", ity, start, end, name=name if last else None, hint="tc")
+        if last:
+            if start is None and loop.step == 1:
+                ir.binop("add", "i64", end, "0", name=name)
             return
-        count = ir.binop("sub", ity, bound, start, hint="tc") if start is not None else bound
+        if loop.tested == "iv":
+            count = ir.binop("add", ity, count, "1", name=name if ity == "i64" else None, hint="tc")
+            if ity == "i64":
+                return
         ir.cast("zext", ity, count, "i64", name=name)
 
     def stride_definitions(self) -> list[str]:
@@ -1540,7 +1560,7 @@ class CachePlanner:
         """Append the lines giving a static loop's iteration index in the forward sweep."""
         loop = static["loop"]
         return self._static_index(loop.iv, loop.start if static["start_slot"] is not None else None,
-                                  self.types[loop.iv], out)
+                                  self.types[loop.iv], out, loop.step)
 
     def _reverse_iteration(self, static: dict, hint: str, record_slot: str, record_type: str
                            ) -> tuple[list[str], str, str, str]:
@@ -1558,7 +1578,7 @@ class CachePlanner:
         start = None
         if static["start_slot"] is not None:
             start = ir.load(ity, static["start_slot"], align=8, hint="sstart")
-        return lines, at, count, self._static_index(iv, start, ity, lines)
+        return lines, at, count, self._static_index(iv, start, ity, lines, loop.step)
 
     def _tape_grows_in(self, loop) -> bool:
         """Whether the forward sweep may grow (and so move) the tape while `loop` runs: a
@@ -1567,14 +1587,17 @@ class CachePlanner:
         return any(b in self.sweep.tape_handed_in or self.fwd_pushes.get(b) or self.static_pre_lines.get(b)
                    for b in loop.blocks)
 
-    def _static_index(self, iv: str, start: str | None, ity: str, out: list[str]) -> str:
-        """Append the lines giving the i64 iteration index of `iv` (iv - start) to `out`."""
+    def _static_index(self, iv: str, start: str | None, ity: str, out: list[str], step: int = 1) -> str:
+        """Append the lines giving the i64 iteration index of `iv` (iv - start, or start - iv
+        counting down) to `out`."""
         k, k64 = self.sweep.fresh("sk"), self.sweep.fresh("sk")
         ir = self.ir(out)
         if start is None:
             k = iv
-        else:
+        elif step == 1:
             ir.binop("sub", ity, iv, start, name=k)
+        else:
+            ir.binop("sub", ity, start, iv, name=k)
         if ity != "i64":
             return ir.cast("zext", ity, k, "i64", name=k64)
         return ir.binop("add", "i64", k, "0", name=k64)

@@ -24,11 +24,15 @@ class Loop:
     # `iv`), first value and bound; the trip count `bound - start` is known at its entry
     start: str | None = None
     bound: str | None = None
-    # a loop that goes on while `iv + 1 < bound` (unsigned or signed: a do-while, or an exit
-    # test LLVM did not rewrite to `==`) runs at least once: its count is
-    # max(bound, start + 1) - start, with `clamp` the max ("umax" or "smax") and start None
-    # for 0
+    # the general counting loop (start None for 0): an IV stepping by `step` (1 or -1), whose
+    # latch tests `tested` ("next", iv + step, or "iv", the phi itself) against `bound`. With
+    # an `==` exit the loop ends when the tested value reaches the bound; with a `<` test
+    # (`>` counting down) it runs at least once, and `clamp` ("umax", "smax", "umin", "smin")
+    # raises (lowers) the bound to the first iteration's tested value. The count is
+    # |end - start|, plus one when the phi itself is tested (`CachePlanner.static_count`).
     clamp: str | None = None
+    step: int = 1
+    tested: str = "next"
 
 
 @dataclass
@@ -270,23 +274,56 @@ def _cyclic_sccs(cfg: CFG) -> list[list[str]]:
     return out
 
 
-# the exit test as `next <pred> bound` with the exit taken when it is true
+# the exit test as `value <pred> bound` with the exit taken when it is true
 _INVERSE = {"eq": "ne", "ne": "eq", "ult": "uge", "uge": "ult", "ule": "ugt", "ugt": "ule",
             "slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle"}
 _SWAPPED = {"eq": "eq", "ne": "ne", "ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule",
             "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle"}
-# exit predicates of a loop that runs while `next < bound`: the max that clamps its count,
-# and the flag on `iv + 1` that rules out wrapping from a start other than 0
-_CLAMPED = {"uge": ("umax", "nuw"), "sge": ("smax", "nsw")}
+# exit predicates of a loop that goes on while the tested value is below the bound (counting
+# up) or above it (counting down): the clamp of its end, and the flag on the increment that
+# rules out wrapping when the incremented value is tested from a start other than 0
+_CLAMPED = {(1, "uge"): ("umax", "nuw"), (1, "sge"): ("smax", "nsw"),
+            (-1, "sle"): ("smin", "nsw"), (-1, "ule"): ("umin", None)}
+
+
+def _counting_iv(fn: Function, loop: Loop, value: str):
+    """(phi, increment, what is tested) when `value` is a header phi stepping by 1 or -1
+    each iteration (`iv`) or that step (`next`); None otherwise."""
+    inst = fn.defs.get(value)
+    if inst is None:
+        return None
+    if inst.opcode == "phi":
+        phi, tested = inst, "iv"
+        back = [v for v, blk in phi.incoming if blk == loop.latches[0]]
+        step = fn.defs.get(back[0]) if len(back) == 1 else None
+    elif inst.opcode == "add":
+        step, tested = inst, "next"
+        phi = fn.defs.get(inst.operands[0][1])
+    else:
+        return None
+    if phi is None or phi.opcode != "phi" or phi.block != loop.header or step is None \
+            or step.opcode != "add" or step.operands[0][1] != phi.result \
+            or step.operands[1][1] not in ("1", "-1") \
+            or [v for v, blk in phi.incoming if blk == loop.latches[0]] != [step.result]:
+        return None
+    return phi, step, tested
+
+
+def _invariant_operand(fn: Function, loop: Loop, value: str) -> bool:
+    if not (value.startswith("%") or re.fullmatch(r'-?\d+', value)):
+        return False
+    inst = fn.defs.get(value)
+    return inst is None or inst.block not in loop.blocks
 
 
 def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
-    """Iterations of a loop shaped `iv = phi [start, pre], [iv+1, latch]` whose latch leaves
-    it when `iv+1 == bound` (the canonical shape O2 produces), or goes on while `iv+1 < bound`
-    (unsigned or signed), with a loop-invariant bound and start. Returns the trip count as an
-    IR constant or value name for the first shape counting from 0; otherwise records `iv`,
-    `start` (None for 0), `bound` and, for the second shape, `clamp` on the loop, and returns
-    None (the count is then computed where the loop is entered, `CachePlanner.static_count`)."""
+    """Iterations of a counting loop: an IV `phi [start, pre], [iv ± 1, latch]` whose latch
+    leaves the loop when the IV or its step equals a loop-invariant bound, or goes on while it
+    is below the bound (above it, counting down; unsigned or signed, either branch or operand
+    order). Returns the trip count as an IR constant or value name for the canonical shape O2
+    produces (from 0, up by 1, leaving when `iv + 1 == bound`); otherwise records `iv`,
+    `start` (None for 0), `bound`, `step`, `tested` and `clamp` on the loop and returns None
+    (the count is computed where the loop is entered, `CachePlanner.static_count`)."""
     if loop.preheader is None or len(loop.latches) != 1:
         return None
     latch = fn.block(loop.latches[0])
@@ -300,45 +337,39 @@ def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
     if exit_on_true == (term.targets[1] not in loop.blocks):
         return None
     predicate = cond.predicate if exit_on_true else _INVERSE[cond.predicate]
-    nxt, bound = cond.operands[0][1], cond.operands[1][1]
-    step = fn.defs.get(nxt)
-    if step is None or step.opcode != "add":
-        nxt, bound, predicate = bound, nxt, _SWAPPED[predicate]
-        step = fn.defs.get(nxt)
-    if predicate != "eq" and predicate not in _CLAMPED:
+    value, bound = cond.operands[0][1], cond.operands[1][1]
+    found = _counting_iv(fn, loop, value)
+    if found is None:
+        value, bound, predicate = bound, value, _SWAPPED[predicate]
+        found = _counting_iv(fn, loop, value)
+    if found is None:
         return None
-    if step is None or step.opcode != "add" or step.operands[1][1] != "1":
-        return None
-    iv = fn.defs.get(step.operands[0][1])
-    if iv is None or iv.opcode != "phi" or iv.block != loop.header \
-            or [v for v, blk in iv.incoming if blk == loop.latches[0]] != [nxt]:
-        return None
+    iv, step, tested = found
+    direction = int(step.operands[1][1])
     starts = [v for v, blk in iv.incoming if blk == loop.preheader]
-    if len(starts) != 1:
+    if len(starts) != 1 or not _invariant_operand(fn, loop, starts[0]) \
+            or not _invariant_operand(fn, loop, bound):
         return None
-    bdef = fn.defs.get(bound)
-    if bdef is not None and bdef.block in loop.blocks:
-        return None
-    if not (bound.startswith("%") or re.fullmatch(r'-?\d+', bound)):
-        return None
-    start = None if starts == ["0"] else starts[0]
-    if start is not None:
-        sdef = fn.defs.get(start)
-        if (sdef is not None and sdef.block in loop.blocks) \
-                or not (start.startswith("%") or re.fullmatch(r'-?\d+', start)):
-            return None
+    start = None if starts == ["0"] and direction == 1 else starts[0]
     if predicate == "eq":
-        if start is None:
-            loop.iv = iv.result
-            return bound
-        if iv.type != "i64":
-            return None
-    else:
-        clamp, flag = _CLAMPED[predicate]
-        if start is not None and flag not in step.flags:
+        if direction == 1 and tested == "next":
+            if start is None:
+                loop.iv = iv.result
+                return bound
+            if iv.type != "i64":
+                return None
+    elif (direction, predicate) in _CLAMPED:
+        clamp, flag = _CLAMPED[direction, predicate]
+        # the tested step must not wrap before it passes the bound: from 0 counting up it
+        # cannot; otherwise the increment's no-wrap flag says so (an unsigned count down
+        # could wrap below 0)
+        if tested == "next" and (start is not None or direction == -1) \
+                and (flag is None or flag not in step.flags):
             return None
         loop.clamp = clamp
-    loop.iv, loop.start, loop.bound = iv.result, start, bound
+    else:
+        return None
+    loop.iv, loop.start, loop.bound, loop.step, loop.tested = iv.result, start, bound, direction, tested
     return None
 
 
@@ -358,6 +389,9 @@ def print_cfg(fn: Function) -> str:
 
 def _count_text(loop: Loop) -> str:
     """The iteration count of a loop without a plain trip count, as the printer shows it."""
-    first = "1" if loop.start is None else f"{loop.start} + 1"
-    bound = f"{loop.clamp}({loop.bound}, {first})" if loop.clamp else loop.bound
-    return bound if loop.start is None else f"{bound} - {loop.start}"
+    start = loop.start or "0"
+    first = start if loop.tested == "iv" else "1" if loop.start is None and loop.step == 1 \
+        else f"{start} {'+' if loop.step == 1 else '-'} 1"
+    end = f"{loop.clamp}({loop.bound}, {first})" if loop.clamp else loop.bound
+    count = (end if loop.start is None else f"{end} - {start}") if loop.step == 1 else f"{start} - {end}"
+    return count + (" + 1" if loop.tested == "iv" else "")

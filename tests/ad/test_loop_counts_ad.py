@@ -5,12 +5,13 @@ the loop's entry (no push per iteration), and the gradient matches central diffe
 counts that clamp (bound <= start: one iteration), counts of one and longer runs."""
 from __future__ import annotations
 
-import re
 import subprocess
 
 import pytest
 
 from enzyme_build import llvm
+from enzyme_build.analysis.cfg import analyze_cfg
+from enzyme_build.ir import parse_module
 from enzyme_build.ad.driver import differentiate_module
 from ad_helpers import CLANG, function_block, function_body
 
@@ -24,6 +25,13 @@ SHAPES = {
     "slt_from_quarter": ("i64", "%first", "nsw", "%c = icmp slt i64 %i.next, %n", "br i1 %c, label %loop, label %exit"),
     "ult_i32_from_quarter": ("i32", "%first32", "nuw", "%c = icmp ult i32 %i.next, %n32",
                              "br i1 %c, label %loop, label %exit"),
+    # the phi itself tested: `for (i = first; i < n; i++)` rotated, `i <= n` inclusive
+    "slt_phi_from_quarter": ("i64", "%first", "nsw", "%c = icmp slt i64 %i, %nm1", "br i1 %c, label %loop, label %exit"),
+    "eq_phi": ("i64", "0", "nuw", "%c = icmp eq i64 %i, %nm1", "br i1 %c, label %exit, label %loop"),
+    # counting down from n - 1 (O2's `for (k = n - 1; k >= 0; k--)`: the phi tested above 0)
+    "down_ugt_phi": ("i64", "%nm1", "nsw", "%c = icmp ugt i64 %i, 0", "br i1 %c, label %loop, label %exit"),
+    "down_sgt_next": ("i64", "%nm1", "nsw", "%c = icmp sgt i64 %i.next, %first", "br i1 %c, label %loop, label %exit"),
+    "down_eq_next": ("i32", "%nm1_32", "nsw", "%c = icmp eq i32 %i.next, -1", "br i1 %c, label %exit, label %loop"),
 }
 
 TEMPLATE = """
@@ -32,6 +40,8 @@ entry:
   %n32 = trunc i64 %n to i32
   %first = sdiv i64 %n, 4
   %first32 = trunc i64 %first to i32
+  %nm1 = add i64 %n, -1
+  %nm1_32 = trunc i64 %nm1 to i32
   br label %loop
 loop:
   %i = phi ITY [ START, %entry ], [ %i.next, %loop ]
@@ -43,7 +53,7 @@ loop:
   %a = fadd double %m, %v
   %sn = call double @llvm.sin.f64(double %a)
   %s.next = fadd double %s, %sn
-  %i.next = add FLAGS ITY %i, 1
+  %i.next = add FLAGS ITY %i, STEP
   TEST
   BRANCH
 exit:
@@ -96,7 +106,7 @@ def module_of(name: str) -> str:
                                                    else "zext i32 %i to i64")
     return (TEMPLATE.replace("NAME", name).replace("ITY", ity).replace("START", start)
             .replace("FLAGS", flags).replace("TEST", test).replace("BRANCH", branch)
-            .replace("WIDEN", widen))
+            .replace("WIDEN", widen).replace("STEP", "-1" if name.startswith("down") else "1"))
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
@@ -107,17 +117,22 @@ def test_loop_counted_from_its_clamped_bound_gets_a_static_record(name, tmp_path
     # one record for all iterations, reserved before the loop; nothing pushed per iteration
     assert "@__enzyme_build_tape_frame" in fn
     assert "tape_push" not in function_block(fn, "loop") and "tape_pop" not in function_block(fn, "rev$loop")
-    # the count: the bound, raised to the first iteration's when it is lower; the IV's last
-    # value, which the reverse sweep counts down from, is computed the same way, not captured
-    assert re.search(r"= icmp [us]gt i(32|64) %n(32)?, ", fn)
+    # the loop is counted; the IV's last value, which the reverse sweep replays the loop
+    # from, is computed from the count's end, not captured on the exit
+    loop = analyze_cfg(parse_module(module_of(name) + DECLS).functions[f"f_{name}"]).loops[0]
+    assert loop.bound is not None and loop.trip_count is None
     assert "%ivexit" not in fn
 
     # the gradient, compiled, against central differences (one shape per program)
     ll = tmp_path / f"{name}.ll"
     ll.write_text(out)
     driver = tmp_path / "driver.c"
-    # a signed test clamps a negative bound; an unsigned one a bound of 0 (-3 would be huge)
-    counts = "-3, 0, 1, 2, 3, 7, 12" if "s" in name.split("_")[0] else "0, 0, 1, 2, 3, 7, 12"
+    # a signed test clamps a negative bound; an unsigned one a bound of 0 (-3 would be huge);
+    # the loops to i == n - 1 and those counting down from n - 1 need n >= 1
+    if name.startswith(("eq_", "down")):
+        counts = "1, 1, 2, 3, 5, 7, 12"
+    else:
+        counts = "-3, 0, 1, 2, 3, 7, 12" if "s" in name.split("_")[0] else "0, 0, 1, 2, 3, 7, 12"
     driver.write_text(DRIVER.replace("NAME", name).replace("COUNTS", counts))
     exe = tmp_path / name
     subprocess.run([CLANG, "-O2", "-Wno-override-module", str(ll), str(driver), "-o", str(exe), "-lm"],

@@ -82,6 +82,40 @@ def test_start_other_than_zero_needs_the_no_wrap_flag_of_its_comparison():
         assert loop.bound is None and loop.clamp is None, (test, flags)
 
 
+def test_loop_testing_the_phi_itself_counts_one_more():
+    """`for (j = 1; j <= p; j++)` as O2 leaves it: the latch leaves when the phi (not its
+    increment) equals the bound, or goes on while it is below the bound."""
+    fn, loop = loop_of("icmp eq i64 %iv, %n", "br i1 %c, label %exit, label %loop", start="%first")
+    assert (loop.trip_count, loop.start, loop.bound, loop.step, loop.tested, loop.clamp) == \
+        (None, "%first", "%n", 1, "iv", None)
+    assert "count=%n - %first + 1" in print_cfg(fn)
+    fn, loop = loop_of("icmp ult i64 %iv, %n", flags="")    # no flag needed: iv < n, so iv + 1 <= n
+    assert (loop.start, loop.tested, loop.clamp) == (None, "iv", "umax")
+    assert "count=umax(%n, 0) + 1" in print_cfg(fn)
+
+
+@pytest.mark.parametrize("test, branch, flags, clamp, tested", [
+    ("icmp eq i64 %iv.next, %n", "br i1 %c, label %exit, label %loop", "", None, "next"),
+    ("icmp sgt i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "nsw", "smin", "next"),
+    ("icmp ugt i64 %iv, %n", "br i1 %c, label %loop, label %exit", "", "umin", "iv"),  # O2's k >= 0 loop
+    ("icmp sle i64 %iv, %n", "br i1 %c, label %exit, label %loop", "", "smin", "iv"),
+])
+def test_loop_counting_down(test, branch, flags, clamp, tested):
+    _, loop = loop_of(test, branch, start="%first", flags=flags, step="-1")
+    assert (loop.trip_count, loop.iv, loop.start, loop.bound, loop.step, loop.tested, loop.clamp) == \
+        (None, "%iv", "%first", "%n", -1, tested, clamp)
+
+
+@pytest.mark.parametrize("test, branch, flags", [
+    ("icmp ugt i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "nuw"),  # an unsigned count down may wrap
+    ("icmp sgt i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", ""),     # so may a signed one without nsw
+    ("icmp slt i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "nsw"),  # counts down past n
+])
+def test_count_down_shapes_that_stay_uncounted(test, branch, flags):
+    _, loop = loop_of(test, branch, start="%first", flags=flags, step="-1")
+    assert loop.bound is None and loop.clamp is None
+
+
 @pytest.mark.parametrize("test, branch, step", [
     ("icmp sle i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "1"),   # while (++i <= n)
     ("icmp slt i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "2"),   # i += 2

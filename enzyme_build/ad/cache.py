@@ -762,7 +762,7 @@ class CachePlanner:
         counting loop left through its latch's exit test, otherwise what the exit captured."""
         latch = self.fn.block(pred)
         bound = loop.trip_count if loop.trip_count is not None else loop.bound
-        if loop.iv == iv and bound is not None and loop.latches == [pred] \
+        if loop.iv == iv and bound is not None and loop.latches == [pred] and abs(loop.step) == 1 \
                 and exit_block in latch.terminator.targets:
             # the loop stops when its tested value reaches the end (the bound, clamped to the
             # first iteration's tested value for a `<` test): the IV was one step before it
@@ -787,10 +787,10 @@ class CachePlanner:
         start = get(loop.start) if loop.start is not None else "0"
         if loop.tested == "iv":
             first = start
-        elif loop.start is None and loop.step == 1:
-            first = "1"
+        elif loop.start is None and loop.step > 0:
+            first = str(loop.step)
         else:
-            first = ir.binop("add", ity, start, "1" if loop.step == 1 else "-1", hint="tmin")
+            first = ir.binop("add", ity, start, str(loop.step), hint="tmin")
         beyond = ir.cmp("icmp", {"umax": "ugt", "smax": "sgt", "umin": "ult", "smin": "slt"}[loop.clamp],
                         ity, value, first, hint="tmax")
         return ir.select(beyond, ity, value, first, hint="tmax")
@@ -841,7 +841,8 @@ class CachePlanner:
                 continue
             step = self.fn.defs.get(back[0][0])
             if step is None or step.opcode != "add" or step.operands[0][1] != phi.result \
-                    or step.operands[1][1] not in ("1", "-1") or "nuw" not in step.flags and "nsw" not in step.flags:
+                    or not re.fullmatch(r'-?[1-9]\d*', step.operands[1][1]) \
+                    or "nuw" not in step.flags and "nsw" not in step.flags:
                 continue
             found.append((phi.result, start[0][0], preds.index(start[0][1]), preds.index(back[0][1])))
         return found
@@ -1463,6 +1464,20 @@ class CachePlanner:
         ir, ity = self.ir(out), self.types.get(loop.iv, "i64")
         end = self._end_bound(loop, loop.bound, get, out)
         start = get(loop.start) if loop.start is not None else None
+        if abs(loop.step) > 1:
+            # ceil(|end - start| / |step|) (+ 1), in i64: the rounding cannot overflow there
+            span = ir.binop("sub", ity, end, start, hint="tc") if loop.step > 0 and start is not None \
+                else end if loop.step > 0 else ir.binop("sub", ity, start, end, hint="tc")
+            if ity != "i64":
+                span = ir.cast("zext", ity, span, "i64", hint="tc")
+            size = abs(loop.step)
+            up = ir.binop("add", "i64", span, str(size - 1), hint="tc")
+            if loop.tested == "iv":
+                steps = ir.binop("udiv", "i64", up, str(size), hint="tc")
+                ir.binop("add", "i64", steps, "1", name=name)
+            else:
+                ir.binop("udiv", "i64", up, str(size), name=name)
+            return
         last = ity == "i64" and loop.tested == "next"   # the subtraction is the count itself
         if loop.step == 1:
             count = ir.binop("sub", ity, end, start, name=name if last else None, hint="tc") \
@@ -1588,16 +1603,18 @@ class CachePlanner:
                    for b in loop.blocks)
 
     def _static_index(self, iv: str, start: str | None, ity: str, out: list[str], step: int = 1) -> str:
-        """Append the lines giving the i64 iteration index of `iv` (iv - start, or start - iv
-        counting down) to `out`."""
+        """Append the lines giving the i64 iteration index of `iv` ((iv - start) / step) to
+        `out`."""
         k, k64 = self.sweep.fresh("sk"), self.sweep.fresh("sk")
         ir = self.ir(out)
         if start is None:
             k = iv
-        elif step == 1:
+        elif step > 0:
             ir.binop("sub", ity, iv, start, name=k)
         else:
             ir.binop("sub", ity, start, iv, name=k)
+        if abs(step) > 1:
+            k = ir.binop("udiv", ity, k, str(abs(step)), flags="exact", hint="sk")
         if ity != "i64":
             return ir.cast("zext", ity, k, "i64", name=k64)
         return ir.binop("add", "i64", k, "0", name=k64)

@@ -870,7 +870,8 @@ class ReverseGenerator:
                 if label == loop.header and pred == latch:
                     ir, ty = self.ir(out), self.types[iv]
                     cur = ir.load(ty, slot, align=8, hint="iv")
-                    prev = ir.binop("sub" if step == "1" else "add", ty, cur, "1", hint="iv")
+                    prev = ir.binop("add", ty, cur, step[1:], hint="iv") if step.startswith("-") \
+                        else ir.binop("sub", ty, cur, step, hint="iv")
                     ir.store(ty, prev, slot, align=8)
             for phi in block.phis():
                 if phi.result not in phi_adjoints:

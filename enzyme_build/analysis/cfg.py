@@ -24,12 +24,13 @@ class Loop:
     # `iv`), first value and bound; the trip count `bound - start` is known at its entry
     start: str | None = None
     bound: str | None = None
-    # the general counting loop (start None for 0): an IV stepping by `step` (1 or -1), whose
-    # latch tests `tested` ("next", iv + step, or "iv", the phi itself) against `bound`. With
-    # an `==` exit the loop ends when the tested value reaches the bound; with a `<` test
-    # (`>` counting down) it runs at least once, and `clamp` ("umax", "smax", "umin", "smin")
-    # raises (lowers) the bound to the first iteration's tested value. The count is
-    # |end - start|, plus one when the phi itself is tested (`CachePlanner.static_count`).
+    # the general counting loop (start None for 0): an IV stepping by the constant `step`,
+    # whose latch tests `tested` ("next", iv + step, or "iv", the phi itself) against
+    # `bound`. With an `==` exit the loop ends when the tested value reaches the bound; with a
+    # `<` test (`>` counting down) it runs at least once, and `clamp` ("umax", "smax",
+    # "umin", "smin") raises (lowers) the bound to the first iteration's tested value. The
+    # count is |end - start| / |step|, rounded up, plus one when the phi itself is tested
+    # (`CachePlanner.static_count`).
     clamp: str | None = None
     step: int = 1
     tested: str = "next"
@@ -287,7 +288,7 @@ _CLAMPED = {(1, "uge"): ("umax", "nuw"), (1, "sge"): ("smax", "nsw"),
 
 
 def _counting_iv(fn: Function, loop: Loop, value: str):
-    """(phi, increment, what is tested) when `value` is a header phi stepping by 1 or -1
+    """(phi, increment, what is tested) when `value` is a header phi stepping by a constant
     each iteration (`iv`) or that step (`next`); None otherwise."""
     inst = fn.defs.get(value)
     if inst is None:
@@ -303,7 +304,7 @@ def _counting_iv(fn: Function, loop: Loop, value: str):
         return None
     if phi is None or phi.opcode != "phi" or phi.block != loop.header or step is None \
             or step.opcode != "add" or step.operands[0][1] != phi.result \
-            or step.operands[1][1] not in ("1", "-1") \
+            or not re.fullmatch(r'-?[1-9]\d*', step.operands[1][1]) \
             or [v for v, blk in phi.incoming if blk == loop.latches[0]] != [step.result]:
         return None
     return phi, step, tested
@@ -345,14 +346,15 @@ def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
     if found is None:
         return None
     iv, step, tested = found
-    direction = int(step.operands[1][1])
+    stride = int(step.operands[1][1])
+    direction = 1 if stride > 0 else -1
     starts = [v for v, blk in iv.incoming if blk == loop.preheader]
     if len(starts) != 1 or not _invariant_operand(fn, loop, starts[0]) \
             or not _invariant_operand(fn, loop, bound):
         return None
     start = None if starts == ["0"] and direction == 1 else starts[0]
     if predicate == "eq":
-        if direction == 1 and tested == "next":
+        if stride == 1 and tested == "next":
             if start is None:
                 loop.iv = iv.result
                 return bound
@@ -360,16 +362,17 @@ def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
                 return None
     elif (direction, predicate) in _CLAMPED:
         clamp, flag = _CLAMPED[direction, predicate]
-        # the tested step must not wrap before it passes the bound: from 0 counting up it
-        # cannot; otherwise the increment's no-wrap flag says so (an unsigned count down
-        # could wrap below 0)
-        if tested == "next" and (start is not None or direction == -1) \
+        # the IV must not wrap before its tested value passes the bound: counting up by 1 it
+        # cannot from 0, nor when the phi is tested (iv < bound, so iv + 1 <= bound);
+        # otherwise the increment's no-wrap flag says so (an unsigned count down tested after
+        # its step could wrap below 0)
+        if (abs(stride) > 1 or (tested == "next" and (start is not None or direction == -1))) \
                 and (flag is None or flag not in step.flags):
             return None
         loop.clamp = clamp
     else:
         return None
-    loop.iv, loop.start, loop.bound, loop.step, loop.tested = iv.result, start, bound, direction, tested
+    loop.iv, loop.start, loop.bound, loop.step, loop.tested = iv.result, start, bound, stride, tested
     return None
 
 
@@ -389,9 +392,11 @@ def print_cfg(fn: Function) -> str:
 
 def _count_text(loop: Loop) -> str:
     """The iteration count of a loop without a plain trip count, as the printer shows it."""
-    start = loop.start or "0"
-    first = start if loop.tested == "iv" else "1" if loop.start is None and loop.step == 1 \
-        else f"{start} {'+' if loop.step == 1 else '-'} 1"
+    start, size = loop.start or "0", abs(loop.step)
+    first = start if loop.tested == "iv" else str(loop.step) if loop.start is None \
+        else f"{start} {'+' if loop.step > 0 else '-'} {size}"
     end = f"{loop.clamp}({loop.bound}, {first})" if loop.clamp else loop.bound
-    count = (end if loop.start is None else f"{end} - {start}") if loop.step == 1 else f"{start} - {end}"
+    count = (end if loop.start is None else f"{end} - {start}") if loop.step > 0 else f"{start} - {end}"
+    if size > 1:
+        count = f"ceil(({count}) / {size})"
     return count + (" + 1" if loop.tested == "iv" else "")

@@ -1,8 +1,10 @@
-"""Gradients of loops whose count is only known as max(bound, start + 1) - start: loops that go
-on while `iv + 1 < bound` (do-while loops, and exit tests LLVM's induction-variable pass did not
-rewrite to `==`). Each keeps values per iteration; they get one static tape record sized at
-the loop's entry (no push per iteration), and the gradient matches central differences for
-counts that clamp (bound <= start: one iteration), counts of one and longer runs."""
+"""Gradients of counting loops in the shapes other than O2's canonical `iv.next == bound` from
+0 by 1: loops that go on while `iv + 1 < bound` (do-while loops, and exit tests LLVM's
+induction-variable pass did not rewrite to `==`), loops whose latch tests the phi itself
+(`i <= n`), loops counting down and loops stepping by 2 or -3. Each keeps values per
+iteration; they get one static tape record sized at the loop's entry (no push per iteration),
+and the gradient matches central differences for counts that clamp (bound <= start: one
+iteration), counts of one and longer runs."""
 from __future__ import annotations
 
 import subprocess
@@ -32,6 +34,13 @@ SHAPES = {
     "down_ugt_phi": ("i64", "%nm1", "nsw", "%c = icmp ugt i64 %i, 0", "br i1 %c, label %loop, label %exit"),
     "down_sgt_next": ("i64", "%nm1", "nsw", "%c = icmp sgt i64 %i.next, %first", "br i1 %c, label %loop, label %exit"),
     "down_eq_next": ("i32", "%nm1_32", "nsw", "%c = icmp eq i32 %i.next, -1", "br i1 %c, label %exit, label %loop"),
+    # constant steps other than 1: `i += 2` to n, from a start, the phi tested; a stride-3
+    # count down
+    "step2_ult": ("i64", "0", "nuw nsw", "%c = icmp ult i64 %i.next, %n", "br i1 %c, label %loop, label %exit"),
+    "step2_slt_from_quarter": ("i32", "%first32", "nsw", "%c = icmp slt i32 %i.next, %n32",
+                               "br i1 %c, label %loop, label %exit"),
+    "step2_slt_phi": ("i64", "0", "nsw", "%c = icmp slt i64 %i, %nm2", "br i1 %c, label %loop, label %exit"),
+    "down3_sgt_phi": ("i64", "%nm1", "nsw", "%c = icmp sgt i64 %i, 2", "br i1 %c, label %loop, label %exit"),
 }
 
 TEMPLATE = """
@@ -41,6 +50,7 @@ entry:
   %first = sdiv i64 %n, 4
   %first32 = trunc i64 %first to i32
   %nm1 = add i64 %n, -1
+  %nm2 = add i64 %n, -2
   %nm1_32 = trunc i64 %nm1 to i32
   br label %loop
 loop:
@@ -102,11 +112,14 @@ int main(void) {
 
 def module_of(name: str) -> str:
     ity, start, flags, test, branch = SHAPES[name]
-    widen = "add i64 %i, 0" if ity == "i64" else ("sext i32 %i to i64" if "s" in name.split("_")[0]
-                                                   else "zext i32 %i to i64")
+    signed = "icmp s" in SHAPES[name][3]
+    widen = "add i64 %i, 0" if ity == "i64" else ("sext i32 %i to i64" if signed else "zext i32 %i to i64")
     return (TEMPLATE.replace("NAME", name).replace("ITY", ity).replace("START", start)
             .replace("FLAGS", flags).replace("TEST", test).replace("BRANCH", branch)
-            .replace("WIDEN", widen).replace("STEP", "-1" if name.startswith("down") else "1"))
+            .replace("WIDEN", widen).replace("STEP", STEPS.get(name.split("_")[0], "1")))
+
+
+STEPS = {"down": "-1", "down3": "-3", "step2": "2"}
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
@@ -121,7 +134,8 @@ def test_loop_counted_from_its_clamped_bound_gets_a_static_record(name, tmp_path
     # from, is computed from the count's end, not captured on the exit
     loop = analyze_cfg(parse_module(module_of(name) + DECLS).functions[f"f_{name}"]).loops[0]
     assert loop.bound is not None and loop.trip_count is None
-    assert "%ivexit" not in fn
+    if STEPS.get(name.split("_")[0], "1") in ("1", "-1"):
+        assert "%ivexit" not in fn   # (a larger step's last IV is captured on the exit)
 
     # the gradient, compiled, against central differences (one shape per program)
     ll = tmp_path / f"{name}.ll"
@@ -131,8 +145,10 @@ def test_loop_counted_from_its_clamped_bound_gets_a_static_record(name, tmp_path
     # the loops to i == n - 1 and those counting down from n - 1 need n >= 1
     if name.startswith(("eq_", "down")):
         counts = "1, 1, 2, 3, 5, 7, 12"
+    elif "icmp s" in SHAPES[name][3]:
+        counts = "-3, 0, 1, 2, 3, 7, 12"
     else:
-        counts = "-3, 0, 1, 2, 3, 7, 12" if "s" in name.split("_")[0] else "0, 0, 1, 2, 3, 7, 12"
+        counts = "0, 0, 1, 2, 3, 7, 12"
     driver.write_text(DRIVER.replace("NAME", name).replace("COUNTS", counts))
     exe = tmp_path / name
     subprocess.run([CLANG, "-O2", "-Wno-override-module", str(ll), str(driver), "-o", str(exe), "-lm"],

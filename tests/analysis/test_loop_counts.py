@@ -116,9 +116,24 @@ def test_count_down_shapes_that_stay_uncounted(test, branch, flags):
     assert loop.bound is None and loop.clamp is None
 
 
+def test_loop_stepping_by_a_constant_other_than_one():
+    """`for (i = 0; i < n; i += 2)`, a stride-3 count down: the count rounds up; the IV's
+    increment must not wrap (its flag), whatever is tested."""
+    fn, loop = loop_of("icmp ult i64 %iv.next, %n", step="2", flags="nuw")
+    assert (loop.start, loop.bound, loop.step, loop.tested, loop.clamp) == (None, "%n", 2, "next", "umax")
+    assert "count=ceil((umax(%n, 2)) / 2)" in print_cfg(fn)
+    fn, loop = loop_of("icmp sgt i64 %iv, %n", start="%first", step="-3", flags="nsw")
+    assert (loop.start, loop.step, loop.tested, loop.clamp) == ("%first", -3, "iv", "smin")
+    assert "count=ceil((%first - smin(%n, %first)) / 3) + 1" in print_cfg(fn)
+    _, loop = loop_of("icmp eq i64 %iv.next, %n", branch="br i1 %c, label %exit, label %loop", step="4", flags="")
+    assert (loop.trip_count, loop.step, loop.clamp) == (None, 4, None)
+    _, loop = loop_of("icmp ult i64 %iv, %n", step="2", flags="nsw")   # i + 2 may wrap unsigned
+    assert loop.bound is None
+
+
 @pytest.mark.parametrize("test, branch, step", [
     ("icmp sle i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "1"),   # while (++i <= n)
-    ("icmp slt i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "2"),   # i += 2
+    ("icmp slt i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "0"),   # no step
     ("icmp sgt i64 %iv.next, %n", "br i1 %c, label %loop, label %exit", "1"),   # counts up past n
     ("icmp slt i64 %iv.next, %n", "br i1 %c, label %exit, label %loop", "1"),   # leaves at once
 ])

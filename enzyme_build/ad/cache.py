@@ -13,6 +13,7 @@ from collections.abc import MutableMapping
 from contextlib import contextmanager
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
+from ..analysis.cfg import STEP_CONSTANT, loop_invariant
 from ..analysis.invariance import iteration_invariant
 from ..analysis.library import REUSABLE_MATH, writes_through_args
 from ..errors import InternalError
@@ -810,15 +811,6 @@ class CachePlanner:
         self.home[name] = exit_block
         return name
 
-    def _loop_invariant(self, value: str, loop) -> bool:
-        """A constant, an argument or a value computed outside the loop."""
-        if re.fullmatch(r'-?\d+', value):
-            return True
-        if not is_local(value):
-            return False
-        inst = self.fn.defs.get(value)
-        return inst is None or inst.block not in loop.blocks
-
     def _canonical_iv(self, label, preds):
         ivs = self.canonical_ivs(label, preds)
         return ivs[0] if ivs else None
@@ -837,11 +829,11 @@ class CachePlanner:
                 continue
             start = [(v, b) for v, b in phi.incoming if b not in loop.blocks]
             back = [(v, b) for v, b in phi.incoming if b in loop.blocks]
-            if len(start) != 1 or len(back) != 1 or not self._loop_invariant(start[0][0], loop):
+            if len(start) != 1 or len(back) != 1 or not loop_invariant(self.fn, loop, start[0][0]):
                 continue
             step = self.fn.defs.get(back[0][0])
             if step is None or step.opcode != "add" or step.operands[0][1] != phi.result \
-                    or not re.fullmatch(r'-?[1-9]\d*', step.operands[1][1]) \
+                    or not STEP_CONSTANT.fullmatch(step.operands[1][1]) \
                     or "nuw" not in step.flags and "nsw" not in step.flags:
                 continue
             found.append((phi.result, start[0][0], preds.index(start[0][1]), preds.index(back[0][1])))
@@ -1464,35 +1456,25 @@ class CachePlanner:
         ir, ity = self.ir(out), self.types.get(loop.iv, "i64")
         end = self._end_bound(loop, loop.bound, get, out)
         start = get(loop.start) if loop.start is not None else None
-        if abs(loop.step) > 1:
-            # ceil(|end - start| / |step|) (+ 1), in i64: the rounding cannot overflow there
-            span = ir.binop("sub", ity, end, start, hint="tc") if loop.step > 0 and start is not None \
-                else end if loop.step > 0 else ir.binop("sub", ity, start, end, hint="tc")
-            if ity != "i64":
-                span = ir.cast("zext", ity, span, "i64", hint="tc")
-            size = abs(loop.step)
-            up = ir.binop("add", "i64", span, str(size - 1), hint="tc")
-            if loop.tested == "iv":
-                steps = ir.binop("udiv", "i64", up, str(size), hint="tc")
-                ir.binop("add", "i64", steps, "1", name=name)
-            else:
-                ir.binop("udiv", "i64", up, str(size), name=name)
-            return
-        last = ity == "i64" and loop.tested == "next"   # the subtraction is the count itself
-        if loop.step == 1:
-            count = ir.binop("sub", ity, end, start, name=name if last else None, hint="tc") \
-                if start is not None else end
+        size = abs(loop.step)
+        rest = size > 1 or loop.tested == "iv"   # i64 steps after |end - start|
+        direct = ity == "i64" and not rest       # the subtraction is the count itself
+        if start is None:                        # counting up from 0
+            span = end
         else:
-            count = ir.binop("sub", ity, start, end, name=name if last else None, hint="tc")
-        if last:
-            if start is None and loop.step == 1:
+            first, second = (end, start) if loop.step > 0 else (start, end)
+            span = ir.binop("sub", ity, first, second, name=name if direct else None, hint="tc")
+        if ity != "i64":
+            span = ir.cast("zext", ity, span, "i64", name=None if rest else name, hint="tc")
+        elif direct:
+            if start is None:
                 ir.binop("add", "i64", end, "0", name=name)
             return
+        if size > 1:   # rounded up, in i64: the rounding cannot overflow there
+            up = ir.binop("add", "i64", span, str(size - 1), hint="tc")
+            span = ir.binop("udiv", "i64", up, str(size), name=None if loop.tested == "iv" else name, hint="tc")
         if loop.tested == "iv":
-            count = ir.binop("add", ity, count, "1", name=name if ity == "i64" else None, hint="tc")
-            if ity == "i64":
-                return
-        ir.cast("zext", ity, count, "i64", name=name)
+            ir.binop("add", "i64", span, "1", name=name)
 
     def stride_definitions(self) -> list[str]:
         """The stride of each static-record loop, a value defined at the top of each piece:

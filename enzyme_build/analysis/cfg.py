@@ -287,6 +287,10 @@ _CLAMPED = {(1, "uge"): ("umax", "nuw"), (1, "sge"): ("smax", "nsw"),
             (-1, "sle"): ("smin", "nsw"), (-1, "ule"): ("umin", None)}
 
 
+# the constant an IV steps by (any but 0)
+STEP_CONSTANT = re.compile(r'-?[1-9]\d*')
+
+
 def _counting_iv(fn: Function, loop: Loop, value: str):
     """(phi, increment, what is tested) when `value` is a header phi stepping by a constant
     each iteration (`iv`) or that step (`next`); None otherwise."""
@@ -304,13 +308,14 @@ def _counting_iv(fn: Function, loop: Loop, value: str):
         return None
     if phi is None or phi.opcode != "phi" or phi.block != loop.header or step is None \
             or step.opcode != "add" or step.operands[0][1] != phi.result \
-            or not re.fullmatch(r'-?[1-9]\d*', step.operands[1][1]) \
+            or not STEP_CONSTANT.fullmatch(step.operands[1][1]) \
             or [v for v, blk in phi.incoming if blk == loop.latches[0]] != [step.result]:
         return None
     return phi, step, tested
 
 
-def _invariant_operand(fn: Function, loop: Loop, value: str) -> bool:
+def loop_invariant(fn: Function, loop: Loop, value: str) -> bool:
+    """A constant, an argument or a value computed outside the loop."""
     if not (value.startswith("%") or re.fullmatch(r'-?\d+', value)):
         return False
     inst = fn.defs.get(value)
@@ -349,8 +354,8 @@ def _trip_count(fn: Function, cfg: CFG, loop: Loop) -> str | None:
     stride = int(step.operands[1][1])
     direction = 1 if stride > 0 else -1
     starts = [v for v, blk in iv.incoming if blk == loop.preheader]
-    if len(starts) != 1 or not _invariant_operand(fn, loop, starts[0]) \
-            or not _invariant_operand(fn, loop, bound):
+    if len(starts) != 1 or not loop_invariant(fn, loop, starts[0]) \
+            or not loop_invariant(fn, loop, bound):
         return None
     start = None if starts == ["0"] and direction == 1 else starts[0]
     if predicate == "eq":

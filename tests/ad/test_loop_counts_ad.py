@@ -110,16 +110,23 @@ int main(void) {
 """
 
 
+STEPS = {"down": "-1", "down3": "-3", "step2": "2"}   # by the shape name's first word
+
+
+def step_of(name: str) -> str:
+    return STEPS.get(name.split("_")[0], "1")
+
+
+def signed(name: str) -> bool:
+    return "icmp s" in SHAPES[name][3]
+
+
 def module_of(name: str) -> str:
     ity, start, flags, test, branch = SHAPES[name]
-    signed = "icmp s" in SHAPES[name][3]
-    widen = "add i64 %i, 0" if ity == "i64" else ("sext i32 %i to i64" if signed else "zext i32 %i to i64")
+    widen = "add i64 %i, 0" if ity == "i64" else ("sext i32 %i to i64" if signed(name) else "zext i32 %i to i64")
     return (TEMPLATE.replace("NAME", name).replace("ITY", ity).replace("START", start)
             .replace("FLAGS", flags).replace("TEST", test).replace("BRANCH", branch)
-            .replace("WIDEN", widen).replace("STEP", STEPS.get(name.split("_")[0], "1")))
-
-
-STEPS = {"down": "-1", "down3": "-3", "step2": "2"}
+            .replace("WIDEN", widen).replace("STEP", step_of(name)))
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
@@ -134,7 +141,7 @@ def test_loop_counted_from_its_clamped_bound_gets_a_static_record(name, tmp_path
     # from, is computed from the count's end, not captured on the exit
     loop = analyze_cfg(parse_module(module_of(name) + DECLS).functions[f"f_{name}"]).loops[0]
     assert loop.bound is not None and loop.trip_count is None
-    if STEPS.get(name.split("_")[0], "1") in ("1", "-1"):
+    if step_of(name) in ("1", "-1"):
         assert "%ivexit" not in fn   # (a larger step's last IV is captured on the exit)
 
     # the gradient, compiled, against central differences (one shape per program)
@@ -145,7 +152,7 @@ def test_loop_counted_from_its_clamped_bound_gets_a_static_record(name, tmp_path
     # the loops to i == n - 1 and those counting down from n - 1 need n >= 1
     if name.startswith(("eq_", "down")):
         counts = "1, 1, 2, 3, 5, 7, 12"
-    elif "icmp s" in SHAPES[name][3]:
+    elif signed(name):
         counts = "-3, 0, 1, 2, 3, 7, 12"
     else:
         counts = "0, 0, 1, 2, 3, 7, 12"

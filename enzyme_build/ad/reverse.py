@@ -936,11 +936,12 @@ class ReverseGenerator:
         elif op == "select" and varied:
             dr = self.take_adjoint(res, lines)
             cond = self.cache.fetch(inst.operands[0][1], label)
-            zero = zero_of(inst.type)
+            ty = self.types[res]     # a select of integer views of floats: its float type
+            zero = zero_of(ty)
             for pos, (a, b) in ((1, (dr, zero)), (2, (zero, dr))):
                 v = inst.operands[pos][1]
                 if is_local(v) and v in self.act.varied:
-                    self.accumulate(v, self.ir(lines).select(cond, inst.type, a, b, hint="sel"), lines)
+                    self.accumulate(v, self.ir(lines).select(cond, ty, a, b, hint="sel"), lines)
         elif op == "load":
             if varied:
                 dr = self.take_adjoint(res, lines)
@@ -954,10 +955,12 @@ class ReverseGenerator:
                 old = self.ir(lines).load(vty, ptr, hint="ds")
                 self.ir(lines).store(vty, float_constant(0.0, vty), ptr)
                 self.accumulate(v, old, lines)
-            elif not is_local(v) and re.fullmatch(r"i(32|64)", vty) and self._ptr_shadowed(p) \
-                    and self._holds_floats_only(p, int(vty[1:]) // 8):
-                # a constant's bits stored over floats (a memcpy of known doubles folded to
-                # `store i64 C`): the overwritten floats' adjoint ends here, as for a float store
+            elif re.fullmatch(r"i(32|64)", vty) and not (is_local(v) and v in self.act.varied) \
+                    and self._ptr_shadowed(p) and self._holds_floats_only(p, int(vty[1:]) // 8):
+                # bits that are not float data stored over floats (a memcpy of known doubles
+                # folded to `store i64 C`, bits computed by integer arithmetic): the overwritten
+                # floats' adjoint ends here, as for a float store (forward mode stores a zero
+                # tangent there)
                 self.ir(lines).store(vty, "0", self.cache.fetch(self.shadow(p), label))
             if id(inst) in self.cache.undone_stores:
                 at = self.cache.fetch(p, label)

@@ -529,15 +529,139 @@ def _split_float_carriers_in(lines: list[str]) -> list[str]:
         replace[i] = out
         gone = {wide} | {_NAME_TOKEN_RE.match(lines[c].strip()).group(0) for c in chain} - {n for n, _, _ in pieces}
         drop |= chain | {r for g in gone for r in records.get(g, [])}
-    if not replace:
+    return _spliced(lines, replace, drop)
+
+
+def _spliced(lines: list[str], replace: dict[int, list[str]], drop: set[int]) -> list[str]:
+    """`lines` with line i replaced by replace[i] and the lines in drop removed (the same
+    list when nothing changes)."""
+    if not replace and not drop:
         return lines
-    result: list[str] = []
+    out: list[str] = []
     for i, line in enumerate(lines):
         if i in replace:
-            result.extend(replace[i])
+            out.extend(replace[i])
         elif i not in drop:
-            result.append(line)
-    return result
+            out.append(line)
+    return out
+
+
+_SIGN_OP_RE = re.compile(r'^  ' + _V + r' = (xor|and|or)(?: disjoint)? (i64|i32) ' + _V + r', (-?\d+)(, !dbg !\d+)?$')
+_OR_RE = re.compile(r'^  ' + _V + r' = or(?: disjoint)? (i64|i32) ' + _V + r', ' + _V + r'(, !dbg !\d+)?$')
+_FLOAT_TO_INT_RE = re.compile(r'^  ' + _V + r' = bitcast (double|float) ' + _V + r' to (i64|i32)')
+# sign bit and its complement of each float width, as LLVM prints the signed constants
+_SIGN_MASKS = {"i64": (-(1 << 63), (1 << 63) - 1), "i32": (-(1 << 31), (1 << 31) - 1)}
+
+
+def sign_bit_ops(text: str) -> str:
+    """Sign-bit arithmetic on a float's bits, as the float operation it is: `x ^ SIGN` is
+    `-x`, `x & ~SIGN` is `fabs(x)`, `x | SIGN` is `-fabs(x)`, `(a & ~SIGN) | (b & SIGN)` is
+    `copysign(a, b)` (a `uint64_t` union or memcpy idiom from memory GVN leaves as integer
+    loads; instcombine folds it only when both ends are bitcasts of doubles). Each op whose
+    result is reinterpreted as a float, or whose operand is a float's bits, becomes
+    `bitcast`, the float op, `bitcast` back: the same bits (LLVM defines fneg, fabs and
+    copysign as sign-bit operations), and the engine sees float data it can differentiate
+    instead of integer bits whose derivative it would drop."""
+    if not re.search(r'= (?:xor|and|or)(?: disjoint)? i(?:64|32) %', text):
+        return text
+    used: set[str] = set()
+
+    def rewrite(lines):
+        out = _sign_bit_ops_in(lines)
+        if out is not lines:
+            used.update(re.findall(r'@llvm\.(?:fabs|copysign)\.f(?:32|64)\b', "\n".join(out)))
+        return out
+
+    text = by_function(text, rewrite)
+    for name in sorted(used):
+        if not re.search(r'^declare [^\n]*' + re.escape(name) + r'\(', text, re.M):
+            ty = "double" if name.endswith("f64") else "float"
+            args = f"{ty}, {ty}" if "copysign" in name else ty
+            text += f"\ndeclare {ty} {name}({args})\n"
+    return text
+
+
+def _sign_bit_ops_in(lines: list[str]) -> list[str]:
+    defs: dict[str, int] = {}
+    users: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        m = re.match(r'^  ' + _V + r' = ', line)
+        if m:
+            defs[m.group(1)] = i
+        if line.startswith("  "):
+            rhs = line.split(" = ", 1)[1] if m else line
+            for name in set(_NAME_TOKEN_RE.findall(rhs)):
+                users.setdefault(name, []).append(i)
+
+    def float_facing(result: str, operands: list[str], ity: str) -> bool:
+        """The result is read as a float, or an operand is a float's bits, or bits loaded from
+        memory go back to memory (a sign flipped in place)."""
+        fty = _FLOAT_OF_BITS[ity]
+        uses = [lines[u] for u in users.get(result, [])]
+        if any(re.match(r'^  ' + _V + r' = bitcast ' + ity + r' ' + re.escape(result) + r' to ' + fty + r'\b', u)
+               for u in uses):
+            return True
+        if any(v in defs and _FLOAT_TO_INT_RE.match(lines[defs[v]]) for v in operands):
+            return True
+        return any(u.startswith(f"  store {ity} {result}, ") for u in uses) and \
+            all(v in defs and re.match(r'^  ' + _V + r' = load ' + ity + r', ', lines[defs[v]]) for v in operands)
+
+    def masked(value: str, ity: str):
+        """(operand, mask) of `and ity operand, mask` defining value."""
+        i = defs.get(value)
+        m = _SIGN_OP_RE.match(lines[i]) if i is not None else None
+        if m and m.group(2) == "and" and m.group(3) == ity and len(users.get(value, [])) == 1:
+            return m.group(4), int(m.group(5))
+        return None, None
+
+    new: dict[int, list[str]] = {}
+    drop: set[int] = set()
+    for i, line in enumerate(lines):
+        if not line.startswith("  ") or " = " not in line:
+            continue
+        r = _OR_RE.match(line)
+        if r:      # copysign: (a & ~SIGN) | (b & SIGN), either order
+            res, ity, p, q, dbg = r.group(1), r.group(2), r.group(3), r.group(4), r.group(5) or ""
+            sign, rest = _SIGN_MASKS[ity]
+            (a, ma), (b, mb) = masked(p, ity), masked(q, ity)
+            if (ma, mb) == (sign, rest):
+                (a, ma), (b, mb) = (b, mb), (a, ma)
+            if (ma, mb) != (rest, sign) or not float_facing(res, [a, b], ity):
+                continue
+            fty = _FLOAT_OF_BITS[ity]
+            drop |= {defs[p], defs[q]}
+            new[i] = [f"  {_sub(res, 'mag')} = bitcast {ity} {a} to {fty}{dbg}",
+                      f"  {_sub(res, 'sgn')} = bitcast {ity} {b} to {fty}{dbg}",
+                      f"  {_sub(res, 'f')} = call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} {_sub(res, 'mag')}, "
+                      f"{fty} {_sub(res, 'sgn')}){dbg}",
+                      f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
+            continue
+        m = _SIGN_OP_RE.match(line)
+        if not m:
+            continue
+        res, op, ity, v, c, dbg = m.group(1), m.group(2), m.group(3), m.group(4), int(m.group(5)), m.group(6) or ""
+        sign, rest = _SIGN_MASKS[ity]
+        fty = _FLOAT_OF_BITS[ity]
+        fabs = f"call {fty} @llvm.fabs.{_FSUFFIX[fty]}({fty} {_sub(res, 'x')}){dbg}"
+        body = {("xor", sign): [f"fneg {fty} {_sub(res, 'x')}{dbg}"],
+                ("and", rest): [fabs],
+                ("or", sign): [fabs, f"fneg {fty} {_sub(res, 'abs')}{dbg}"]}.get((op, c))
+        if body is None or not float_facing(res, [v], ity):
+            continue
+        steps = [f"  {_sub(res, 'x')} = bitcast {ity} {v} to {fty}{dbg}"]
+        names = [_sub(res, "abs"), _sub(res, "f")] if len(body) == 2 else [_sub(res, "f")]
+        steps += [f"  {n} = {b}" for n, b in zip(names, body)]
+        steps.append(f"  {res} = bitcast {fty} {names[-1]} to {ity}{dbg}")
+        new[i] = steps
+    return _spliced(lines, new, drop - set(new))
+
+
+_FSUFFIX = {"double": "f64", "float": "f32"}
+
+
+def _sub(name: str, suffix: str) -> str:
+    """A new local name derived from `name` (quoted names keep their quotes)."""
+    return name[:-1] + f'.{suffix}"' if name.endswith('"') else f"{name}.{suffix}"
 
 
 _LOAD_I64_RE = re.compile(r'^  ' + _V + r' = load i64, ptr ' + _V + r'(, align \d+)?(?:, !.*)?$')
@@ -688,8 +812,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     m = _rewritten(m, lower_rounding, llvm)
     # loop-simplify: dedicated loop exits (side tables keep a loop's last records on its exits)
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])
-    pre = integer_pointer_arithmetic(pointers_as_integers(split_float_carriers(reassemble_split_doubles(
-        lower_library_calls(_restore_opaque_calls(m.text(), registry))))))
+    pre = integer_pointer_arithmetic(pointers_as_integers(sign_bit_ops(split_float_carriers(reassemble_split_doubles(
+        lower_library_calls(_restore_opaque_calls(m.text(), registry)))))))
     pre = pass_firstprivate_by_address(pre)
     _keep(keep_dir, "ad-input.ll", pre)
     if keep_dir:

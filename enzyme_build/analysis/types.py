@@ -168,9 +168,8 @@ def float_views(fn, module) -> dict[str, str]:
         if inst.opcode == "bitcast" and inst.result:
             src_ty, src = inst.operands[0]
             if is_float_type(inst.type) and widths.get(src_ty) == inst.type:
-                d = fn.defs.get(src)
-                if d is not None and d.opcode == "load":
-                    views[src] = inst.type
+                for v in _merged_loads(fn, src):
+                    views[v] = inst.type
             elif inst.type in widths and is_float_type(src_ty) and widths[inst.type] == src_ty:
                 views[inst.result] = src_ty
         elif inst.opcode == "load" and inst.type in widths:
@@ -199,6 +198,39 @@ def float_views(fn, module) -> dict[str, str]:
                 views[inst.result] = widths[inst.type]
                 changed = True
     return views
+
+
+def _merged_loads(fn, value: str) -> list[str]:
+    """`value` and the phis/selects/freezes, loads and float-to-integer bitcasts it merges,
+    when every value so reached is one of those (or a constant): an integer load
+    reinterpreted as a float, or a word picked on a branch (`phi [load b[0], load b[1]]`,
+    what GVN leaves of a conditional memmove) and then read as a double. Any arithmetic in
+    the web (bits computed, not moved) gives []: the whole web stays integer."""
+    web, work = [], [value]
+    while work:
+        v = work.pop()
+        if v in web:
+            continue
+        d = fn.defs.get(v)
+        if d is None:
+            return []
+        web.append(v)
+        if d.opcode == "load" or (d.opcode == "bitcast" and is_float_type(d.operands[0][0])):
+            continue
+        if d.opcode == "phi":
+            ins = [x for x, _ in d.incoming]
+        elif d.opcode == "select":
+            ins = [d.operands[1][1], d.operands[2][1]]
+        elif d.opcode == "freeze":
+            ins = [d.operands[0][1]]
+        else:
+            return []
+        for x in ins:
+            if x.startswith("%"):
+                work.append(x)
+            elif not (x in ("undef", "poison") or x.lstrip("-").isdigit()):
+                return []
+    return web
 
 
 _TBAA_ATTACH = re.compile(r',\s*!tbaa\s+!\d+')

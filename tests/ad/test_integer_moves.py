@@ -1,9 +1,11 @@
 """Floating-point data moved through integers, differentiated as what the bytes are.
 
-The class (issue 13, fuzz-01/03/05): a double or float copied through an integer of the
-same width — `memcpy` into a `uint64_t` and back (SROA leaves an i64 load/store pair with
-no type tag), a `uint64_t` word-copy helper (tagged "long" by TBAA: the tag is not what the
-bytes are), a generic swap through `uint64_t`, a word copy into the output array, a float
+The class (issue 13, fuzz-01/03/05/14): a double or float copied through an integer of the
+same width, or picked through one on a branch and read back as a float — `memcpy` into a
+`uint64_t` and back (SROA leaves an i64 load/store pair with no type tag), a `uint64_t`
+word-copy helper (tagged "long" by TBAA: the tag is not what the bytes are), a generic swap
+through `uint64_t`, a word copy into the output array, a conditional `memmove` whose word
+GVN forwards as a phi of two i64 loads, a select or loop-carried phi of words, a float
 moved through `uint32_t`, and a struct whose integer field is copied next to its double
 field (which must stay an integer). Each member is checked in reverse and forward mode
 against the closed-form gradient at -O0 and -O2, and the memory type analysis is checked
@@ -45,6 +47,18 @@ int main(void) {
 """
 
 X = [0.5, -1.25, 1.5, 0.75]
+
+# callees filling and reading a buffer: what f moves in it is not forwarded from stores f
+# sees, and the stores f makes before the read stay
+WEIGH = r"""
+__attribute__((noinline)) static void squares(double *b, const double *x) {
+  for (int i = 0; i < 4; i++) b[i] = x[i] * x[i];
+}
+__attribute__((noinline)) static double weigh(const double *b) {
+  double s = 0;
+  for (int i = 0; i < 4; i++) s += (i + 1) * b[i];
+  return s;
+}"""
 
 # name -> (body defining f, closed-form gradient at X)
 PROGRAMS = {
@@ -105,6 +119,107 @@ __attribute__((noinline)) double f(const double *x) {
   memcpy(&b[0], &w, 8);
   return b[0] * 3 + b[3];
 }""", [0.0, 6 * X[1], 0.0, 2 * X[3]]),
+    # the word picked on a branch (a conditional memmove GVN turns into a phi of two i64
+    # loads) is stored again, read from memory by a callee and forwarded to a later read of
+    # b[0] as `bitcast` of the phi (fuzz-14)
+    "branch_word_read_as_double": (WEIGH + r"""
+__attribute__((noinline)) double f(const double *x) {
+  double *b = malloc(4 * sizeof(double));
+  squares(b, x);
+  if (x[3] > 0) memmove(b, b + 1, 8);
+  { uint64_t w; memcpy(&w, &b[0], 8); memcpy(&b[3], &w, 8); }
+  double s = weigh(b) + 5 * b[0];
+  free(b);
+  return s;
+}""", [0.0, 24 * X[1], 6 * X[2], 0.0]),
+    # the same with the branch not taken: the merged word is b[0]'s own
+    "branch_word_not_taken": (WEIGH + r"""
+__attribute__((noinline)) double f(const double *x) {
+  double *b = malloc(4 * sizeof(double));
+  squares(b, x);
+  if (x[3] < 0) memmove(b, b + 1, 8);
+  { uint64_t w; memcpy(&w, &b[0], 8); memcpy(&b[3], &w, 8); }
+  double s = weigh(b) + 5 * b[0];
+  free(b);
+  return s;
+}""", [20 * X[0], 4 * X[1], 6 * X[2], 0.0]),
+    # a select of two words, stored and reinterpreted as a double
+    "selected_word_reinterpreted": (WEIGH + r"""
+__attribute__((noinline)) double f(const double *x) {
+  double b[4];
+  squares(b, x);
+  uint64_t wa, wb; memcpy(&wa, &b[1], 8); memcpy(&wb, &b[2], 8);
+  uint64_t w = x[3] > 0 ? wa : wb;
+  memcpy(&b[0], &w, 8);
+  double d; memcpy(&d, &w, 8);
+  return weigh(b) + d * x[0];
+}""", [X[1] ** 2, 2 * X[1] * (3 + X[0]), 6 * X[2], 8 * X[3]]),
+    # the bits of the largest element kept across a loop (a phi web with a constant 0)
+    "argmax_bits_in_loop": (WEIGH + r"""
+__attribute__((noinline)) double f(const double *x) {
+  double b[4];
+  squares(b, x);
+  uint64_t w = 0; double m = -1;
+  for (int i = 0; i < 4; i++) { uint64_t t; memcpy(&t, &b[i], 8); if (b[i] > m) { w = t; m = b[i]; } }
+  memcpy(&b[1], &w, 8);
+  double d; memcpy(&d, &w, 8);
+  return weigh(b) + 2 * d + x[3];
+}""", [2 * X[0], 0.0, 14 * X[2], 1.0 + 8 * X[3]]),
+    # sign-bit arithmetic on a double's bits loaded as an integer (a union or memcpy idiom
+    # GVN leaves as `load i64`): x ^ SIGN is -x, and its derivative must follow
+    "sign_flip_bits": (WEIGH + r"""
+__attribute__((noinline)) double f(const double *x) {
+  double *b = malloc(4 * sizeof(double));
+  squares(b, x);
+  uint64_t w; memcpy(&w, &b[1], 8); w ^= 0x8000000000000000ull;
+  double d; memcpy(&d, &w, 8);
+  double s = weigh(b) + d * x[0];
+  free(b);
+  return s;
+}""", [2 * X[0] - X[1] ** 2, 4 * X[1] - 2 * X[1] * X[0], 6 * X[2], 8 * X[3]]),
+    # the flipped word stored back over a double
+    "sign_flip_stored": (WEIGH + r"""
+__attribute__((noinline)) double f(const double *x) {
+  double *b = malloc(4 * sizeof(double));
+  squares(b, x);
+  uint64_t w; memcpy(&w, &b[1], 8); w ^= 0x8000000000000000ull; memcpy(&b[3], &w, 8);
+  double s = weigh(b);
+  free(b);
+  return s;
+}""", [2 * X[0], -4 * X[1], 6 * X[2], 0.0]),
+    # fabs by masking the sign bit off (x[1] < 0)
+    "fabs_bits": (r"""
+__attribute__((noinline)) double f(const double *x) {
+  uint64_t w; memcpy(&w, &x[1], 8); w &= 0x7fffffffffffffffull;
+  double d; memcpy(&d, &w, 8);
+  return d * x[0] + x[2];
+}""", [abs(X[1]), -X[0], 1.0, 0.0]),
+    # -fabs by setting it
+    "neg_fabs_bits": (r"""
+__attribute__((noinline)) double f(const double *x) {
+  uint64_t w; memcpy(&w, &x[2], 8); w |= 0x8000000000000000ull;
+  double d; memcpy(&d, &w, 8);
+  return d * d * x[3];
+}""", [0.0, 0.0, 2 * X[2] * X[3], X[2] ** 2]),
+    # copysign from the bits of two doubles
+    "copysign_bits": (r"""
+__attribute__((noinline)) double f(const double *x) {
+  uint64_t a, b; memcpy(&a, &x[0], 8); memcpy(&b, &x[1], 8);
+  uint64_t r = (a & 0x7fffffffffffffffull) | (b & 0x8000000000000000ull);
+  double d; memcpy(&d, &r, 8);
+  return d * x[2];
+}""", [-X[2], 0.0, -abs(X[0]), 0.0]),
+    # a float's sign flipped through uint32_t
+    "float_sign_flip_bits": (r"""
+__attribute__((noinline)) static void products(float *fa, const double *x) {
+  fa[0] = (float)(x[0] * x[1]); fa[1] = (float)(x[2] * x[3]);
+}
+__attribute__((noinline)) double f(const double *x) {
+  float fa[2]; products(fa, x);
+  uint32_t u; memcpy(&u, &fa[1], 4); u ^= 0x80000000u;
+  float c; memcpy(&c, &u, 4);
+  return (double)c * x[0] + fa[0];
+}""", [-X[2] * X[3] + X[1], X[0], -X[3] * X[0], -X[2] * X[0]]),
     # a copied word also reinterpreted as a double, in memory a word-copy helper moves again
     "copy_reinterpreted_and_passed_on": (r"""
 __attribute__((noinline)) void copy_words(void *dst, const void *src, int n) {

@@ -32,7 +32,8 @@ CI_SEEDS = [0, 1, 2, 4, 5, 6, 7, 8, 12, 15, 18, 20, 21, 26, 30, 33, 34, 35, 47, 
             7515, 7532, 7646,   # char copies of doubles: memcpys before small loops are unrolled
             7926,          # fuzz-11: a 16-byte load GVN cut into doubles (an i128 carrier)
             8259,          # fuzz-12: known doubles copied over active ones as an i64 constant
-            10090, 10152, 10183]   # fuzz-13: split mode kept a uint64_t carrying a double as a double
+            10090, 10152, 10183,   # fuzz-13: split mode kept a uint64_t carrying a double as a double
+            12324]         # fuzz-14: a word merged by a phi, then read as a double
 CONFIGS = ["O0", "O2", "O3", "adbefore"]
 
 

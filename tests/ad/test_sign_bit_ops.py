@@ -1,0 +1,99 @@
+"""Sign-bit arithmetic on a float's bits (`sign_bit_ops`): `x ^ SIGN`, `x & ~SIGN`,
+`x | SIGN` and `(a & ~SIGN) | (b & SIGN)` on integers read as floats become fneg, fabs,
+-fabs and copysign between bitcasts (the same bits), so the engine differentiates them;
+integer code that never meets a float is left as it was. The derivatives of programs of
+the class are checked in tests/ad/test_integer_moves.py."""
+from __future__ import annotations
+
+import pytest
+
+from enzyme_build import llvm
+from enzyme_build.ad.stage import sign_bit_ops
+
+LAYOUT = 'target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"'
+SIGN64, REST64 = "-9223372036854775808", "9223372036854775807"
+
+
+def module(*body: str, ret: str = "double", params: str = "ptr %p, ptr %q") -> str:
+    return "\n".join([LAYOUT, "", f"define {ret} @g({params}) {{", "bb:", *body, "}", ""])
+
+
+def verified(text: str) -> str:
+    llvm.verify(llvm.parse_assembly(text, "signbits"), generated=True)
+    return text
+
+
+def body_of(text: str) -> list[str]:
+    lines = text.split("\n")
+    return lines[lines.index("bb:") + 1:lines.index("}")]
+
+
+def test_xor_read_as_double_is_fneg():
+    out = verified(sign_bit_ops(verified(module(
+        "  %w = load i64, ptr %p, align 8",
+        f"  %n = xor i64 %w, {SIGN64}",
+        "  %d = bitcast i64 %n to double",
+        "  ret double %d"))))
+    assert body_of(out) == [
+        "  %w = load i64, ptr %p, align 8",
+        "  %n.x = bitcast i64 %w to double",
+        "  %n.f = fneg double %n.x",
+        "  %n = bitcast double %n.f to i64",
+        "  %d = bitcast i64 %n to double",
+        "  ret double %d"]
+
+
+@pytest.mark.parametrize("op, mask, ops", [
+    ("and", REST64, ["call double @llvm.fabs.f64(double %n.x)"]),
+    ("or", SIGN64, ["call double @llvm.fabs.f64(double %n.x)", "fneg double %n.abs"]),
+])
+def test_masks_are_fabs_and_negative_fabs(op, mask, ops):
+    out = verified(sign_bit_ops(verified(module(
+        "  %w = load i64, ptr %p, align 8",
+        f"  %n = {op} i64 %w, {mask}",
+        "  %d = bitcast i64 %n to double",
+        "  ret double %d"))))
+    for o in ops:
+        assert any(line.endswith(o) for line in body_of(out)), out
+    assert f" = {op} i64" not in out and "declare double @llvm.fabs.f64(double)" in out
+
+
+def test_copysign_from_two_words_either_order():
+    for first, second in (("%m", "%s"), ("%s", "%m")):
+        out = verified(sign_bit_ops(verified(module(
+            "  %a = load i64, ptr %p, align 8",
+            "  %b = load i64, ptr %q, align 8",
+            f"  %m = and i64 %a, {REST64}",
+            f"  %s = and i64 %b, {SIGN64}",
+            f"  %r = or disjoint i64 {first}, {second}",
+            "  %d = bitcast i64 %r to double",
+            "  ret double %d"))))
+        body = body_of(out)
+        assert "  %r.f = call double @llvm.copysign.f64(double %r.mag, double %r.sgn)" in body
+        assert "  %r.mag = bitcast i64 %a to double" in body and "  %r.sgn = bitcast i64 %b to double" in body
+        assert not any(" = and " in line for line in body)
+
+
+def test_float_bits_through_i32_and_stored_in_place():
+    out = verified(sign_bit_ops(verified(module(
+        "  %w = load i32, ptr %p, align 4",
+        "  %n = xor i32 %w, -2147483648",
+        "  store i32 %n, ptr %q, align 4",
+        "  ret float 0.0", ret="float"))))
+    assert "  %n.f = fneg float %n.x" in body_of(out)
+
+
+@pytest.mark.parametrize("lines", [
+    # integer code: the flipped word is hashed, never read as a float
+    ["  %w = load i64, ptr %p, align 8", f"  %n = xor i64 %w, {SIGN64}", "  %h = mul i64 %n, 31",
+     "  %d = uitofp i64 %h to double", "  ret double %d"],
+    # another mask: exponent bits are not a sign operation
+    ["  %w = load i64, ptr %p, align 8", "  %n = and i64 %w, 9218868437227405312",
+     "  %d = bitcast i64 %n to double", "  ret double %d"],
+    # a computed word stored: no load on the other side
+    ["  %w = load i64, ptr %p, align 8", "  %k = add i64 %w, 1", f"  %n = xor i64 %k, {SIGN64}",
+     "  store i64 %n, ptr %q, align 8", "  ret double 0.0"],
+])
+def test_integer_code_left_alone(lines):
+    text = verified(module(*lines))
+    assert sign_bit_ops(text) == text

@@ -614,27 +614,45 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
             return m.group(4), int(m.group(5))
         return None, None
 
+    def magnitude(value: str, ity: str, fty: str):
+        """How `value`, a float's bits with the sign bit cleared, becomes that float:
+        (lines making it under a given name, the float itself when no line is needed, the
+        lines it replaces) for `and a, ~SIGN` (a reinterpreted) or a bitcast of a `fabs`
+        call (the call's result); else None."""
+        a, ma = masked(value, ity)
+        if ma == _SIGN_MASKS[ity][1]:
+            return (lambda name: [f"  {name} = bitcast {ity} {a} to {fty}"]), None, {defs[value]}
+        i = defs.get(value)
+        c = _FLOAT_TO_INT_RE.match(lines[i]) if i is not None else None
+        j = defs.get(c.group(3)) if c and c.group(2) == fty and c.group(4) == ity else None
+        if j is not None and re.match(r'^  ' + _V + r' = (?:tail )?call (?:\w+ )*' + fty + r' @llvm\.fabs\.',
+                                      lines[j]):
+            return (lambda name: []), c.group(3), set()
+        return None
+
     new: dict[int, list[str]] = {}
     drop: set[int] = set()
     for i, line in enumerate(lines):
         if not line.startswith("  ") or " = " not in line:
             continue
         r = _OR_RE.match(line)
-        if r:      # copysign: (a & ~SIGN) | (b & SIGN), either order
-            res, ity, p, q, dbg = r.group(1), r.group(2), r.group(3), r.group(4), r.group(5) or ""
-            sign, rest = _SIGN_MASKS[ity]
-            (a, ma), (b, mb) = masked(p, ity), masked(q, ity)
-            if (ma, mb) == (sign, rest):
-                (a, ma), (b, mb) = (b, mb), (a, ma)
-            if (ma, mb) != (rest, sign) or not float_facing(res, [a, b], ity):
-                continue
+        if r:      # copysign: (a & ~SIGN) | (b & SIGN), either order; fabs(d) for a & ~SIGN
+            res, ity, dbg = r.group(1), r.group(2), r.group(5) or ""
             fty = _FLOAT_OF_BITS[ity]
-            drop |= {defs[p], defs[q]}
-            new[i] = [f"  {_sub(res, 'mag')} = bitcast {ity} {a} to {fty}{dbg}",
-                      f"  {_sub(res, 'sgn')} = bitcast {ity} {b} to {fty}{dbg}",
-                      f"  {_sub(res, 'f')} = call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} {_sub(res, 'mag')}, "
-                      f"{fty} {_sub(res, 'sgn')}){dbg}",
-                      f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
+            for sgn, mag in ((r.group(3), r.group(4)), (r.group(4), r.group(3))):
+                b, mb = masked(sgn, ity)
+                how = magnitude(mag, ity, fty)
+                if mb == _SIGN_MASKS[ity][0] and how is not None and float_facing(res, [b, mag], ity):
+                    break
+            else:
+                continue
+            made, a, gone = how
+            drop |= {defs[sgn]} | gone
+            new[i] = [f"{step}{dbg}" for step in made(_sub(res, "mag"))] + [
+                f"  {_sub(res, 'sgn')} = bitcast {ity} {b} to {fty}{dbg}",
+                f"  {_sub(res, 'f')} = call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} {a or _sub(res, 'mag')}, "
+                f"{fty} {_sub(res, 'sgn')}){dbg}",
+                f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
             continue
         m = _SIGN_OP_RE.match(line)
         if not m:

@@ -453,13 +453,22 @@ class MemoryTypes:
 
         def bitcast_float(v: str) -> str | None:
             """The float type whose bits the integer v is: it was bitcast from one, or it is
-            bitcast to one (a double loaded as i64 and reinterpreted)."""
+            bitcast to one (a double loaded as i64 and reinterpreted), directly or through the
+            phis, selects and freezes that merge it (the bits of the largest element kept
+            across a loop, then read as a double)."""
             d = fn.defs.get(v)
             if d is not None and d.opcode == "bitcast" and is_float_type(d.operands[0][0]):
                 return d.operands[0][0]
-            for u in users.get(v, []):
-                if u.opcode == "bitcast" and is_float_type(u.type):
-                    return u.type
+            seen, work = {v}, [v]
+            while work:
+                x = work.pop()
+                for u in users.get(x, []):
+                    if u.opcode == "bitcast" and is_float_type(u.type):
+                        return u.type
+                    if u.opcode in ("phi", "select", "freeze") and u.result not in seen and \
+                            (u.opcode != "select" or u.operands[0][1] != x):
+                        seen.add(u.result)
+                        work.append(u.result)
             return None
 
         for inst in fn.instructions():

@@ -182,21 +182,32 @@ def float_views(fn, module) -> dict[str, str]:
         ty = fn.defs[value].type if value in fn.defs else ""
         if value not in views and len(kinds) == 1 and widths.get(ty) in kinds:
             views[value] = widths[ty]
-    # phis/selects merging such values (and constants) into a value that is only stored
-    merges = [i for i in fn.instructions() if i.opcode in ("phi", "select") and i.type in widths]
+    # phis/selects merging such values (and constants), loop-carried ones included (the bits
+    # of the largest element kept across a loop: phi [0, %w.next], %w.next = phi [%load, %w]):
+    # the greatest set of merges whose inputs are views, constants or merges of the set, less
+    # those that no view reaches
+    ins_of = {i.result: ([v for v, _ in i.incoming] if i.opcode == "phi" else [i.operands[1][1], i.operands[2][1]])
+              for i in fn.instructions() if i.opcode in ("phi", "select") and i.type in widths and i.result not in views}
+    ty_of = {v: fn.defs[v].type for v in ins_of}
+    web = set(ins_of)
     changed = True
-    while changed and merges:
+    while changed:
         changed = False
-        for inst in merges:
-            if inst.result in views:
-                continue
-            ins = [v for v, _ in inst.incoming] if inst.opcode == "phi" else \
-                [inst.operands[1][1], inst.operands[2][1]]
-            kinds = {views.get(v) for v in ins if v.startswith("%")}
-            if kinds == {widths[inst.type]} and all(v.startswith("%") or v in ("undef", "poison") or
-                                                   v.lstrip("-").isdigit() for v in ins):
-                views[inst.result] = widths[inst.type]
+        for v in list(web):
+            if not all(x in web or views.get(x) == widths[ty_of[v]] if x.startswith("%") else
+                       x in ("undef", "poison") or x.lstrip("-").isdigit() for x in ins_of[v]):
+                web.discard(v)
                 changed = True
+    reached = {v for v in web if any(x in views for x in ins_of[v])}
+    changed = True
+    while changed:
+        changed = False
+        for v in web - reached:
+            if any(x in reached for x in ins_of[v]):
+                reached.add(v)
+                changed = True
+    for v in reached:
+        views[v] = widths[ty_of[v]]
     return views
 
 

@@ -8,8 +8,8 @@ through `uint64_t`, a word copy into the output array, a conditional `memmove` w
 GVN forwards as a phi of two i64 loads, a select or loop-carried phi of words, a float
 moved through `uint32_t`, and a struct whose integer field is copied next to its double
 field (which must stay an integer). Each member is checked in reverse and forward mode
-against the closed-form gradient at -O0 and -O2, and the memory type analysis is checked
-on its own on IR.
+against the closed-form gradient at -O0, -O2 and with AD before optimization, and the
+memory type analysis is checked on its own on IR.
 """
 from __future__ import annotations
 
@@ -280,14 +280,17 @@ def _build_and_run(tmp_path, name: str, level: str) -> list[tuple[float, float]]
     src = tmp_path / f"{name}.c"
     src.write_text(HEAD + body + MAIN)
     exe = tmp_path / name
-    r = subprocess.run([ENZYME_BUILD, "cc", level, str(src), "-o", str(exe), "-lm"],
-                       capture_output=True, text=True, timeout=300)
+    env = dict(os.environ)
+    if level == "adbefore":    # AD before optimization: the IR SROA leaves, not GVN's
+        env["ENZYME_BUILD_AD_BEFORE_OPT"] = "1"
+    r = subprocess.run([ENZYME_BUILD, "cc", "-O2" if level == "adbefore" else level, str(src), "-o", str(exe),
+                        "-lm"], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout
     return [tuple(float(v) for v in line.split()) for line in out.splitlines()]
 
 
-@pytest.mark.parametrize("level", ["-O0", "-O2"])
+@pytest.mark.parametrize("level", ["-O0", "-O2", "adbefore"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_float_bytes_moved_through_integers(tmp_path, name, level):
     rows = _build_and_run(tmp_path, name, level)

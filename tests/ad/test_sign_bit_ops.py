@@ -74,6 +74,22 @@ def test_copysign_from_two_words_either_order():
         assert not any(" = and " in line for line in body)
 
 
+def test_copysign_onto_a_magnitude_from_fabs():
+    # what instcombine leaves when the magnitude's double is known: bitcast (fabs d)
+    out = verified(sign_bit_ops(verified(module(
+        "  %d = load double, ptr %p, align 8",
+        "  %b = load i64, ptr %q, align 8",
+        "  %f = tail call double @llvm.fabs.f64(double %d)",
+        "  %m = bitcast double %f to i64",
+        f"  %s = and i64 %b, {SIGN64}",
+        "  %r = or disjoint i64 %s, %m",
+        "  %x = bitcast i64 %r to double",
+        "  ret double %x"))))
+    body = body_of(out)
+    assert "  %r.f = call double @llvm.copysign.f64(double %f, double %r.sgn)" in body
+    assert not any(" = and " in line or " = or " in line for line in body)
+
+
 def test_float_bits_through_i32_and_stored_in_place():
     out = verified(sign_bit_ops(verified(module(
         "  %w = load i32, ptr %p, align 4",

@@ -42,6 +42,10 @@ class _Gen:
         # data-dependent counts that may be below the first iteration's, starts other than 0,
         # unsigned counters, `!=` tests, counting down, steps of 2): a sixth
         self.rl = random.Random(seed * 1_000_081 + 41)
+        # and a double's bits handled as a uint64_t word beyond plain copies (a word picked by
+        # a branch or a select and read back as a double, sign-bit arithmetic: negation,
+        # fabs, copysign; the bits of the largest element kept across a loop): a seventh
+        self.rw = random.Random(seed * 1_000_099 + 43)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -345,9 +349,13 @@ class _Gen:
         (one iteration), the same from a data-dependent start or with an unsigned counter, a
         `k != n` test, counting down, a step of 2. Its expressions draw from the loop-shape
         stream too, so the statements after it in the main stream stay as they were."""
-        saved, self.r = self.r, self.rl
+        return self._drawn_from(self.rl, self._loop_shape_stmt)
+
+    def _drawn_from(self, stream: random.Random, make) -> list[str]:
+        """make()'s statement with every draw (its expressions' too) from `stream`."""
+        saved, self.r = self.r, stream
         try:
-            return self._loop_shape_stmt()
+            return make()
         finally:
             self.r = saved
 
@@ -373,6 +381,40 @@ class _Gen:
         if kind == "down":
             return [f"{{ int {n} = {count};", f"  for (int {k} = {n} - 1; {k} >= 0; {k}--) {{ {body} }} }}"]
         return [f"{{ int {n} = {count};", f"  for (int {k} = 0; {k} < {n}; {k} += 2) {{ {body} }} }}"]
+
+    def word_stmt(self) -> list[str]:
+        """A double's bits handled as a `uint64_t` word: moved by a conditional memmove and
+        copied on, picked by a select, negated, masked to fabs, combined into copysign, or
+        kept across a loop as the bits of the largest element; then stored or read back as a
+        double. Its expressions draw from the word stream."""
+        return self._drawn_from(self.rw, self._word_stmt)
+
+    def _word_stmt(self) -> list[str]:
+        rw = self.rw
+        kind = rw.choice(["memmove_copy", "select", "negate", "fabs", "copysign", "argmax"])
+        w, d, u, v = self.name("w"), self.name("d"), self.name("u"), self.name("v")
+        i, j, k = rw.randrange(M), rw.randrange(M), rw.randrange(M)
+        cond = self.expr(["s", "t", f"b[{rw.randrange(M)}]", f"x[{rw.randrange(N)}]"])
+        acc = rw.choice(["s", "t"])
+        read = f"double {d}; memcpy(&{d}, &{w}, 8); {acc} = {acc} + 0.25 * {d};"
+        store = f"memcpy(&b[{k}], &{w}, 8);"
+        if kind == "memmove_copy":
+            return [f"if ({cond} > 0.3) memmove(b + {i}, b + {j}, 8);",
+                    f"{{ uint64_t {w}; memcpy(&{w}, &b[{i}], 8); {store} }}"]
+        if kind == "select":
+            return [f"{{ uint64_t {u}, {v}; memcpy(&{u}, &b[{i}], 8); memcpy(&{v}, &a[{j}], 8);",
+                    f"  uint64_t {w} = {cond} > 0 ? {u} : {v}; {store} {read} }}"]
+        if kind in ("negate", "fabs"):
+            src, op = {"negate": ("b", "^= 0x8000000000000000ull"), "fabs": ("a", "&= 0x7fffffffffffffffull")}[kind]
+            return [f"{{ uint64_t {w}; memcpy(&{w}, &{src}[{i}], 8); {w} {op};",
+                    f"  {rw.choice([store, read])} }}"]
+        if kind == "copysign":
+            return [f"{{ uint64_t {u}, {v}; memcpy(&{u}, &b[{i}], 8); memcpy(&{v}, &a[{j}], 8);",
+                    f"  uint64_t {w} = ({u} & 0x7fffffffffffffffull) | ({v} & 0x8000000000000000ull); {read} }}"]
+        return [f"{{ uint64_t {w} = 0; double {u} = -1e300;",
+                f"  for (int q = 0; q < {M}; q++) {{ uint64_t {v}; memcpy(&{v}, &b[q], 8);",
+                f"    if (b[q] > {u}) {{ {u} = b[q]; {w} = {v}; }} }}",
+                f"  {rw.choice([store, read])} }}"]
 
     # ---------------------------------------------------------------- program
     def program(self) -> str:
@@ -406,6 +448,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1
             body[at:at] = self.loop_shape_stmt()
+        if self.rw.random() < 0.3:
+            at = self.rw.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.word_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]

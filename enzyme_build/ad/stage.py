@@ -594,14 +594,18 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
                 users.setdefault(name, []).append(i)
 
     def float_facing(result: str, operands: list[str], ity: str) -> bool:
-        """The result is read as a float, or an operand is a float's bits, or bits loaded from
-        memory go back to memory (a sign flipped in place)."""
+        """The result is read as a float, or an operand is a float's bits (bitcast from or to
+        one), or bits loaded from memory go back to memory (a sign flipped in place)."""
         fty = _FLOAT_OF_BITS[ity]
+
+        def read_as_float(value: str) -> bool:
+            return any(re.match(r'^  ' + _V + r' = bitcast ' + ity + r' ' + re.escape(value) + r' to ' + fty + r'\b',
+                               lines[u]) for u in users.get(value, []))
+
         uses = [lines[u] for u in users.get(result, [])]
-        if any(re.match(r'^  ' + _V + r' = bitcast ' + ity + r' ' + re.escape(result) + r' to ' + fty + r'\b', u)
-               for u in uses):
+        if read_as_float(result):
             return True
-        if any(v in defs and _FLOAT_TO_INT_RE.match(lines[defs[v]]) for v in operands):
+        if any(v in defs and (_FLOAT_TO_INT_RE.match(lines[defs[v]]) or read_as_float(v)) for v in operands):
             return True
         return any(u.startswith(f"  store {ity} {result}, ") for u in uses) and \
             all(v in defs and re.match(r'^  ' + _V + r' = load ' + ity + r', ', lines[defs[v]]) for v in operands)
@@ -613,6 +617,27 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
         if m and m.group(2) == "and" and m.group(3) == ity and len(users.get(value, [])) == 1:
             return m.group(4), int(m.group(5))
         return None, None
+
+    def sign_only(value: str, ity: str, seen=None) -> bool:
+        """Whether no bit of `value` but the sign can be set: `and x, SIGN`, the constants 0
+        and SIGN, and phis/selects of such (a sign picked on a branch)."""
+        if not value.startswith("%"):
+            return value in ("0", "undef", "poison") or value == str(_SIGN_MASKS[ity][0])
+        seen = set() if seen is None else seen
+        if value in seen:
+            return True
+        seen.add(value)
+        i = defs.get(value)
+        if i is None:
+            return False
+        m = _SIGN_OP_RE.match(lines[i])
+        if m:
+            return m.group(2) == "and" and m.group(3) == ity and int(m.group(5)) == _SIGN_MASKS[ity][0]
+        m = re.match(r'^  ' + _V + r' = phi ' + ity + r' (.*)$', lines[i])
+        if m:
+            return all(sign_only(v, ity, seen) for v in re.findall(r'\[\s*([^,\s]+)\s*,', m.group(2)))
+        m = re.match(r'^  ' + _V + r' = select i1 [^,]+, ' + ity + r' ([^,]+), ' + ity + r' ([^,\s]+)', lines[i])
+        return bool(m) and sign_only(m.group(2), ity, seen) and sign_only(m.group(3), ity, seen)
 
     def magnitude(value: str, ity: str, fty: str):
         """How `value`, a float's bits with the sign bit cleared, becomes that float:
@@ -640,16 +665,19 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
             res, ity, dbg = r.group(1), r.group(2), r.group(5) or ""
             fty = _FLOAT_OF_BITS[ity]
             for sgn, mag in ((r.group(3), r.group(4)), (r.group(4), r.group(3))):
-                b, mb = masked(sgn, ity)
                 how = magnitude(mag, ity, fty)
-                if mb == _SIGN_MASKS[ity][0] and how is not None and float_facing(res, [b, mag], ity):
+                if how is not None and sign_only(sgn, ity) and float_facing(res, [sgn, mag], ity):
                     break
             else:
                 continue
             made, a, gone = how
-            drop |= {defs[sgn]} | gone
+            drop |= gone
+            y, my = masked(sgn, ity)
+            if my == _SIGN_MASKS[ity][0]:    # `and y, SIGN` used here only: y's sign itself
+                drop.add(defs[sgn])
+                sgn = y
             new[i] = [f"{step}{dbg}" for step in made(_sub(res, "mag"))] + [
-                f"  {_sub(res, 'sgn')} = bitcast {ity} {b} to {fty}{dbg}",
+                f"  {_sub(res, 'sgn')} = bitcast {ity} {sgn} to {fty}{dbg}",
                 f"  {_sub(res, 'f')} = call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} {a or _sub(res, 'mag')}, "
                 f"{fty} {_sub(res, 'sgn')}){dbg}",
                 f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
@@ -663,7 +691,10 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
         fabs = f"call {fty} @llvm.fabs.{_FSUFFIX[fty]}({fty} {_sub(res, 'x')}){dbg}"
         body = {("xor", sign): [f"fneg {fty} {_sub(res, 'x')}{dbg}"],
                 ("and", rest): [fabs],
-                ("or", sign): [fabs, f"fneg {fty} {_sub(res, 'abs')}{dbg}"]}.get((op, c))
+                ("or", sign): [fabs, f"fneg {fty} {_sub(res, 'abs')}{dbg}"],
+                # the sign bit alone: +0.0 or -0.0 with x's sign, which carries no derivative
+                ("and", sign): [f"call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} 0.0, {fty} {_sub(res, 'x')}){dbg}"],
+                }.get((op, c))
         if body is None or not float_facing(res, [v], ity):
             continue
         steps = [f"  {_sub(res, 'x')} = bitcast {ity} {v} to {fty}{dbg}"]

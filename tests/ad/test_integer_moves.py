@@ -209,6 +209,15 @@ __attribute__((noinline)) double f(const double *x) {
   double d; memcpy(&d, &r, 8);
   return d * x[2];
 }""", [-X[2], 0.0, -abs(X[0]), 0.0]),
+    # copysign whose sign word is picked on a branch (a phi of `v & SIGN` and 0)
+    "copysign_sign_on_branch": (r"""
+__attribute__((noinline)) double f(const double *x) {
+  uint64_t sg = 0;
+  if (x[3] > 0) { uint64_t v; memcpy(&v, &x[1], 8); sg = v & 0x8000000000000000ull; }
+  uint64_t m; memcpy(&m, &x[0], 8); m &= 0x7fffffffffffffffull;
+  uint64_t r = m | sg; double d; memcpy(&d, &r, 8);
+  return d * x[2];
+}""", [-X[2], 0.0, -abs(X[0]), 0.0]),
     # a float's sign flipped through uint32_t
     "float_sign_flip_bits": (r"""
 __attribute__((noinline)) static void products(float *fa, const double *x) {

@@ -87,7 +87,31 @@ def test_copysign_onto_a_magnitude_from_fabs():
         "  ret double %x"))))
     body = body_of(out)
     assert "  %r.f = call double @llvm.copysign.f64(double %f, double %r.sgn)" in body
+    assert "  %r.sgn = bitcast i64 %b to double" in body
     assert not any(" = and " in line or " = or " in line for line in body)
+
+
+def test_sign_picked_on_a_branch():
+    # the sign of a double, isolated (copysign(0.0, d)), or a constant, merged by a phi
+    out = verified(sign_bit_ops(verified(module(
+        "  %d = load double, ptr %p, align 8",
+        "  %c = fcmp ogt double %d, 1.0",
+        "  br i1 %c, label %one, label %two",
+        "one:",
+        "  %w = bitcast double %d to i64",
+        f"  %s = and i64 %w, {SIGN64}",
+        "  br label %two",
+        "two:",
+        "  %sg = phi i64 [ %s, %one ], [ 0, %bb ]",
+        "  %e = load double, ptr %q, align 8",
+        "  %f = tail call double @llvm.fabs.f64(double %e)",
+        "  %m = bitcast double %f to i64",
+        "  %r = or disjoint i64 %sg, %m",
+        "  %x = bitcast i64 %r to double",
+        "  ret double %x"))))
+    assert "  %s.f = call double @llvm.copysign.f64(double 0.0, double %s.x)" in out
+    assert "  %r.f = call double @llvm.copysign.f64(double %f, double %r.sgn)" in out
+    assert "  %r.sgn = bitcast i64 %sg to double" in out
 
 
 def test_float_bits_through_i32_and_stored_in_place():

@@ -46,6 +46,10 @@ class _Gen:
         # a branch or a select and read back as a double, sign-bit arithmetic: negation,
         # fabs, copysign; the bits of the largest element kept across a loop): a seventh
         self.rw = random.Random(seed * 1_000_099 + 43)
+        # and the rest of libm (hyperbolic and inverse trigonometric functions, erf, gamma,
+        # cbrt, hypot, atan2, fmin/fmax, fmod, copysign, fdim, fma, ldexp, modf, rounding), on
+        # arguments kept inside their domains: an eighth
+        self.rm = random.Random(seed * 1_000_117 + 47)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -416,6 +420,41 @@ class _Gen:
                 f"    if (b[q] > {u}) {{ {u} = b[q]; {w} = {v}; }} }}",
                 f"  {rw.choice([store, read])} }}"]
 
+    def math_stmt(self) -> list[str]:
+        """One or two libm calls beyond the main stream's (sin, cos, exp, log, sqrt, tanh,
+        pow) on bounded arguments, added to s or t or blended into an array element."""
+        return self._drawn_from(self.rm, self._math_stmt)
+
+    # name -> C text of the call on bounded arguments p, q, r (each in (-1.5, 1.5))
+    MATH_CALLS = {
+        "cbrt": "cbrt({p})", "expm1": "expm1({p})", "log1p": "log1p({p} * {p})", "erf": "erf({p})",
+        "erfc": "erfc({p})", "sinh": "sinh({p})", "cosh": "cosh({p})", "asinh": "asinh({p})",
+        "acosh": "acosh(1.5 + {p} * {p})", "atanh": "atanh(0.6 * {p})", "atan": "atan({p})",
+        "asin": "asin(0.6 * {p})", "acos": "acos(0.6 * {p})", "tan": "tan(0.5 * {p})",
+        "exp2": "exp2({p})", "log2": "log2(1.5 + {p} * {p})", "log10": "log10(1.5 + {p} * {p})",
+        "lgamma": "lgamma(1.5 + {p} * {p})", "tgamma": "tgamma(1.5 + {p} * {p})",
+        "hypot": "hypot({p}, {q})", "atan2": "atan2({p}, 2.0 + {q})", "fmin": "fmin({p}, {q})",
+        "fmax": "fmax({p}, {q})", "copysign": "copysign({p}, {q})", "fdim": "fdim({p}, {q})",
+        "fmod": "fmod({p}, 0.7 + {q} * {q})", "fma": "fma({p}, {q}, {r})", "fabs": "fabs({p})",
+        "ldexp": "ldexp({p}, 3)", "floor": "floor(2.0 * {p}) * {q}", "round": "{q} * round(2.0 * {p})",
+        "pow_int": "pow({p}, 3.0)", "pow_half": "pow(1.5 + {p} * {p}, 0.5 * {q})",
+        "modf": "({{ double ip_; modf(2.0 * {p}, &ip_) + 0.25 * ip_; }})",
+    }
+
+    def _math_stmt(self) -> list[str]:
+        rm = self.rm
+        leaves = ["s", "t", f"a[{rm.randrange(M)}]", f"b[{rm.randrange(M)}]", f"x[{rm.randrange(N)}]"]
+        calls = []
+        for _ in range(rm.choice([1, 1, 2])):
+            fmt = self.MATH_CALLS[rm.choice(sorted(self.MATH_CALLS))]
+            calls.append(fmt.format(p=self.bexpr(leaves), q=self.bexpr(leaves), r=self.bexpr(leaves)))
+        value = " * ".join(calls) if rm.random() < 0.5 else " + ".join(calls)
+        k = rm.randrange(M)
+        tgt = rm.choice(["s", "t", f"a[{k}]", f"b[{k}]"])
+        if tgt in ("s", "t"):
+            return [f"{tgt} = {tgt} + 0.25 * tanh({value});"]
+        return [f"{tgt} = 0.5 * {tgt} + 0.25 * tanh({value});"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -453,6 +492,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1
             body[at:at] = self.word_stmt()
+        if self.rm.random() < 0.35:
+            at = self.rm.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.math_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]

@@ -50,6 +50,10 @@ class _Gen:
         # cbrt, hypot, atan2, fmin/fmax, fmod, copysign, fdim, fma, ldexp, modf, rounding), on
         # arguments kept inside their domains: an eighth
         self.rm = random.Random(seed * 1_000_117 + 47)
+        # and control flow and indexing the main stream lacks (switch with fallthrough,
+        # break/continue, goto, indices computed from data, ternaries, a 2-D local array, a
+        # helper with several returns, an integer count of data): a ninth
+        self.rc = random.Random(seed * 1_000_121 + 53)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -455,6 +459,57 @@ class _Gen:
             return [f"{tgt} = {tgt} + 0.25 * tanh({value});"]
         return [f"{tgt} = 0.5 * {tgt} + 0.25 * tanh({value});"]
 
+    def control_stmt(self) -> list[str]:
+        """Control flow or indexing from the ninth stream's list, on the arrays and s, t."""
+        return self._drawn_from(self.rc, self._control_stmt)
+
+    def _control_stmt(self) -> list[str]:
+        rc = self.rc
+        leaves = ["s", "t", f"a[{rc.randrange(M)}]", f"b[{rc.randrange(M)}]", f"x[{rc.randrange(N)}]"]
+        kind = rc.choice(["switch", "break_continue", "goto", "data_index", "ternary", "matrix",
+                          "returns", "count"])
+        i, j, k = rc.randrange(M), rc.randrange(M), self.name("k")
+        upd = lambda tgt: f"{tgt} = 0.5 * {tgt} + 0.5 * {self.bexpr(leaves)};"
+        level = f"(int)(2.0 * (1.0 + {self.bexpr(leaves)}))"     # 0 .. 4
+        if kind == "switch":
+            return [f"switch ({level}) {{",
+                    f"  case 0: {upd('s')} break;",
+                    f"  case 1: {upd('t')}   /* falls through */",
+                    f"  case 2: {upd(f'a[{i}]')} break;",
+                    f"  default: {upd(f'b[{j}]')}", "}"]
+        if kind == "break_continue":
+            return [f"for (int {k} = 0; {k} < {M}; {k}++) {{",
+                    f"  if (b[{k}] > {rc.choice(['0.5', '0.0', '-0.5'])}) continue;",
+                    f"  s = s + 0.3 * {self.bexpr(['s', f'a[{k}]', f'b[{k}]'])};",
+                    f"  if (s > {rc.choice(['1.0', '2.0'])}) break;", "}"]
+        if kind == "goto":
+            lbl = self.name("again")
+            return [f"{{ int {k} = 0;", f"  {lbl}: t = t + 0.2 * {self.bexpr(['t', f'b[{k}]', f'a[{k}]'])};",
+                    f"  if (++{k} < {rc.randint(2, M)} && t < 2.0) goto {lbl}; }}"]
+        if kind == "data_index":
+            return [f"{{ int {k} = {level} % {M};",
+                    f"  b[{k}] = 0.5 * b[{k}] + 0.5 * {self.bexpr(['s', f'a[({k} + 1) % {M}]', f'b[{k}]'])}; }}"]
+        if kind == "ternary":
+            tgt = rc.choice(["s", "t", f"a[{i}]"])
+            return [f"{tgt} = ({self.expr(leaves)} > {self.expr(leaves)}) ? {self.bexpr(leaves)} : {self.bexpr(leaves)};"]
+        if kind == "matrix":
+            m, r2 = self.name("m"), rc.randrange(3)
+            return [f"{{ double {m}[3][{M}];",
+                    f"  for (int r = 0; r < 3; r++) for (int c = 0; c < {M}; c++) "
+                    f"{m}[r][c] = {self.bexpr(['a[c]', 'b[(c + r) % ' + str(M) + ']', 's'])} * (r + 1);",
+                    f"  for (int c = 0; c < {M}; c++) t = t + 0.1 * {m}[{r2}][c] * {m}[(c + {r2}) % 3][c]; }}"]
+        if kind == "returns":
+            fn = f"ret{len(self.helpers)}"
+            self.helpers.append(
+                f"static double {fn}(double v, double w) {{\n"
+                f"  if (v < -0.5) return w * v;\n"
+                f"  if (v > 0.5) {{ double q = {self.bexpr(['v', 'w'])}; if (q > 0.0) return q; return q * q; }}\n"
+                f"  return v + 0.5 * w;\n}}")
+            return [f"s = s + 0.5 * {fn}({self.bexpr(leaves)}, {self.expr(leaves)});"]
+        c = self.name("cnt")
+        return [f"{{ int {c} = 0;", f"  for (int {k} = 0; {k} < {M}; {k}++) if (a[{k}] > b[{k}]) {c}++;",
+                f"  t = t + 0.1 * {c} * {self.bexpr(leaves)}; }}"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -497,6 +552,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1
             body[at:at] = self.math_stmt()
+        if self.rc.random() < 0.4:
+            at = self.rc.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.control_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]

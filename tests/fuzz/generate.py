@@ -22,6 +22,12 @@ import sys
 N = 4          # inputs of f
 M = 6          # length of the working arrays a (local) and b (malloc'd)
 FD_STEPS = ("1e-4", "1e-5", "1e-6")
+# a program computing partly in single precision: f(x) is only accurate to ~1e-7, so the
+# differences take wider steps and the oracle looser tolerances, which the program prints
+# (`TOL rev_fwd fd_agree fd`): reverse, forward and split mode still agree to ~1e-5 (both
+# round in float), and a derivative path dropped entirely still shows against the differences
+SINGLE_FD_STEPS = ("1e-2", "1e-3", "1e-4")
+SINGLE_TOLERANCES = "1e-5 2e-2 2e-2"
 
 
 class _Gen:
@@ -54,6 +60,10 @@ class _Gen:
         # break/continue, goto, indices computed from data, ternaries, a 2-D local array, a
         # helper with several returns, an integer count of data): a ninth
         self.rc = random.Random(seed * 1_000_121 + 53)
+        # and single precision (float temporaries, arrays and libm calls, a float moved
+        # through uint32_t): a tenth; such programs print looser tolerances for the oracle
+        self.rf = random.Random(seed * 1_000_133 + 59)
+        self.single = False
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -510,6 +520,35 @@ class _Gen:
         return [f"{{ int {c} = 0;", f"  for (int {k} = 0; {k} < {M}; {k}++) if (a[{k}] > b[{k}]) {c}++;",
                 f"  t = t + 0.1 * {c} * {self.bexpr(leaves)}; }}"]
 
+    def float_stmt(self) -> list[str]:
+        """Single-precision arithmetic feeding s, t or an array element."""
+        self.single = True
+        return self._drawn_from(self.rf, self._float_stmt)
+
+    def _float_stmt(self) -> list[str]:
+        rf = self.rf
+        leaves = ["s", "t", f"a[{rf.randrange(M)}]", f"b[{rf.randrange(M)}]", f"x[{rf.randrange(N)}]"]
+        u, k = self.name("u"), self.name("k")
+        fe = lambda: f"(float){self.bexpr(leaves)}"
+        call = lambda v: rf.choice([f"sinf({v})", f"expf(-{v} * {v})", f"sqrtf(1.0f + {v} * {v})",
+                                    f"logf(1.5f + {v} * {v})", f"tanhf({v})", f"powf(1.25f + {v} * {v}, 0.5f)",
+                                    f"fabsf({v})", f"fmaxf({v}, 0.25f)", f"cosf({v})", f"atanf({v})"])
+        kind = rf.choice(["scalar", "array", "round_trip", "bits"])
+        acc = rf.choice(["s", "t"])
+        if kind == "scalar":
+            return [f"{{ float {u} = {fe()};", f"  {u} = {call(u)} * 0.5f + {call(u)} * {fe()};",
+                    f"  {acc} = {acc} + 0.25 * {u}; }}"]
+        if kind == "array":
+            fa = self.name("fa")
+            return [f"{{ float {fa}[{M}];",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {fa}[{k}] = (float)(a[{k}] * 0.5) + {call(f'(float)b[{k}]')};",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {acc} = {acc} + 0.1 * {fa}[{k}] * {fa}[({k} + 1) % {M}]; }}"]
+        if kind == "round_trip":
+            i = rf.randrange(M)
+            return [f"b[{i}] = (double)((float)b[{i}] * {fe()});"]
+        return [f"{{ float {u} = {fe()}; uint32_t w{u}; memcpy(&w{u}, &{u}, 4);",
+                f"  w{u} ^= 0x80000000u; memcpy(&{u}, &w{u}, 4); {acc} = {acc} + 0.25 * {u}; }}"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -557,6 +596,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1
             body[at:at] = self.control_stmt()
+        if self.rf.random() < 0.2:
+            at = self.rf.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.float_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]
@@ -596,6 +640,7 @@ class _Gen:
             f"  double x[{N}] = {{{', '.join(x0)}}};",
             f"  double g[{N}] = {{0}};",
             '  printf("VAL %.17g\\n", f(x));',
+        ] + ([f'  printf("TOL {SINGLE_TOLERANCES}\\n");'] if self.single else []) + [
             "  __enzyme_autodiff((void *)f, enzyme_dup, x, g);",
             f'  for (int i = 0; i < {N}; i++) printf("REV %d %.17g\\n", i, g[i]);',
             f"  for (int i = 0; i < {N}; i++) {{",
@@ -607,7 +652,7 @@ class _Gen:
             "  void *tape = __enzyme_augmentfwd((void *)f, enzyme_dup, x, gs);",
             "  __enzyme_reverse((void *)f, enzyme_dup, x, gs, 1.0, tape);",
             f'  for (int i = 0; i < {N}; i++) printf("SPL %d %.17g\\n", i, gs[i]);',
-            f"  static const double steps[3] = {{{', '.join(FD_STEPS)}}};",
+            f"  static const double steps[3] = {{{', '.join(SINGLE_FD_STEPS if self.single else FD_STEPS)}}};",
             "  for (int k = 0; k < 3; k++)",
             f"    for (int i = 0; i < {N}; i++) {{",
             f"      double xp[{N}], xm[{N}];",

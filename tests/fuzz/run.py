@@ -49,7 +49,8 @@ RUN_TIMEOUT = 30
 
 
 def parse_output(text: str) -> dict:
-    out = {"val": None, "rev": {}, "fwd": {}, "spl": {}, "fd": {}}
+    out = {"val": None, "rev": {}, "fwd": {}, "spl": {}, "fd": {},
+           "tol": (REV_FWD_TOL, FD_AGREE_TOL, FD_TOL)}
     for line in text.splitlines():
         p = line.split()
         if not p:
@@ -57,6 +58,8 @@ def parse_output(text: str) -> dict:
         try:
             if p[0] == "VAL":
                 out["val"] = float(p[1])
+            elif p[0] == "TOL":     # a program computing partly in float (generate.py)
+                out["tol"] = tuple(float(v) for v in p[1:4])
             elif p[0] == "REV":
                 out["rev"][int(p[1])] = float(p[2])
             elif p[0] == "FWD":
@@ -83,23 +86,24 @@ def judge(text: str) -> tuple[str, str]:
     nums = [*d["rev"].values(), *d["fwd"].values(), *d["spl"].values()]
     if not all(math.isfinite(v) for v in nums):
         return "wrong", "non-finite derivative"
+    rev_fwd_tol, fd_agree_tol, fd_tol = d["tol"]
     scale = max([1.0] + [abs(v) for v in nums])
     problems = []
     for i in comps:
         r, w = d["rev"][i], d["fwd"][i]
-        if abs(r - w) > REV_FWD_TOL * scale:
+        if abs(r - w) > rev_fwd_tol * scale:
             problems.append(f"x[{i}]: rev {r:.17g} != fwd {w:.17g}")
-        if i in d["spl"] and abs(r - d["spl"][i]) > REV_FWD_TOL * scale:
+        if i in d["spl"] and abs(r - d["spl"][i]) > rev_fwd_tol * scale:
             problems.append(f"x[{i}]: rev {r:.17g} != split {d['spl'][i]:.17g}")
         fds = list(d["fd"][i].values())
         if not all(math.isfinite(v) for v in fds):
             continue
         fscale = max(1.0, *(abs(v) for v in fds))
-        if max(fds) - min(fds) > FD_AGREE_TOL * fscale:
+        if max(fds) - min(fds) > fd_agree_tol * fscale:
             continue  # the steps disagree (non-smooth near x): FD says nothing here
         ref = d["fd"][i].get("1e-05", fds[len(fds) // 2])
         for name, v in (("rev", r), ("fwd", w)):
-            if abs(v - ref) > FD_TOL * max(fscale, abs(v)):
+            if abs(v - ref) > fd_tol * max(fscale, abs(v)):
                 problems.append(f"x[{i}]: {name} {v:.17g} != fd {ref:.17g}")
     return ("wrong", "; ".join(problems)) if problems else ("ok", "")
 

@@ -64,6 +64,10 @@ class _Gen:
         # through uint32_t): a tenth; such programs print looser tolerances for the oracle
         self.rf = random.Random(seed * 1_000_133 + 59)
         self.single = False
+        # and heap idioms (calloc, realloc growing a buffer, an array of structs, rows of a
+        # malloc'd double **, memset then accumulate, a buffer freed and allocated again): an
+        # eleventh
+        self.rh = random.Random(seed * 1_000_151 + 61)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -549,6 +553,53 @@ class _Gen:
         return [f"{{ float {u} = {fe()}; uint32_t w{u}; memcpy(&w{u}, &{u}, 4);",
                 f"  w{u} ^= 0x80000000u; memcpy(&{u}, &w{u}, 4); {acc} = {acc} + 0.25 * {u}; }}"]
 
+    def heap_stmt(self) -> list[str]:
+        """A heap idiom on fresh memory, filled from the arrays and read back into s or t."""
+        return self._drawn_from(self.rh, self._heap_stmt)
+
+    def _heap_stmt(self) -> list[str]:
+        rh = self.rh
+        leaves = ["s", "t", f"a[{rh.randrange(M)}]", f"b[{rh.randrange(M)}]", f"x[{rh.randrange(N)}]"]
+        p, k, n = self.name("p"), self.name("k"), rh.randint(2, M)
+        val = lambda i: self.bexpr(["s", f"a[{i}]", f"b[{i}]", f"x[{i} % {N}]"])
+        acc = rh.choice(["s", "t"])
+        kind = rh.choice(["calloc", "realloc", "aos", "rows", "memset", "again"])
+        if kind == "calloc":
+            return [f"{{ double *{p} = calloc({n}, sizeof(double));",
+                    f"  for (int {k} = 0; {k} < {n}; {k}++) {p}[{k}] += {val(k)};",
+                    f"  for (int {k} = 0; {k} < {n}; {k}++) {acc} = {acc} + 0.2 * {p}[{k}] * {p}[{n} - 1 - {k}];",
+                    f"  free({p}); }}"]
+        if kind == "realloc":
+            return [f"{{ double *{p} = malloc(2 * sizeof(double)); {p}[0] = {val(0)}; {p}[1] = {val(1)};",
+                    f"  {p} = realloc({p}, {M} * sizeof(double));",
+                    f"  for (int {k} = 2; {k} < {M}; {k}++) {p}[{k}] = 0.5 * {p}[{k} - 1] + 0.5 * {val(k)};",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {acc} = {acc} + 0.1 * {p}[{k}];",
+                    f"  free({p}); }}"]
+        if kind == "aos":
+            return [f"{{ struct S *{p} = malloc({n} * sizeof(struct S));",
+                    f"  for (int {k} = 0; {k} < {n}; {k}++) {{ {p}[{k}].u = {val(k)}; {p}[{k}].v = a[{k}] * {p}[{k}].u; "
+                    f"{p}[{k}].k = {k}; }}",
+                    f"  for (int {k} = 0; {k} < {n}; {k}++) {acc} = {acc} + 0.1 * ({p}[{k}].u - {p}[{k}].v * {p}[{k}].k);",
+                    f"  free({p}); }}"]
+        if kind == "rows":
+            return [f"{{ double **{p} = malloc(2 * sizeof(double *));",
+                    f"  for (int r = 0; r < 2; r++) {{ {p}[r] = malloc({n} * sizeof(double));",
+                    f"    for (int {k} = 0; {k} < {n}; {k}++) {p}[r][{k}] = {val(k)} * (r + 1); }}",
+                    f"  for (int {k} = 0; {k} < {n}; {k}++) {acc} = {acc} + 0.1 * {p}[0][{k}] * {p}[1][{n} - 1 - {k}];",
+                    f"  for (int r = 0; r < 2; r++) free({p}[r]);",
+                    f"  free({p}); }}"]
+        if kind == "memset":
+            return [f"{{ double {p}[{M}]; memset({p}, 0, sizeof {p});",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {p}[({k} * {rh.choice([1, 5])}) % {M}] += {val(k)};",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {acc} = {acc} + 0.1 * {p}[{k}] * a[{k}]; }}"]
+        return [f"{{ double *{p} = malloc({n} * sizeof(double));",
+                f"  for (int {k} = 0; {k} < {n}; {k}++) {p}[{k}] = {val(k)};",
+                f"  double keep = {p}[{n} - 1]; free({p});",
+                f"  {p} = malloc({n} * sizeof(double));",
+                f"  for (int {k} = 0; {k} < {n}; {k}++) {p}[{k}] = keep * a[{k}];",
+                f"  for (int {k} = 0; {k} < {n}; {k}++) {acc} = {acc} + 0.1 * {p}[{k}];",
+                f"  free({p}); }}"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -601,6 +652,11 @@ class _Gen:
             while at < len(body) and body[at].startswith((" ", "}")):
                 at += 1
             body[at:at] = self.float_stmt()
+        if self.rh.random() < 0.3:
+            at = self.rh.randint(0, len(body))
+            while at < len(body) and body[at].startswith((" ", "}")):
+                at += 1
+            body[at:at] = self.heap_stmt()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]

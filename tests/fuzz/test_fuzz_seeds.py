@@ -45,7 +45,9 @@ def test_fuzz_seed(tmp_path, seed, config):
 
 
 # (finding report, seed, config) for failures found by fuzz runs; sources in findings/.
-FINDINGS: list[tuple[str, int, str]] = []
+FINDINGS: list[tuple[str, int, str]] = [
+    ("fuzz-15", 13642, "O0"), ("fuzz-15", 13642, "O2"), ("fuzz-15", 13642, "O3"),
+]
 
 
 def _finding_params():

@@ -13,6 +13,22 @@ CLANG = shutil.which("clang-22") or "/usr/lib/llvm-22/bin/clang"
 CLANGXX = shutil.which("clang++-22") or "/usr/lib/llvm-22/bin/clang++"
 
 
+# IR-level tests of the pre-AD rewrites: one function @g in a module with x86-64's layout
+LAYOUT = 'target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"'
+
+
+def ir_module(*body: str, ret: str = "double", params: str = "ptr %p") -> str:
+    """Module text defining `ret @g(params)` whose entry block `bb` holds the body lines."""
+    return "\n".join([LAYOUT, "", f"define {ret} @g({params}) {{", "bb:", *body, "}", ""])
+
+
+def verified(text: str, name: str = "ir") -> str:
+    """`text`, after LLVM's parser and verifier accepted it."""
+    from enzyme_build import llvm
+    llvm.verify(llvm.parse_assembly(text, name), generated=True)
+    return text
+
+
 def _compiler(source: str, cxx: bool | None) -> str:
     """clang++ for C++ (asked for, or by the file's suffix), else clang."""
     return CLANGXX if (cxx if cxx is not None else source.endswith((".cc", ".cpp"))) else CLANG

@@ -9,21 +9,10 @@ import os
 
 import pytest
 
-from enzyme_build import llvm
 from enzyme_build.ad.stage import split_float_carriers
 
-from ad_helpers import HERE
-
-LAYOUT = 'target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"'
-
-
-def module(*body: str, ret: str = "double", params: str = "ptr %p") -> str:
-    return "\n".join([LAYOUT, "", f"define {ret} @g({params}) {{", "bb:", *body, "}", ""])
-
-
-def verified(text: str) -> str:
-    llvm.verify(llvm.parse_assembly(text, "carriers"), generated=True)
-    return text
+from ad_helpers import HERE, LAYOUT, verified
+from ad_helpers import ir_module as module
 
 
 TWO_DOUBLES = module(

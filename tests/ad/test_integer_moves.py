@@ -20,6 +20,8 @@ import sys
 
 import pytest
 
+from ad_helpers import LEVELS
+
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 
 HEAD = r"""
@@ -289,17 +291,15 @@ def _build_and_run(tmp_path, name: str, level: str) -> list[tuple[float, float]]
     src = tmp_path / f"{name}.c"
     src.write_text(HEAD + body + MAIN)
     exe = tmp_path / name
-    env = dict(os.environ)
-    if level == "adbefore":    # AD before optimization: the IR SROA leaves, not GVN's
-        env["ENZYME_BUILD_AD_BEFORE_OPT"] = "1"
-    r = subprocess.run([ENZYME_BUILD, "cc", "-O2" if level == "adbefore" else level, str(src), "-o", str(exe),
-                        "-lm"], capture_output=True, text=True, timeout=300, env=env)
+    flags, extra_env = LEVELS[level]     # adbefore: AD before optimization (SROA's IR, not GVN's)
+    r = subprocess.run([ENZYME_BUILD, "cc", *flags, str(src), "-o", str(exe), "-lm"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, **extra_env})
     assert r.returncode == 0, r.stderr
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout
     return [tuple(float(v) for v in line.split()) for line in out.splitlines()]
 
 
-@pytest.mark.parametrize("level", ["-O0", "-O2", "adbefore"])
+@pytest.mark.parametrize("level", ["O0", "O2", "adbefore"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_float_bytes_moved_through_integers(tmp_path, name, level):
     rows = _build_and_run(tmp_path, name, level)

@@ -2,14 +2,10 @@
 each output verified by LLVM."""
 from __future__ import annotations
 
-from enzyme_build import llvm
 from enzyme_build.ad.passes import (_free_derived_names, _plain_shadow_allocations, lower_threadlocal_addresses,
                                     specialize_callback_arguments)
 
-
-def verified(text: str, name: str) -> str:
-    llvm.verify(llvm.parse_assembly(text, name), generated=True)
-    return text
+from ad_helpers import verified
 
 
 THREADLOCAL = """

@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from enzyme_build import llvm
 from enzyme_build.ad.stage import sign_bit_ops
 
-LAYOUT = 'target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"'
+from ad_helpers import ir_module, verified
+
 SIGN64, REST64 = "-9223372036854775808", "9223372036854775807"
 
 
-def module(*body: str, ret: str = "double", params: str = "ptr %p, ptr %q") -> str:
-    return "\n".join([LAYOUT, "", f"define {ret} @g({params}) {{", "bb:", *body, "}", ""])
-
-
-def verified(text: str) -> str:
-    llvm.verify(llvm.parse_assembly(text, "signbits"), generated=True)
-    return text
+def module(*body: str, ret: str = "double") -> str:
+    return ir_module(*body, ret=ret, params="ptr %p, ptr %q")
 
 
 def body_of(text: str) -> list[str]:

@@ -607,56 +607,19 @@ class _Gen:
         body: list[str] = []
         for _ in range(r.randint(3, 7)):
             body += self.stmt()
-        if self.rv.random() < 0.3:
-            at = self.rv.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1           # between statements, not inside one
-            body[at:at] = self.vector_stmt()
-        if self.ri.random() < 0.35:
-            at = self.ri.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.idiom_stmt()
-        if self.rp.random() < 0.3:
-            at = self.rp.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.pointer_aggregate_stmt()
-        if self.rs.random() < 0.3:
-            at = self.rs.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.structure_stmt()
-        if self.rl.random() < 0.3:
-            at = self.rl.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.loop_shape_stmt()
-        if self.rw.random() < 0.3:
-            at = self.rw.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.word_stmt()
-        if self.rm.random() < 0.35:
-            at = self.rm.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.math_stmt()
-        if self.rc.random() < 0.4:
-            at = self.rc.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.control_stmt()
-        if self.rf.random() < 0.2:
-            at = self.rf.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.float_stmt()
-        if self.rh.random() < 0.3:
-            at = self.rh.randint(0, len(body))
-            while at < len(body) and body[at].startswith((" ", "}")):
-                at += 1
-            body[at:at] = self.heap_stmt()
+        # each extra statement kind, with the share of programs it joins: its stream decides
+        # whether and where (between statements, not inside one), then writes it
+        for stream, share, make in (
+                (self.rv, 0.3, self.vector_stmt), (self.ri, 0.35, self.idiom_stmt),
+                (self.rp, 0.3, self.pointer_aggregate_stmt), (self.rs, 0.3, self.structure_stmt),
+                (self.rl, 0.3, self.loop_shape_stmt), (self.rw, 0.3, self.word_stmt),
+                (self.rm, 0.35, self.math_stmt), (self.rc, 0.4, self.control_stmt),
+                (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt)):
+            if stream.random() < share:
+                at = stream.randint(0, len(body))
+                while at < len(body) and body[at].startswith((" ", "}")):
+                    at += 1
+                body[at:at] = make()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         x0 = [f"{r.uniform(-0.9, 0.9):.4f}" for _ in range(N)]

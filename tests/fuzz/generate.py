@@ -559,7 +559,9 @@ class _Gen:
 
     def _heap_stmt(self) -> list[str]:
         rh = self.rh
-        leaves = ["s", "t", f"a[{rh.randrange(M)}]", f"b[{rh.randrange(M)}]", f"x[{rh.randrange(N)}]"]
+        # three draws the stream's first version made for operands it never used, kept so
+        # that each seed's program stays the one the recorded windows built
+        rh.randrange(M), rh.randrange(M), rh.randrange(N)
         p, k, n = self.name("p"), self.name("k"), rh.randint(2, M)
         val = lambda i: self.bexpr(["s", f"a[{i}]", f"b[{i}]", f"x[{i} % {N}]"])
         acc = rh.choice(["s", "t"])

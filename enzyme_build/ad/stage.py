@@ -593,21 +593,42 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
             for name in set(_NAME_TOKEN_RE.findall(rhs)):
                 users.setdefault(name, []).append(i)
 
+    def merged(value: str, ity: str, freeze: bool = False) -> list[str] | None:
+        """The values the phi or select (or freeze) of type ity defining `value` merges."""
+        i = defs.get(value)
+        if i is None:
+            return None
+        m = re.match(r'^  ' + _V + r' = phi ' + ity + r' (.*)$', lines[i])
+        if m:
+            return re.findall(r'\[\s*([^,\s]+)\s*,', m.group(2))
+        m = re.match(r'^  ' + _V + r' = select i1 [^,]+, ' + ity + r' ([^,]+), ' + ity + r' ([^,\s]+)', lines[i])
+        if m:
+            return [m.group(2), m.group(3)]
+        m = re.match(r'^  ' + _V + r' = freeze ' + ity + r' ([^,\s]+)', lines[i]) if freeze else None
+        return [m.group(2)] if m else None
+
+    def read_as_float(value: str, ity: str) -> bool:
+        return any(re.match(r'^  ' + _V + r' = bitcast ' + ity + r' ' + re.escape(value) + r' to ' +
+                            _FLOAT_OF_BITS[ity] + r'\b', lines[u]) for u in users.get(value, []))
+
+    def float_bits(value: str, ity: str, seen: set | None = None) -> bool:
+        """`value` is a float's bits: bitcast from a float, read as one, or a merge (phi,
+        select, freeze) of which such a value is part — a word picked on a branch from a
+        double stored there and the bytes loaded before (fuzz-15)."""
+        seen = set() if seen is None else seen
+        if value in seen or value not in defs:
+            return False
+        seen.add(value)
+        if _FLOAT_TO_INT_RE.match(lines[defs[value]]) or read_as_float(value, ity):
+            return True
+        return any(float_bits(v, ity, seen) for v in merged(value, ity, freeze=True) or [])
+
     def float_facing(result: str, operands: list[str], ity: str) -> bool:
-        """The result is read as a float, or an operand is a float's bits (bitcast from or to
-        one), or bits loaded from memory go back to memory (a sign flipped in place)."""
-        fty = _FLOAT_OF_BITS[ity]
-
-        def read_as_float(value: str) -> bool:
-            return any(re.match(r'^  ' + _V + r' = bitcast ' + ity + r' ' + re.escape(value) + r' to ' + fty + r'\b',
-                               lines[u]) for u in users.get(value, []))
-
-        uses = [lines[u] for u in users.get(result, [])]
-        if read_as_float(result):
+        """The result is read as a float, or an operand is a float's bits, or bits loaded from
+        memory go back to memory (a sign flipped in place)."""
+        if read_as_float(result, ity) or any(float_bits(v, ity) for v in operands):
             return True
-        if any(v in defs and (_FLOAT_TO_INT_RE.match(lines[defs[v]]) or read_as_float(v)) for v in operands):
-            return True
-        return any(u.startswith(f"  store {ity} {result}, ") for u in uses) and \
+        return any(lines[u].startswith(f"  store {ity} {result}, ") for u in users.get(result, [])) and \
             all(v in defs and re.match(r'^  ' + _V + r' = load ' + ity + r', ', lines[defs[v]]) for v in operands)
 
     def masked(value: str, ity: str):
@@ -633,11 +654,8 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
         m = _SIGN_OP_RE.match(lines[i])
         if m:
             return m.group(2) == "and" and m.group(3) == ity and int(m.group(5)) == _SIGN_MASKS[ity][0]
-        m = re.match(r'^  ' + _V + r' = phi ' + ity + r' (.*)$', lines[i])
-        if m:
-            return all(sign_only(v, ity, seen) for v in re.findall(r'\[\s*([^,\s]+)\s*,', m.group(2)))
-        m = re.match(r'^  ' + _V + r' = select i1 [^,]+, ' + ity + r' ([^,]+), ' + ity + r' ([^,\s]+)', lines[i])
-        return bool(m) and sign_only(m.group(2), ity, seen) and sign_only(m.group(3), ity, seen)
+        ins = merged(value, ity)     # (not through freeze: a frozen undef is any bits)
+        return ins is not None and all(sign_only(v, ity, seen) for v in ins)
 
     def magnitude(value: str, ity: str, fty: str):
         """How `value`, a float's bits with the sign bit cleared, becomes that float:

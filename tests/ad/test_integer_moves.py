@@ -220,6 +220,18 @@ __attribute__((noinline)) double f(const double *x) {
   uint64_t r = m | sg; double d; memcpy(&d, &r, 8);
   return d * x[2];
 }""", [-X[2], 0.0, -abs(X[0]), 0.0]),
+    # fabs of a word a phi merges from a double stored on a branch and the old bytes' load,
+    # stored over another element (fuzz-15)
+    "fabs_of_merged_word": (WEIGH + r"""
+__attribute__((noinline)) double f(const double *x) {
+  double *b = malloc(4 * sizeof(double));
+  squares(b, x);
+  if (x[3] > 0) b[2] = -x[0] * x[1];
+  uint64_t w; memcpy(&w, &b[2], 8); w &= 0x7fffffffffffffffull; memcpy(&b[0], &w, 8);
+  double s = weigh(b);
+  free(b);
+  return s;
+}""", [-4 * X[1], -4 * X[0] + 4 * X[1], 0.0, 8 * X[3]]),
     # a float's sign flipped through uint32_t
     "float_sign_flip_bits": (r"""
 __attribute__((noinline)) static void products(float *fa, const double *x) {

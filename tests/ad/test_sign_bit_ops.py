@@ -109,6 +109,28 @@ def test_sign_picked_on_a_branch():
     assert "  %r.sgn = bitcast i64 %sg to double" in out
 
 
+def test_fabs_of_a_word_merged_from_a_float_and_a_load():
+    # fuzz-15: the word is a double stored on one path, the old bytes on the other
+    out = verified(sign_bit_ops(verified(module(
+        "  %old = load i64, ptr %p, align 8",
+        "  %c = load i64, ptr %q, align 8",
+        "  %t = icmp sgt i64 %c, 0",
+        "  br i1 %t, label %one, label %two",
+        "one:",
+        "  %d = load double, ptr %q, align 8",
+        "  %n = fneg double %d",
+        "  store double %n, ptr %p, align 8",
+        "  %nb = bitcast double %n to i64",
+        "  br label %two",
+        "two:",
+        "  %w = phi i64 [ %nb, %one ], [ %old, %bb ]",
+        f"  %m = and i64 %w, {REST64}",
+        "  store i64 %m, ptr %q, align 8",
+        "  ret double 0.0"))))
+    assert "  %m.f = call double @llvm.fabs.f64(double %m.x)" in out
+    assert "  %m.x = bitcast i64 %w to double" in out
+
+
 def test_float_bits_through_i32_and_stored_in_place():
     out = verified(sign_bit_ops(verified(module(
         "  %w = load i32, ptr %p, align 4",

@@ -1048,13 +1048,11 @@ class CachePlanner:
                     column, size = at + CELL_BYTES * starts[j], CELL_BYTES * (starts[j + 1] - starts[j])
                     for out, base, n, kk, target in ((fwd, rec, count, k, None),
                                                      (rev, rec_r, count_r, k_r, self.rev_names[(label, v)])):
-                        colpos, step, cell = self.sweep.fresh("scol"), self.sweep.fresh("soff"), self.sweep.fresh("scell")
-                        col = self.sweep.fresh("scol")
                         ir = self.ir(out)
-                        ir.binop("mul", "i64", n, str(column), name=colpos)
-                        ir.binop("mul", "i64", kk, str(size), name=step)
-                        ir.gep("i8", base, [("i64", colpos)], name=col)
-                        ir.gep("i8", col, [("i64", step)], name=cell)
+                        colpos = ir.binop("mul", "i64", n, str(column), hint="scol")
+                        step = ir.binop("mul", "i64", kk, str(size), hint="soff")
+                        col = base if colpos == "0" else ir.gep("i8", base, [("i64", colpos)], hint="scol")
+                        cell = ir.gep("i8", col, [("i64", step)], hint="scell")
                         if target is None:
                             ir.store(ty, v, cell, align=8)
                         else:
@@ -1530,26 +1528,37 @@ class CachePlanner:
                          for j in range(len(values))]
                 fwd: list[str] = []
                 k = self._forward_iteration(static, fwd)
+                # the offset of an iteration's cell, k * size, made once per size in each block
+                steps: dict[int, str] = {}
                 for (v, ty), (column, size) in zip(values, cells):
                     colpos = self.ir(pre).binop("mul", "i64", static["count"] if columns else "1", str(column),
                                                 hint="scol")
-                    step, cell = self.sweep.fresh("soff"), self.sweep.fresh("scell")
-                    self.ir(fwd).binop("mul", "i64", k, str(size), name=step)
+                    if size not in steps:
+                        steps[size] = self.ir(fwd).binop("mul", "i64", k, str(size), hint="soff")
                     if base is not None:
-                        colbase = self.ir(pre).gep("i8", base, [("i64", colpos)], hint="scol")
-                        self.ir(fwd).gep("i8", colbase, [("i64", step)], name=cell)
+                        colbase = base if colpos == "0" else self.ir(pre).gep("i8", base, [("i64", colpos)],
+                                                                              hint="scol")
+                        cell = self.ir(fwd).gep("i8", colbase, [("i64", steps[size])], hint="scell")
                     else:
-                        fwd += self._static_cell(cell, static["off"], colpos, step)
+                        cell = self._static_cell(fwd, static["off"], colpos, steps[size])
                     self.ir(fwd).store(ty, v, cell, align=8)
                 self.fwd_pushes[label] = fwd + self.fwd_pushes.get(label, [])
                 # the IV is read from its replay slot here: recomputed values may need these loads
                 rev, off_r, count_r, k_r = self._reverse_iteration(static, "soff", static["slot"], "i64")
+                # nothing moves the tape while a reverse block reads its record: one tape
+                # address for the record, one row per cell size, a column offset per value
+                ir = self.ir(rev)
+                record, rows = None, {}
                 for (v, ty), (column, size) in zip(values, cells):
-                    colpos, step, cell = self.sweep.fresh("scol"), self.sweep.fresh("soff"), self.sweep.fresh("scell")
-                    self.ir(rev).binop("mul", "i64", count_r if columns else "1", str(column), name=colpos)
-                    self.ir(rev).binop("mul", "i64", k_r, str(size), name=step)
-                    rev += self._static_cell(cell, off_r, colpos, step)
-                    self.ir(rev).load(ty, cell, align=8, name=self.rev_names[(label, v)])
+                    colpos = ir.binop("mul", "i64", count_r if columns else "1", str(column), hint="scol")
+                    if size not in rows:
+                        if record is None:
+                            record = ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", off_r)],
+                                             hint="srec")
+                        step = ir.binop("mul", "i64", k_r, str(size), hint="soff")
+                        rows[size] = ir.gep("i8", record, [("i64", step)], hint="srow")
+                    cell = rows[size] if colpos == "0" else ir.gep("i8", rows[size], [("i64", colpos)], hint="scell")
+                    ir.load(ty, cell, align=8, name=self.rev_names[(label, v)])
                 self.static_prologue[label] = rev
                 offset += starts[-1] * CELL_BYTES
 
@@ -1599,16 +1608,15 @@ class CachePlanner:
             k = ir.binop("udiv", ity, k, str(abs(step)), flags="exact", hint="sk")
         if ity != "i64":
             return ir.cast("zext", ity, k, "i64", name=k64)
-        return ir.binop("add", "i64", k, "0", name=k64)
+        return k
 
-    def _static_cell(self, cell: str, off: str, colpos: str, step: str) -> list[str]:
-        """`cell` = the tape address off + colpos + step, through the tape's data pointer."""
-        out: list[str] = []
+    def _static_cell(self, out: list[str], off: str, colpos: str, step: str) -> str:
+        """The tape address off + colpos + step, through the tape's data pointer, made at the
+        end of `out`."""
         ir = self.ir(out)
         col = ir.binop("add", "i64", off, colpos, hint="soff")
         at = ir.binop("add", "i64", col, step, hint="soff")
-        ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", at)], name=cell)
-        return out
+        return ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", at)], hint="scell")
 
     def _reserve_for_loops(self) -> None:
         """Reserve tape capacity once in the preheader of loops with a known trip count."""

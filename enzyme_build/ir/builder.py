@@ -168,6 +168,10 @@ class IRBuilder:
     # format function the printer uses for the made instruction, without making the object)
     def binop(self, opcode: str, ty: str, a: str, b: str, flags: str = "", name: str | None = None,
               hint: str = "t") -> Value:
+        if name is None and opcode in _INTEGER_FOLDS:
+            folded = fold_integer(opcode, ty, a, b, flags)
+            if folded is not None:
+                return value(folded, ty)
         if self.text:
             return self._line(name, hint, ty, _binop(opcode, flags, ty, a, b))
         return self._result(Instruction(text="", opcode=opcode, type=ty, operands=[(ty, a), (ty, b)],
@@ -223,6 +227,8 @@ class IRBuilder:
 
     def gep(self, source_type: str, ptr: str, indices: list[tuple[str, str]], flags: str = "inbounds",
             name: str | None = None, hint: str = "p") -> Value:
+        if name is None and len(indices) == 1 and indices[0][1] == "0":
+            return value(ptr, "ptr")   # p + 0 is p
         if self.text:
             return self._line(name, hint, "ptr", _gep(flags, source_type, [("ptr", ptr), *indices]))
         return self._result(Instruction(text="", opcode="getelementptr", type="ptr", source_type=source_type,
@@ -313,6 +319,57 @@ class IRBuilder:
 
 # ---------------------------------------------------------------------- printer
 # one format per kind of instruction, from the fields (the builder's text mode uses them too)
+_INTEGER_FOLDS = frozenset(("add", "sub", "mul", "shl", "or", "xor"))
+
+
+def _integer_constant(text: str) -> int | None:
+    digits = text[1:] if text[:1] == "-" else text
+    return int(text) if digits.isdigit() else None
+
+
+def fold_integer(opcode: str, ty: str, a: str, b: str, flags: str = "") -> str | None:
+    """What an integer `add`/`sub`/`mul`/`shl`/`or`/`xor` of `a` and `b` is when no
+    instruction is needed (LLVM's IRBuilder folds the same way as it creates): an identity
+    (`x + 0`, `x * 1`, `x << 0`, …) gives the other operand, `x * 0` gives 0, and two
+    constants give their result when it is representable without wrapping (a result that
+    would wrap, or a `nuw` operation on a negative constant, keeps its instruction). None:
+    make the instruction."""
+    if ty[:1] != "i" or not ty[1:].isdigit():
+        return None
+    ca, cb = _integer_constant(a), _integer_constant(b)
+    if ca is None and cb is None:
+        return None
+    if cb == 0 and opcode != "mul":
+        return a                                   # x + 0, x - 0, x << 0, x | 0, x ^ 0
+    if ca == 0 and opcode in ("add", "or", "xor"):
+        return b
+    if opcode == "mul":
+        if ca == 0 or cb == 0:
+            return "0"
+        if cb == 1:
+            return a
+        if ca == 1:
+            return b
+    if ca is None or cb is None:
+        return None
+    bits = int(ty[1:])
+    if opcode == "add":
+        r = ca + cb
+    elif opcode == "sub":
+        r = ca - cb
+    elif opcode == "mul":
+        r = ca * cb
+    elif opcode == "shl" and 0 <= cb < bits:
+        r = ca << cb
+    else:
+        return None                                # or/xor of two nonzero constants: rare
+    if not -(1 << (bits - 1)) <= r < (1 << (bits - 1)):
+        return None
+    if "nuw" in flags and (ca < 0 or cb < 0 or r < 0):
+        return None
+    return str(r)
+
+
 def _align(align: int | None) -> str:
     return f", align {align}" if align is not None else ""
 

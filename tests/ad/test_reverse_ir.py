@@ -215,21 +215,32 @@ entry:
     assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  %static\.off\$0 = call i64 @__enzyme_build_tape_frame"
                      r"\(ptr %tape\$, i64 %tb\$\d+\)", entry)
     # laid out by columns: n values of %m, then n values of %s; the loop never grows the tape,
-    # so each column's base is taken once before it and each iteration steps 8 bytes
+    # so each column's base is taken once before it (the first column's is the record's
+    # base: no offset is made for it) and each iteration steps 8 bytes, one offset for both
     cols = re.findall(r"(%scol\$\d+) = mul i64 %tc\$\d+, (\d+)", entry)
-    assert sorted(int(c) for _, c in cols) == [0, 8], entry
+    assert [int(c) for _, c in cols] == [8], entry
     assert re.search(r"%static\.off\$0\$base = call ptr @__enzyme_build_tape_at\(ptr %tape\$, i64 %static\.off\$0\)",
                      entry)
+    second = re.search(rf"(%scol\$\d+) = getelementptr inbounds i8, ptr %static\.off\$0\$base, "
+                       rf"i64 {re.escape(cols[0][0])}\n", entry)
+    assert second, entry
     loop = function_block(fn, "loop")
     assert "@__enzyme_build_tape_at" not in loop
-    for value in ("%m", "%s"):
-        m = re.search(rf"%soff\$\d+ = mul i64 (%sk\$\d+), 8\n  (%scell\$\d+) = getelementptr inbounds i8, "
-                      rf"ptr %scol\$\d+, i64 %soff\$\d+\n  store double {value}, ptr (%scell\$\d+), align 8", loop)
-        assert m and m.group(2) == m.group(3), loop
+    assert len(re.findall(r"%soff\$\d+ = mul i64 %i, 8\n", loop)) == 1, loop
+    for value, base in (("%m", "%static.off$0$base"), ("%s", second.group(1))):
+        m = re.search(rf"(%scell\$\d+) = getelementptr inbounds i8, ptr {re.escape(base)}, i64 %soff\$\d+\n"
+                      rf"  store double {value}, ptr (%scell\$\d+), align 8", loop)
+        assert m and m.group(1) == m.group(2), loop
     assert "__enzyme_build_tape_push" not in fn
     rev = function_block(fn, "rev$loop")
-    m = re.search(r"(%r\$\d+) = load double, ptr %scell\$\d+, align 8", rev)
+    # one tape address for the record; the row of the iteration; %s one column further
+    assert rev.count("@__enzyme_build_tape_at") == 1, rev
+    row = re.search(r"(%srow\$\d+) = getelementptr inbounds i8, ptr %srec\$\d+, i64 %soff\$\d+\n", rev)
+    assert row, rev
+    m = re.search(rf"(%r\$\d+) = load double, ptr {re.escape(row.group(1))}, align 8", rev)
     assert m and re.search(rf"call double @llvm\.cos\.f64\(double {re.escape(m.group(1))}\)", rev)
+    assert re.search(rf"%scell\$\d+ = getelementptr inbounds i8, ptr {re.escape(row.group(1))}, i64 %scol\$\d+\n"
+                     r"  %r\$\d+ = load double, ptr %scell\$\d+", rev)
     # the record is dropped when the reverse sweep leaves the loop for good
     assert "call ptr @__enzyme_build_tape_pop(ptr %tape$, i64 %tb$" in function_block(fn, "rev$loop$from$entry")
     assert "call void @__enzyme_build_tape_free_data(ptr %tape$)" in function_block(fn, "exit$")

@@ -181,3 +181,53 @@ def test_insertion_points_are_filled_by_identity():
     body = [parse_instruction("  ret double %x"), InsertPoint("frame push")]
     with pytest.raises(InternalError, match="unfilled frame push insertion point"):
         print_block("entry", body)
+
+
+# (opcode, type, a, b, flags): identities with a variable operand, constant pairs that fit,
+# and what must keep its instruction (wrapping, nuw on a negative constant, or/xor of two
+# nonzero constants, a shift by the width, two variables)
+FOLDS = [
+    ("add", "i64", "%x", "0", ""), ("add", "i64", "0", "%x", "nsw"), ("sub", "i64", "%x", "0", ""),
+    ("mul", "i64", "%x", "1", ""), ("mul", "i64", "1", "%x", "nuw"), ("mul", "i64", "%x", "0", ""),
+    ("mul", "i32", "0", "%x", "nsw"), ("shl", "i64", "%x", "0", ""), ("or", "i64", "%x", "0", "disjoint"),
+    ("xor", "i32", "0", "%x", ""), ("add", "i64", "24", "0", ""), ("mul", "i64", "3", "-8", "nsw"),
+    ("sub", "i32", "5", "9", ""), ("shl", "i64", "3", "4", "nuw"), ("add", "i8", "100", "27", "nsw"),
+    ("mul", "i64", "4611686018427387904", "2", ""), ("add", "i8", "100", "28", ""), ("sub", "i8", "-100", "29", ""),
+    ("mul", "i64", "-1", "8", "nuw"), ("shl", "i32", "1", "32", ""), ("or", "i64", "1", "2", ""),
+    ("add", "i64", "%x", "%y", ""), ("sub", "i64", "0", "%x", ""), ("mul", "i64", "%x", "2", ""),
+    ("add", "double", "%x", "0", ""),
+]
+KEPT = {("mul", "i64", "4611686018427387904", "2", ""), ("add", "i8", "100", "28", ""),
+        ("sub", "i8", "-100", "29", ""), ("mul", "i64", "-1", "8", "nuw"), ("shl", "i32", "1", "32", ""),
+        ("or", "i64", "1", "2", ""), ("add", "i64", "%x", "%y", ""), ("sub", "i64", "0", "%x", ""),
+        ("mul", "i64", "%x", "2", ""), ("add", "double", "%x", "0", "")}
+
+
+@pytest.mark.parametrize("case", FOLDS, ids=lambda c: " ".join(x for x in c if x))
+def test_integer_folds_agree_with_llvm(case):
+    """A builder asked for `x + 0`, `x * 1`, `3 * -8`, … gives the value without an
+    instruction, as LLVM's IRBuilder does; LLVM's own simplification of the instruction
+    (instcombine) gives the same value. What would wrap keeps its instruction."""
+    opcode, ty, a, b, flags = case
+    body: list = []
+    ir = IRBuilder(FreshNames(), body)
+    got = ir.binop(opcode, ty, a, b, flags=flags)
+    if case in KEPT:
+        assert len(body) == 1 and got == body[0].result
+        return
+    assert body == [] and got.type == ty
+    text = (f"define {ty} @f({ty} %x, {ty} %y) {{\nentry:\n  %r = {opcode} {flags + ' ' if flags else ''}"
+            f"{ty} {a}, {b}\n  ret {ty} %r\n}}\n")
+    module = llvm.parse_assembly(text, "fold")
+    llvm.run_named_passes(module, ["instcombine"])
+    ret = next(line for line in module.text().splitlines() if line.strip().startswith("ret "))
+    assert ret.split()[-1] == got, (case, ret)
+
+
+def test_a_named_result_is_never_folded():
+    """A fixed name is a promise that the value exists under it: no folding then."""
+    body: list = []
+    ir = IRBuilder(FreshNames(), body)
+    assert ir.binop("add", "i64", "%x", "0", name="%k") == "%k" and len(body) == 1
+    assert ir.gep("i8", "%p", [("i64", "0")], name="%q") == "%q" and len(body) == 2
+    assert ir.gep("i8", "%p", [("i64", "0")]) == "%p" and len(body) == 2

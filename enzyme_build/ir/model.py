@@ -112,6 +112,16 @@ def split_type_value(text: str) -> tuple[str, str]:
     The type is the first balanced token; the value is the last balanced token
     (attributes in between are dropped). Constant expressions stay whole."""
     text = text.strip()
+    ty, sep, rest = text.partition(" ")
+    if sep and ty.isalnum() and ty.islower() and rest and "(" not in rest and '"' not in rest:
+        # the common cases: 'double %x', 'ptr noundef nonnull %p' (a plain type word,
+        # attribute words, the value)
+        if " " not in rest:
+            return ty, rest
+        if "\t" not in rest and not _NESTING.search(rest):
+            words = rest.split()
+            if not _CONSTEXPR_WORDS.intersection(words):
+                return ty, words[-1]
     ty, rest = take_type(text)
     rest = rest.strip()
     if " " not in rest:   # the common case: no attributes, no constant expression
@@ -415,6 +425,7 @@ def _parse_metadata_attachments(text: str) -> tuple[str, dict[str, str]]:
 
 _TRAILING_ATTRIBUTE_GROUPS = re.compile(r'(?:\s*#\d+)+$')
 _NAME_AT_END = re.compile(NAME + r'$')
+_PLAIN_CALLEE = re.compile(r'[%@][-a-zA-Z$._0-9]+')
 _CALL_WORD = re.compile(r'^\s*(tail|musttail|notail)?\s*call\s*')
 _FUNCTION_TYPE_AT_END = re.compile(r'\s*(\([^()]*\))$')
 
@@ -438,12 +449,17 @@ def _parse_call(inst: Instruction, body: str) -> None:
                     start = i
                     break
     before = end[:start].rstrip() if start >= 0 else ""
-    cm = _NAME_AT_END.search(before)
-    if cm is None and "asm" not in before:
-        raise InternalError(f"cannot parse call: {inst.text}")
+    # the callee is the last word (found without scanning when it is a plain name)
+    at = before.rfind(" ") + 1
+    if before[at:at + 1] in ("@", "%") and _PLAIN_CALLEE.fullmatch(before, at):
+        callee, head = before[at:], before[:at]
+    else:
+        cm = _NAME_AT_END.search(before)
+        if cm is None and "asm" not in before:
+            raise InternalError(f"cannot parse call: {inst.text}")
+        callee, head = (cm.group(0), before[:cm.start()]) if cm else (None, before)
     args_text = end[start + 1:-1]
-    inst.callee = cm.group(0) if cm and cm.group(0).startswith("@") else None   # %f: indirect
-    head = before[:cm.start()] if cm else before
+    inst.callee = callee if callee and callee.startswith("@") else None   # %f: indirect
     head = _CALL_WORD.sub("", head, count=1)
     words = [w for w in split_top(head, " ") if w not in _FLAG_WORDS and not w.startswith("#")]
     # remaining: [cc/attrs...] type [fnty]

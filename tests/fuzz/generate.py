@@ -68,6 +68,10 @@ class _Gen:
         # malloc'd double **, memset then accumulate, a buffer freed and allocated again): an
         # eleventh
         self.rh = random.Random(seed * 1_000_151 + 61)
+        # and OpenMP parallel loops (parallel for with each schedule, reductions, atomics,
+        # private/firstprivate/lastprivate, a region with two worksharing loops, num_threads;
+        # race-free by construction); programs with one are built with -fopenmp: a twelfth
+        self.ro = random.Random(seed * 1_000_171 + 71)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -602,6 +606,49 @@ class _Gen:
                 f"  for (int {k} = 0; {k} < {n}; {k}++) {acc} = {acc} + 0.1 * {p}[{k}];",
                 f"  free({p}); }}"]
 
+    def omp_stmt(self) -> list[str]:
+        """An OpenMP parallel loop over the arrays, race-free: each iteration writes only its own
+        element, reads what no iteration of the loop writes, and sums through a reduction, an
+        atomic or a lastprivate value."""
+        return self._drawn_from(self.ro, self._omp_stmt)
+
+    def _omp_stmt(self) -> list[str]:
+        ro = self.ro
+        k, r = self.name("k"), self.name("r")
+        own = lambda: self.bexpr(["s", f"a[{k}]", f"b[{k}]", f"x[{k} % {N}]"])
+        acc = ro.choice(["s", "t"])
+        loop = f"  for (int {k} = 0; {k} < {M}; {k}++)"
+        kind = ro.choice(["map", "schedule", "reduction", "atomic", "private", "neighbour",
+                          "lastprivate", "firstprivate", "region", "threads"])
+        if kind == "map":
+            return ["#pragma omp parallel for", f"{loop} a[{k}] = {own()};"]
+        if kind == "schedule":
+            sched = ro.choice(["static, 2", "dynamic", "dynamic, 2", "guided", "runtime"])
+            return [f"#pragma omp parallel for schedule({sched})", f"{loop} b[{k}] = {own()};"]
+        if kind == "reduction":
+            return [f"{{ double {r} = 0;", "#pragma omp parallel for reduction(+:" + r + ")",
+                    f"{loop} {r} += 0.1 * {own()};", f"  {acc} = {acc} + {r}; }}"]
+        if kind == "atomic":
+            return [f"{{ double {r} = 0;", "#pragma omp parallel for", f"{loop} {{",
+                    "#pragma omp atomic", f"    {r} += 0.1 * {own()}; }}", f"  {acc} = {acc} + {r}; }}"]
+        if kind == "private":
+            return [f"{{ double {r};", f"#pragma omp parallel for private({r})",
+                    f"{loop} {{ {r} = {own()}; b[{k}] = 0.5 * b[{k}] + 0.1 * {r} * {r}; }} }}"]
+        if kind == "neighbour":
+            near = self.bexpr(["s", f"a[{k}]", f"a[({k} + 1) % {M}]", f"x[{k} % {N}]"])
+            return ["#pragma omp parallel for", f"{loop} b[{k}] = 0.5 * b[{k}] + {near};"]
+        if kind == "lastprivate":
+            return [f"{{ double {r} = 0;", f"#pragma omp parallel for lastprivate({r})",
+                    f"{loop} {{ {r} = {own()}; b[{k}] = b[{k}] + 0.1 * {r}; }}", f"  {acc} = {acc} + 0.5 * {r}; }}"]
+        if kind == "firstprivate":
+            return [f"{{ double {r} = 0.5 * {acc};", f"#pragma omp parallel for firstprivate({r})",
+                    f"{loop} b[{k}] = b[{k}] + {r} * a[{k}]; }}"]
+        if kind == "region":
+            near = self.bexpr(["s", f"b[{k}]", f"a[({k} + 1) % {M}]", f"x[{k} % {N}]"])
+            return ["#pragma omp parallel", "  {", "#pragma omp for", f"  {loop} a[{k}] = {own()};",
+                    "#pragma omp for", f"  {loop} b[{k}] = {near};", "  }"]
+        return ["#pragma omp parallel for num_threads(2)", f"{loop} a[{k}] = {own()};"]
+
     # ---------------------------------------------------------------- program
     def program(self) -> str:
         r = self.r
@@ -616,7 +663,8 @@ class _Gen:
                 (self.rp, 0.3, self.pointer_aggregate_stmt), (self.rs, 0.3, self.structure_stmt),
                 (self.rl, 0.3, self.loop_shape_stmt), (self.rw, 0.3, self.word_stmt),
                 (self.rm, 0.35, self.math_stmt), (self.rc, 0.4, self.control_stmt),
-                (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt)):
+                (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt),
+                (self.ro, 0.25, self.omp_stmt)):
             if stream.random() < share:
                 at = stream.randint(0, len(body))
                 while at < len(body) and body[at].startswith((" ", "}")):

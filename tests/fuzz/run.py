@@ -121,8 +121,11 @@ def run_one(seed: int, config: str, workdir: str, source: str | None = None) -> 
     flags, env_extra = CONFIGS[config]
     src = os.path.join(workdir, f"fuzz{seed}.c")
     exe = os.path.join(workdir, f"fuzz{seed}_{config}")
+    text = gen(seed) if source is None else source
     with open(src, "w") as fh:
-        fh.write(gen(seed) if source is None else source)
+        fh.write(text)
+    if "#pragma omp" in text:   # the OpenMP stream's programs (docs/fuzzing.md)
+        flags = [*flags, "-fopenmp"]
     env = dict(os.environ, **env_extra)
     res = {"seed": seed, "config": config, "outcome": None, "detail": "", "build_stderr": "", "stdout": "", "stderr": ""}
     t0 = time.time()

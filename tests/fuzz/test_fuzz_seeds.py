@@ -46,7 +46,9 @@ def test_fuzz_seed(tmp_path, seed, config):
 
 
 # (finding report, seed, config) for failures found by fuzz runs; sources in findings/.
-FINDINGS: list[tuple[str, int, str]] = []
+FINDINGS: list[tuple[str, int, str]] = [
+    ("fuzz-16", 14145, "O0"), ("fuzz-16", 14145, "O2"), ("fuzz-16", 14145, "O3"), ("fuzz-16", 14145, "adbefore"),
+]
 
 
 def _finding_params():

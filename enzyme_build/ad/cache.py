@@ -1051,7 +1051,7 @@ class CachePlanner:
                         ir = self.ir(out)
                         colpos = ir.binop("mul", "i64", n, str(column), hint="scol")
                         step = ir.binop("mul", "i64", kk, str(size), hint="soff")
-                        col = base if colpos == "0" else ir.gep("i8", base, [("i64", colpos)], hint="scol")
+                        col = ir.gep("i8", base, [("i64", colpos)], hint="scol")
                         cell = ir.gep("i8", col, [("i64", step)], hint="scell")
                         if target is None:
                             ir.store(ty, v, cell, align=8)
@@ -1536,8 +1536,7 @@ class CachePlanner:
                     if size not in steps:
                         steps[size] = self.ir(fwd).binop("mul", "i64", k, str(size), hint="soff")
                     if base is not None:
-                        colbase = base if colpos == "0" else self.ir(pre).gep("i8", base, [("i64", colpos)],
-                                                                              hint="scol")
+                        colbase = self.ir(pre).gep("i8", base, [("i64", colpos)], hint="scol")
                         cell = self.ir(fwd).gep("i8", colbase, [("i64", steps[size])], hint="scell")
                     else:
                         cell = self._static_cell(fwd, static["off"], colpos, steps[size])
@@ -1557,7 +1556,7 @@ class CachePlanner:
                                              hint="srec")
                         step = ir.binop("mul", "i64", k_r, str(size), hint="soff")
                         rows[size] = ir.gep("i8", record, [("i64", step)], hint="srow")
-                    cell = rows[size] if colpos == "0" else ir.gep("i8", rows[size], [("i64", colpos)], hint="scell")
+                    cell = ir.gep("i8", rows[size], [("i64", colpos)], hint="scell")
                     ir.load(ty, cell, align=8, name=self.rev_names[(label, v)])
                 self.static_prologue[label] = rev
                 offset += starts[-1] * CELL_BYTES

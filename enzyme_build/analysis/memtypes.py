@@ -18,13 +18,19 @@ is decided from every other access to the same bytes, as Enzyme's TypeAnalysis d
   the types found on either side to the other, to a fixpoint. Memory reached through a
   function's pointer parameters also takes the evidence of the callers' arguments, and
   memory passed to a defined callee the evidence of the callee's accesses (a few levels,
-  memoized per function).
+  memoized per function and path).
+- **Memory behind loaded pointers.** Every pointer loaded from a place also gets a *deep
+  root* (`*root+offset`) naming what pointers stored there point to, as Enzyme's type trees
+  type a field's pointee: two loads of `p->b` share their evidence. Deep roots over
+  parameters travel across calls like the parameters; a pointer stored into memory *links*
+  the deep root of where it went to the pointer's own memory, in callers too.
 
 `copy_kinds` answers the question the engine asks (which types a copy moves);
 `print_memory_types` prints the analysis of one function for tests and debugging.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import weakref
@@ -224,6 +230,37 @@ def _shift(p: Place, delta: int | None, stride: int = 0, nonneg: bool = False) -
     return Place(p.root, off % s, s, lo)
 
 
+_DEEP_LEVELS = 2
+
+
+def _deep_root(p: Place) -> str | None:
+    """The root naming the memory a pointer stored at `p` points to: `*root+offset` (a
+    field), `*root+offset%stride` (any element of an array of pointers); None past
+    `_DEEP_LEVELS` levels (a pointer chase `p = p->next` would make new names forever)."""
+    if p.root.startswith("*" * _DEEP_LEVELS):
+        return None
+    return f"*{p.root}+{p.offset % p.stride}%{p.stride}" if p.stride else f"*{p.root}+{p.offset}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _deep_parts(root: str) -> tuple[str, int, int] | None:
+    """(base root, offset, stride) of a deep root."""
+    if not root.startswith("*"):
+        return None
+    base, _, at = root[1:].rpartition("+")
+    off, _, stride = at.partition("%")
+    return base, int(off), int(stride or 0)
+
+
+def _rebased(root: str, base: str, place: Place) -> str | None:
+    """A deep root over `base` seen from where `base` sits at `place` (a callee's parameter
+    at its argument's place, or a caller's argument at the parameter), None otherwise."""
+    parts = _deep_parts(root)
+    if parts is None or parts[0] != base:
+        return None
+    return _deep_root(Place(place.root, place.offset + parts[1], math.gcd(place.stride, parts[2])))
+
+
 def may_overlap(a: Place, asize: int, b: Place, bsize: int) -> bool:
     if a.root != b.root:
         return False
@@ -269,7 +306,10 @@ class FunctionTypes:
     copies: dict[str, tuple] = field(default_factory=dict)  # copy load -> (size, src places, dst places)
     copy_kinds: dict[str, set[str]] = field(default_factory=dict)
     moves: list[tuple] = field(default_factory=list)         # memcpy: (dst places, src places, length)
-    calls: list[tuple] = field(default_factory=list)         # (callee, arg index, places)
+    calls: list[tuple] = field(default_factory=list)         # (callee, arg index, places, call line)
+    # a pointer stored into memory: (the deep root of where it went, the pointer's place);
+    # the two name the same bytes (`rows[1] = w` in one function, `rows[1][k]` in another)
+    links: list[tuple[Place, Place]] = field(default_factory=list)
 
 
 class MemoryTypes:
@@ -282,6 +322,10 @@ class MemoryTypes:
         self.functions: dict[str, FunctionTypes] = {}
         self._callers: dict[str, list[tuple[str, object]]] | None = None
         self._param_facts: dict[tuple[str, int, int], list[Fact]] = {}
+        # facts_for by (function, depth, functions already on the path): the same question
+        # comes back dozens of times from the callers and callees of a call graph; emptied
+        # whenever a function is analysed anew (a replaced function changes the answers)
+        self._facts_memo: dict[tuple[str, int, frozenset], list[Fact]] = {}
 
     @classmethod
     def of(cls, module: Module) -> "MemoryTypes":
@@ -297,13 +341,14 @@ class MemoryTypes:
         if ft is None or ft.fn is not fn:
             ft = FunctionTypes(fn)
             self.functions[fn.name] = ft
+            self._facts_memo.clear()
             self._places(ft)
             self._collect(ft)
             self._declared_facts(ft)
         return ft
 
     def _places(self, ft: FunctionTypes) -> None:
-        fn, module = ft.fn, self.module
+        fn = ft.fn
         places = ft.places
         for p in fn.params:
             if p.type == "ptr":
@@ -349,6 +394,16 @@ class MemoryTypes:
                             new[r] = _widen(p, _join(new[r], p)) if r in new else p
                     if old != new:
                         places[inst.result] = new
+                        changed = True
+            # every pointer loaded from the same place points to the same kind of memory
+            # (Enzyme's type trees say so of a field): a deep root names that memory, so two
+            # loads of `p->b` (before and after an opaque call) share what is known of it
+            for ld in loads:
+                cur = places[ld.result]
+                for p in of(ld.operands[0][1]).values():
+                    deep = _deep_root(p)
+                    if deep is not None and deep not in cur:
+                        cur[deep] = Place(deep, 0)
                         changed = True
             # a pointer loaded from where a pointer was stored may be that pointer: the
             # realloc'd buffer that `a->data = realloc(...)` stores and `a->data[i] = v`
@@ -480,6 +535,12 @@ class MemoryTypes:
                 places = ft.places.get(ptr) or self._global_places(ptr)
                 if size is None or not places:
                     continue
+                if op == "store" and ty == "ptr":
+                    stored = ft.places.get(inst.operands[0][1]) or self._global_places(inst.operands[0][1])
+                    for a in places.values():
+                        deep = _deep_root(a)
+                        if deep is not None:
+                            ft.links.extend((Place(deep, 0), q) for q in stored.values())
                 kind = scalar_kind(ty)
                 where = inst.text.split(", !", 1)[0].strip()
                 tag = tbaa_type(module, inst.metadata.get("!tbaa"))
@@ -526,7 +587,7 @@ class MemoryTypes:
                         if t == "ptr":
                             places = ft.places.get(v) or self._global_places(v)
                             if places:
-                                ft.calls.append((name, k, list(places.values())))
+                                ft.calls.append((name, k, list(places.values()), inst.line))
 
     def _declared_facts(self, ft: FunctionTypes) -> None:
         """What the declared types of the allocas and globals the function uses say: a
@@ -572,26 +633,95 @@ class MemoryTypes:
                             lst.append(fname)
         return self._callers.get(name, [])
 
+    def _passed(self, ft: FunctionTypes, seen: frozenset):
+        """(callee, its parameter's name, the places passed as it, call line) for each pointer
+        argument of a call of a defined function not in `seen`."""
+        for callee, k, places, site in ft.calls:
+            cfn = self.module.functions.get(callee)
+            if cfn is not None and k < len(cfn.params) and callee not in seen:
+                yield cfn, cfn.params[k].name, places, site
+
+    def links_for(self, fn: Function, depth: int = _DEPTH, seen: frozenset = frozenset()) -> list[tuple[Place, Place]]:
+        """fn's links and those of its callees over the memory fn passes them (`set_rows(rows,
+        u, w)` storing `u` into `rows[0]`: `*rows+0` is `u`'s memory in fn too)."""
+        ft = self.function(fn)
+        out = list(ft.links)
+        if depth <= 0 or fn.name in seen:
+            return out
+        seen = seen | {fn.name}
+        for cfn, pname, places, site in self._passed(ft, seen):
+            args = {cfn.params[i].name: list(ps) for c, i, ps, at in ft.calls if at == site and i < len(cfn.params)}
+            for a, b in self.links_for(cfn, depth - 1, seen):
+                if _deep_parts(a.root) is None or _deep_parts(a.root)[0] != pname:
+                    continue
+                for p in places:
+                    deep = _rebased(a.root, pname, p)
+                    if deep is None:
+                        continue
+                    if b.root in args:         # the stored pointer is another parameter
+                        out.extend((Place(deep, 0), _shift(q, b.offset, b.stride)) for q in args[b.root])
+                    elif b.root.startswith("*"):
+                        for base, qs in args.items():
+                            for q in qs:
+                                other = _rebased(b.root, base, q)
+                                if other is not None:
+                                    out.append((Place(deep, 0), Place(other, b.offset, b.stride)))
+        return out
+
     def facts_for(self, fn: Function, depth: int = _DEPTH, seen: frozenset = frozenset()) -> list[Fact]:
         """Strong and weak facts of `fn`, including what callers and callees say about memory
-        behind its pointer parameters and the pointers it passes on."""
+        behind its pointer parameters and the pointers it passes on, and what is known of
+        memory a stored pointer points to at the deep root of where it was stored (and back).
+        The list is shared: callers read it, never change it."""
+        key = (fn.name, depth, seen)
+        memo = self._facts_memo.get(key)
+        if memo is not None and self.functions[fn.name].fn is fn:
+            return memo
+        out = self._facts_for(fn, depth, seen)
+        links = self.links_for(fn, depth, seen)
+        if links:
+            wanted: dict[str, list[tuple[Place, Place, bool]]] = {}
+            for deep, q in links:
+                wanted.setdefault(q.root, []).append((deep, q, True))
+                wanted.setdefault(deep.root, []).append((deep, q, False))
+            found = []
+            for f in out:
+                for deep, q, to_deep in wanted.get(f.place.root, ()):
+                    if to_deep:
+                        g = math.gcd(q.stride, f.place.stride)
+                        off = f.place.offset - q.offset
+                        found.append(Fact(Place(deep.root, off % g if g else off, g), f.size, f.kind, f.strong,
+                                          f"{f.where} (stored at {deep.root[1:]})"))
+                    else:
+                        found.append(Fact(_shift(q, f.place.offset, f.place.stride), f.size, f.kind, f.strong,
+                                          f"{f.where} (stored at {deep.root[1:]})"))
+            out += found
+        self._facts_memo[key] = out
+        return out
+
+    def _facts_for(self, fn: Function, depth: int, seen: frozenset) -> list[Fact]:
         ft = self.function(fn)
         out = list(ft.facts)
         if depth <= 0 or fn.name in seen:
             return out
         seen = seen | {fn.name}
         # callees: their facts about their parameter k, placed at our argument
-        for callee, k, places in ft.calls:
-            cfn = self.module.functions.get(callee)
-            if cfn is None or k >= len(cfn.params) or callee in seen:
-                continue
-            pname = cfn.params[k].name
+        for cfn, pname, places, _ in self._passed(ft, seen):
+            callee = cfn.name
+            over = "*" + pname + "+"
             for f in self.facts_for(cfn, depth - 1, seen):
-                if f.place.root != pname:
-                    continue
-                for p in places:
-                    out.append(Fact(_shift(p, f.place.offset, f.place.stride), f.size, f.kind, f.strong,
-                                    f"{f.where} (in @{callee})"))
+                root = f.place.root
+                if root == pname:
+                    for p in places:
+                        out.append(Fact(_shift(p, f.place.offset, f.place.stride), f.size, f.kind, f.strong,
+                                        f"{f.where} (in @{callee})"))
+                elif root[0] == "*" and root.startswith(over):
+                    # what the callee knows of memory its parameter's fields point to
+                    for p in places:
+                        deep = _rebased(f.place.root, pname, p)
+                        if deep is not None:
+                            out.append(Fact(Place(deep, f.place.offset, f.place.stride, f.place.lo), f.size,
+                                            f.kind, f.strong, f"{f.where} (in @{callee})"))
         # callers: their facts about the memory they pass as our parameters
         index = {p.name: i for i, p in enumerate(fn.params) if p.type == "ptr"}
         if index:
@@ -612,8 +742,16 @@ class MemoryTypes:
                             continue
                         for root, at in (cft.places.get(inst.operands[i][1]) or
                                          self._global_places(inst.operands[i][1])).items():
+                            over = "*" + root + "+"
                             for f in cfacts:
                                 if f.place.root != root:
+                                    if f.place.root[0] != "*" or not f.place.root.startswith(over):
+                                        continue
+                                    # a deep root over the argument: over the parameter here
+                                    deep = _rebased(f.place.root, root, Place(pname, -at.offset, at.stride))
+                                    if deep is not None:
+                                        out.append(Fact(Place(deep, f.place.offset, f.place.stride, f.place.lo),
+                                                        f.size, f.kind, f.strong, f"{f.where} (in @{cname})"))
                                     continue
                                 # the caller's fact relative to the argument's place
                                 g = math.gcd(at.stride, f.place.stride)
@@ -764,6 +902,8 @@ def print_memory_types(module: Module, fn: Function) -> str:
     out = [f"memory types of @{fn.name}"]
     for v, places in ft.places.items():
         out.append(f"  place {v}: " + ", ".join(str(p) for p in places.values()))
+    for deep, q in ft.links:
+        out.append(f"  link {deep.root} = {q}")
     for f in mt.facts_for(fn):
         out.append(f"  fact {f}")
     for v, kinds in mt.solve(fn).items():

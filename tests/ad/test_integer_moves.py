@@ -465,6 +465,103 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
     assert range_kinds(module, fn, ["%b"], 24) == set()      # a byte array says nothing by itself
 
 
+DEEP = """
+%struct.bufs = type { ptr, ptr }
+
+define void @setup(ptr %p) {
+entry:
+  ret void
+}
+
+define void @set_rows(ptr %rows, ptr %u, ptr %w) {
+entry:
+  store ptr %u, ptr %rows, align 8
+  %r1 = getelementptr inbounds ptr, ptr %rows, i64 1
+  store ptr %w, ptr %r1, align 8
+  ret void
+}
+
+define void @fields(ptr %x, i64 %n) {
+entry:
+  %p = alloca %struct.bufs, align 8
+  call void @setup(ptr %p)
+  %a = load ptr, ptr %p, align 8
+  store double 1.0, ptr %a, align 8
+  call void @setup(ptr %p)
+  %a2 = load ptr, ptr %p, align 8
+  %bf = getelementptr inbounds %struct.bufs, ptr %p, i64 0, i32 1
+  %b = load ptr, ptr %bf, align 8
+  call void @llvm.memmove.p0.p0.i64(ptr %b, ptr %a2, i64 %n, i1 false)
+  ret void
+}
+
+define void @rows(i64 %n) {
+entry:
+  %rows = alloca [2 x ptr], align 8
+  %u = alloca [4 x i64], align 8
+  %w = alloca [4 x i64], align 8
+  call void @set_rows(ptr %rows, ptr %u, ptr %w)
+  %wk = getelementptr inbounds double, ptr %w, i64 2
+  store double 2.0, ptr %wk, align 8
+  call void @copy_rows(ptr %rows, i64 %n)
+  ret void
+}
+
+define void @copy_rows(ptr %rows, i64 %n) {
+entry:
+  %s = load ptr, ptr %rows, align 8
+  %r1 = getelementptr inbounds ptr, ptr %rows, i64 1
+  %d = load ptr, ptr %r1, align 8
+  call void @llvm.memmove.p0.p0.i64(ptr %d, ptr %s, i64 %n, i1 false)
+  ret void
+}
+
+define void @chase(ptr %head) {
+entry:
+  br label %loop
+loop:
+  %node = phi ptr [ %head, %entry ], [ %next, %loop ]
+  %next = load ptr, ptr %node, align 8
+  %stop = icmp eq ptr %next, null
+  br i1 %stop, label %exit, label %loop
+exit:
+  ret void
+}
+declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)
+"""
+
+
+def test_deep_roots_name_the_memory_behind_loaded_pointers():
+    """Two loads of the same field (before and after an opaque call) share a deep root, so
+    a store through one types a copy through the other; a pointer stored into an array in
+    one function links that array's deep root to the pointer's memory, so a copy through
+    `rows[1]` in another function is typed by the caller's store into `w`; a pointer chase
+    stops making names after two levels."""
+    from enzyme_build.analysis.memtypes import MemoryTypes, Place, print_memory_types, range_kinds
+    from enzyme_build.ir.model import parse_module
+
+    module = parse_module(DEEP)
+    fields = module.functions["fields"]
+    ft = MemoryTypes.of(module).function(fields)
+    assert ft.places["%a"]["*%p+0"] == Place("*%p+0", 0)
+    assert ft.places["%a2"]["*%p+0"] == Place("*%p+0", 0)
+    assert ft.places["%b"]["*%p+8"] == Place("*%p+8", 0)
+    assert range_kinds(module, fields, ["%a2"], None) == {"double"}
+    assert range_kinds(module, fields, ["%b"], None) == set()     # nothing is known of p->b
+
+    copy_rows = module.functions["copy_rows"]
+    # an array of pointers: `rows[0]` and `rows[1]` are fields at offsets 0 and 8
+    cft = MemoryTypes.of(module).function(copy_rows)
+    assert "*%rows+8" in cft.places["%d"]
+    assert range_kinds(module, copy_rows, ["%d"], None) == {"double"}   # w[2] = 2.0 in @rows
+    assert range_kinds(module, copy_rows, ["%s"], None) == set()        # u: only integers declared
+    text = print_memory_types(module, module.functions["set_rows"])
+    assert "link *%rows+8 = %w+0" in text
+
+    chase = MemoryTypes.of(module).function(module.functions["chase"])
+    assert max(r.count("*") for r in chase.places["%next"]) == 2
+
+
 def test_byte_copy_loop_is_right_optimized_and_before_optimization(tmp_path):
     """A char-by-char copy of doubles: after the pre-AD pipeline it is a memcpy of doubles
     (right gradient); with AD before optimization the stage turns it into a memcpy too

@@ -185,6 +185,37 @@ __attribute__((noinline)) double f(const double *x) {
   copy_rows(rows);
   return w[1] * w[2] + cos(w[3]) * w[4] + u[2];
 }""",
+    # counting down (`i-- > 0`) between two parameters
+    "down_parameters": r"""
+__attribute__((noinline)) static void back_bytes(void *d, const void *s, long n) {
+  char *dd = d; const char *ss = s;
+  for (long i = n; i-- > 0;) dd[i] = ss[i];
+}
+__attribute__((noinline)) static void fill_copy(double *u, double *w, const double *x) {
+  for (int i = 0; i < 4; i++) u[i] = cos(x[i]) * x[(i + 2) % 4];
+  back_bytes(w, u, 32);
+}
+__attribute__((noinline)) double f(const double *x) {
+  double u[4], w[4];
+  fill_copy(u, w, x);
+  return w[0] * w[1] + w[2] * w[3] * u[0] + x[1];
+}""",
+    # a hand-written memmove: forward when the destination is below the source, else backward
+    "memmove_by_hand": r"""
+__attribute__((noinline)) static void move(void *dst, const void *src, size_t n) {
+  char *d = dst; const char *s = src;
+  if (d < s) { for (size_t i = 0; i < n; i++) d[i] = s[i]; }
+  else { for (size_t i = n; i-- > 0;) d[i] = s[i]; }
+}
+__attribute__((noinline)) static void shift_both(double *v) {
+  move(v + 1, v, 4 * sizeof(double));       /* right by one: the backward loop */
+  move(v + 2, v + 3, 2 * sizeof(double));   /* left by one: the forward loop */
+}
+__attribute__((noinline)) double f(const double *x) {
+  double v[6] = {x[0], x[1] * x[2], sin(x[2]), x[3], 0, 0};
+  shift_both(v);
+  return v[0] * v[1] + v[2] * v[3] + v[4] * x[0] + v[5];
+}""",
     # destination ahead of the source inside its range: the forward loop re-reads what it
     # wrote (every element becomes v[0]); memcpy chunks of 8 bytes do the same
     "smear_ahead": r"""

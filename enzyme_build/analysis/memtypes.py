@@ -696,6 +696,11 @@ class MemoryTypes:
                         found.append(Fact(_shift(q, f.place.offset, f.place.stride), f.size, f.kind, f.strong,
                                           f"{f.where} (stored at {deep.root[1:]})"))
             out += found
+        # the same fact arrives along many paths (every caller, every level): keep one of each
+        unique: dict[tuple, Fact] = {}
+        for f in out:
+            unique.setdefault((f.place, f.size, f.kind, f.strong), f)
+        out = list(unique.values())
         self._facts_memo[key] = out
         return out
 

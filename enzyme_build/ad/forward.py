@@ -17,7 +17,7 @@ from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check
 from ..errors import EnzymeBuildError
 from ..ir.builder import FreshNames, IRBuilder, print_block
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,
-                        make_name, strip_name)
+                        make_name, named_types, strip_name)
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
@@ -25,7 +25,7 @@ from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, wa
 from .sweep import RuleOperands, classify_call, zero_of
 from ..analysis.types import bits_stay_integer
 from .indirect import derived_callee
-from .forward_abi import bind_tangents, layout, named_types, value_leaves
+from .forward_abi import bind_tangents, layout, value_leaves
 from .rules import FORWARD_INSTRUCTION_RULES, Builder, fused_fmul_rule, math_rule
 from .shadowinit import mirrored_closure, shadow_definitions
 

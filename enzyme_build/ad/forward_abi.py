@@ -8,7 +8,7 @@ import re
 
 from ..errors import EnzymeBuildError
 from ..ir.builder import IRBuilder
-from ..ir.model import entry_point_name, Instruction, is_float_type, split_top
+from ..ir.model import entry_point_name, Instruction, is_float_type, named_types, split_top
 from .abi import ForwardCall
 from .callsite import builder
 
@@ -16,16 +16,6 @@ from .callsite import builder
 # layouts: where the scalars of an IR type live (x86-64 / SysV data layout)
 
 _SCALAR_BYTES = {"double": 8, "float": 4, "half": 2, "bfloat": 2, "ptr": 8, "x86_fp80": 16, "fp128": 16}
-
-
-def named_types(module) -> dict[str, str]:
-    """'%struct.vec4' -> '{ [4 x double] }' for the module's identified struct types."""
-    out = {}
-    for line in module.lines:
-        m = re.match(r'^(%(?:"[^"]*"|[-a-zA-Z$._0-9]+))\s*=\s*type\s+(.*)$', line)
-        if m:
-            out[m.group(1)] = m.group(2).strip()
-    return out
 
 
 def layout(ty: str, named: dict[str, str]) -> tuple[int, int, list[tuple[int, str, tuple]]]:

@@ -899,9 +899,9 @@ def function_attributes(module: Module, fn: Function) -> str:
 _TYPE_DEF_RE = re.compile(r'^(%(?:"[^"]*"|[-a-zA-Z$._0-9]+)) = type (.*)$')
 
 
-def named_type_body(module: Module, name: str) -> str | None:
-    """The body of a named type (`%struct.V = type { double, i32 }` -> `{ double, i32 }`);
-    None for opaque or unknown types."""
+def named_types(module: Module) -> dict[str, str]:
+    """'%struct.vec4' -> '{ [4 x double] }' for the module's identified types ('opaque' for
+    opaque ones), read from the module once."""
     table = getattr(module, "_type_bodies", None)
     if table is None:
         table = {}
@@ -911,7 +911,13 @@ def named_type_body(module: Module, name: str) -> str | None:
                 if m:
                     table[m.group(1)] = m.group(2).strip()
         module._type_bodies = table
-    body = table.get(name.strip())
+    return table
+
+
+def named_type_body(module: Module, name: str) -> str | None:
+    """The body of a named type (`%struct.V = type { double, i32 }` -> `{ double, i32 }`);
+    None for opaque or unknown types."""
+    body = named_types(module).get(name.strip())
     return None if body in (None, "opaque") else body
 
 

@@ -167,8 +167,14 @@ def differentiate_module(text: str, registry: Registry | None = None) -> str:
     other __enzyme_* call; the inner site becomes a call of a derived function, which is
     plain code the next pass differentiates like any other.
     """
-    with _cyclic_gc_paused():
-        return _differentiate_module(text, registry)
+    try:
+        with _cyclic_gc_paused():
+            return _differentiate_module(text, registry)
+    finally:
+        # the names memo holds this module's value names (up to 64k strings): a later module
+        # in the same process (a build server, nested links, the test suite) shares none of
+        # them and paid ~10% more on a small module for looking up in the large table
+        make_name.cache_clear()
 
 
 @contextlib.contextmanager

@@ -234,15 +234,16 @@ class ReverseGenerator:
         """A float's bits carried in an integer (a view) must reach a float again through a
         bitcast or memory; packing it with other bits (a {float, int} struct in one register)
         would silently drop its derivative, so that is an error."""
-        users: dict[str, list] = {}
-        for inst in self.fn.instructions():
-            for v in inst.values():
-                users.setdefault(v, []).append(inst)
+        params = {p.name: p.type for p in self.fn.params}
+        integers = []
         for v in self.act.varied:
             d = self.fn.defs.get(v)
-            ty = d.type if d is not None else next((p.type for p in self.fn.params if p.name == v), "double")
-            if not ty.startswith("i"):
-                continue
+            if (d.type if d is not None else params.get(v, "double")).startswith("i"):
+                integers.append(v)
+        if not integers:
+            return
+        users = self.fn.users()
+        for v in integers:
             for u in users.get(v, []):
                 if u.opcode in ("bitcast", "store", "load", "getelementptr", "icmp", "call") or (
                         u.result and u.result in self.act.varied):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from ..ir.model import LOCAL as _V, make_name, parse_module
+from .tape import DECLARATIONS
 
 _LOAD_NARROW = re.compile(r'^  ' + _V + r' = load (i8|i16|i32), ptr ')
 _STORE_NARROW = re.compile(r'^  store (i8|i16|i32) ' + _V + r', ptr ')
@@ -134,11 +135,8 @@ done:
   ret void
 }"""
 _HELPERS = {COPY_BYTES: _COPY_BYTES_IR, COPY_BYTES_DOWN: _COPY_BYTES_DOWN_IR}
-_COPY_BYTES_DECLS = {
-    "llvm.memmove.p0.p0.i64": "declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1 immarg)",
-    "llvm.memcpy.p0.p0.i64": "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1 immarg)",
-    "llvm.umin.i64": "declare i64 @llvm.umin.i64(i64, i64)",
-}
+# what the helpers call (declared in the module unless it declares them already)
+_COPY_BYTES_CALLS = ("@llvm.memmove.p0.p0.i64", "@llvm.memcpy.p0.p0.i64", "@llvm.umin.i64")
 
 
 def copy_loops_to_calls(text: str, names: set[str]) -> str | None:
@@ -171,7 +169,7 @@ def copy_loops_to_calls(text: str, names: set[str]) -> str | None:
         lines[first:last + 1] = new
     extra = [ir for helper, ir in _HELPERS.items()
              if helper in used and not any(line.startswith(f"define internal void {helper}(") for line in lines)]
-    extra += [decl for callee, decl in _COPY_BYTES_DECLS.items() if callee not in module.declarations]
+    extra += [DECLARATIONS[callee] for callee in _COPY_BYTES_CALLS if callee[1:] not in module.declarations]
     return "\n".join(lines + extra) + "\n"
 
 

@@ -985,7 +985,7 @@ class Footprint:
         ir.load("i64", f"%omp.range.hi{k}", align=8, name=hi)
         ir.call("i64", "@llvm.umax.i64", [("i64", hi), ("i64", a)], name=nhi)
         ir.store("i64", nhi, f"%omp.range.hi{k}", align=8)
-        g.engine.declare("@llvm.umin.i64", "declare i64 @llvm.umin.i64(i64, i64)")
+        g.engine.declare("@llvm.umin.i64")
         g.engine.declare("@llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)")
 
     def entry_lines(self) -> list[str]:

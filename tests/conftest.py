@@ -45,6 +45,10 @@ def _shared_fixture_group(item) -> str | None:
     return None
 
 
+# tryfirst: on a worker, xdist's own hook turns these marks into the `@group` suffix its
+# scheduler reads; this conftest is registered before xdist's worker plugin, so without it
+# this hook would run after xdist's and every group would be split across the workers
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     if not config.pluginmanager.hasplugin("xdist"):
         return

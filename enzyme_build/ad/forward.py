@@ -674,10 +674,14 @@ class ForwardGenerator:
             ptr = inst.operands[0][1] if inst.operands else None
             if ptr is not None and is_local(ptr) and ptr in self.act.shadowed:
                 # a deallocator of its own kind of block releases that block's shadows too
-                release = callee_name(inst) if callee_name(inst) in RELEASERS else "free"
-                for sh in self.shadows(ptr):
-                    self.ir.call("void", f"@{release}", [("ptr", sh)])
-                self.engine.declare("@" + release)
+                if callee_name(inst) in RELEASERS:
+                    for sh in self.shadows(ptr):
+                        self.ir.call("void", f"@{callee_name(inst)}", [("ptr", sh)])
+                    self.engine.declare("@" + callee_name(inst))
+                else:   # a malloc'd shadow: back to the thread's spare blocks when large
+                    for sh in self.shadows(ptr):
+                        self.ir.call("void", "@__enzyme_build_shadow_free", [("ptr", sh)])
+                    self.engine.support.add("__enzyme_build_shadow_free")
 
     def _memory_call(self, inst: Instruction) -> None:
         name = callee_name(inst)
@@ -691,13 +695,16 @@ class ForwardGenerator:
             for sh in lane_names(res, "sh", self.width):
                 if own:   # shadows of the same kind of block (zeroed when made)
                     self.ir.call("ptr", f"@{own}", [("i64", args[allocation_size_args(name)[0]])], name=sh)
-                elif name == "calloc":
-                    self.ir.call("ptr", "@calloc", [("i64", args[0]), ("i64", args[1])], name=sh)
+                elif name == "calloc":   # (the product fits: the primal's calloc succeeded)
+                    total = self.ir.binop("mul", "i64", args[0], args[1], hint="n")
+                    self.ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", total)], name=sh)
+                    self.engine.support.add("__enzyme_build_shadow_alloc")
                 elif name == "realloc":
                     self._realloc_shadow(inst, sh)
                 else:
                     size = args[allocation_size_args(name)[0]]
-                    self.ir.call("ptr", "@calloc", [("i64", "1"), ("i64", size)], name=sh)
+                    self.ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", size)], name=sh)
+                    self.engine.support.add("__enzyme_build_shadow_alloc")
             return
         d = inst.operands[0][1]
         if not self.has_shadow(d):

@@ -58,12 +58,16 @@ def level_tape_helpers(text: str) -> str:
 
 
 def _plain_shadow_allocations(text: str) -> str:
-    """A reverse pass's shadow blocks (`__enzyme_build_shadow_alloc`) are calloc'd blocks to
-    the next pass: adjoints accumulated there carry tangents when forward mode runs over a
-    gradient, so the allocation must be one the engine knows (it gets a shadow of its own)."""
-    if "@__enzyme_build_shadow_alloc(i64 " not in text:
+    """A reverse pass's shadow blocks (`__enzyme_build_shadow_alloc`, released by
+    `__enzyme_build_shadow_free`) are calloc'd blocks released by free to the next pass:
+    adjoints accumulated there carry tangents when forward mode runs over a gradient, so the
+    allocation must be one the engine knows (it gets a shadow of its own)."""
+    if "@__enzyme_build_shadow_alloc(i64 " not in text and "@__enzyme_build_shadow_free(ptr " not in text:
         return text
     text = re.sub(r'call ptr @__enzyme_build_shadow_alloc\(i64 ', 'call ptr @calloc(i64 1, i64 ', text)
+    text = re.sub(r'call void @__enzyme_build_shadow_free\(ptr ', 'call void @free(ptr ', text)
+    if "call void @free(ptr " in text and not re.search(r'^(?:declare|define)[^@\n]*@free\(', text, re.M):
+        text += "declare void @free(ptr)\n"
     if not re.search(r'^(?:declare|define)[^@\n]*@calloc\(', text, re.M):
         text += "declare ptr @calloc(i64, i64)\n"
     return text

@@ -1143,9 +1143,14 @@ class ReverseGenerator:
                     n = self.cache.fetch(self.realloc_copied[inst.result], label)
                     self.ir(lines).call("void", f"@{helper}", [("ptr", new), ("ptr", old), ("i64", n)])
             if inst.result in self.freed_roots:
-                release = shadow_allocator(name)[1]
-                self.ir(lines).call("void", f"@{release}", [("ptr", self.cache.fetch(self.shadow(inst.result), label))])
-                self.engine.declare("@" + release)
+                own, release = shadow_allocator(name)
+                shadow = self.cache.fetch(self.shadow(inst.result), label)
+                if own:   # a block of the allocator's own kind: its own deallocator
+                    self.ir(lines).call("void", f"@{release}", [("ptr", shadow)])
+                    self.engine.declare("@" + release)
+                else:     # made by __enzyme_build_shadow_alloc: back to the thread's spares
+                    self.ir(lines).call("void", "@__enzyme_build_shadow_free", [("ptr", shadow)])
+                    self.engine.support.add("__enzyme_build_shadow_free")
 
     def _record_helper(self, record: str, what: str) -> str:
         """A function over the `n` bytes of `record` elements at d and s, per element:

@@ -154,6 +154,13 @@ ok:
 }}"""
 
 
+# the per-thread spare shadow blocks (__enzyme_build_shadow_alloc / _free): how many, and the
+# sizes kept (smaller blocks come from malloc's own free lists anyway; larger ones are not
+# held on to: at most SHADOW_SPARES * SHADOW_SPARE_MAX bytes per thread)
+SHADOW_SPARES = 4
+SHADOW_SPARE_MIN = 64 << 10
+SHADOW_SPARE_MAX = 32 << 20
+
 _SUPPORT = {
     "__enzyme_build_tape_push": _push("__enzyme_build_tape_push", "__enzyme_build_tape_grow"),
     "__enzyme_build_tape_grow": _grow("__enzyme_build_tape_grow", spare=True),
@@ -207,15 +214,77 @@ entry:
   ret ptr %new
 }""",
     # shadow of an allocation: zeroed over its whole usable size, so a later realloc of it
-    # copies zeros beyond the data
-    "__enzyme_build_shadow_alloc": """\
-define internal ptr @__enzyme_build_shadow_alloc(i64 %n) {
+    # copies zeros beyond the data. A large one is taken from the thread's spare shadow blocks
+    # when one fits (its usable size at least n and at most twice n): the blocks of an
+    # objective's large scratch arrays and their shadows, freed together at the end of every
+    # call, would otherwise shrink the heap each time (glibc trims a free top chunk above its
+    # trim threshold) and fault every page in again at the next call.
+    "__enzyme_build_shadow_alloc": f"""\
+define internal ptr @__enzyme_build_shadow_alloc(i64 %n) {{
 entry:
+  %large = icmp uge i64 %n, {SHADOW_SPARE_MIN}
+  br i1 %large, label %look, label %fresh
+look:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %next ]
+  %slot = getelementptr inbounds [{SHADOW_SPARES} x ptr], ptr @__enzyme_build_shadow_spare, i64 0, i64 %i
+  %p = load ptr, ptr %slot, align 8
+  %none = icmp eq ptr %p, null
+  br i1 %none, label %next, label %measure
+measure:
+  %size = call i64 @malloc_usable_size(ptr %p)
+  %small = icmp ult i64 %size, %n
+  %twice = shl i64 %n, 1
+  %waste = icmp ugt i64 %size, %twice
+  %miss = or i1 %small, %waste
+  br i1 %miss, label %next, label %take
+take:
+  store ptr null, ptr %slot, align 8
+  call void @llvm.memset.p0.i64(ptr %p, i8 0, i64 %size, i1 false)
+  ret ptr %p
+next:
+  %i.next = add i64 %i, 1
+  %done = icmp eq i64 %i.next, {SHADOW_SPARES}
+  br i1 %done, label %fresh, label %look
+fresh:
   %new = call ptr @malloc(i64 %n)
   %usable = call i64 @malloc_usable_size(ptr %new)
   call void @llvm.memset.p0.i64(ptr %new, i8 0, i64 %usable, i1 false)
   ret ptr %new
-}""",
+}}""",
+    # the release of a shadow block the engine made: a large one (up to SHADOW_SPARE_MAX
+    # bytes) is kept in a free spare slot of this thread, anything else is freed
+    "__enzyme_build_shadow_free": f"""\
+define internal void @__enzyme_build_shadow_free(ptr %p) {{
+entry:
+  %null = icmp eq ptr %p, null
+  br i1 %null, label %out, label %measure
+measure:
+  %size = call i64 @malloc_usable_size(ptr %p)
+  %small = icmp ult i64 %size, {SHADOW_SPARE_MIN}
+  %huge = icmp ugt i64 %size, {SHADOW_SPARE_MAX}
+  %unkept = or i1 %small, %huge
+  br i1 %unkept, label %release, label %look
+look:
+  %i = phi i64 [ 0, %measure ], [ %i.next, %next ]
+  %slot = getelementptr inbounds [{SHADOW_SPARES} x ptr], ptr @__enzyme_build_shadow_spare, i64 0, i64 %i
+  %q = load ptr, ptr %slot, align 8
+  %free.slot = icmp eq ptr %q, null
+  br i1 %free.slot, label %keep, label %next
+keep:
+  store ptr %p, ptr %slot, align 8
+  ret void
+next:
+  %i.next = add i64 %i, 1
+  %done = icmp eq i64 %i.next, {SHADOW_SPARES}
+  br i1 %done, label %release, label %look
+release:
+  call void @free(ptr %p)
+  br label %out
+out:
+  ret void
+}}""",
+    "__enzyme_build_shadow_spare": f"""\
+@__enzyme_build_shadow_spare = internal thread_local global [{SHADOW_SPARES} x ptr] zeroinitializer, align 8""",
     "__enzyme_build_shadow_copied": """\
 define internal i64 @__enzyme_build_shadow_copied(ptr %old, i64 %n) {
 entry:
@@ -432,7 +501,9 @@ _NEEDS = {
     "__enzyme_build_shadow_realloc": ["__enzyme_build_shadow_copied", "__enzyme_build_shadow_alloc",
                                       "@llvm.memcpy.p0.p0.i64"],
     "__enzyme_build_shadow_copied": ["@malloc_usable_size"],
-    "__enzyme_build_shadow_alloc": ["@malloc", "@malloc_usable_size", "@llvm.memset.p0.i64"],
+    "__enzyme_build_shadow_alloc": ["@malloc", "@malloc_usable_size", "@llvm.memset.p0.i64",
+                                    "__enzyme_build_shadow_spare"],
+    "__enzyme_build_shadow_free": ["@free", "@malloc_usable_size", "__enzyme_build_shadow_spare"],
     "__enzyme_build_tape_reserve": ["__enzyme_build_tape_grow"],
     "__enzyme_build_tape_grow": ["@llvm.umax.i64", "@realloc", "@abort", "__enzyme_build_tape_spare"],
     "__enzyme_build_tape_free_data": ["@free", "__enzyme_build_tape_spare"],

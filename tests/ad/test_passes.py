@@ -95,3 +95,20 @@ declare ptr @__enzyme_build_shadow_alloc(i64)
     out = verified(_plain_shadow_allocations(text), "shadow-alloc")
     assert "%sh = call ptr @calloc(i64 1, i64 %n)" in out
     assert "declare ptr @calloc(i64, i64)" in out
+
+
+def test_plain_shadow_releases():
+    """The release of a shadow block (to the thread's spares) is a plain free to a next pass."""
+    text = """
+define void @g(i64 %n) {
+entry:
+  %sh = call ptr @__enzyme_build_shadow_alloc(i64 %n)
+  call void @__enzyme_build_shadow_free(ptr %sh)
+  ret void
+}
+declare ptr @__enzyme_build_shadow_alloc(i64)
+declare void @__enzyme_build_shadow_free(ptr)
+"""
+    out = verified(_plain_shadow_allocations(text), "shadow-free")
+    assert "call void @free(ptr %sh)" in out and "declare void @free(ptr)" in out
+    assert "call void @__enzyme_build_shadow_free" not in out

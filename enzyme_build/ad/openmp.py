@@ -164,6 +164,7 @@ def pass_firstprivate_by_address(text: str) -> str:
         i += 1
     edits: dict[int, list[str]] = {}
     entry_inserts: dict[int, list[str]] = {}
+    by_address: dict[str, set[int]] = {}   # outlined function -> argument positions now pointers
     for name, (start, end) in funcs.items():
         captured = _float_bits(lines, start + 1, end)
         if not captured:
@@ -200,10 +201,33 @@ def pass_firstprivate_by_address(text: str) -> str:
                     else new_line.replace(arg, f"ptr {slot}", 1)
                 lines[ostart] = re.sub(r'\bi64 ((?:noundef )?)' + re.escape(pname) + r'(?![-\w$.])',
                                        r'ptr \1' + pname, lines[ostart], count=1)
+                by_address.setdefault(outlined, set()).add(pos)
             if new_line != line:
                 edits[k] = [new_line]
     if not edits:
         return text
+    # the outlined function now takes those arguments by address at every fork of it: a fork
+    # not rewritten above (one whose i64 is a constant, or bits from elsewhere; in a caller
+    # the optimizer inlined the function into) passes the address of a stack copy of its i64
+    fixes = 0
+    for name, (start, end) in funcs.items():
+        for k in range(start + 1, end):
+            line = edits[k][0] if k in edits and len(edits[k]) == 1 else lines[k]
+            if "@__kmpc_fork_call(" not in line:
+                continue
+            args = _call_args(line)
+            outlined = args[2].split()[-1].lstrip("@").strip('"') if len(args) >= 3 else ""
+            new_line, stores = line, []
+            for pos in sorted(by_address.get(outlined, ())):
+                if 3 + pos >= len(args) or not args[3 + pos].startswith("i64 "):
+                    continue
+                fixes += 1
+                slot = f"%fp.copy{fixes}"
+                entry_inserts.setdefault(start, []).append(f"  {slot} = alloca i64, align 8")
+                stores.append(f"  store {args[3 + pos]}, ptr {slot}, align 8")
+                new_line = new_line.replace(args[3 + pos], f"ptr {slot}", 1)
+            if stores:
+                edits[k] = stores + [new_line]
     out = []
     for n, line in enumerate(lines):
         if n in edits:

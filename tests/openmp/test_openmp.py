@@ -299,3 +299,62 @@ def test_firstprivate_float(tmp_path, opt):
     for threads in (1, 2):
         out = run(tmp_path / "prog", threads)
         assert out.returncode == 0 and out.stdout.startswith("OK "), out.stdout + out.stderr
+
+
+# fuzz-17's class: one parallel region capturing a double (and one a float) by value, forked
+# from two places after inlining, one of which passes a constant: the captured value is
+# passed by address (pass_firstprivate_by_address) at every fork of the outlined function,
+# the constant's too (it crashed: the constant's bits went where an address was read)
+FIRSTPRIVATE_TWO_FORKS = r"""
+#include <stdio.h>
+#include <math.h>
+extern int enzyme_dup, enzyme_const;
+void __enzyme_autodiff(void *, ...);
+static inline __attribute__((always_inline)) void axpy(double *b, const double *a, double r, int n) {
+  #pragma omp parallel for firstprivate(r)
+  for (int k = 0; k < n; k++) b[k] = b[k] + r * a[k];
+}
+static inline __attribute__((always_inline)) void axpyf(float *b, const float *a, float r, int n) {
+  #pragma omp parallel for firstprivate(r)
+  for (int k = 0; k < n; k++) b[k] = b[k] + r * a[k];
+}
+__attribute__((noinline)) double f(const double *x) {
+  double a[6], b[6];
+  float af[4], bf[4];
+  for (int i = 0; i < 6; i++) { a[i] = sin(x[i % 3]); b[i] = x[(i + 1) % 3]; }
+  for (int i = 0; i < 4; i++) { af[i] = (float)x[i % 3]; bf[i] = 0.5f; }
+  axpy(b, a, 0.5 * x[2], 6);
+  axpyf(bf, af, (float)x[0], 4);
+  double s = 0;
+  for (int i = 0; i < 6; i++) s += b[i] * b[i];
+  for (int i = 0; i < 4; i++) s += bf[i];
+  return s;
+}
+int main(void) {
+  double u[6] = {1, 2, 3, 4, 5, 6}, v[6] = {0};
+  float uf[4] = {1, 2, 3, 4}, vf[4] = {0};
+  axpy(v, u, 0.25, 6);      /* the same regions forked with constants */
+  axpyf(vf, uf, 0.5f, 4);
+  double x[3] = {0.3, -0.7, 1.1}, g[3] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
+  int bad = v[5] != 1.5 || vf[3] != 2.0f;
+  for (int i = 0; i < 3; i++) {
+    double h = 1e-3, xp[3] = {x[0], x[1], x[2]}, xm[3] = {x[0], x[1], x[2]};
+    xp[i] += h; xm[i] -= h;
+    double fd = (f(xp) - f(xm)) / (2 * h);
+    if (fabs(fd - g[i]) > 1e-3 * fmax(1, fabs(fd))) { bad = 1; printf("grad %d: %g against %g\n", i, g[i], fd); }
+  }
+  printf(bad ? "FAIL\n" : "OK %g %g %g\n", g[0], g[1], g[2]);
+  return bad;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_firstprivate_region_forked_with_a_constant_too(tmp_path, opt):
+    (tmp_path / "fp2.c").write_text(FIRSTPRIVATE_TWO_FORKS)
+    proc = build(tmp_path, tmp_path / "fp2.c", opt)
+    assert proc.returncode == 0, proc.stderr
+    for threads in (1, 2):
+        out = run(tmp_path / "prog", threads)
+        assert out.returncode == 0 and out.stdout.startswith("OK "), out.stdout + out.stderr

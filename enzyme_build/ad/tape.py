@@ -218,9 +218,12 @@ entry:
     # when one fits (its usable size at least n and at most twice n): the blocks of an
     # objective's large scratch arrays and their shadows, freed together at the end of every
     # call, would otherwise shrink the heap each time (glibc trims a free top chunk above its
-    # trim threshold) and fault every page in again at the next call.
+    # trim threshold) and fault every page in again at the next call. Not inlined, and
+    # `noalias` like malloc: the block is nobody else's (a taken spare's slot is emptied), and
+    # the optimizer keeps knowing that only through the call (inlined, the result would be a
+    # merge of a loaded pointer and malloc's, which may alias anything).
     "__enzyme_build_shadow_alloc": f"""\
-define internal ptr @__enzyme_build_shadow_alloc(i64 %n) {{
+define internal noalias ptr @__enzyme_build_shadow_alloc(i64 %n) noinline {{
 entry:
   %large = icmp uge i64 %n, {SHADOW_SPARE_MIN}
   br i1 %large, label %look, label %fresh
@@ -254,7 +257,7 @@ fresh:
     # the release of a shadow block the engine made: a large one (up to SHADOW_SPARE_MAX
     # bytes) is kept in a free spare slot of this thread, anything else is freed
     "__enzyme_build_shadow_free": f"""\
-define internal void @__enzyme_build_shadow_free(ptr %p) {{
+define internal void @__enzyme_build_shadow_free(ptr %p) noinline {{
 entry:
   %null = icmp eq ptr %p, null
   br i1 %null, label %out, label %measure

@@ -45,9 +45,20 @@ def build(directory: Path, source: Path, *flags: str, out: str = "prog", env=Non
                           cwd=directory, capture_output=True, text=True, timeout=600, env=env)
 
 
+# libomp's own dynamic-schedule dispatch sometimes fails this assertion under load, with
+# nothing of the program involved (llvm/llvm-project#86995, #132164, #54422: reproduced with
+# libomp's own tests); a run that dies of exactly it is run again, anything else fails
+_LIBOMP_DISPATCH_RACE = "kmp_dispatch.cpp"
+
+
 def run(binary: Path, threads: int, schedule: str = "static") -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_SCHEDULE=schedule)
-    return subprocess.run([str(binary)], capture_output=True, text=True, timeout=120, env=env)
+    for _ in range(3):
+        proc = subprocess.run([str(binary)], capture_output=True, text=True, timeout=120, env=env)
+        if not (proc.returncode == -6 and _LIBOMP_DISPATCH_RACE in proc.stderr
+                and "vnew.p.ub * (UT)chunk <= trip" in proc.stderr):
+            break
+    return proc
 
 
 @pytest.fixture(scope="module")

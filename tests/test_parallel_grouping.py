@@ -36,7 +36,6 @@ def test_alone(i):
 '''
 
 
-@pytest.mark.skipif(shutil.which("true") is None, reason="needs a POSIX userland")
 def test_module_fixtures_are_built_once_with_two_workers(tmp_path):
     pytest.importorskip("xdist")
     tree = tmp_path / "tree"

@@ -22,7 +22,7 @@ from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
-from .sweep import RuleOperands, classify_call, zero_of
+from .sweep import RuleOperands, classify_call, shadow_release, zero_of
 from ..analysis.types import bits_stay_integer
 from .indirect import derived_callee
 from .forward_abi import bind_tangents, layout, value_leaves
@@ -674,14 +674,10 @@ class ForwardGenerator:
             ptr = inst.operands[0][1] if inst.operands else None
             if ptr is not None and is_local(ptr) and ptr in self.act.shadowed:
                 # a deallocator of its own kind of block releases that block's shadows too
-                if callee_name(inst) in RELEASERS:
-                    for sh in self.shadows(ptr):
-                        self.ir.call("void", f"@{callee_name(inst)}", [("ptr", sh)])
-                    self.engine.declare("@" + callee_name(inst))
-                else:   # a malloc'd shadow: back to the thread's spare blocks when large
-                    for sh in self.shadows(ptr):
-                        self.ir.call("void", "@__enzyme_build_shadow_free", [("ptr", sh)])
-                    self.engine.support.add("__enzyme_build_shadow_free")
+                own = callee_name(inst) if callee_name(inst) in RELEASERS else None
+                release = shadow_release(self.engine, own)
+                for sh in self.shadows(ptr):
+                    self.ir.call("void", release, [("ptr", sh)])
 
     def _memory_call(self, inst: Instruction) -> None:
         name = callee_name(inst)

@@ -66,10 +66,9 @@ def _plain_shadow_allocations(text: str) -> str:
         return text
     text = re.sub(r'call ptr @__enzyme_build_shadow_alloc\(i64 ', 'call ptr @calloc(i64 1, i64 ', text)
     text = re.sub(r'call void @__enzyme_build_shadow_free\(ptr ', 'call void @free(ptr ', text)
-    if "call void @free(ptr " in text and not re.search(r'^(?:declare|define)[^@\n]*@free\(', text, re.M):
-        text += "declare void @free(ptr)\n"
-    if not re.search(r'^(?:declare|define)[^@\n]*@calloc\(', text, re.M):
-        text += "declare ptr @calloc(i64, i64)\n"
+    for callee in ("@calloc", "@free"):
+        if f"{callee}(" in text and not re.search(r'^(?:declare|define)[^@\n]*' + callee + r'\(', text, re.M):
+            text += DECLARATIONS[callee] + "\n"
     return text
 
 

@@ -28,7 +28,7 @@ from .abi import Signature
 from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
 from .indirect import derived_callee
-from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, zero_of
+from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, shadow_release, zero_of
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 from .cache import (FRAME_OFFSET, TAPE, CachePlanner, cache_plans_wanted,
                     released_pointer)
@@ -1144,13 +1144,8 @@ class ReverseGenerator:
                     self.ir(lines).call("void", f"@{helper}", [("ptr", new), ("ptr", old), ("i64", n)])
             if inst.result in self.freed_roots:
                 own, release = shadow_allocator(name)
-                shadow = self.cache.fetch(self.shadow(inst.result), label)
-                if own:   # a block of the allocator's own kind: its own deallocator
-                    self.ir(lines).call("void", f"@{release}", [("ptr", shadow)])
-                    self.engine.declare("@" + release)
-                else:     # made by __enzyme_build_shadow_alloc: back to the thread's spares
-                    self.ir(lines).call("void", "@__enzyme_build_shadow_free", [("ptr", shadow)])
-                    self.engine.support.add("__enzyme_build_shadow_free")
+                self.ir(lines).call("void", shadow_release(self.engine, release if own else None),
+                                    [("ptr", self.cache.fetch(self.shadow(inst.result), label))])
 
     def _record_helper(self, record: str, what: str) -> str:
         """A function over the `n` bytes of `record` elements at d and s, per element:

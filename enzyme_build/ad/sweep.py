@@ -1,5 +1,5 @@
 """What the reverse and forward sweeps share: how a call instruction is classified, the
-operand view derivative rules read, and the zero of a type.
+operand view derivative rules read, the zero of a type, and what releases a shadow block.
 
 `classify_call` is the one decision of what a call is to the engine, in one order for every
 mode. A user's custom rule comes first (it overrides every built-in treatment, as in Enzyme:
@@ -51,6 +51,17 @@ def classify_call(engine, inst: Instruction, *, mode: str, active: Callable[[], 
     elif name in engine.differentiable:
         return DERIVED
     return UNKNOWN
+
+
+def shadow_release(engine, deallocator: str | None) -> str:
+    """The function that releases the shadow of a block the program frees: the block kind's
+    own deallocator (`deallocator`, when its shadow was made by the same kind of allocator),
+    else the engine's, which keeps large blocks in the thread's spares (ad/tape.py)."""
+    if deallocator:
+        engine.declare("@" + deallocator)
+        return "@" + deallocator
+    engine.support.add("__enzyme_build_shadow_free")
+    return "@__enzyme_build_shadow_free"
 
 
 def zero_of(ty: str) -> str:

@@ -302,14 +302,19 @@ int main(void) {
 """
 
 
-@pytest.mark.parametrize("opt", ["-O0", "-O2"])
-def test_firstprivate_float(tmp_path, opt):
-    (tmp_path / "fp.c").write_text(FLOAT_FIRSTPRIVATE)
-    proc = build(tmp_path, tmp_path / "fp.c", opt, "-g")
+def _builds_and_prints_ok(directory: Path, text: str, *flags: str) -> None:
+    """`text` built with `flags` prints "OK ..." and exits 0 with one thread and with two."""
+    (directory / "p.c").write_text(text)
+    proc = build(directory, directory / "p.c", *flags)
     assert proc.returncode == 0, proc.stderr
     for threads in (1, 2):
-        out = run(tmp_path / "prog", threads)
+        out = run(directory / "prog", threads)
         assert out.returncode == 0 and out.stdout.startswith("OK "), out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_firstprivate_float(tmp_path, opt):
+    _builds_and_prints_ok(tmp_path, FLOAT_FIRSTPRIVATE, opt, "-g")
 
 
 # fuzz-17's class: one parallel region capturing a double (and one a float) by value, forked
@@ -363,9 +368,4 @@ int main(void) {
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_firstprivate_region_forked_with_a_constant_too(tmp_path, opt):
-    (tmp_path / "fp2.c").write_text(FIRSTPRIVATE_TWO_FORKS)
-    proc = build(tmp_path, tmp_path / "fp2.c", opt)
-    assert proc.returncode == 0, proc.stderr
-    for threads in (1, 2):
-        out = run(tmp_path / "prog", threads)
-        assert out.returncode == 0 and out.stdout.startswith("OK "), out.stdout + out.stderr
+    _builds_and_prints_ok(tmp_path, FIRSTPRIVATE_TWO_FORKS, opt)

@@ -456,8 +456,7 @@ class CachePlanner:
             return set()
         if self._stack is None:
             entry = self.fn.blocks[0].label
-            restores = any(i.opcode == "call" and callee_name(i).startswith("llvm.stackrestore")
-                           for i in self.fn.instructions())
+            restores = any(callee_name(i).startswith("llvm.stackrestore") for i in self.fn.of_opcode("call"))
             self._stack = {r for r in self._local_allocations() if (d := self.fn.defs[r]).opcode == "alloca"
                            and (d.block == entry or (not restores and not self.cfg.in_loop(d.block)))}
         return self._stack
@@ -559,8 +558,8 @@ class CachePlanner:
 
     def _local_allocations(self) -> set[str]:
         if self._locals is None:
-            self._locals = {i.result for i in self.fn.instructions()
-                            if i.result and (i.opcode == "alloca" or (i.opcode == "call" and i.callee in ALLOCATORS))}
+            self._locals = {i.result for i in self.fn.of_opcode("alloca", "call")
+                            if i.result and (i.opcode == "alloca" or i.callee in ALLOCATORS)}
         return self._locals
 
     def _writes(self, instructions) -> tuple[set[str], set[str], bool]:
@@ -729,8 +728,8 @@ class CachePlanner:
             return None
         if self._primal_calls is None:
             self._primal_calls = {}
-            for inst in self.fn.instructions():
-                if inst.opcode == "call" and inst.result and len(inst.operands) == 1:
+            for inst in self.fn.of_opcode("call"):
+                if inst.result and len(inst.operands) == 1:
                     found = math_rule(inst.callee or "")
                     if found is not None:
                         for name in found[0].names:

@@ -380,6 +380,9 @@ def _inline_pointer_aggregates(text: str) -> str:
     return inline_coerced_boundaries(llvm.parse_assembly(text, "nested"), llvm).text()
 
 
+_GLOBAL_NAME = re.compile(r'@("[^"]*"|[-a-zA-Z$._0-9]+)')
+
+
 def _innermost_sites(module, with_sites: set[str]):
     """(function, line) of the AD call sites whose target reaches no function with AD calls; None (= all
     sites, so recursion through an AD call is reported as before) when there is none, or
@@ -395,10 +398,11 @@ def _innermost_sites(module, with_sites: set[str]):
             seen.add(n)
             if n in with_sites:
                 return True
-            todo += [strip_name(i.callee) for i in module.functions[n].instructions()
-                     if i.opcode == "call" and i.callee and i.callee.startswith("@")]
-            todo += re.findall(r'@("[^"]*"|[-a-zA-Z$._0-9]+)', " ".join(
-                v for i in module.functions[n].instructions() if i.opcode != "call" for _, v in i.operands))
+            for i in module.functions[n].instructions():
+                if i.opcode != "call":     # a function's address taken (stored, passed on)
+                    todo += [g for _, v in i.operands if "@" in v for g in _GLOBAL_NAME.findall(v)]
+                elif i.callee and i.callee.startswith("@"):
+                    todo.append(strip_name(i.callee))
         return False
 
     ready, nested = set(), False

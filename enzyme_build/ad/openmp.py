@@ -326,8 +326,8 @@ def _header_params(header: str) -> list[str]:
 def prepare(engine, fn) -> None:
     """Fork calls of `fn` become, for the sweeps, calls of their outlined functions with the
     two thread-id pointers first (null: the derived microtasks get the runtime's own)."""
-    for inst in fn.instructions():
-        if inst.opcode != "call" or fork_ident(inst) is not None:
+    for inst in fn.of_opcode("call"):
+        if fork_ident(inst) is not None:
             continue
         if (inst.callee or "").lstrip("@").strip('"') != FORK:
             continue

@@ -156,9 +156,9 @@ def _specialize_callback_arguments(text: str, keep: set[str]):
             primal = module.functions.get(strip_name("@" + m.group(1))) if m else None
             if primal is None or not re.fullmatch(r'[-a-zA-Z$._0-9]+', primal.name) or primal.name in keep:
                 continue
+            indirect = [i.text.split("=", 1)[-1] for i in primal.of_opcode("call") if i.callee is None]
             called = [p.name for p in primal.params
-                      if any(i.opcode == "call" and i.callee is None and re.search(
-                          re.escape(p.name) + r'\(', i.text.split("=", 1)[-1]) for i in primal.instructions())]
+                      if any(re.search(re.escape(p.name) + r'\(', t) for t in indirect)] if indirect else []
             passed = [v for t, v in inst.operands[1:] if t == "ptr" and v.startswith("@")
                       and strip_name(v) in module.functions]
             if not called or len(passed) != len(called):

@@ -427,9 +427,8 @@ class ReverseGenerator:
 
     def _freed_allocations(self) -> set[str]:
         freed = set()
-        for inst in self.fn.instructions():
-            if inst.opcode == "call" and (inst.callee in DEALLOCATORS or inst.callee == "@realloc") \
-                    and inst.operands:
+        for inst in self.fn.of_opcode("call"):
+            if (inst.callee in DEALLOCATORS or inst.callee == "@realloc") and inst.operands:
                 freed |= pointer_roots(self.fn, inst.operands[0][1])
         return freed
 

@@ -820,7 +820,7 @@ class MemoryTypes:
         return found or _kinds_at(facts, places, size, weak=True)
 
 
-_CARRIERS = {"load", "phi", "select", "freeze", "bitcast"}
+_CARRIERS = ("load", "phi", "select", "freeze", "bitcast")
 
 
 def carried_integers(fn: Function, users: dict[str, list]) -> set[str]:
@@ -828,8 +828,8 @@ def carried_integers(fn: Function, users: dict[str, list]) -> set[str]:
     phis, selects and float-to-integer bitcasts whose every use is a store of the value or
     another such value (the greatest such set)."""
     carried = set()
-    for inst in fn.instructions():
-        if inst.result and inst.opcode in _CARRIERS and re.fullmatch(r'i\d+', inst.type or ""):
+    for inst in fn.of_opcode(*_CARRIERS):
+        if inst.result and inst.type[:1] == "i" and inst.type[1:].isdigit():
             if inst.opcode == "bitcast" and not is_float_type(inst.operands[0][0]):
                 continue
             carried.add(inst.result)

@@ -187,7 +187,7 @@ def float_views(fn, module) -> dict[str, str]:
     # the greatest set of merges whose inputs are views, constants or merges of the set, less
     # those that no view reaches
     ins_of = {i.result: ([v for v, _ in i.incoming] if i.opcode == "phi" else [i.operands[1][1], i.operands[2][1]])
-              for i in fn.instructions() if i.opcode in ("phi", "select") and i.type in widths and i.result not in views}
+              for i in fn.of_opcode("phi", "select") if i.type in widths and i.result not in views}
     ty_of = {v: fn.defs[v].type for v in ins_of}
     web = set(ins_of)
     changed = True
@@ -251,7 +251,7 @@ def strip_punned_tbaa(fn, module, views: dict[str, str]) -> None:
     """Integer loads/stores that move float bytes (views) under an integer `!tbaa` tag (a
     `uint64_t` word copy of doubles) lose the tag: once derivatives are inlined next to the
     float accesses of the same memory, the tag would let the optimizer reorder them."""
-    for inst in fn.instructions():
+    for inst in fn.of_opcode("load", "store", "call") if views else fn.of_opcode("call"):
         if inst.opcode == "load" and inst.result in views:
             pass
         elif inst.opcode == "store" and inst.operands[0][1] in views:

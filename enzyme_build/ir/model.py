@@ -188,25 +188,28 @@ class Instruction:
     opcode: str
     result: str | None = None     # '%name' or None
     type: str = ""               # result type (or the stored/operated type)
-    operands: list[tuple[str, str]] = field(default_factory=list)  # (type, value)
+    # the list fields hold a shared empty tuple until set (no six empty lists made per
+    # instruction: a large function's model stays small enough to be walked quickly); whoever
+    # fills one assigns a list
+    operands: list[tuple[str, str]] = ()  # (type, value)
     flags: str = ""
     predicate: str = ""           # icmp/fcmp
     callee: str | None = None     # '@f' for direct calls
     call_type: str = ""           # explicit function type of a call, if printed
-    incoming: list[tuple[str, str]] = field(default_factory=list)  # phi: (value, block)
-    targets: list[str] = field(default_factory=list)  # successor labels (without %)
+    incoming: list[tuple[str, str]] = ()  # phi: (value, block)
+    targets: list[str] = ()       # successor labels (without %)
     metadata: dict[str, str] = field(default_factory=dict)
     source_type: str = ""         # gep source / alloca allocated type / load type
     block: str = ""
     first_line: int = 0           # lines of the module text the instruction spans
     line: int = 0
-    arg_texts: list[str] = field(default_factory=list)  # call: each argument as written
+    arg_texts: list[str] = ()     # call: each argument as written
     invoke_normal: str | None = None   # an invoke split into call + br: its destinations
     invoke_unwind: str | None = None
     omp_fork: str | None = None   # an OpenMP fork seen as a call of its outlined function (ad/openmp.py)
     callee_name: str | None = None     # the callee without '@' and quotes (analysis/activity.callee_name)
-    indices: list[int] = field(default_factory=list)    # extractvalue/insertvalue: the constant indices
-    cases: list[tuple[str, str]] = field(default_factory=list)  # switch: (case value, label)
+    indices: list[int] = ()    # extractvalue/insertvalue: the constant indices
+    cases: list[tuple[str, str]] = ()  # switch: (case value, label)
     synthetic: bool = False       # made by the parser (the `br` an invoke's normal edge becomes)
     align: int | None = None      # made by the builder: load/store/atomicrmw alignment
     operation: str = ""          # made by the builder: atomicrmw's operation (fadd, xchg, ...)
@@ -284,6 +287,9 @@ class Function:
     # every instruction in block order, once parsing is done (index()): the engine walks
     # them a few dozen times per function
     _instructions: tuple[Instruction, ...] | None = field(default=None, repr=False, compare=False)
+    # the same instructions by opcode (index()): the many walks that look only at calls or
+    # allocas need not touch every instruction of a large function
+    _by_opcode: dict[str, list[Instruction]] | None = field(default=None, repr=False, compare=False)
 
     def block(self, label: str) -> Block:
         return self._blocks_by_label[label]
@@ -293,11 +299,17 @@ class Function:
         self.defs = {}
         self._users = None
         self._instructions = tuple(inst for b in self.blocks for inst in b.instructions)
+        self._by_opcode = by_opcode = {}
         for b in self.blocks:
             for inst in b.instructions:
                 inst.block = b.label
                 if inst.result:
                     self.defs[inst.result] = inst
+                found = by_opcode.get(inst.opcode)
+                if found is None:
+                    by_opcode[inst.opcode] = [inst]
+                else:
+                    found.append(inst)
 
     def users(self) -> dict[str, list[Instruction]]:
         """Local value -> the instructions reading it (each once, in program order): the one
@@ -315,6 +327,16 @@ class Function:
         if self._instructions is not None:
             return self._instructions
         return (inst for b in self.blocks for inst in b.instructions)
+
+    def of_opcode(self, *opcodes: str):
+        """The instructions with one of these opcodes (an invoke is parsed as a
+        call and a br), in block
+        order for one opcode (grouped by opcode for several)."""
+        if self._by_opcode is None:
+            return [inst for inst in self.instructions() if inst.opcode in opcodes]
+        if len(opcodes) == 1:
+            return self._by_opcode.get(opcodes[0], ())
+        return [inst for op in opcodes for inst in self._by_opcode.get(op, ())]
 
 
 @dataclass
@@ -530,9 +552,8 @@ def parse_instruction(text: str) -> Instruction:
     elif opcode == "phi":
         ty, rest2 = take_type(rest)
         inst.type = ty
-        for part in split_top(rest2):
-            v, blk = [x.strip() for x in part.strip()[1:-1].rsplit(",", 1)]
-            inst.incoming.append((v, strip_name(blk)))
+        inst.incoming = [(v.strip(), strip_name(blk.strip()))
+                         for v, blk in (part.strip()[1:-1].rsplit(",", 1) for part in split_top(rest2))]
     elif opcode == "load":
         parts = split_top(rest)
         inst.type = parts[0]

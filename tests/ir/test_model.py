@@ -39,6 +39,41 @@ def test_every_instruction_is_parsed_and_printed_back(tmp_path, name):
     assert count > 20
 
 
+def test_instructions_by_opcode(tmp_path):
+    """of_opcode (the index the call and alloca walks use) gives, for every opcode, exactly the
+    instructions a full walk finds, in block order; an invoke is found as a call."""
+    text = optimized_text(os.path.join(EXAMPLES, "norm.c"), tmp_path)
+    text += """
+declare void @g(ptr)
+declare i32 @__gxx_personality_v0(...)
+define void @inv(ptr %p) personality ptr @__gxx_personality_v0 {
+entry:
+  %a = alloca double, align 8
+  invoke void @g(ptr %a)
+          to label %ok unwind label %lp
+ok:
+  call void @g(ptr %p)
+  ret void
+lp:
+  %l = landingpad { ptr, i32 } cleanup
+  resume { ptr, i32 } %l
+}
+"""
+    mod = parse_module(text)
+    for fn in mod.functions.values():
+        walked = list(fn.instructions())
+        for op in {i.opcode for i in walked} | {"no such opcode"}:
+            assert list(fn.of_opcode(op)) == [i for i in walked if i.opcode == op], (fn.name, op)
+        assert sorted(map(id, fn.of_opcode("call", "alloca"))) == \
+            sorted(id(i) for i in walked if i.opcode in ("call", "alloca"))
+    calls = mod.functions["inv"].of_opcode("call")
+    assert [i.callee for i in calls] == ["@g", "@g"] and calls[0].invoke_normal
+    # fields the parser leaves unset share one empty tuple; set ones are lists
+    ret = next(i for i in mod.functions["inv"].instructions() if i.opcode == "ret")
+    assert ret.incoming == () and ret.cases == () and ret.arg_texts == () and ret.operands == ()
+    assert isinstance(calls[1].arg_texts, list) and isinstance(calls[1].operands, list)
+
+
 def test_instruction_details():
     i = parse_instruction('  %i17 = tail call fast double @llvm.fmuladd.f64(double %i16, double %i16, double %.089.i), !dbg !12')
     assert (i.result, i.opcode, i.type, i.callee) == ("%i17", "call", "double", "@llvm.fmuladd.f64")

@@ -234,12 +234,11 @@ class ReverseGenerator:
         """A float's bits carried in an integer (a view) must reach a float again through a
         bitcast or memory; packing it with other bits (a {float, int} struct in one register)
         would silently drop its derivative, so that is an error."""
-        params = {p.name: p.type for p in self.fn.params}
-        integers = []
-        for v in self.act.varied:
-            d = self.fn.defs.get(v)
-            if (d.type if d is not None else params.get(v, "double")).startswith("i"):
-                integers.append(v)
+        varied = self.act.varied
+        # in program order (a walk of the set would visit the instructions at random)
+        integers = [p.name for p in self.fn.params if p.name in varied and p.type.startswith("i")]
+        integers += [i.result for i in self.fn.instructions()
+                     if i.result and i.type[:1] == "i" and i.result in varied]
         if not integers:
             return
         users = self.fn.users()
@@ -261,6 +260,8 @@ class ReverseGenerator:
 
     def _check_precisions(self) -> None:
         """Only double, float and x86 long double carry derivatives (half, fp128 do not)."""
+        if not any("fp128" in ty or "half" in ty or "bfloat" in ty for ty in set(self.types.values())):
+            return
         for v in self.act.varied:
             ty = self.types.get(v, "double")
             if "fp128" in ty or "half" in ty or "bfloat" in ty:

@@ -235,6 +235,19 @@ int main(void) {
     assert "by pointer" in err.hint
 
 
+@pytest.mark.parametrize("ty, ir", [("_Float16", "half"), ("__float128", "fp128")])
+def test_arithmetic_in_a_precision_without_derivatives_is_named(tmp_path, ty, ir):
+    """half and fp128 arithmetic on the active path is refused by name, never differentiated
+    as if it were double; the same function's double arithmetic alone is fine."""
+    err = _error_of(tmp_path, "prec.c", """
+double __enzyme_autodiff(void *, ...);
+double f(double x) { %s h = (%s)x; h = h * h + h; return (double)h * x; }
+int main(void) { return __enzyme_autodiff((void *)f, 0.5) > 0; }
+""" % (ty, ty))
+    assert f"cannot differentiate {ir} arithmetic" in err.message and "@f" in err.message
+    assert "double or float" in err.hint
+
+
 def test_split_pieces_with_different_markers_are_an_error(tmp_path):
     """The markers choose the tape's layout: a reverse call whose markers no augmentfwd call
     of the function uses would read a tape laid out for another specialization."""

@@ -283,30 +283,29 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                     if is_local(v) and not any_shadowed(v):
                         changed |= give_shadow(v)
     # every pointer derived from a shadowed root is shadowed
-    for inst in insts:
-        if inst.result and inst.type == "ptr" and inst.opcode in _POINTER_FORWARDERS:
+    for inst in fn.of_opcode(*_POINTER_FORWARDERS):
+        if inst.result and inst.type == "ptr":
             if any_shadowed(inst.result):
                 act.shadowed.add(inst.result)
     # active data written where no shadow can follow it: only memory the caller declared
     # constant (an enzyme_const pointer argument) may silently absorb it
-    for inst in insts:
-        if inst.opcode == "store":
-            (vty, v), (_, p) = inst.operands
-            if (v in act.varied or (vty == "ptr" and any_shadowed(v))) and not any_shadowed(p):
-                if not all(r in const_params for r in roots_of(p)):
-                    act.lost_stores.append(inst)
-                elif vty != "ptr":
-                    for r in roots_of(p):
-                        act.dropped_const_paths.setdefault(r, inst)
+    for inst in fn.of_opcode("store"):
+        (vty, v), (_, p) = inst.operands
+        if (v in act.varied or (vty == "ptr" and any_shadowed(v))) and not any_shadowed(p):
+            if not all(r in const_params for r in roots_of(p)):
+                act.lost_stores.append(inst)
+            elif vty != "ptr":
+                for r in roots_of(p):
+                    act.dropped_const_paths.setdefault(r, inst)
     if act.dropped_const_paths:   # only where the written memory is read back as floats too
-        read = {r for inst in insts if inst.opcode == "load" and is_active_type(inst.type)
+        read = {r for inst in fn.of_opcode("load") if is_active_type(inst.type)
                 for r in roots_of(inst.operands[0][1])}
         act.dropped_const_paths = {r: i for r, i in act.dropped_const_paths.items() if r in read}
     # a pointer returned inside an aggregate (`{ ptr, i64 }`) gets no shadow; the AD stage
     # inlines such functions first (ad/boundaries.py), so what is left here (recursion, no
     # body) is refused where it reads data that may be active, never silently inactive
-    for inst in insts:
-        if inst.opcode != "load" or not is_active_type(inst.type) or any_shadowed(inst.operands[0][1]):
+    for inst in fn.of_opcode("load"):
+        if not is_active_type(inst.type) or any_shadowed(inst.operands[0][1]):
             continue
         for r in roots_of(inst.operands[0][1]):
             d = fn.defs.get(r)

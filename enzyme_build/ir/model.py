@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import MappingProxyType
 
 from ..errors import InternalError
 
@@ -181,6 +182,10 @@ def take_type(text: str) -> tuple[str, str]:
     return ty, rest
 
 
+# the attachments of an instruction without any (most of them): one shared, read-only mapping
+NO_METADATA: Mapping[str, str] = MappingProxyType({})
+
+
 @dataclass(slots=True)
 class Instruction:
     text: str                     # original text (may span lines for switch); "" when made by
@@ -198,7 +203,7 @@ class Instruction:
     call_type: str = ""           # explicit function type of a call, if printed
     incoming: list[tuple[str, str]] = ()  # phi: (value, block)
     targets: list[str] = ()       # successor labels (without %)
-    metadata: dict[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, str] = field(default_factory=lambda: NO_METADATA)   # !tbaa, !dbg, ...
     source_type: str = ""         # gep source / alloca allocated type / load type
     block: str = ""
     first_line: int = 0           # lines of the module text the instruction spans
@@ -433,7 +438,7 @@ def _strip_comment(line: str) -> str:
 _METADATA_ATTACHMENT = re.compile(r',\s*(![-a-zA-Z._0-9]+)\s+(![0-9]+|!\{[^}]*\}|distinct\s+![0-9]+)\s*$')
 
 
-def _parse_metadata_attachments(text: str) -> tuple[str, dict[str, str]]:
+def _parse_metadata_attachments(text: str) -> tuple[str, Mapping[str, str]]:
     md = {}
     # attachments come at the very end: ', !tbaa !5, !dbg !12'
     while True:
@@ -442,7 +447,7 @@ def _parse_metadata_attachments(text: str) -> tuple[str, dict[str, str]]:
             break
         md[m.group(1)] = m.group(2)
         text = text[:m.start()]
-    return text, md
+    return text, md or NO_METADATA
 
 
 _TRAILING_ATTRIBUTE_GROUPS = re.compile(r'(?:\s*#\d+)+$')

@@ -844,12 +844,16 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
 
     Returns a new verified module; the caller runs the post-AD pipeline and codegen.
     With ad_before_opt only SROA runs first (the engine needs SSA values, not allocas).
+    `module` is consumed: it and every module made on the way are freed as soon as their
+    text is taken, so the engine's own memory is not added to theirs.
     """
     from .. import llvm
     from ..errors import EnzymeBuildError, InternalError
     from .driver import differentiate_module
 
+    name = module.name
     text = distinct_ad_sites(canonicalize_markers(module.text()))
+    module.close()
     from ..blas import attach_blas_rules   # BLAS calls: renamed to the rule library, linked in
     text = attach_blas_rules(text)
     from ..complex import attach_complex_rules; text = attach_complex_rules(text)   # complex runtime/libm calls
@@ -857,7 +861,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     text = prepare_module(text)   # reduction(+:…) through clang's atomic path
     registry = _collect_registry(text)
     text = _protect_registrations(text, registry)
-    m = llvm.parse_assembly(text, module.name)
+    m = llvm.parse_assembly(text, name)
+    del text
     from .. import progress
     progress.report("pre-AD optimization")
     if ad_before_opt:
@@ -879,8 +884,12 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     m = _rewritten(m, lower_rounding, llvm)
     # loop-simplify: dedicated loop exits (side tables keep a loop's last records on its exits)
     llvm.run_named_passes(m, ["loop-simplify", "instnamer"])
+    optimized = m.text()
+    m.close()
+    del m
     pre = integer_pointer_arithmetic(pointers_as_integers(sign_bit_ops(split_float_carriers(reassemble_split_doubles(
-        lower_library_calls(_restore_opaque_calls(m.text(), registry)))))))
+        lower_library_calls(_restore_opaque_calls(optimized, registry)))))))
+    del optimized
     pre = pass_firstprivate_by_address(pre)
     _keep(keep_dir, "ad-input.ll", pre)
     if keep_dir:
@@ -891,9 +900,10 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
         _keep(keep_dir, "cache-plan.txt", "\n".join(plans))
     else:
         out = differentiate_module(pre, registry)
+    del pre
     _keep(keep_dir, "ad-output.ll", out)
     try:
-        new = llvm.parse_assembly(out, module.name)
+        new = llvm.parse_assembly(out, name)
     except EnzymeBuildError as err:
         raise InternalError(f"the AD stage produced invalid IR: {err.message}")
     llvm.verify(new, generated=True)

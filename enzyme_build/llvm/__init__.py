@@ -46,6 +46,13 @@ class Module:
     def text(self) -> str:
         return str(self.ref)
 
+    def close(self) -> None:
+        """Free the module's LLVM memory now, not when the wrapper is collected (it is not
+        used afterwards)."""
+        close = getattr(self.ref, "close", None)
+        if close is not None:
+            close()
+
     def bitcode(self) -> bytes:
         return self.ref.as_bitcode()
 

@@ -152,7 +152,7 @@ def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, p
     if level <= 0 and size_level <= 0:
         verify(module, generated=True)
         _write(path, module.bitcode())
-        _close(module)
+        module.close()
         return
     if not external_tools_enabled():
         optimize(module, level, size_level=size_level, pic=pic)
@@ -160,13 +160,13 @@ def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, p
             rename_declarations(module, vecmath.SSE_INTRINSICS)
         verify(module, generated=True)
         _write(path, module.bitcode())
-        _close(module)
+        module.close()
         return
     with Workdir(workdir) as work:
         source = work.file("input.bc")
         _write(source, module.bitcode())
         name = module.name
-        _close(module)
+        module.close()
         out = work.file("optimized.bc")
         # only opt gets the library, not llc: LLVM 22's code generation (ReplaceWithVeclib)
         # would also turn a 256-bit llvm.exp.v4f64 that AD or the user's vector code wrote
@@ -189,7 +189,7 @@ def call_intrinsics_instead(bitcode: str, names: dict[str, str], name: str = "mo
     from . import parse_assembly, read_bitcode_file, verify
     module = read_bitcode_file(bitcode, name)
     text = module.text()
-    _close(module)
+    module.close()
     for old, new in names.items():
         call = re.compile(r"^(\s+(?:%\S+ = )?(?:(?:tail|musttail|notail) )?call\b[^\n]*?)@"
                           + re.escape(old) + r"\(", re.MULTILINE)
@@ -200,7 +200,7 @@ def call_intrinsics_instead(bitcode: str, names: dict[str, str], name: str = "mo
         raise InternalError(f"rewriting vector math calls gave invalid IR: {err.message}")
     verify(module, generated=True)
     _write(bitcode, module.bitcode())
-    _close(module)
+    module.close()
 
 
 def emit_object_file(bitcode: str, output: str, *, opt: int = 2, pic: bool = True,
@@ -333,9 +333,3 @@ def _glob_escape(name: str) -> str:
 def _write(path: str, data: bytes) -> None:
     with open(path, "wb") as fh:
         fh.write(data)
-
-
-def _close(module) -> None:
-    close = getattr(module.ref, "close", None)
-    if close is not None:
-        close()

@@ -56,6 +56,7 @@ int main(void) { void *t = __enzyme_augmentfwd((void *)f, 1.0);
 """)
     module = llvm.parse_assembly(frontend_ir(str(src), str(tmp_path)))
     out = run_ad_stage(module, keep_dir=str(tmp_path / "keep")).text()
+    assert module.ref.closed     # consumed: its LLVM memory is not held while the engine runs
     defined = re.findall(r'^define internal [^@]*@([\w.$"]+)\(', out, re.M)
     assert defined.count("diffe_f") == 1            # two call sites, one derived function
     assert "augmented_f" in defined and "reverse_f" in defined

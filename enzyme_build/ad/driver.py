@@ -504,7 +504,11 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
     out.extend(derived_texts)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
     out.extend(engine.attribute_group_lines())
-    text = _use_user_shadows("\n".join(out) + "\n", engine.user_shadows, engine.user_lanes)
+    # the parsed bodies are done with: freed before the module's text is joined, the largest
+    # single piece of the stage's memory is not added to theirs
+    module.functions.release()
+    out.append("")    # the final newline, joined in (`join(out) + "\n"` would copy the module once more)
+    text = _use_user_shadows("\n".join(out), engine.user_shadows, engine.user_lanes)
     if contexts is not None:
         derived = {s for s in (defined_symbol(t) for t in engine.texts) if s}
         text = specialize_contexts(text, contexts, derived, engine.active_globals)

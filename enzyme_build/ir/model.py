@@ -835,6 +835,11 @@ class LazyFunctions(Mapping):
     def __iter__(self):
         return iter(self._starts)
 
+    def release(self) -> None:
+        """Forget the parsed bodies (a later access parses the text again, without changes
+        made to the parsed instructions)."""
+        self._parsed.clear()
+
     def __len__(self) -> int:
         return len(self._starts)
 

@@ -902,6 +902,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
         out = differentiate_module(pre, registry)
     del pre
     _keep(keep_dir, "ad-output.ll", out)
+    out = out.encode("utf-8")    # parsed in place: the str is gone before LLVM's module grows
     try:
         new = llvm.parse_assembly(out, name)
     except EnzymeBuildError as err:

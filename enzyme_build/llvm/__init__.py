@@ -86,16 +86,34 @@ def printable(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def parse_assembly(text: str, name: str = "module") -> Module:
+def parse_assembly(text: str | bytes, name: str = "module") -> Module:
     """Parse textual IR. A parse failure of IR we generated is a bug, so callers that
-    parse their own output should catch and re-raise as InternalError."""
+    parse their own output should catch and re-raise as InternalError.
+
+    Given UTF-8 bytes, LLVM reads them in place: llvmlite's own entry point encodes a str
+    into a second copy first, and for the AD stage's output (tens of MB) that copy, beside
+    the str and the module being built, is the build's peak memory."""
     _init()
     try:
-        ref = _llvm.parse_assembly(text)
+        ref = _parse_utf8(text) if isinstance(text, bytes) else _llvm.parse_assembly(text)
     except RuntimeError as err:
         raise EnzymeBuildError(f"invalid LLVM IR: {err}", location=name)
     ref.name = printable(name)
     return Module(ref, name)
+
+
+def _parse_utf8(data: bytes):
+    """llvmlite's parse_assembly after its encoding step (llvmlite 0.50's binding)."""
+    from ctypes import c_char_p
+    from llvmlite.binding import ffi
+    from llvmlite.binding.module import ModuleRef
+    context = _llvm.get_global_context()
+    with ffi.OutputString() as errmsg:
+        ref = ModuleRef(ffi.lib.LLVMPY_ParseAssembly(context, c_char_p(data), errmsg), context)
+        if errmsg:
+            ref.close()
+            raise RuntimeError(f"LLVM IR parsing error\n{errmsg}")
+    return ref
 
 
 def verify(module: Module, *, generated: bool = False) -> None:

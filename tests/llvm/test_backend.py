@@ -186,3 +186,19 @@ def test_one_dominant_function_is_compiled_whole(tmp_path):
     assert backend.emit_object_file(str(bc), str(work / "m.o"), jobs=2, workdir=str(work),
                                     split_min_bytes=0) == 1
     assert os.listdir(work) == ["m.o"]
+
+
+def test_parse_assembly_takes_utf8_bytes_in_place():
+    """The AD stage hands its output over as bytes (no second copy while LLVM parses it):
+    the same module as from the str, the same error for bad IR, names beyond ASCII intact."""
+    text = ('define double @"f\u00e9"(double %x) {\nentry:\n  %y = fmul double %x, %x\n'
+            '  ret double %y\n}\n')
+    from_str = llvm.parse_assembly(text, "s")
+    from_bytes = llvm.parse_assembly(text.encode("utf-8"), "b")
+    assert from_bytes.text().split("\n", 1)[1] == from_str.text().split("\n", 1)[1]
+    assert from_bytes.function_names() == ["f\u00e9"]
+    llvm.verify(from_bytes)
+    data = text.replace("%x, %x", "%x, %z").encode("utf-8")
+    with pytest.raises(EnzymeBuildError) as info:
+        llvm.parse_assembly(data, "bad")
+    assert "%z" in info.value.message and info.value.location == "bad"

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+
+import pytest
 
 from enzyme_build import toolchain
 from enzyme_build.link import objfile, wholeprogram
@@ -308,3 +311,34 @@ def test_lto_objects_are_read_as_bitcode(ws):
         assert ws.exe("p2").stdout == want
         ws.eb("-O2", flag, "a.c", "b.c", "main.c", "-o", "p3", "-lm", check=True)
         assert ws.exe("p3").stdout == want
+
+
+_HEAP_PROBE = r"""
+import sys
+from enzyme_build.link.wholeprogram import return_large_blocks
+def rss():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
+if sys.argv[1] == "on":
+    return_large_blocks()
+big = bytearray(20 << 20); big[::4096] = b"x" * len(big[::4096]); del big   # one whole-module text
+base = rss()
+blocks = [bytearray(3 << 19) for _ in range(20)]    # later texts, 1.5 MB each
+for b in blocks:
+    b[::4096] = b"x" * len(b[::4096])
+del blocks, b
+print(rss() - base)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+def test_freed_large_blocks_leave_the_process():
+    """return_large_blocks (the link sets it before the AD stage): after a large block was
+    freed, blocks of a few MB freed later go back to the system instead of staying resident
+    in the heap, as glibc's raised threshold would keep them."""
+    kept = {}
+    for mode in ("off", "on"):
+        out = subprocess.run([sys.executable, "-c", _HEAP_PROBE, mode], capture_output=True, text=True,
+                             check=True).stdout
+        kept[mode] = int(out.strip())
+    assert kept["on"] < 8, kept
+    assert kept["off"] > 20, kept   # the behaviour the setting changes (else the test proves nothing)

@@ -334,9 +334,8 @@ class Function:
         return (inst for b in self.blocks for inst in b.instructions)
 
     def of_opcode(self, *opcodes: str):
-        """The instructions with one of these opcodes (an invoke is parsed as a
-        call and a br), in block
-        order for one opcode (grouped by opcode for several)."""
+        """The instructions with one of these opcodes (an invoke is parsed as a call and a br):
+        in block order for one opcode, grouped by opcode for several."""
         if self._by_opcode is None:
             return [inst for inst in self.instructions() if inst.opcode in opcodes]
         if len(opcodes) == 1:

@@ -588,7 +588,8 @@ def compile_whole_program(sel: Selection, plan: LinkPlan, progress=None) -> str:
         module = define_leftover_markers(module)
         backend.optimize_to_bitcode(module, optimized, speed, size_level=size, pic=plan.pic,
                                     workdir=plan.tmpdir,   # consumes the module
-                                    vector_library=vector_library)
+                                    vector_library=vector_library,
+                                    keep_names=bool(plan.keep_dir))   # <KEEP>/*.post-ad.ll readable
         del module
         if plan.keep_dir:
             keep_module(llvm.read_bitcode_file(optimized, stem), plan.keep_dir, stem, "post-ad")

@@ -122,6 +122,39 @@ def test_optimization_happens_in_both_back_ends(tmp_path, monkeypatch, in_proces
 
 
 @needs_tools
+@pytest.mark.parametrize("keep_names", [False, True])
+def test_local_names_are_dropped_unless_kept(tmp_path, keep_names):
+    """The post-AD pipeline drops local value names (they cost opt and llc memory and time;
+    clang drops them too) and keeps them when asked (ENZYME_BUILD_KEEP's post-ad.ll), global
+    names either way."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = str(tmp_path / "out.bc")
+    source = """
+define double @sq(ptr %p, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %acc = phi double [ 0.0, %entry ], [ %acc.next, %loop ]
+  %at = getelementptr double, ptr %p, i64 %i
+  %x = load double, ptr %at
+  %acc.next = call double @llvm.fmuladd.f64(double %x, double %x, double %acc)
+  %i.next = add i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret double %acc.next
+}
+declare double @llvm.fmuladd.f64(double, double, double)
+"""
+    backend.optimize_to_bitcode(llvm.parse_assembly(source), out, 2, workdir=str(work), keep_names=keep_names)
+    text = llvm.read_bitcode_file(out).text()
+    assert "define double @sq(" in text
+    assert ("%acc.next" in text) == keep_names, text
+
+
+@needs_tools
 def test_parallel_codegen_links_and_runs_like_serial(tmp_path):
     """Internal, external and linkonce_odr functions spread over three partitions: the
     program prints what the one-object build prints, the internal `helper` and `table` do not

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
-from ..analysis.library import RELEASERS, allocation_size_args, shadow_allocator
+from ..analysis.library import RELEASERS, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
 from ..errors import EnzymeBuildError
@@ -22,7 +22,7 @@ from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
-from .sweep import RuleOperands, classify_call, shadow_release, zero_of
+from .sweep import RuleOperands, classify_call, shadow_release, zero_of, zeroed_shadow_block
 from ..analysis.types import bits_stay_integer
 from .indirect import derived_callee
 from .forward_abi import bind_tangents, layout, value_leaves
@@ -686,21 +686,11 @@ class ForwardGenerator:
             if not (res and res in self.act.shadowed):
                 return
             args = [v for _, v in inst.operands]
-            own, _ = shadow_allocator(name)
-            self.engine.declare("@calloc")
             for sh in lane_names(res, "sh", self.width):
-                if own:   # shadows of the same kind of block (zeroed when made)
-                    self.ir.call("ptr", f"@{own}", [("i64", args[allocation_size_args(name)[0]])], name=sh)
-                elif name == "calloc":   # (the product fits: the primal's calloc succeeded)
-                    total = self.ir.binop("mul", "i64", args[0], args[1], hint="n")
-                    self.ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", total)], name=sh)
-                    self.engine.support.add("__enzyme_build_shadow_alloc")
-                elif name == "realloc":
+                if name == "realloc" and not shadow_allocator(name)[0]:
                     self._realloc_shadow(inst, sh)
                 else:
-                    size = args[allocation_size_args(name)[0]]
-                    self.ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", size)], name=sh)
-                    self.engine.support.add("__enzyme_build_shadow_alloc")
+                    zeroed_shadow_block(self.engine, self.ir, name, args, sh)
             return
         d = inst.operands[0][1]
         if not self.has_shadow(d):
@@ -729,6 +719,7 @@ class ForwardGenerator:
             self.engine.declare("@malloc")
             self.ir.call("ptr", "@realloc", [("ptr", old_sh), ("i64", size)], name=sh)
         else:
+            self.engine.declare("@calloc")
             self.ir.call("ptr", "@calloc", [("i64", "1"), ("i64", size)], name=sh)
 
     def _callee_signature(self, inst: Instruction, act=None) -> Signature:

@@ -16,7 +16,7 @@ import re
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, shadow_is_primal,
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg
-from ..analysis.library import allocation_size_args, shadow_allocator
+from ..analysis.library import shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError, InternalError
@@ -28,7 +28,7 @@ from .abi import Signature
 from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
 from .indirect import derived_callee
-from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, shadow_release, zero_of
+from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, shadow_release, zero_of, zeroed_shadow_block
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 from .cache import (FRAME_OFFSET, TAPE, CachePlanner, cache_plans_wanted,
                     released_pointer)
@@ -603,16 +603,8 @@ class ReverseGenerator:
         elif op == "call" and inst.callee in ALLOCATORS:
             name = callee_name(inst)
             args = [v for _, v in inst.operands]
-            own, _ = shadow_allocator(name)
             ir = self.ir(lines)
-            if own:   # a block kind whose shadow is a block of the same kind (zeroed when made)
-                ir.call("ptr", f"@{own}", [("i64", args[allocation_size_args(name)[0]])], name=sh)
-                return
-            self.engine.support.add("__enzyme_build_shadow_alloc")
-            if name == "calloc":
-                total = ir.binop("mul", "i64", args[0], args[1], hint="n")
-                ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", total)], name=sh)
-            elif name == "realloc":
+            if name == "realloc" and not shadow_allocator(name)[0]:
                 # a fresh zeroed shadow holding a copy of the old one; the old shadow stays
                 # alive for the reverse sweep of the code before the realloc
                 old = self.shadow(args[0])
@@ -624,9 +616,7 @@ class ReverseGenerator:
                 self.home[n_copy] = inst.block
                 self.realloc_copied[inst.result] = n_copy
             else:
-                size = args[allocation_size_args(name)[0]]   # operator new(size, align): the size
-                ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", size)], name=sh)
-            self.engine.declare("@calloc")
+                zeroed_shadow_block(self.engine, ir, name, args, sh)
         elif op in ("getelementptr", "bitcast", "addrspacecast", "freeze"):
             base = inst.operands[0][1]
             self.ir(lines).clone(inst, result=sh, mapping={base: self.shadow(base)})

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call
+from ..analysis.library import allocation_size_args, shadow_allocator
 from ..ir.model import Instruction, is_float_type
 from .rules import Builder, float_constant, math_rule
 
@@ -51,6 +52,24 @@ def classify_call(engine, inst: Instruction, *, mode: str, active: Callable[[], 
     elif name in engine.differentiable:
         return DERIVED
     return UNKNOWN
+
+
+def zeroed_shadow_block(engine, ir, allocator: str, args: list[str], name: str) -> None:
+    """Make `name`, the zeroed shadow of a block the program allocates with `allocator`
+    (any allocator but realloc, whose shadow each mode grows its own way): a block of the
+    same kind when the kind has its own allocator, else the engine's
+    `__enzyme_build_shadow_alloc` of the block's size (calloc's count times size; the product
+    fits, since the primal's calloc succeeded)."""
+    own, _ = shadow_allocator(allocator)
+    if own:
+        ir.call("ptr", f"@{own}", [("i64", args[allocation_size_args(allocator)[0]])], name=name)
+        return
+    if allocator == "calloc":
+        size = ir.binop("mul", "i64", args[0], args[1], hint="n")
+    else:
+        size = args[allocation_size_args(allocator)[0]]   # operator new(size, align): the size
+    ir.call("ptr", "@__enzyme_build_shadow_alloc", [("i64", size)], name=name)
+    engine.support.add("__enzyme_build_shadow_alloc")
 
 
 def shadow_release(engine, deallocator: str | None) -> str:

@@ -186,6 +186,9 @@ class ReverseGenerator:
         # adjoints kept as SSA values in their block's reverse (no slot): value -> running sum
         self.local_adjoints: set[str] = set()
         self.register_adjoints: dict[str, str] = {}
+        # what each adjoint slot holds at the end of the lines last written about it:
+        # slot -> (those lines, the value, index of a store to it nothing has read since)
+        self.slot_contents: dict[str, tuple[list, str, int | None]] = {}
         self.slot_stores: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
         self.fwd: dict[str, list[str]] = {}
         self.fwd_term: dict[str, list[str]] = {}
@@ -345,9 +348,9 @@ class ReverseGenerator:
         if value in self.local_adjoints:
             return self.register_adjoints.pop(value, None) or adjoint_zero(ty)
         slot = self.diffe_slot(value)
-        ir = self.ir(lines)
-        name = ir.load(ty, slot, align=8, hint="dr")
-        ir.store(ty, adjoint_zero(ty), slot, align=8)
+        known = self._slot_known(slot, lines)
+        name = known[1] if known is not None else self.ir(lines).load(ty, slot, align=8, hint="dr")
+        self._store_slot(ty, adjoint_zero(ty), slot, lines, known)
         return name
 
     def accumulate(self, value: str, contrib: str, lines: list[str]) -> None:
@@ -358,10 +361,35 @@ class ReverseGenerator:
             current = self.register_adjoints.get(value)
             self.register_adjoints[value] = contrib if current is None else self._add(ty, current, contrib, lines)
             return
+        zero = _NEGATIVE_ZERO.get(ty)
+        if contrib == zero:   # x + -0.0 is x, for every x
+            return
         slot = self.diffe_slot(value)
-        old = self.ir(lines).load(ty, slot, align=8, hint="da")
-        new = self._add(ty, old, contrib, lines)
-        self.ir(lines).store(ty, new, slot, align=8)
+        known = self._slot_known(slot, lines)
+        old = known[1] if known is not None else self.ir(lines).load(ty, slot, align=8, hint="da")
+        new = contrib if old == zero else self._add(ty, old, contrib, lines)   # -0.0 + x is x
+        self._store_slot(ty, new, slot, lines, known)
+
+    # Within one list of lines (a block's reverse, an edge), an adjoint slot's contents are
+    # known after the first load or store of it: later contributions and the final read use
+    # that value instead of loading it again, and a store that nothing read before the next
+    # one is dropped. Each list still ends with the slot's value in memory, which is all the
+    # other blocks see. (OpenMP-parallel functions read their partial-sum slots by name
+    # elsewhere: there every access stays.)
+    def _slot_known(self, slot: str, lines: list[str]) -> tuple[list, str, int | None] | None:
+        if self.parallel:
+            return None
+        known = self.slot_contents.get(slot)
+        return known if known is not None and known[0] is lines else None
+
+    def _store_slot(self, ty: str, value: str, slot: str, lines: list[str], known) -> None:
+        if known is not None and known[2] is not None:
+            at = known[2]
+            if at < len(lines) and isinstance(lines[at], str) and lines[at].startswith("  store ") \
+                    and lines[at].endswith(f"ptr {slot}, align 8"):
+                lines[at] = ""   # overwritten before anything read it (dropped when the text is assembled)
+        self.ir(lines).store(ty, value, slot, align=8)
+        self.slot_contents[slot] = (lines, value, len(lines) - 1)
 
     def _add(self, ty: str, a: str, b: str, lines: list[str]) -> str:
         """a + b for floats, elementwise for aggregates of floats. The sum is an adjoint
@@ -1323,6 +1351,10 @@ class ReverseGenerator:
         return out
 
     def _reverse_blocks_text(self) -> list[str]:
+        out = self._reverse_block_lines()
+        return [line for line in out if line != ""]   # stores _store_slot dropped
+
+    def _reverse_block_lines(self) -> list[str]:
         out = []
         for block in reversed(self.fn.blocks):
             out.append(f"{self.rev_label(block.label)[1:]}:")

@@ -5,10 +5,11 @@ each output verified by LLVM."""
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
-from enzyme_build import llvm
+from enzyme_build import llvm, toolchain
 from enzyme_build.ad.driver import differentiate_module
 from ad_helpers import fold_strides, function_body, function_block
 
@@ -129,6 +130,18 @@ entry:
   %a = call double @square(double %x)
   %b = call double @square(double %a)
   ret double %b
+}
+
+; a value of one block used four times in the next: its adjoint lives in a slot
+define double @fanout(double %x) {
+entry:
+  %a = fmul double %x, 2.0
+  br label %next
+next:
+  %b = fmul double %a, %a
+  %d = fadd double %b, %a
+  %e = fmul double %d, %a
+  ret double %e
 }
 
 declare double @llvm.sin.f64(double)
@@ -562,3 +575,31 @@ entry:
     module = llvm.parse_assembly(out, "quot")
     llvm.optimize(module, 2)
     assert function_body(module.text(), "use").count(" fdiv ") == 2   # (the gradient is inlined there)
+
+
+def test_a_slot_is_loaded_and_stored_once_per_block_however_many_contributions(tmp_path):
+    """Within one block's reverse, an adjoint slot is read at most once and written at most
+    once: the contributions are summed in registers, the sum stored at the last one (a store
+    that nothing read before the next is dropped), and the block that takes the adjoint reads
+    it back from the slot."""
+    out = differentiate("""
+define double @use(double %x) {
+entry:
+  %r = call double (ptr, ...) @__enzyme_autodiff(ptr @fanout, double %x)
+  ret double %r
+}
+""")
+    fn = function_body(out, "diffe_fanout")
+    rev = function_block(fn, "rev$next")
+    assert len(re.findall(r"= load double, ptr %a\$d", rev)) == 1, rev
+    assert len(re.findall(r"store double %\S+, ptr %a\$d", rev)) == 1, rev
+    assert len(re.findall(r"= fadd reassoc double %da\$\d+, ", rev)) == 4, rev   # b = a*a twice, d, e
+    entry = function_block(fn, "rev$entry")
+    assert re.search(r"%dr\$\d+ = load double, ptr %a\$d", entry), entry
+    # e = (a*a + a) * a with a = 2x: de/dx = 2 (3a^2 + 2a); at x = 1.5 (a = 3): 2 * 33 = 66
+    (tmp_path / "fanout.ll").write_text(out)
+    (tmp_path / "main.c").write_text('#include <stdio.h>\ndouble use(double);\n'
+                                     'int main(void) { printf("%.17g\\n", use(1.5)); return 0; }\n')
+    subprocess.run(toolchain.clang_command() + ["-O0", "-w", str(tmp_path / "fanout.ll"), str(tmp_path / "main.c"),
+                                                "-o", str(tmp_path / "fanout"), "-lm"], check=True, capture_output=True)
+    assert float(subprocess.run([str(tmp_path / "fanout")], capture_output=True, text=True).stdout) == 66.0

@@ -25,3 +25,37 @@ def listening(listener):
         yield
     finally:
         _listeners.remove(listener)
+
+
+# (pause, resume) of displays that run threads of their own (link/progress.py on a terminal)
+_threaded: list = []
+
+
+def register_threads(pause, resume) -> None:
+    """A display that runs threads: `forking()` calls pause() before a fork, resume() after."""
+    _threaded.append((pause, resume))
+
+
+def unregister_threads(pause, resume) -> None:
+    if (pause, resume) in _threaded:
+        _threaded.remove((pause, resume))
+
+
+@contextmanager
+def forking():
+    """Around os.fork(): the displays' threads stop first (a child must not inherit a lock
+    another thread held, such as stderr's) and start again afterwards, in the parent only:
+    the child leaves the block by exiting."""
+    paused = list(_threaded)
+    for pause, _ in paused:
+        pause()
+    try:
+        yield
+    finally:
+        for _, resume in paused:
+            resume()
+
+
+def replace_listeners(listeners: list) -> None:
+    """In a child process: report to these instead of the parent's listeners."""
+    _listeners[:] = listeners

@@ -159,17 +159,25 @@ def rewrite_call(engine: Engine, fn: Function, inst: Instruction, fresh, entry_a
     return lines
 
 
-def differentiate_module(text: str, registry: Registry | None = None) -> str:
+def differentiate_module(text: str, registry: Registry | None = None, sink=None) -> str | None:
     """Rewrite every __enzyme_* call; returns the new module text (derived functions appended).
 
     Nested AD (a Hessian-vector product: forward over a function computing a gradient)
     works innermost first: a pass rewrites only the call sites whose function reaches no
     other __enzyme_* call; the inner site becomes a call of a derived function, which is
     plain code the next pass differentiates like any other.
+
+    With `sink` (a binary file), the text is written there as UTF-8 instead, piece by piece
+    where it can be (the last pass of a module without contexts or user shadows), so that
+    the whole text is never held at once; returns None.
     """
     try:
         with _cyclic_gc_paused():
-            return _differentiate_module(text, registry)
+            text = _differentiate_module(text, registry, sink)
+            if sink is not None and text is not None:
+                sink.write(text.encode("utf-8"))
+                return None
+            return text
     finally:
         # the names memo holds this module's value names (up to 64k strings): a later module
         # in the same process (a build server, nested links, the test suite) shares none of
@@ -342,7 +350,7 @@ def detach_inactive_global_stores(text: str, registry: Registry | None) -> tuple
     return "\n".join(out) + "\n", copy_registry(registry, inactive=inactive)
 
 
-def _differentiate_module(text: str, registry: Registry | None) -> str:
+def _differentiate_module(text: str, registry: Registry | None, sink=None) -> str | None:
     text, registry, contexts = lower_contexts(text, registry or Registry())
     refuse_unsupported_entry_points(text)
     text, registry = lower_shadow_queries(text, registry)
@@ -361,9 +369,11 @@ def _differentiate_module(text: str, registry: Registry | None) -> str:
         if not with_sites:
             return finish_contexts(text, contexts)
         ready = _innermost_sites(module, with_sites)
-        text, module = _differentiate_pass(module, registry, ready, contexts), None
-        if ready is None:
-            return finish_contexts(text, contexts)
+        last = ready is None
+        text, module = _differentiate_pass(module, registry, ready, contexts,
+                                           sink=sink if last and contexts is None else None), None
+        if last:
+            return None if text is None else finish_contexts(text, contexts)
         text = _inline_pointer_aggregates(level_tape_helpers(_plain_shadow_allocations(_free_derived_names(text))))
     return text
 
@@ -422,8 +432,10 @@ def _innermost_sites(module, with_sites: set[str]):
     return ready if nested and ready else None
 
 
-def _differentiate_pass(module, registry: Registry | None, ready, contexts=None) -> str:
-    """One rewrite of the AD call sites (all of them, or those in `ready`)."""
+def _differentiate_pass(module, registry: Registry | None, ready, contexts=None, sink=None) -> str | None:
+    """One rewrite of the AD call sites (all of them, or those in `ready`). With `sink`, the
+    module's text is written there piece by piece when nothing rewrites it as a whole
+    (user shadows), and None returned."""
     engine = Engine(module, registry or Registry())
     replace: dict[int, list[str]] = {}
     insert_after: dict[int, list[str]] = {}
@@ -507,6 +519,10 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None)
     # the parsed bodies are done with: freed before the module's text is joined, the largest
     # single piece of the stage's memory is not added to theirs
     module.functions.release()
+    if sink is not None and not engine.user_shadows and not engine.user_lanes and contexts is None:
+        for at in range(0, len(out), 4096):   # a few lines of text at a time, never the whole
+            sink.write(("\n".join(out[at:at + 4096]) + "\n").encode("utf-8"))
+        return None
     out.append("")    # the final newline, joined in (`join(out) + "\n"` would copy the module once more)
     text = _use_user_shadows("\n".join(out), engine.user_shadows, engine.user_lanes)
     if contexts is not None:

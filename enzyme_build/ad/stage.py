@@ -336,6 +336,28 @@ def _collect_registry(text: str):
     return collect_registry(text)
 
 
+def _synthesize(pre: str, registry, keep_dir: str | None, *, sink) -> None:
+    """Derivative synthesis: the AD output's text, as UTF-8, into `sink`."""
+    from .driver import differentiate_module
+    if keep_dir:
+        from .cache import listening_to_plans
+        plans: list[str] = []
+        with listening_to_plans(plans.append):
+            differentiate_module(pre, registry, sink=sink)
+        _keep(keep_dir, "cache-plan.txt", "\n".join(plans))
+    else:
+        differentiate_module(pre, registry, sink=sink)
+
+
+def _keep_bytes(keep_dir: str | None, name: str, data: bytes) -> None:
+    if keep_dir:
+        os.makedirs(keep_dir, exist_ok=True)
+        tmp = os.path.join(keep_dir, name + ".tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, os.path.join(keep_dir, name))
+
+
 def _keep(keep_dir: str | None, name: str, text: str) -> None:
     if keep_dir:
         os.makedirs(keep_dir, exist_ok=True)
@@ -849,7 +871,6 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     """
     from .. import llvm
     from ..errors import EnzymeBuildError, InternalError
-    from .driver import differentiate_module
 
     name = module.name
     text = distinct_ad_sites(canonicalize_markers(module.text()))
@@ -892,17 +913,11 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     del optimized
     pre = pass_firstprivate_by_address(pre)
     _keep(keep_dir, "ad-input.ll", pre)
-    if keep_dir:
-        from .cache import listening_to_plans
-        plans: list[str] = []
-        with listening_to_plans(plans.append):
-            out = differentiate_module(pre, registry)
-        _keep(keep_dir, "cache-plan.txt", "\n".join(plans))
-    else:
-        out = differentiate_module(pre, registry)
+    from .isolate import synthesize
+    # in a child process: its memory is gone before LLVM's module of the output grows (isolate.py)
+    out = synthesize(_synthesize, pre, registry, keep_dir)
     del pre
-    _keep(keep_dir, "ad-output.ll", out)
-    out = out.encode("utf-8")    # parsed in place: the str is gone before LLVM's module grows
+    _keep_bytes(keep_dir, "ad-output.ll", out)
     try:
         new = llvm.parse_assembly(out, name)
     except EnzymeBuildError as err:

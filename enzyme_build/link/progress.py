@@ -42,19 +42,54 @@ class LinkProgress:
         self._lock = threading.Lock()
         self._timer = None
         self._finished = False
+        self._paused = False
+        self._threads: list[threading.Thread] = []
         if self.live:
-            self._timer = threading.Timer(delay(), self._show)
-            self._timer.daemon = True
-            self._timer.start()
+            self._start_timer(delay())
+            from .. import progress
+            progress.register_threads(self._pause, self._resume)
+
+    def _start_timer(self, seconds: float) -> None:
+        self._timer = threading.Timer(seconds, self._show)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _pause(self) -> None:
+        """Before a fork: no thread of this display runs (progress.forking)."""
+        with self._lock:
+            timer, self._timer = self._timer, None
+            status, self._status = self._status, None
+            self._paused = status is not None or timer is not None
+            self._was_shown = status is not None
+        if timer is not None:
+            timer.cancel()
+            timer.join()
+        if status is not None:
+            status.stop()   # asks rich's refresh thread to end, without waiting for it
+            for thread in self._threads:
+                thread.join()
+
+    def _resume(self) -> None:
+        with self._lock:
+            if not self._paused or self._finished:
+                return
+            self._paused = False
+        if self._was_shown:
+            self._start_timer(0.0)
+        else:
+            self._start_timer(max(0.0, delay() - (time.monotonic() - self.started)))
 
     def _show(self) -> None:
         with self._lock:
-            if self._status is not None or self._timer is None:
+            if self._status is not None or self._timer is None or self._finished:
                 return
             from rich.console import Console
             console = Console(stderr=True, highlight=False)
             self._status = console.status(self._text(), spinner="dots")
+            before = set(threading.enumerate())
             self._status.start()
+            # the display's own threads (rich's refresh thread), joined when it pauses
+            self._threads = [t for t in threading.enumerate() if t not in before]
 
     def _text(self) -> str:
         elapsed = time.monotonic() - self.started
@@ -95,6 +130,9 @@ class LinkProgress:
             if self._finished:
                 return
             self._finished = True
+            if self.live:
+                from .. import progress
+                progress.unregister_threads(self._pause, self._resume)
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None

@@ -60,3 +60,31 @@ def test_terminal_shows_the_stages_of_a_link(tmp_path):
     assert shown, screen[-2000:]
     assert (tmp_path / "prog").is_file()
     assert subprocess.run([str(tmp_path / "prog")], capture_output=True).returncode == 0
+
+
+def test_a_fork_happens_with_no_display_thread_running(monkeypatch):
+    """Derivative synthesis forks (ad/isolate.py): the live display's threads stop first, so
+    the child cannot inherit a lock one of them held, and start again in the parent."""
+    import threading
+    import time
+
+    from enzyme_build import progress
+    from enzyme_build.link.progress import LinkProgress
+    monkeypatch.setenv("ENZYME_BUILD_PROGRESS_DELAY", "0")
+    shown = LinkProgress("prog", verbose=False, live=True)
+    try:
+        deadline = time.monotonic() + 10
+        while shown._status is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert shown._status is not None and threading.active_count() > 1
+        with progress.forking():
+            assert threading.active_count() == 1, threading.enumerate()
+        deadline = time.monotonic() + 10
+        while shown._status is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert shown._status is not None   # shown again
+    finally:
+        shown.finish()
+    with progress.forking():   # a finished display is no longer paused or resumed
+        pass
+    assert shown._status is None

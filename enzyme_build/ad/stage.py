@@ -349,21 +349,12 @@ def _synthesize(pre: str, registry, keep_dir: str | None, *, sink) -> None:
         differentiate_module(pre, registry, sink=sink)
 
 
-def _keep_bytes(keep_dir: str | None, name: str, data: bytes) -> None:
+def _keep(keep_dir: str | None, name: str, data: str | bytes) -> None:
     if keep_dir:
         os.makedirs(keep_dir, exist_ok=True)
         tmp = os.path.join(keep_dir, name + ".tmp")
-        with open(tmp, "wb") as fh:
+        with open(tmp, "wb" if isinstance(data, bytes) else "w") as fh:
             fh.write(data)
-        os.replace(tmp, os.path.join(keep_dir, name))
-
-
-def _keep(keep_dir: str | None, name: str, text: str) -> None:
-    if keep_dir:
-        os.makedirs(keep_dir, exist_ok=True)
-        tmp = os.path.join(keep_dir, name + ".tmp")
-        with open(tmp, "w") as fh:
-            fh.write(text)
         os.replace(tmp, os.path.join(keep_dir, name))
 
 
@@ -917,7 +908,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     # in a child process: its memory is gone before LLVM's module of the output grows (isolate.py)
     out = synthesize(_synthesize, pre, registry, keep_dir)
     del pre
-    _keep_bytes(keep_dir, "ad-output.ll", out)
+    _keep(keep_dir, "ad-output.ll", out)
     try:
         new = llvm.parse_assembly(out, name)
     except EnzymeBuildError as err:

@@ -18,7 +18,8 @@ Signals: the child takes the default action for SIGINT, SIGTERM and SIGHUP unles
 ignored (none of the parent's cleanup runs in it) and is killed when the parent dies (PR_SET_PDEATHSIG); the
 parent kills and reaps it if it is interrupted itself. A child killed by a signal the
 parent did not get (the kernel's out-of-memory killer) is one error naming the signal.
-Where there is no fork (not Linux), synthesis runs in the process.
+Where there is no fork, or the system has no process to spare, synthesis runs in the
+process.
 """
 from __future__ import annotations
 
@@ -37,22 +38,26 @@ PR_SET_PDEATHSIG = 1
 
 def synthesize(run, *args) -> bytes:
     """`run(*args, sink=f)` writes the AD output to the binary file f; returns its bytes."""
-    if not hasattr(os, "fork"):
-        with tempfile.TemporaryFile(prefix="enzyme-build-ad-") as sink:
+    with tempfile.TemporaryFile(prefix="enzyme-build-ad-") as sink:
+        pid = None
+        if hasattr(os, "fork"):
+            read_end, write_end = os.pipe()
+            with progress.forking():   # no other thread of ours runs while we fork
+                sys.stdout.flush()
+                sys.stderr.flush()
+                parent = os.getpid()
+                try:
+                    pid = os.fork()
+                except OSError:   # no process to spare (EAGAIN, ENOMEM): synthesis runs here
+                    os.close(read_end)
+                    os.close(write_end)
+                if pid == 0:
+                    os.close(read_end)
+                    _child(run, args, sink, write_end, parent)   # does not return
+        if pid is None:
             run(*args, sink=sink)
             sink.seek(0)
             return sink.read()
-    with tempfile.TemporaryFile(prefix="enzyme-build-ad-") as sink:
-        sink.flush()
-        read_end, write_end = os.pipe()
-        with progress.forking():   # no other thread of ours runs while we fork
-            sys.stdout.flush()
-            sys.stderr.flush()
-            parent = os.getpid()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read_end)
-                _child(run, args, sink, write_end, parent)   # does not return
         os.close(write_end)
         try:
             outcome = _follow(read_end)

@@ -137,3 +137,22 @@ def test_an_ignored_hangup_stays_ignored_in_the_child(tmp_path):
     assert proc.poll() is None and not _gone(child, within=0.2)
     proc.kill()
     proc.wait(timeout=30)
+
+
+def test_without_a_process_to_spare_synthesis_runs_here(monkeypatch):
+    import errno
+
+    def no_fork():
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+    monkeypatch.setattr(os, "fork", no_fork)
+    parent = os.getpid()
+
+    def run(*, sink):
+        progress.report("gradient of f")
+        sink.write(b"%d\n" % os.getpid())
+    steps: list[str] = []
+    with progress.listening(steps.append):
+        assert isolate.synthesize(run) == b"%d\n" % parent
+    assert steps == ["gradient of f"]
+    with pytest.raises(EnzymeBuildError, match="refused here"):
+        isolate.synthesize(lambda *, sink: (_ for _ in ()).throw(EnzymeBuildError("refused here")))

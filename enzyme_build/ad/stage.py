@@ -560,6 +560,8 @@ def _spliced(lines: list[str], replace: dict[int, list[str]], drop: set[int]) ->
 
 
 _SIGN_OP_RE = re.compile(r'^  ' + _V + r' = (xor|and|or)(?: disjoint)? (i64|i32) ' + _V + r', (-?\d+)(, !dbg !\d+)?$')
+# the same with the constant first (as SCCP leaves `(C & MASK) | (y & SIGN)` without instcombine)
+_SIGN_OP_CONST_FIRST_RE = re.compile(r'^  ' + _V + r' = (or)(?: disjoint)? (i64|i32) (-?\d+), ' + _V + r'(, !dbg !\d+)?$')
 _OR_RE = re.compile(r'^  ' + _V + r' = or(?: disjoint)? (i64|i32) ' + _V + r', ' + _V + r'(, !dbg !\d+)?$')
 _FLOAT_TO_INT_RE = re.compile(r'^  ' + _V + r' = bitcast (double|float) ' + _V + r' to (i64|i32)')
 # sign bit and its complement of each float width, as LLVM prints the signed constants
@@ -714,11 +716,28 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
                 f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
             continue
         m = _SIGN_OP_RE.match(line)
-        if not m:
-            continue
-        res, op, ity, v, c, dbg = m.group(1), m.group(2), m.group(3), m.group(4), int(m.group(5)), m.group(6) or ""
+        if m:
+            res, op, ity, v, c, dbg = m.group(1), m.group(2), m.group(3), m.group(4), int(m.group(5)), m.group(6) or ""
+        else:
+            m = _SIGN_OP_CONST_FIRST_RE.match(line)
+            if not m:
+                continue
+            res, op, ity, c, v, dbg = m.group(1), m.group(2), m.group(3), int(m.group(4)), m.group(5), m.group(6) or ""
         sign, rest = _SIGN_MASKS[ity]
         fty = _FLOAT_OF_BITS[ity]
+        if op == "or" and 0 < c <= rest and not _float_nan_bits(c, ity) and sign_only(v, ity) \
+                and float_facing(res, [v], ity):
+            # copysign(C, y) with a constant magnitude: `(y & SIGN) | C`, C's sign bit clear
+            # (the magnitude's `and` folded away with a constant operand)
+            y, my = masked(v, ity)
+            if my == sign:    # `and y, SIGN` used here only: y's sign itself
+                drop.add(defs[v])
+                v = y
+            new[i] = [f"  {_sub(res, 'sgn')} = bitcast {ity} {v} to {fty}{dbg}",
+                      f"  {_sub(res, 'f')} = call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} "
+                      f"{_float_of_bits(c, ity)}, {fty} {_sub(res, 'sgn')}){dbg}",
+                      f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
+            continue
         fabs = f"call {fty} @llvm.fabs.{_FSUFFIX[fty]}({fty} {_sub(res, 'x')}){dbg}"
         body = {("xor", sign): [f"fneg {fty} {_sub(res, 'x')}{dbg}"],
                 ("and", rest): [fabs],
@@ -737,6 +756,21 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
 
 
 _FSUFFIX = {"double": "f64", "float": "f32"}
+
+
+def _float_nan_bits(bits: int, ity: str) -> bool:
+    """A float NaN (its payload may not survive the widening _float_of_bits does)."""
+    return ity == "i32" and bits & 0x7F800000 == 0x7F800000 and bits & 0x7FFFFF != 0
+
+
+def _float_of_bits(bits: int, ity: str) -> str:
+    """The float whose bits are `bits`, as an LLVM constant (hex of the double it widens to:
+    LLVM spells float constants as doubles too)."""
+    import struct
+    if ity == "i32":
+        value = struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+        bits = struct.unpack("<Q", struct.pack("<d", value))[0]
+    return f"0x{bits & 0xFFFFFFFFFFFFFFFF:016X}"
 
 
 def _sub(name: str, suffix: str) -> str:

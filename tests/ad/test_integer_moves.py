@@ -211,6 +211,25 @@ __attribute__((noinline)) double f(const double *x) {
   double d; memcpy(&d, &r, 8);
   return d * x[2];
 }""", [-X[2], 0.0, -abs(X[0]), 0.0]),
+    # copysign with a constant magnitude: the magnitude's mask folds into the constant,
+    # leaving `(b & SIGN) | C` (fuzz seed 17316)
+    "copysign_constant_magnitude": (r"""
+__attribute__((noinline)) double f(const double *x) {
+  const double c = 0.75;
+  uint64_t b, m; memcpy(&b, &x[1], 8); memcpy(&m, &c, 8);
+  uint64_t r = (m & 0x7fffffffffffffffull) | (b & 0x8000000000000000ull);
+  double d; memcpy(&d, &r, 8);
+  return d * x[2] * x[2] + x[0];
+}""", [1.0, 0.0, 2 * (0.75 if X[1] >= 0 else -0.75) * X[2], 0.0]),
+    # the same on a float's bits
+    "float_copysign_constant_magnitude": (r"""
+__attribute__((noinline)) double f(const double *x) {
+  const float c = 1.5f; float y = (float)(x[3] - 1.0);
+  uint32_t b, m; memcpy(&b, &y, 4); memcpy(&m, &c, 4);
+  uint32_t r = (m & 0x7fffffffu) | (b & 0x80000000u);
+  float d; memcpy(&d, &r, 4);
+  return (double)d * x[0];
+}""", [(1.5 if X[3] - 1.0 >= 0 else -1.5), 0.0, 0.0, 0.0]),
     # copysign whose sign word is picked on a branch (a phi of `v & SIGN` and 0)
     "copysign_sign_on_branch": (r"""
 __attribute__((noinline)) double f(const double *x) {

@@ -86,6 +86,45 @@ def test_copysign_onto_a_magnitude_from_fabs():
     assert not any(" = and " in line or " = or " in line for line in body)
 
 
+@pytest.mark.parametrize("ity, fty, constant, spelled", [
+    ("i64", "double", "4604930618986332160", "0x3FE8000000000000"),   # 0.75
+    ("i32", "float", "1069547520", "0x3FF8000000000000"),            # 1.5f, spelled as a double
+])
+@pytest.mark.parametrize("constant_first", [False, True])
+def test_copysign_onto_a_constant_magnitude(ity, fty, constant, spelled, constant_first):
+    # `(b & SIGN) | C`: the magnitude's `and` folded into a constant with its sign bit clear
+    # (instcombine puts the constant second; SCCP alone, before AD-before-opt, leaves it first)
+    sign = SIGN64 if ity == "i64" else "-2147483648"
+    operands = f"{constant}, %s" if constant_first else f"%s, {constant}"
+    out = verified(sign_bit_ops(verified(module(
+        f"  %b = load {ity}, ptr %q, align 8",
+        f"  %s = and {ity} %b, {sign}",
+        f"  %r = or disjoint {ity} {operands}",
+        f"  %x = bitcast {ity} %r to {fty}",
+        f"  ret {fty} %x", ret=fty))))
+    body = body_of(out)
+    suffix = "f64" if fty == "double" else "f32"
+    assert f"  %r.f = call {fty} @llvm.copysign.{suffix}({fty} {spelled}, {fty} %r.sgn)" in body, body
+    assert f"  %r.sgn = bitcast {ity} %b to {fty}" in body   # the word itself: its `and` is gone
+    assert not any(" = or " in line for line in body)
+
+
+@pytest.mark.parametrize("constant", [
+    "-4618441417868443648",   # -0.75: the sign bit set, not a magnitude
+    "2143289345",             # a float NaN with a payload: kept as bits
+])
+def test_or_with_other_constants_is_left_alone(constant):
+    ity, fty = ("i32", "float") if constant == "2143289345" else ("i64", "double")
+    sign = SIGN64 if ity == "i64" else "-2147483648"
+    out = verified(sign_bit_ops(verified(module(
+        f"  %b = load {ity}, ptr %q, align 8",
+        f"  %s = and {ity} %b, {sign}",
+        f"  %r = or {ity} %s, {constant}",
+        f"  %x = bitcast {ity} %r to {fty}",
+        f"  ret {fty} %x", ret=fty))))
+    assert f"  %r = or {ity} %s, {constant}" in body_of(out)
+
+
 def test_sign_picked_on_a_branch():
     # the sign of a double, isolated (copysign(0.0, d)), or a constant, merged by a phi
     out = verified(sign_bit_ops(verified(module(

@@ -15,9 +15,10 @@ exception it raised, which the parent raises as its own (a refusal keeps its mes
 location and fix; a bug stays a bug).
 
 Signals: the child takes the default action for SIGINT, SIGTERM and SIGHUP unless they are
-ignored (none of the parent's cleanup runs in it) and is killed when the parent dies (PR_SET_PDEATHSIG); the
-parent kills and reaps it if it is interrupted itself. A child killed by a signal the
-parent did not get (the kernel's out-of-memory killer) is one error naming the signal.
+ignored (none of the parent's cleanup runs in it), and is killed when the parent dies
+(PR_SET_PDEATHSIG); the parent kills and reaps it if it is interrupted itself. A child
+killed by a signal the parent did not get (the kernel's out-of-memory killer) is one error
+naming the signal.
 Where there is no fork, or the system has no process to spare, synthesis runs in the
 process.
 """
@@ -156,7 +157,10 @@ def _died(status: int) -> BaseException:
             return KeyboardInterrupt()
         if signum in (signal.SIGTERM, signal.SIGHUP):
             return Terminated(signum)
-        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else f"signal {signum}"
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
         hint = ("the system may have run out of memory: free some, or build on a machine with more"
                 if signum == signal.SIGKILL else None)
         return EnzymeBuildError(f"derivative synthesis was killed by {name}", hint=hint)

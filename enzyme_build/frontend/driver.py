@@ -30,8 +30,11 @@ FAT_OBJECT_FLAGS = ["-Xclang", "-fembed-bitcode=all", "-Xclang", "-disable-O0-op
 # the quick instruction selector and register allocator, without the optimization
 # pipeline: a fifth of a full compile's time (the 50k-instruction build_scaling program:
 # 0.8 s instead of 3.8 s). The embedded bitcode is the same as without these flags.
+# `--optimize-regalloc`, not `-optimize-regalloc`: ccache and distcc read a word starting
+# with `-o` as the output option (`-o ptimize-…`); ccache then stops caching the compile and
+# distcc runs it locally, taking it for a link.
 LEAN_OBJECT_FLAGS = ["-Xclang", "-disable-llvm-passes", "-mllvm", "-fast-isel",
-                     "-mllvm", "-optimize-regalloc=false"]
+                     "-mllvm", "--optimize-regalloc=false"]
 
 
 def verbose_enabled() -> bool:
@@ -360,7 +363,7 @@ def lean_objects_likely(inv: CommandLine) -> bool:
     A wrong guess costs time, never the result: lean objects that end up linked natively
     are compiled again in full first (recompile_lean_objects). Not with the user's own
     `-mllvm` options, which may name the same LLVM options."""
-    if any(arg.option == "-mllvm" for arg in inv.items):
+    if any(arg.option == "-mllvm" or arg.option == "-Xclang" and arg.value == "-mllvm" for arg in inv.items):
         return False
     for source in inv.sources:
         if source.kind != "source":

@@ -55,7 +55,8 @@ def test_ad_link_objects_are_lean_and_carry_the_full_compiles_bitcode(ws):
     env = {"ENZYME_BUILD_VERBOSE": "1", "ENZYME_BUILD_KEEP_TEMPS": "1", "TMPDIR": ws.file("tmp")}
     proc = ws.eb("-O2", "main.c", "helper.c", "-o", "prog", env=env, check=True)
     compiles = [line for line in proc.stderr.splitlines() if " -c " in line and "-fembed-bitcode=all" in line]
-    assert len(compiles) == 2 and all("-disable-llvm-passes -mllvm -fast-isel" in c for c in compiles), proc.stderr
+    assert len(compiles) == 2 and all("-disable-llvm-passes -mllvm -fast-isel" in c for c in compiles), \
+        proc.stderr
     got, want = ws.exe("prog").stdout.split()
     assert abs(float(got) - float(want)) < 1e-9
     temps = glob.glob(ws.file("tmp/enzyme-build-*"))

@@ -148,6 +148,29 @@ def test_ccache_key_follows_enzyme_build(tmp_path):
     assert len(keys) == 1
 
 
+AD_PROGRAM = """#include <stdio.h>
+#include <enzyme/enzyme.h>
+double f(double x) { return x * x * x; }
+int main(void) { printf("%g\\n", __enzyme_autodiff((void *)f, 2.0)); return 0; }
+"""
+
+
+def test_ccache_caches_the_lean_compile_of_a_one_step_ad_build(tmp_path):
+    """`cc prog.c -o prog` with AD compiles a lean object (docs/frontend.md). ccache reads a
+    word starting with `-o` as the output option, so `-mllvm -optimize-regalloc=false` made
+    the compile uncacheable: the option is spelled `--optimize-regalloc=false`."""
+    need("ccache")
+    env = dict(os.environ, ENZYME_BUILD_LAUNCHER="ccache", CCACHE_DIR=str(tmp_path / "cache"),
+               XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    (tmp_path / "sq.c").write_text(AD_PROGRAM)
+    for k in range(2):
+        run([ENZYME_CC, "-O2", "sq.c", "-o", f"sq{k}"], cwd=str(tmp_path), env=env)
+        assert run([str(tmp_path / f"sq{k}")]).stdout == "12\n"
+    stats = ccache_stats(tmp_path / "cache")
+    assert stats.get("preprocessor_error", 0) == 0 and stats.get("unsupported_compiler_option", 0) == 0, stats
+    assert stats.get("cache_miss", 0) == 1 and stats.get("direct_cache_hit", 0) == 1, stats
+
+
 def daemon_jobs(logs) -> list[int]:
     return [path.read_text(errors="replace").count("COMPILE_OK") for path in logs]
 
@@ -160,6 +183,19 @@ def test_distcc_builds_multisource_across_two_hosts(tmp_path, distcc_hosts):
     output = build_multisource(tmp_path / "tree", env)
     assert "ok" in output
     assert sum(daemon_jobs(logs)) >= 4, daemon_jobs(logs)
+
+
+def test_distcc_distributes_the_lean_compile_of_a_one_step_ad_build(tmp_path, distcc_hosts):
+    """distcc took `-optimize-regalloc=false` for a second output and ran the compile locally."""
+    hosts, logs = distcc_hosts
+    (tmp_path / "distcc").mkdir(exist_ok=True)
+    env = dict(os.environ, ENZYME_BUILD_LAUNCHER="distcc", DISTCC_HOSTS=hosts, DISTCC_FALLBACK="0",
+               DISTCC_DIR=str(tmp_path / "distcc"))
+    (tmp_path / "sq.c").write_text(AD_PROGRAM)
+    before = sum(daemon_jobs(logs))
+    run([ENZYME_CC, "-O2", "sq.c", "-o", "sq"], cwd=str(tmp_path), env=env)
+    assert run([str(tmp_path / "sq")]).stdout == "12\n"
+    assert sum(daemon_jobs(logs)) == before + 1, daemon_jobs(logs)
 
 
 def test_distcc_builds_lua(tmp_path, distcc_hosts, lua_source_dir):

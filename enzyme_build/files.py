@@ -31,11 +31,12 @@ def replace_atomically(path: str, data: bytes | str, *, mode: int | None = None)
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        _unlink_quietly(tmp)
+        unlink_quietly(tmp)
         raise
 
 
-def _unlink_quietly(path: str) -> None:
+def unlink_quietly(path: str) -> None:
+    """Remove `path` if it is there; a missing file or a failure to remove it is no error."""
     try:
         os.unlink(path)
     except OSError:

@@ -370,8 +370,7 @@ def _differentiate_module(text: str, registry: Registry | None, sink=None) -> st
             return finish_contexts(text, contexts)
         ready = _innermost_sites(module, with_sites)
         last = ready is None
-        text, module = _differentiate_pass(module, registry, ready, contexts,
-                                           sink=sink if last and contexts is None else None), None
+        text, module = _differentiate_pass(module, registry, ready, contexts, sink=sink if last else None), None
         if last:
             return None if text is None else finish_contexts(text, contexts)
         text = _inline_pointer_aggregates(level_tape_helpers(_plain_shadow_allocations(_free_derived_names(text))))

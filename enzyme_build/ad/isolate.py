@@ -57,21 +57,20 @@ def synthesize(run, *args) -> bytes:
                     _child(run, args, sink, write_end, parent)   # does not return
         if pid is None:
             run(*args, sink=sink)
-            sink.seek(0)
-            return sink.read()
-        os.close(write_end)
-        try:
-            outcome = _follow(read_end)
-            _, status = os.waitpid(pid, 0)
-            pid = None
-        finally:
-            os.close(read_end)
-            if pid is not None:   # interrupted while the child works: it goes too
-                _stop(pid)
-        if outcome is None:
-            raise _died(status)
-        if outcome is not True:
-            raise outcome
+        else:
+            os.close(write_end)
+            try:
+                outcome = _follow(read_end)
+                _, status = os.waitpid(pid, 0)
+                pid = None
+            finally:
+                os.close(read_end)
+                if pid is not None:   # interrupted while the child works: it goes too
+                    _stop(pid)
+            if outcome is None:
+                raise _died(status)
+            if outcome is not True:
+                raise outcome
         sink.seek(0)
         return sink.read()
 

@@ -187,8 +187,9 @@ class ReverseGenerator:
         self.local_adjoints: set[str] = set()
         self.register_adjoints: dict[str, str] = {}
         # what each adjoint slot holds at the end of the lines last written about it:
-        # slot -> (those lines, the value, index of a store to it nothing has read since)
-        self.slot_contents: dict[str, tuple[list, str, int | None]] = {}
+        # slot -> (those lines, the value, index there of the store that put it: nothing has
+        # read the slot since)
+        self.slot_contents: dict[str, tuple[list, str, int]] = {}
         self.slot_stores: dict[str, list[str]] = {b.label: [] for b in fn.blocks}
         self.fwd: dict[str, list[str]] = {}
         self.fwd_term: dict[str, list[str]] = {}
@@ -376,14 +377,14 @@ class ReverseGenerator:
     # one is dropped. Each list still ends with the slot's value in memory, which is all the
     # other blocks see. (OpenMP-parallel functions read their partial-sum slots by name
     # elsewhere: there every access stays.)
-    def _slot_known(self, slot: str, lines: list[str]) -> tuple[list, str, int | None] | None:
+    def _slot_known(self, slot: str, lines: list[str]) -> tuple[list, str, int] | None:
         if self.parallel:
             return None
         known = self.slot_contents.get(slot)
         return known if known is not None and known[0] is lines else None
 
     def _store_slot(self, ty: str, value: str, slot: str, lines: list[str], known) -> None:
-        if known is not None and known[2] is not None:
+        if known is not None:
             at = known[2]
             if at < len(lines) and isinstance(lines[at], str) and lines[at].startswith("  store ") \
                     and lines[at].endswith(f"ptr {slot}, align 8"):
@@ -1351,10 +1352,6 @@ class ReverseGenerator:
         return out
 
     def _reverse_blocks_text(self) -> list[str]:
-        out = self._reverse_block_lines()
-        return [line for line in out if line != ""]   # stores _store_slot dropped
-
-    def _reverse_block_lines(self) -> list[str]:
         out = []
         for block in reversed(self.fn.blocks):
             out.append(f"{self.rev_label(block.label)[1:]}:")
@@ -1366,7 +1363,7 @@ class ReverseGenerator:
         for edge, lines in self.edge_blocks:
             out.append(f"{edge[1:]}:")
             out += lines
-        return out
+        return [line for line in out if line != ""]   # the stores _store_slot dropped
 
     # ------------------------------------------------------------------ edge indexes
     # The reverse terminators ask, per CFG edge, which loops it leaves and which loop records

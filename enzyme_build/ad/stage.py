@@ -690,6 +690,20 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
 
     new: dict[int, list[str]] = {}
     drop: set[int] = set()
+
+    def copysign(res: str, ity: str, magnitude_float: str, sgn: str, dbg: str) -> list[str]:
+        """`res`, bits of copysign(magnitude_float, the float whose sign `sgn` carries): on
+        that float's word itself when sgn is `and y, SIGN` used here only (the `and` goes)."""
+        fty = _FLOAT_OF_BITS[ity]
+        y, my = masked(sgn, ity)
+        if my == _SIGN_MASKS[ity][0]:
+            drop.add(defs[sgn])
+            sgn = y
+        return [f"  {_sub(res, 'sgn')} = bitcast {ity} {sgn} to {fty}{dbg}",
+                f"  {_sub(res, 'f')} = call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} {magnitude_float}, "
+                f"{fty} {_sub(res, 'sgn')}){dbg}",
+                f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
+
     for i, line in enumerate(lines):
         if not line.startswith("  ") or " = " not in line:
             continue
@@ -705,15 +719,8 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
                 continue
             made, a, gone = how
             drop |= gone
-            y, my = masked(sgn, ity)
-            if my == _SIGN_MASKS[ity][0]:    # `and y, SIGN` used here only: y's sign itself
-                drop.add(defs[sgn])
-                sgn = y
-            new[i] = [f"{step}{dbg}" for step in made(_sub(res, "mag"))] + [
-                f"  {_sub(res, 'sgn')} = bitcast {ity} {sgn} to {fty}{dbg}",
-                f"  {_sub(res, 'f')} = call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} {a or _sub(res, 'mag')}, "
-                f"{fty} {_sub(res, 'sgn')}){dbg}",
-                f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
+            new[i] = [f"{step}{dbg}" for step in made(_sub(res, "mag"))] + \
+                copysign(res, ity, a or _sub(res, "mag"), sgn, dbg)
             continue
         m = _SIGN_OP_RE.match(line)
         if m:
@@ -729,14 +736,7 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
                 and float_facing(res, [v], ity):
             # copysign(C, y) with a constant magnitude: `(y & SIGN) | C`, C's sign bit clear
             # (the magnitude's `and` folded away with a constant operand)
-            y, my = masked(v, ity)
-            if my == sign:    # `and y, SIGN` used here only: y's sign itself
-                drop.add(defs[v])
-                v = y
-            new[i] = [f"  {_sub(res, 'sgn')} = bitcast {ity} {v} to {fty}{dbg}",
-                      f"  {_sub(res, 'f')} = call {fty} @llvm.copysign.{_FSUFFIX[fty]}({fty} "
-                      f"{_float_of_bits(c, ity)}, {fty} {_sub(res, 'sgn')}){dbg}",
-                      f"  {res} = bitcast {fty} {_sub(res, 'f')} to {ity}{dbg}"]
+            new[i] = copysign(res, ity, _float_of_bits(c, ity), v, dbg)
             continue
         fabs = f"call {fty} @llvm.fabs.{_FSUFFIX[fty]}({fty} {_sub(res, 'x')}){dbg}"
         body = {("xor", sign): [f"fneg {fty} {_sub(res, 'x')}{dbg}"],

@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 from .. import cmdline
 from ..custom import convention
 from ..errors import EnzymeBuildError
+from ..files import unlink_quietly
 
 RULE_KINDS = ("augment", "gradient", "forward")
 ATTRIBUTE_NAMES = ("enzyme", "__enzyme__")
@@ -966,18 +967,11 @@ def compile_with_enzyme_attributes(clang_cmd: list[str], source: str, output: st
     try:
         proc = _compile_with_attributes(clang_cmd, source, output, env)
     except BaseException:
-        _remove(output)
+        unlink_quietly(output)
         raise
     if proc.returncode != 0:
-        _remove(output)
+        unlink_quietly(output)
     return proc
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def _compile_with_attributes(clang_cmd, source, output, env) -> subprocess.CompletedProcess:

@@ -175,15 +175,9 @@ def run_compile(command: list[str], source: Input, output: str, *, silenced: boo
         status = _compile_once(command + lean, source, output, silenced, show_failure=False)
         if status == 0:
             return 0
-        _remove_file(output)
+        from ..files import unlink_quietly
+        unlink_quietly(output)
     return _compile_once(command, source, output, silenced, show_failure=True)
-
-
-def _remove_file(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def _compile_once(command: list[str], source: Input, output: str, silenced: bool, *,
@@ -331,12 +325,12 @@ def compile_and_link(driver: list[str], inv: CommandLine) -> int:
                        + inv.compile_command(source, obj, for_link=True,
                                              extra=deps + ["-Qunused-arguments"])
                        + fat_flags(source))
-            status = run_compile(command, source, obj, silenced=inv.warnings_silenced,
-                                 lean=lean if source.kind == "source" else None)
+            lean_here = lean if source.kind == "source" else None
+            status = run_compile(command, source, obj, silenced=inv.warnings_silenced, lean=lean_here)
             if status != 0:
                 return status
             objects[source.index] = obj
-            if lean and source.kind == "source":
+            if lean_here:
                 lean_compiles[source.index] = (command, source, obj)
         write_depfiles(depparts)
         link = inv.link_command(objects)

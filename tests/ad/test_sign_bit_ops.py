@@ -86,6 +86,18 @@ def test_copysign_onto_a_magnitude_from_fabs():
     assert not any(" = and " in line or " = or " in line for line in body)
 
 
+def sign_or_constant(ity: str, fty: str, or_line: str) -> list[str]:
+    """The body of a function taking a word's sign (`%s = %b & SIGN`), or-ing it as `or_line`
+    says into `%r`, and returning `%r` read as a float (sign_bit_ops applied, verified)."""
+    sign = SIGN64 if ity == "i64" else "-2147483648"
+    return body_of(verified(sign_bit_ops(verified(module(
+        f"  %b = load {ity}, ptr %q, align 8",
+        f"  %s = and {ity} %b, {sign}",
+        or_line,
+        f"  %x = bitcast {ity} %r to {fty}",
+        f"  ret {fty} %x", ret=fty)))))
+
+
 @pytest.mark.parametrize("ity, fty, constant, spelled", [
     ("i64", "double", "4604930618986332160", "0x3FE8000000000000"),   # 0.75
     ("i32", "float", "1069547520", "0x3FF8000000000000"),            # 1.5f, spelled as a double
@@ -94,15 +106,8 @@ def test_copysign_onto_a_magnitude_from_fabs():
 def test_copysign_onto_a_constant_magnitude(ity, fty, constant, spelled, constant_first):
     # `(b & SIGN) | C`: the magnitude's `and` folded into a constant with its sign bit clear
     # (instcombine puts the constant second; SCCP alone, before AD-before-opt, leaves it first)
-    sign = SIGN64 if ity == "i64" else "-2147483648"
     operands = f"{constant}, %s" if constant_first else f"%s, {constant}"
-    out = verified(sign_bit_ops(verified(module(
-        f"  %b = load {ity}, ptr %q, align 8",
-        f"  %s = and {ity} %b, {sign}",
-        f"  %r = or disjoint {ity} {operands}",
-        f"  %x = bitcast {ity} %r to {fty}",
-        f"  ret {fty} %x", ret=fty))))
-    body = body_of(out)
+    body = sign_or_constant(ity, fty, f"  %r = or disjoint {ity} {operands}")
     suffix = "f64" if fty == "double" else "f32"
     assert f"  %r.f = call {fty} @llvm.copysign.{suffix}({fty} {spelled}, {fty} %r.sgn)" in body, body
     assert f"  %r.sgn = bitcast {ity} %b to {fty}" in body   # the word itself: its `and` is gone
@@ -115,14 +120,7 @@ def test_copysign_onto_a_constant_magnitude(ity, fty, constant, spelled, constan
 ])
 def test_or_with_other_constants_is_left_alone(constant):
     ity, fty = ("i32", "float") if constant == "2143289345" else ("i64", "double")
-    sign = SIGN64 if ity == "i64" else "-2147483648"
-    out = verified(sign_bit_ops(verified(module(
-        f"  %b = load {ity}, ptr %q, align 8",
-        f"  %s = and {ity} %b, {sign}",
-        f"  %r = or {ity} %s, {constant}",
-        f"  %x = bitcast {ity} %r to {fty}",
-        f"  ret {fty} %x", ret=fty))))
-    assert f"  %r = or {ity} %s, {constant}" in body_of(out)
+    assert f"  %r = or {ity} %s, {constant}" in sign_or_constant(ity, fty, f"  %r = or {ity} %s, {constant}")
 
 
 def test_sign_picked_on_a_branch():

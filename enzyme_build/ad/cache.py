@@ -66,9 +66,10 @@ def _where(kind: str, where: str) -> str:
 # integer division and remainder too (a periodic index `(i + 1) % n`, a flat index split as
 # `k / m`, `k % m`): the reverse sweep divides the same operands the forward sweep did, so it
 # cannot trap where the forward did not, and a division costs less than a tape cell per iteration
+# (and float comparisons: a branch's or a select's condition from values the reverse sweep has)
 _RECOMPUTABLE = {"getelementptr", "sext", "zext", "trunc", "add", "sub", "mul", "shl", "lshr",
                  "ashr", "and", "or", "xor", "icmp", "bitcast", "inttoptr", "ptrtoint",
-                 "udiv", "sdiv", "urem", "srem"}
+                 "udiv", "sdiv", "urem", "srem", "fcmp"}
 # float arithmetic recomputed in the reverse sweep when all its operands come for free
 _CHEAP_FLOAT = {"fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc", "sitofp", "uitofp"}
 # float arithmetic the reverse sweep may redo from its operands (`_rebuildable_float`): when
@@ -224,6 +225,8 @@ class CachePlanner:
         self.reverse_local: dict[str, str] = self.reverse_local_allocas()  # pointer -> its alloca
         self.undone_stores: dict[int, str] = self.undoable_stores()   # store -> saved old value
         self.header_index: dict[str, tuple] = {}  # pred index of a loop header -> its IV
+        # pred index of a join -> (branch condition, index when true, index when false)
+        self.branch_index: dict[str, tuple[str, int, int]] = {}
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
         self._home: dict[str, str] = {}          # needed value -> block defining it
@@ -642,6 +645,14 @@ class CachePlanner:
             c, name = self.sweep.fresh("rc"), self.sweep.fresh("rc")
             self.ir(lines).cmp("icmp", "eq", self.types[iv], ivr, first, name=c)
             return self.ir(lines).select(c, "i32", str(pre_index), str(latch_index), name=name)
+        if value in self.branch_index:
+            # which way a join was entered, from the branch that decided it (when the
+            # condition costs nothing to obtain again)
+            cond, when_true, when_false = self.branch_index[value]
+            if not self._costless(cond, block, depth + 1):
+                return None
+            c = self.fetch(cond, block, depth + 1)
+            return self.ir(lines).select(c, "i32", str(when_true), str(when_false), name=self.sweep.fresh("rc"))
         primal = self.sweep.shadow_primal.get(value)
         inst = self.fn.defs.get(primal or value)
         if inst is None:

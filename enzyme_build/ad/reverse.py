@@ -15,7 +15,7 @@ import re
 
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, shadow_is_primal,
                                  global_base, pointer_global, pointer_roots)
-from ..analysis.cfg import analyze_cfg
+from ..analysis.cfg import analyze_cfg, deciding_branch
 from ..analysis.library import shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
@@ -486,6 +486,9 @@ class ReverseGenerator:
         ivs = self.cache.canonical_ivs(label, preds)
         if ivs:
             self.cache.header_index[name] = ivs[0]
+        elif (decided := deciding_branch(self.fn, self.cfg, label)) is not None:
+            cond, when_true, when_false = decided
+            self.cache.branch_index[name] = (cond, preds.index(when_true), preds.index(when_false))
         for iv in ivs:   # every such IV is replayed from its own counter slot
             loop = self.cfg.loop_of[label]
             latch = preds[iv[3]]

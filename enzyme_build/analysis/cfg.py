@@ -72,12 +72,43 @@ class CFG:
                         self._top_loops.setdefault(b, []).append(loop)
         return self._top_loops.get(block, [])
 
+    def reducible(self) -> bool:
+        """Whether every cycle is a natural loop's (the graph without its back edges, the
+        edges to a block dominating their source, has no cycle)."""
+        if self._reducible is None:
+            state: dict[str, int] = {}   # 1: on the DFS path, 2: done
+            ok = True
+            for root in self.order:
+                if root in state or root not in self.idom:
+                    continue
+                stack = [(root, iter(self.succs[root]))]
+                state[root] = 1
+                while stack and ok:
+                    node, it = stack[-1]
+                    for s in it:
+                        if s not in self.idom or self.dominates(s, node):
+                            continue   # unreachable, or a back edge
+                        if state.get(s) == 1:
+                            ok = False
+                        elif s not in state:
+                            state[s] = 1
+                            stack.append((s, iter(self.succs[s])))
+                        break
+                    else:
+                        state[node] = 2
+                        stack.pop()
+                if not ok:
+                    break
+            self._reducible = ok
+        return self._reducible
+
     # dominator-tree interval of each reachable block (DFS entry and exit numbers), built on
     # the first query: a dominates b iff b's interval nests in a's, O(1) per query
     _tree_in: dict[str, int] | None = field(default=None, repr=False, compare=False)
     _natural: set[int] | None = field(default=None, repr=False, compare=False)
     _position: dict[str, int] | None = field(default=None, repr=False, compare=False)
     _top_loops: dict[str, list[Loop]] | None = field(default=None, repr=False, compare=False)
+    _reducible: bool | None = field(default=None, repr=False, compare=False)
     _tree_out: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def dominates(self, a: str, b: str) -> bool:
@@ -289,6 +320,51 @@ _CLAMPED = {(1, "uge"): ("umax", "nuw"), (1, "sge"): ("smax", "nsw"),
 
 # the constant an IV steps by (any but 0)
 STEP_CONSTANT = re.compile(r'-?[1-9]\d*')
+
+
+def deciding_branch(fn: Function, cfg: CFG, block: str) -> tuple[str, str, str] | None:
+    """For a block entered from two predecessors, a branch whose condition says which one
+    control came from: (condition, predecessor when it is true, predecessor when it is
+    false), or None. The branching block dominates the block, so the condition's latest
+    value there is the one the branch tested (a new value computed after the branch would
+    give a way to the block around the branching block). Two shapes:
+
+    - a diamond: both predecessors' only predecessor is one block D ending in
+      `br c, A, B` with {A, B} the two predecessors;
+    - a guard: one predecessor P ends in `br c, block, S` (or `br c, S, block`) and dominates
+      the other, Q, and every way from `block` back to Q passes through P (the block is in
+      no loop, or in a loop holding P; the function's cycles are all natural loops). Control
+      that reaches the block through Q then left P, last time, towards S: a loop's guarded
+      inner loop (`if (n > 0) { preheader … exit }` joining the skipped path), an `if`
+      without `else`."""
+    preds = cfg.preds.get(block, [])
+    if len(preds) != 2 or block in preds or any(cfg.edge_count[(p, block)] != 1 for p in preds):
+        return None
+
+    def branch_on(label: str):
+        term = fn.block(label).terminator
+        if term.opcode != "br" or len(term.targets) != 2 or term.targets[0] == term.targets[1]:
+            return None
+        c = term.operands[0][1]
+        if not c.startswith("%") or term.operands[0][0] != "i1":
+            return None
+        return c, term.targets[0], term.targets[1]
+
+    a, b = preds
+    if cfg.preds[a] == cfg.preds[b] and len(cfg.preds[a]) == 1:
+        found = branch_on(cfg.preds[a][0])
+        if found is not None and {found[1], found[2]} == {a, b}:
+            return found
+    for p, q in ((a, b), (b, a)):
+        found = branch_on(p)
+        if found is None or block not in found[1:] or not cfg.dominates(p, q):
+            continue
+        loop = cfg.loop_of.get(block)
+        if loop is not None and (p not in loop.blocks or not cfg.reducible()):
+            continue
+        c, if_true, _ = found
+        return (c, p, q) if if_true == block else (c, q, p)
+    return None
 
 
 def _counting_iv(fn: Function, loop: Loop, value: str):

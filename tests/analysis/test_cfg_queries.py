@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from enzyme_build.analysis.cfg import analyze_cfg
+from enzyme_build.analysis.cfg import analyze_cfg, deciding_branch
 from enzyme_build.ir import parse_module
 
 NESTED = """
@@ -64,3 +64,92 @@ def test_loop_queries():
     assert cfg.top_loops_of("second") == [by_header["second"]] and cfg.top_loops_of("mid") == []
     assert all(cfg.is_natural(loop) for loop in cfg.loops)
     assert cfg.in_layout_order({"exit", "inner", "outer", "mid"}) == ["outer", "inner", "mid", "exit"]
+
+
+# joins and the branches that decide them (`deciding_branch`)
+JOINS = """
+define void @g(i64 %n, i1 %c, i1 %d, double %x) {
+entry:
+  %big = icmp sgt i64 %n, 4
+  br i1 %big, label %diamond.a, label %diamond.b
+diamond.a:
+  br label %diamond.join
+diamond.b:
+  br label %diamond.join
+diamond.join:
+  %pos = fcmp ogt double %x, 0.0
+  br i1 %pos, label %guard.then, label %guard.join
+guard.then:
+  br label %guard.join
+guard.join:
+  %any = icmp sgt i64 %n, 0
+  br i1 %any, label %outer, label %done
+outer:
+  %i = phi i64 [ 0, %guard.join ], [ %i.next, %outer.latch ]
+  %i.next = add nuw nsw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %inner, label %outer.latch
+inner:
+  %j = phi i64 [ %i.next, %outer ], [ %j.next, %inner ]
+  %j.next = add nuw nsw i64 %j, 1
+  %jd = icmp eq i64 %j.next, %n
+  br i1 %jd, label %inner.exit, label %inner
+inner.exit:
+  br label %outer.latch
+outer.latch:
+  %id = icmp eq i64 %i.next, %n
+  br i1 %id, label %done, label %outer
+done:
+  br i1 %c, label %head, label %out
+head:
+  %y = phi double [ %x, %done ], [ %y2, %head ]
+  %y2 = fmul double %y, 2.0
+  %small = fcmp olt double %y2, 10.0
+  br i1 %small, label %head, label %out
+out:
+  ret void
+}
+
+; a cycle with two ways in (irreducible): the join in it is not decided by the guard
+define void @h(i1 %c, i1 %d) {
+entry:
+  br i1 %c, label %q, label %b
+q:
+  br label %b
+b:
+  br i1 %d, label %q, label %out
+out:
+  ret void
+}
+"""
+
+
+def test_deciding_branches_of_joins():
+    fn = parse_module(JOINS).functions["g"]
+    cfg = analyze_cfg(fn)
+    # a diamond: true went through diamond.a
+    assert deciding_branch(fn, cfg, "diamond.join") == ("%big", "diamond.a", "diamond.b")
+    # an `if` without `else`: true came through guard.then, false straight from the branch
+    assert deciding_branch(fn, cfg, "guard.join") == ("%pos", "guard.then", "diamond.join")
+    # the guard of an inner loop that may run zero times: inside the outer loop, whose
+    # header is the guard (every way back to inner.exit passes through it)
+    assert deciding_branch(fn, cfg, "outer.latch") == ("%more", "inner.exit", "outer")
+    # after the loop, guarded by `n > 0`: true ran the loop and left it from its latch
+    assert deciding_branch(fn, cfg, "done") == ("%any", "outer.latch", "guard.join")
+    # a loop header entered from a guard: its later iterations come from the latch whatever
+    # the guard said, so the guard decides nothing there
+    assert deciding_branch(fn, cfg, "head") is None
+    # the exit of that loop is decided by the guard: control that left through the loop
+    # had gone into it, and cannot come back to the guard
+    assert deciding_branch(fn, cfg, "out") == ("%c", "head", "done")
+    # blocks with one predecessor, and the entry, have nothing to decide
+    assert deciding_branch(fn, cfg, "inner.exit") is None and deciding_branch(fn, cfg, "entry") is None
+
+
+def test_irreducible_cycles_decide_nothing():
+    fn = parse_module(JOINS).functions["h"]
+    cfg = analyze_cfg(fn)
+    assert not cfg.reducible()
+    assert deciding_branch(fn, cfg, "b") is None
+    assert analyze_cfg(parse_module(JOINS).functions["g"]).reducible()
+    assert analyze_cfg(parse_module(NESTED).functions["f"]).reducible()

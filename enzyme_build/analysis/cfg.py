@@ -331,12 +331,13 @@ def deciding_branch(fn: Function, cfg: CFG, block: str) -> tuple[str, str, str] 
 
     - a diamond: both predecessors' only predecessor is one block D ending in
       `br c, A, B` with {A, B} the two predecessors;
-    - a guard: one predecessor P ends in `br c, block, S` (or `br c, S, block`) and dominates
-      the other, Q, and every way from `block` back to Q passes through P (the block is in
-      no loop, or in a loop holding P; the function's cycles are all natural loops). Control
-      that reaches the block through Q then left P, last time, towards S: a loop's guarded
-      inner loop (`if (n > 0) { preheader … exit }` joining the skipped path), an `if`
-      without `else`."""
+    - a guard: one predecessor P ends in `br c, block, S` (or `br c, S, block`), or only
+      goes on to the block and has one predecessor ending in `br c, P, S`; that branching
+      block dominates the other predecessor, Q, and every way from `block` back to Q passes
+      through it (the block is in no loop, or in a loop holding it; the function's cycles
+      are all natural loops). Control that reaches the block through Q then left the branch,
+      last time, towards S: a loop's guarded inner loop (`if (n > 0) { preheader … exit }`
+      joining the skipped path), an `if` without `else`."""
     preds = cfg.preds.get(block, [])
     if len(preds) != 2 or block in preds or any(cfg.edge_count[(p, block)] != 1 for p in preds):
         return None
@@ -356,14 +357,25 @@ def deciding_branch(fn: Function, cfg: CFG, block: str) -> tuple[str, str, str] 
         if found is not None and {found[1], found[2]} == {a, b}:
             return found
     for p, q in ((a, b), (b, a)):
+        # the branch in p itself, or in p's only predecessor when p just goes on to the block
+        # (a path jump threading split off: `br c, %then, %skip.thread`, `skip.thread: br %join`)
         found = branch_on(p)
-        if found is None or block not in found[1:] or not cfg.dominates(p, q):
+        if found is not None and block in found[1:]:
+            decider, via = p, block
+        elif cfg.succs[p] == [block] and len(cfg.preds[p]) == 1:
+            decider, via = cfg.preds[p][0], p
+            found = branch_on(decider)
+            if found is None or via not in found[1:]:
+                continue
+        else:
+            continue
+        if not cfg.dominates(decider, q):
             continue
         loop = cfg.loop_of.get(block)
-        if loop is not None and (p not in loop.blocks or not cfg.reducible()):
+        if loop is not None and (decider not in loop.blocks or not cfg.reducible()):
             continue
         c, if_true, _ = found
-        return (c, p, q) if if_true == block else (c, q, p)
+        return (c, p, q) if if_true == via else (c, q, p)
     return None
 
 

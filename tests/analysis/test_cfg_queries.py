@@ -153,3 +153,53 @@ def test_irreducible_cycles_decide_nothing():
     assert deciding_branch(fn, cfg, "b") is None
     assert analyze_cfg(parse_module(JOINS).functions["g"]).reducible()
     assert analyze_cfg(parse_module(NESTED).functions["f"]).reducible()
+
+
+THREADED = """
+define void @t(i64 %n, i1 %c) {
+entry:
+  br label %head
+head:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %join ]
+  br i1 %c, label %work, label %skip.thread
+work:
+  %k = phi i64 [ 0, %head ], [ %k.next, %work ]
+  %k.next = add nuw i64 %k, 1
+  %kd = icmp eq i64 %k.next, %n
+  br i1 %kd, label %work.exit, label %work
+work.exit:
+  br label %join
+skip.thread:
+  br label %join
+join:
+  %i.next = add nuw i64 %i, 1
+  %id = icmp eq i64 %i.next, %n
+  br i1 %id, label %out, label %head
+out:
+  ret void
+}
+
+; the way into %join is %p only when both %c and %d held: no one branch decides it
+define void @u(i1 %c, i1 %d) {
+entry:
+  br i1 %c, label %p, label %q
+p:
+  br i1 %d, label %join, label %z
+z:
+  br label %q
+q:
+  br label %join
+join:
+  ret void
+}
+"""
+
+
+def test_a_threaded_skip_path_is_decided_by_the_branch_before_it():
+    fn = parse_module(THREADED).functions["t"]
+    cfg = analyze_cfg(fn)
+    # join: from work.exit (the loop ran: %c true) or skip.thread (only reached from head's
+    # false edge, and going nowhere but the join)
+    assert deciding_branch(fn, cfg, "join") == ("%c", "work.exit", "skip.thread")
+    other = parse_module(THREADED).functions["u"]
+    assert deciding_branch(other, analyze_cfg(other), "join") is None

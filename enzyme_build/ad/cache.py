@@ -773,8 +773,23 @@ class CachePlanner:
         counting loop left through its latch's exit test, otherwise what the exit captured."""
         latch = self.fn.block(pred)
         bound = loop.trip_count if loop.trip_count is not None else loop.bound
-        if loop.iv == iv and bound is not None and loop.latches == [pred] and abs(loop.step) == 1 \
-                and exit_block in latch.terminator.targets:
+        counted = bound is not None and loop.latches == [pred] and abs(loop.step) == 1 \
+            and exit_block in latch.terminator.targets
+        if counted and loop.iv != iv and loop.iv in self.iv_loops and iv in self.iv_loops \
+                and self.types.get(iv) == self.types.get(loop.iv):
+            # a second IV stepping beside the counting one (a packed index `idx++` beside
+            # `j`): its start plus its step times the counting IV's steps taken
+            start, start_p = self._iv_start(iv, loop), self._iv_start(loop.iv, loop)
+            if start is not None and start_p is not None:
+                ty = self.types[iv]
+                last_p = self.iv_on_exit(loop.iv, loop, pred, exit_block, out)
+                ir = self.ir(out)
+                first_p = self.value_on_exit(start_p, pred, exit_block) if is_local(start_p) else start_p
+                taken = ir.binop("sub", ty, *((last_p, first_p) if loop.step > 0 else (first_p, last_p)), hint="ivk")
+                moved = ir.binop("mul", ty, taken, self.iv_loops[iv][1], hint="ivk")
+                first = self.value_on_exit(start, pred, exit_block) if is_local(start) else start
+                return ir.binop("add", ty, first, moved, hint="ivl")
+        if loop.iv == iv and counted:
             # the loop stops when its tested value reaches the end (the bound, clamped to the
             # first iteration's tested value for a `<` test): the IV was one step before it
             # when `iv + step` is tested (a loop to `iv + 1 == bound`, from 0 or from a
@@ -785,6 +800,13 @@ class CachePlanner:
                 return end
             return self.ir(out).binop("sub" if loop.step == 1 else "add", self.types[iv], end, "1", hint="ivl")
         return self.fetch(self._exit_value(iv, pred, exit_block), exit_block)
+
+    def _iv_start(self, iv: str, loop) -> str | None:
+        """The value a header phi of `loop` takes when the loop is entered (None when it has
+        more than one)."""
+        phi = self.fn.defs.get(iv)
+        outside = {v for v, b in phi.incoming if b not in loop.blocks} if phi is not None else set()
+        return next(iter(outside)) if len(outside) == 1 else None
 
     def _end_bound(self, loop, bound: str, get, out: list[str]) -> str:
         """Where a counting loop's tested value stops (read through `get`): the bound, or for a

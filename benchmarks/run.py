@@ -763,6 +763,10 @@ def machine_description() -> str:
 # ---------------------------------------------------------------- peers (JAX, PyTorch)
 
 PEER_FRAMEWORKS = ("jax", "torch")
+# each side of the peer table is timed in this many processes and the fastest counts: one
+# JAX process ran the GMM gradient at 1.56 ms and the next two at 0.81 and 0.88 ms on the
+# same quiet machine (the mode holds for a whole process), so one process decides nothing
+PEER_PROCESSES = 3
 PEERS_SCRIPT = HERE / "peers" / "run_peers.py"
 
 
@@ -794,7 +798,9 @@ def run_peer_framework(framework: str, quick: bool, timeout: float = 1800) -> di
 def measure_peers(binaries: dict[str, Step], quick: bool) -> dict:
     """Our compiled gradient (and the hand-written adjoint) at each peer problem's size, then
     every framework's, all in this run: rows of seconds and ratios, and a line per framework
-    that could not run."""
+    that could not run. Each side runs in PEER_PROCESSES processes (one with --quick) and
+    its fastest median counts, ours and the peers' alike."""
+    processes = 1 if quick else PEER_PROCESSES
     rows = []
     for problem in peer_problems():
         step = binaries.get(problem.kernel)
@@ -805,36 +811,44 @@ def measure_peers(binaries: dict[str, Step], quick: bool) -> dict:
         else:
             binary = step.fields["binary"]
             cmd = [binary, *problem.args(quick), *TIMING_ARGS]
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-                fields = parse_result(proc.stdout) or {}
-            except subprocess.TimeoutExpired:
-                fields = {}
-            if fields.get("check") == "ok":
-                row["ours_s"], row["expert_s"] = fields.get("grad_s"), fields.get("expert_s")
-                row["primal_s"] = fields.get("primal_s")
-            else:
-                row["error"] = "our gradient " + ("wrong" if fields.get("check") == "FAIL" else "did not run")
+            for _ in range(processes):
+                try:
+                    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+                    fields = parse_result(proc.stdout) or {}
+                except subprocess.TimeoutExpired:
+                    fields = {}
+                if fields.get("check") != "ok":
+                    row["error"] = "our gradient " + ("wrong" if fields.get("check") == "FAIL" else "did not run")
+                    row["ours_s"] = row["expert_s"] = None
+                    break
+                if row["ours_s"] is None or fields["grad_s"] < row["ours_s"]:
+                    row["ours_s"], row["primal_s"] = fields.get("grad_s"), fields.get("primal_s")
+                if fields.get("expert_s") and (row["expert_s"] is None or fields["expert_s"] < row["expert_s"]):
+                    row["expert_s"] = fields["expert_s"]
         rows.append(row)
     frameworks, skipped = {}, []
     for framework in PEER_FRAMEWORKS:
         print(f"peers: {framework} ...", file=sys.stderr)
-        result = run_peer_framework(framework, quick)
-        if not result.get("ok"):
-            skipped.append(f"{framework}: {result.get('error', 'failed')}")
-            continue
-        frameworks[framework] = f"{result['name']} {result['version']}"
-        for entry in result["results"]:
-            row = next(r for r in rows if r["problem"] == entry["problem"])
-            row[f"{framework}_s"] = entry.get("grad_s")
-            if entry.get("error"):
-                row.setdefault("peer_errors", []).append(f"{framework}: {entry['error']}")
+        for _ in range(processes):
+            result = run_peer_framework(framework, quick)
+            if not result.get("ok"):
+                if framework not in frameworks:
+                    skipped.append(f"{framework}: {result.get('error', 'failed')}")
+                break
+            frameworks[framework] = f"{result['name']} {result['version']}"
+            for entry in result["results"]:
+                row = next(r for r in rows if r["problem"] == entry["problem"])
+                seconds, best = entry.get("grad_s"), row.get(f"{framework}_s")
+                if seconds and (best is None or seconds < best):
+                    row[f"{framework}_s"] = seconds
+                if entry.get("error") and not any(e.startswith(f"{framework}:") for e in row.get("peer_errors", [])):
+                    row.setdefault("peer_errors", []).append(f"{framework}: {entry['error']}")
     for row in rows:
         for framework in PEER_FRAMEWORKS:
             peer = row.get(f"{framework}_s")
             row[f"{framework}_ratio"] = peer / row["ours_s"] if peer and row["ours_s"] else None
         row["expert_ratio"] = row["ours_s"] / row["expert_s"] if row["ours_s"] and row["expert_s"] else None
-    return {"rows": rows, "frameworks": frameworks, "skipped": skipped}
+    return {"rows": rows, "frameworks": frameworks, "skipped": skipped, "processes": processes}
 
 
 def peer_target_cell(row: dict) -> str:
@@ -865,8 +879,10 @@ PEER_COLUMNS = [
 
 
 def peer_notes(peers: dict) -> list[str]:
+    processes = peers.get("processes", 1)
+    each = f"; each side the fastest of {processes} processes" if processes > 1 else ""
     notes = [f"{', '.join(peers['frameworks'].values()) or 'no framework'} at 1 thread, float64, "
-             "timed in this run beside our compiled C (the kernel binaries, same seeded data)"]
+             f"timed in this run beside our compiled C (the kernel binaries, same seeded data{each})"]
     notes += [f"skipped {line}" for line in peers["skipped"]]
     notes += [f"{r['label']}: {e}" for r in peers["rows"] for e in r.get("peer_errors", [])]
     return notes

@@ -173,3 +173,46 @@ def test_veclib_option_reaches_every_build(bench_module):
     assert bench_module.parse_args([]).veclib is None
     assert bench_module.build_flags(None) == ["-O2", "-fno-math-errno"]
     assert bench_module.build_flags("libmvec") == ["-O2", "-fno-math-errno", "-fveclib=libmvec"]
+
+
+def test_peers_take_the_fastest_of_several_processes(bench_module, tmp_path, monkeypatch):
+    """Each side of the peer table runs in PEER_PROCESSES processes and its fastest median
+    counts (a framework's speed can change from one process to the next), ours and theirs
+    alike; a wrong gradient in any run of ours gives no time at all."""
+    from types import SimpleNamespace
+    calls = tmp_path / "calls"
+    calls.write_text("0")
+    # our "binary": a different gradient time per run (2, 1, 3 ms), the hand-written one fixed
+    script = tmp_path / "ours.sh"
+    script.write_text(f"""#!/bin/sh
+n=$(cat {calls}); echo $((n + 1)) > {calls}
+case $n in 0) g=2e-3;; 1) g=1e-3;; *) g=3e-3;; esac
+echo "RESULT gmm size=d10 primal_s=5e-4 grad_s=$g expert_s=9e-4 check=ok"
+""")
+    script.chmod(0o755)
+    problem = SimpleNamespace(key="gmm", label="GMM gradient", kernel="gmm", size_text=lambda quick: "d10",
+                              args=lambda quick: [])
+    monkeypatch.setattr(bench_module, "peer_problems", lambda: [problem])
+    runs = iter([1.6e-3, 0.8e-3, 0.9e-3])
+    monkeypatch.setattr(bench_module, "run_peer_framework", lambda framework, quick: {
+        "ok": True, "name": framework, "version": "0",
+        "results": [{"problem": "gmm", "grad_s": next(runs) if framework == "jax" else 4e-3}]})
+    binaries = {"gmm": bench_module.Step(True, fields={"binary": str(script)})}
+    peers = bench_module.measure_peers(binaries, quick=False)
+    row = peers["rows"][0]
+    assert bench_module.PEER_PROCESSES == 3 and calls.read_text().strip() == "3"
+    assert (row["ours_s"], row["expert_s"], row["jax_s"], row["torch_s"]) == (1e-3, 9e-4, 0.8e-3, 4e-3)
+    assert row["jax_ratio"] == pytest.approx(0.8)
+    assert "each side the fastest of 3 processes" in bench_module.peer_notes(peers)[0]
+    # --quick: one process each
+    calls.write_text("0")
+    runs = iter([1.6e-3])
+    peers = bench_module.measure_peers(binaries, quick=True)
+    assert peers["rows"][0]["ours_s"] == 2e-3 and peers["rows"][0]["jax_s"] == 1.6e-3
+    assert "fastest" not in bench_module.peer_notes(peers)[0]
+    # a wrong gradient in one of our runs: no time, the row says so
+    script.write_text(script.read_text().replace("check=ok", "check=FAIL"))
+    calls.write_text("0")
+    runs = iter([1.6e-3, 0.8e-3, 0.9e-3])
+    row = bench_module.measure_peers(binaries, quick=False)["rows"][0]
+    assert row["ours_s"] is None and row["error"] == "our gradient wrong"

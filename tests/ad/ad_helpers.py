@@ -190,6 +190,14 @@ def check_fd_rows(rows, n: int, *, agree: float = 1e-10, fd_tol: float = 1e-5) -
     assert any(abs(r[0]) > 1e-3 for r in rows), rows
 
 
+def check_program_gradient(workdir, program: str, level: str, n: int = 4) -> None:
+    """Build a program defining `double f(const double *x)` (after FD_HEAD, with fd_main) in a
+    LEVELS configuration and check that reverse mode, forward mode and central differences
+    agree on every input."""
+    flags, env = LEVELS[level]
+    check_fd_rows(fd_rows(workdir, FD_HEAD + program + fd_main(n), flags, env), n)
+
+
 def right_or_refused(workdir, text: str, flags=("-O2",), env=None, *, fd_tol: float = 1e-5) -> str | None:
     """Build `text` (an fd_main program): if it builds, every gradient must match its central
     difference and None is returned; otherwise the build must be a clean refusal (exit 1,

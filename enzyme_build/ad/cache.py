@@ -1617,24 +1617,6 @@ class CachePlanner:
             start = ir.load(ity, static["start_slot"], align=8, hint="sstart")
         return lines, at, count, self._static_index(iv, start, ity, lines, loop.step)
 
-    def frame_on_top(self, loop) -> bool:
-        """Whether a static-record loop's frame is the top of the tape whenever the reverse
-        sweep enters the loop: nothing in the loop can push after it (no subloop, no call
-        handed the tape or a callee's tape of its own, values from outside the loop read
-        from hoisted slots), and the tape is a stack, so what was pushed after the loop is
-        popped before its reverse starts. Its offset is then found again (tape size minus
-        the record's bytes) instead of being kept once per execution of the loop."""
-        if not self.hoist_enabled or not self.cfg.is_natural(loop):
-            return False
-        for label in loop.blocks:
-            if self.cfg.loop_of.get(label) is not loop or label in self.sweep.tape_handed_in:
-                return False
-            for inst in self.fn.block(label).instructions:
-                if inst.opcode in ("call", "invoke") and not (inst.callee or "").startswith("@llvm.") \
-                        and math_rule(inst.callee or "") is None:
-                    return False
-        return True
-
     def _tape_grows_in(self, loop) -> bool:
         """Whether the forward sweep may grow (and so move) the tape while `loop` runs: a
         record pushed, a subloop's static record reserved, or the tape handed to a callee in

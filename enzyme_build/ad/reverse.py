@@ -868,20 +868,12 @@ class ReverseGenerator:
             statics = sorted((self._static_order[id(loop)] for _, loop in exited if id(loop) in self._static_order),
                              key=lambda numbered: numbered[0])
             for _, static in statics:
+                start = self.cache.value_on_exit(static["off"], pred, label)
+                self.ir(out).store("i64", start, static["slot"], align=8)
                 # the iteration count and first IV value the record's columns are laid out by
                 loop = static["loop"]
                 count = self.fresh("tc")
                 self.cache.static_count(count, loop, lambda v: self.cache.fetch(v, label), out)
-                if self.cache.frame_on_top(loop):
-                    # everything pushed after the record is popped by now: it is the tape's top
-                    ir = self.ir(out)
-                    nbytes = ir.binop("mul", "i64", count, static["stride"], hint="tb")
-                    start = ir.call("i64", "@__enzyme_build_tape_below_top", [("ptr", TAPE), ("i64", nbytes)],
-                                    hint="soff")
-                    self.engine.support.add("__enzyme_build_tape_below_top")
-                else:
-                    start = self.cache.value_on_exit(static["off"], pred, label)
-                self.ir(out).store("i64", start, static["slot"], align=8)
                 self.ir(out).store("i64", count, static["count_slot"], align=8)
                 if static["start_slot"] is not None:
                     self.ir(out).store(self.types[loop.iv], self.cache.fetch(loop.start, label), static["start_slot"],

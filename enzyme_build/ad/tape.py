@@ -197,16 +197,6 @@ entry:
   %at = call ptr @__enzyme_build_tape_push(ptr %tape, i64 %bytes)
   ret i64 %size
 }""",
-    # where a record of `bytes` on top of the tape starts (a static-record loop's frame, found
-    # again when the reverse sweep enters the loop and everything pushed after it is popped)
-    "__enzyme_build_tape_below_top": """\
-define internal i64 @__enzyme_build_tape_below_top(ptr %tape, i64 %bytes) alwaysinline {
-entry:
-  %sizep = getelementptr inbounds { ptr, i64, i64 }, ptr %tape, i32 0, i32 1
-  %size = load i64, ptr %sizep, align 8
-  %at = sub i64 %size, %bytes
-  ret i64 %at
-}""",
     "__enzyme_build_tape_at": """\
 define internal ptr @__enzyme_build_tape_at(ptr %tape, i64 %offset) alwaysinline {
 entry:
@@ -478,7 +468,6 @@ entry:
 # own tape. No level shares a definition with another, so any depth of nesting works.
 TAPE_HELPERS = ("__enzyme_build_tape_push", "__enzyme_build_tape_pop", "__enzyme_build_tape_grow",
                 "__enzyme_build_tape_reserve", "__enzyme_build_tape_frame", "__enzyme_build_tape_at",
-                "__enzyme_build_tape_below_top",
                 "__enzyme_build_tape_free_data", "__enzyme_build_tape_new",
                 "__enzyme_build_side_push", "__enzyme_build_side_grow")
 

@@ -365,42 +365,17 @@ entry:
     assert re.search(r"%tb\$\d+ = mul i64 %tc\$\d+, 16\n  call ptr @__enzyme_build_tape_pop", rev)
     assert "store double %x, ptr %scell$" in aug and "store double %m, ptr %scell$" not in aug
     assert re.search(r"%r\$\d+ = fmul double %r\$\d+, %r\$\d+", function_block(rev, "rev$loop"))
-    # the loop's record is the top of the tape when the reverse piece enters the loop: its
-    # offset is not kept, so there is no frame record at all
-    assert re.search(r"call i64 @__enzyme_build_tape_below_top\(ptr %tape\$, i64 %tb\$\d+\)", rev)
-    assert "%frame.offset$" not in aug and "%frame.offset$" not in rev
+    # the frame record: pushed last by the augmented piece, popped first by the reverse piece
+    assert re.search(r"%frame\.offset\$ = call i64 @__enzyme_build_tape_frame\(ptr %tape\$, i64 8\)", aug)
+    assert re.search(r"call ptr @__enzyme_build_tape_push\(ptr %tape\$, i64 8\)\n  store i64 %frame\.offset\$",
+                     function_block(aug, "exit"))
+    assert re.search(r"%pop\$\d+ = call ptr @__enzyme_build_tape_pop\(ptr %tape\$, i64 8\)\n"
+                     r"  %frame\.offset\$ = load i64", function_block(rev, "entry$"))
     use = function_body(out, "use")
     assert re.search(r"call ptr @__enzyme_build_tape_new\(\)", use)
     assert re.search(r"call double @augmented_sinloop\(ptr %v, ptr %dv, i64 %n, ptr %enzyme\$call\d+\)", use)
     assert re.search(r"call void @reverse_sinloop\(ptr %v, ptr %dv, i64 %n, double 1\.0\S*, ptr %t\)", use)
     assert "call void @free(ptr %t)" in use
-
-
-def test_split_pieces_keep_values_outside_loops_in_the_frame_record():
-    out = differentiate("""
-define double @sinx(double %x) {
-entry:
-  %s = call double @llvm.sin.f64(double %x)
-  %m = fmul double %s, %x
-  ret double %m
-}
-
-define double @use(double %x) {
-entry:
-  %t = call ptr (ptr, ...) @__enzyme_augmentfwd(ptr @sinx, double %x)
-  %z = call double (ptr, ...) @__enzyme_reverse(ptr @sinx, double %x, double 1.0, ptr %t)
-  ret double %z
-}
-""")
-    aug, rev = function_body(out, "augmented_sinx"), function_body(out, "reverse_sinx")
-    # sin(x) is kept in the frame record: reserved first, pushed last by the augmented piece
-    # (its offset), popped first by the reverse piece
-    assert re.search(r"%frame\.offset\$ = call i64 @__enzyme_build_tape_frame\(ptr %tape\$, i64 8\)", aug)
-    assert re.search(r"call ptr @__enzyme_build_tape_push\(ptr %tape\$, i64 8\)\n  store i64 %frame\.offset\$", aug)
-    assert re.search(r"%pop\$\d+ = call ptr @__enzyme_build_tape_pop\(ptr %tape\$, i64 8\)\n"
-                     r"  %frame\.offset\$ = load i64", function_block(rev, "entry$"))
-    assert re.search(r"%frame\$\d+ = call ptr @__enzyme_build_tape_at\(ptr %tape\$, i64 %frame\.offset\$\)\n"
-                     r"  store double %s, ptr %frame\$\d+", aug)
 
 
 @pytest.mark.parametrize("kept", [False, True])

@@ -73,33 +73,13 @@ class CFG:
         return self._top_loops.get(block, [])
 
     def reducible(self) -> bool:
-        """Whether every cycle is a natural loop's (the graph without its back edges, the
-        edges to a block dominating their source, has no cycle)."""
+        """Whether every cycle is a natural loop's: the reachable graph without its back
+        edges (the edges to a block dominating their source) has no cycle."""
         if self._reducible is None:
-            state: dict[str, int] = {}   # 1: on the DFS path, 2: done
-            ok = True
-            for root in self.order:
-                if root in state or root not in self.idom:
-                    continue
-                stack = [(root, iter(self.succs[root]))]
-                state[root] = 1
-                while stack and ok:
-                    node, it = stack[-1]
-                    for s in it:
-                        if s not in self.idom or self.dominates(s, node):
-                            continue   # unreachable, or a back edge
-                        if state.get(s) == 1:
-                            ok = False
-                        elif s not in state:
-                            state[s] = 1
-                            stack.append((s, iter(self.succs[s])))
-                        break
-                    else:
-                        state[node] = 2
-                        stack.pop()
-                if not ok:
-                    break
-            self._reducible = ok
+            reached = [b for b in self.order if b in self.idom]
+            forward = {b: [s for s in self.succs[b] if s in self.idom and not self.dominates(s, b)]
+                       for b in reached}
+            self._reducible = not _cyclic_sccs(reached, forward)
         return self._reducible
 
     # dominator-tree interval of each reachable block (DFS entry and exit numbers), built on
@@ -258,18 +238,19 @@ def _find_loops(cfg: CFG) -> None:
             cfg.loop_of[b] = loop
     cfg.loops = loops
     # blocks in irreducible cycles are not in natural loops; catch them via SCCs
-    for comp in _cyclic_sccs(cfg):
+    for comp in _cyclic_sccs(cfg.order, cfg.succs):
         for b in comp:
             if b not in cfg.loop_of:
                 cfg.loop_of[b] = Loop(b, set(comp), [], [])
 
 
-def _cyclic_sccs(cfg: CFG) -> list[list[str]]:
+def _cyclic_sccs(order: list[str], succs: dict[str, list[str]]) -> list[list[str]]:
+    """The strongly connected components of the graph that hold a cycle (Tarjan)."""
     index, low, stack, on, out = {}, {}, [], set(), []
     counter = [0]
 
     def strong(v):
-        work = [(v, iter(cfg.succs[v]))]
+        work = [(v, iter(succs[v]))]
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)
@@ -289,18 +270,18 @@ def _cyclic_sccs(cfg: CFG) -> list[list[str]]:
                         comp.append(x)
                         if x == node:
                             break
-                    if len(comp) > 1 or node in cfg.succs[node]:
+                    if len(comp) > 1 or node in succs[node]:
                         out.append(comp)
             elif w not in index:
                 index[w] = low[w] = counter[0]
                 counter[0] += 1
                 stack.append(w)
                 on.add(w)
-                work.append((w, iter(cfg.succs[w])))
+                work.append((w, iter(succs[w])))
             elif w in on:
                 low[node] = min(low[node], index[w])
 
-    for b in cfg.order:
+    for b in order:
         if b not in index:
             strong(b)
     return out

@@ -13,6 +13,7 @@ from .. import cmdline as argmodel
 from .. import toolchain
 from ..cmdline import CommandLine, Input
 from ..errors import child_status
+from ..files import unlink_quietly
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 
@@ -175,7 +176,6 @@ def run_compile(command: list[str], source: Input, output: str, *, silenced: boo
         status = _compile_once(command + lean, source, output, silenced, show_failure=False)
         if status == 0:
             return 0
-        from ..files import unlink_quietly
         unlink_quietly(output)
     return _compile_once(command, source, output, silenced, show_failure=True)
 

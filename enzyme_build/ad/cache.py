@@ -688,6 +688,16 @@ class CachePlanner:
         self.ir(lines).clone(inst, result=name, mapping=fetched, metadata=False)
         return name
 
+    def at_hand(self, value: str, block: str) -> bool:
+        """Whether the reverse block of `block` reads `value` at no further cost: the forward
+        value is usable as it is, or the block already fetched it."""
+        return self._is_free(value) or (block, value) in self.rev_names
+
+    def costless(self, value: str, block: str) -> bool:
+        """Whether the reverse block of `block` can obtain `value` without any cache or tape
+        cell (it may take instructions: a re-read, index arithmetic, an IV's replay)."""
+        return self._costless(value, block, 0)
+
     def _costless(self, value: str, block: str, depth: int) -> bool:
         """True when the reverse block can obtain `value` without any cache or tape cell."""
         if self._is_free(value) or (block, value) in self.rev_names or (block, value) in self._costless_seen:

@@ -1038,7 +1038,9 @@ class ReverseGenerator:
         b = Builder(fty, self.fresh, into=lines, text=True)
         b.flags = self.fmf
         b.reuse = lambda base, ty, call_args: self.cache.reuse_primal_call(base, ty, call_args, label)
-        args = RuleOperands([v for _, v in operands], res, b, fetch=lambda v: self.cache.fetch(v, label))
+        args = RuleOperands([v for _, v in operands], res, b, fetch=lambda v: self.cache.fetch(v, label),
+                            at_hand=lambda v: self.cache.at_hand(v, label),
+                            costless=lambda v: self.cache.costless(v, label))
         for i, (ty, v) in enumerate(operands):
             if not (is_local(v) and v in self.act.varied):
                 continue

@@ -13,7 +13,7 @@ from typing import Callable
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call
 from ..analysis.library import allocation_size_args, shadow_allocator
-from ..ir.model import Instruction, is_float_type
+from ..ir.model import Instruction, is_float_type, is_local
 from .rules import Builder, float_constant, math_rule
 
 # what a call is: removed, a free, an allocation or memory intrinsic, a call of the user's
@@ -95,8 +95,23 @@ class RuleOperands:
     (so a rule that never reads an operand never caches it)."""
 
     def __init__(self, values: list[str], result: str | None, builder: Builder,
-                 fetch: Callable[[str], str] = lambda v: v):
+                 fetch: Callable[[str], str] = lambda v: v,
+                 at_hand: Callable[[str], bool] = lambda v: True,
+                 costless: Callable[[str], bool] = lambda v: True):
         self._values, self._result, self._b, self._fetch = values, result, builder, fetch
+        self._at_hand, self._costless = at_hand, costless
+
+    def result_at_hand(self) -> bool:
+        """Whether reading the result costs nothing more: forward mode has it; the reverse
+        sweep has it when the forward value is usable as it is or the block already holds it
+        (a rule may then prefer it to a formula from the operands)."""
+        return self._result is None or not is_local(self._result) or self._at_hand(self._result)
+
+    def costless(self, i: int) -> bool:
+        """Whether operand i can be obtained without a tape cell or cache (a constant, an
+        argument, a re-read of memory nothing overwrites, an IV)."""
+        v = self._values[i]
+        return not is_local(v) or self._costless(v)
 
     def __getitem__(self, i: int) -> str:
         return self._fetch(self._values[i])

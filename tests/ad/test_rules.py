@@ -91,6 +91,24 @@ class Operands:
     def int_minus_one(self, i):
         return self.b.ir.binop("sub", "i32", "%n", "1", hint="n")
 
+    def result_at_hand(self):
+        return True
+
+    def costless(self, i):
+        return True
+
+
+class ResultNotAtHand(Operands):
+    """The reverse sweep's view inside a loop: the result would have to be divided again or
+    kept, the operands are re-read for free."""
+
+    def result_at_hand(self):
+        return False
+
+    @property
+    def result(self):
+        raise AssertionError("the result read")
+
 
 def _fresh():
     counter = [0]
@@ -101,10 +119,10 @@ def _fresh():
     return fresh
 
 
-def partial_function(label: str, rule, k: int, fty: str) -> tuple[str, dict[str, str], set[str]]:
+def partial_function(label: str, rule, k: int, fty: str, operands=Operands) -> tuple[str, dict[str, str], set[str]]:
     """`define fty @label(fty %x0, fty %x1, fty %x2, i32 %n, fty %r)` returning partial k."""
     b = Builder(fty, _fresh(), text=True)
-    value = rule.partials[k](b, Operands(b))
+    value = rule.partials[k](b, operands(b))
     value = float_constant(0.0, fty) if value is None else value
     text = "\n".join([f"define {fty} @{label}({fty} %x0, {fty} %x1, {fty} %x2, i32 %n, {fty} %r) {{", "entry:"]
                      + b.made + [f"  ret {fty} {value}", "}"])
@@ -173,6 +191,27 @@ def test_reciprocal_denominator_partial_is_minus_q_squared(rules, one):
     rules["fdiv"].partials[1](b, Operands(b))
     assert any("fdiv" in line for line in b.made), b.made
     assert partial is not None
+
+
+def test_quotient_denominator_partial_without_the_result(tmp_path):
+    """Where the quotient is not at hand but its numerator is, d(a/b)/db = -(a * (1/b)) * (1/b):
+    the result is not read and the only division is the reciprocal the numerator's partial
+    shares; its values match -a/b^2."""
+    b = Builder("double", _fresh(), text=True)
+    INSTRUCTION_RULES["fdiv"].partials[1](b, ResultNotAtHand(b))
+    divisions = {line.split(" = ", 1)[1] for line in b.made if " fdiv " in line}
+    assert divisions == {"fdiv double 0x3FF0000000000000, %x1"} or \
+        divisions == {"fdiv double 1.000000e+00, %x1"}, b.made
+    text, decls, _ = partial_function("d_fdiv_b", INSTRUCTION_RULES["fdiv"], 1, "double", ResultNotAtHand)
+    module = llvm.parse_assembly(text + "\n".join(decls.values()) + "\n", "fdiv-partial")
+    llvm.verify(module, generated=True)
+    obj, lib = tmp_path / "p.o", tmp_path / "libp.so"
+    obj.write_bytes(llvm.emit_object(module, opt=0))
+    subprocess.run([CLANG, "-shared", str(obj), "-o", str(lib)], check=True, capture_output=True)
+    f = ctypes.CDLL(str(lib)).d_fdiv_b
+    f.restype, f.argtypes = ctypes.c_double, [ctypes.c_double] * 3 + [ctypes.c_int, ctypes.c_double]
+    for a, d in ((0.7, 1.3), (-2.5, 0.25), (3.0, -1.5e-3), (0.0, 4.0)):
+        assert math.isclose(f(a, d, 0.0, 0, float("nan")), -a / (d * d), rel_tol=1e-14, abs_tol=0.0), (a, d)
 
 
 def test_literal_values():

@@ -53,15 +53,24 @@ def _quotient_by_denominator(b, x, q_over_b):
     return b.fneg(q_over_b())
 
 
+def _fdiv_denominator(b, x):
+    """-q / b for q = a / b, as -q * (1/b) when q is at hand; when the reverse sweep would
+    have to divide again (or keep q) but has a for free (`in[i] / m`: a re-read input), as
+    -(a * (1/b)) * (1/b): two products and the reciprocal the numerator's partial needs
+    anyway (hoisted when b is invariant), no second division per quotient."""
+    if not b.is_const(x.raw(0), 1.0) and not x.result_at_hand() and x.costless(0):
+        recip = b.fdiv(b.const(1.0), x[1])   # CSE'd with the numerator's partial
+        return b.fneg(b.fmul(b.fmul(x[0], recip), recip))
+    return _quotient_by_denominator(b, x, lambda: b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))
+
+
 INSTRUCTION_RULES: dict[str, Rule] = {
     "fadd": Rule(("fadd",), (_one, _one)),
     "fsub": Rule(("fsub",), (_one, lambda b, x: b.const(-1.0))),
     "fmul": Rule(("fmul",), (lambda b, x: x[1], lambda b, x: x[0])),
-    # the denominator's partial -q/b as -q * (1/b): the same reciprocal as the numerator's
-    # partial, one division per quotient once LLVM's CSE merges the two `1 / b`
-    "fdiv": Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]),
-                            lambda b, x: _quotient_by_denominator(
-                                b, x, lambda: b.fmul(x.result, b.fdiv(b.const(1.0), x[1]))))),
+    # the denominator's partial -q/b as -q * (1/b) or -(a * (1/b)) * (1/b): the same reciprocal
+    # as the numerator's partial, one division per quotient once LLVM's CSE merges the `1 / b`
+    "fdiv": Rule(("fdiv",), (lambda b, x: b.fdiv(b.const(1.0), x[1]), _fdiv_denominator)),
     # frem(a, b) = a - b * trunc(a / b)
     "frem": Rule(("frem",), (_one, lambda b, x: b.fneg(b.call("trunc", b.fdiv(x[0], x[1]))))),
     "fneg": Rule(("fneg",), (lambda b, x: b.const(-1.0),)),

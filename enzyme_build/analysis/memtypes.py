@@ -546,6 +546,8 @@ class MemoryTypes:
                 tag = tbaa_type(module, inst.metadata.get("!tbaa"))
                 if kind == INT:
                     v = inst.result if op == "load" else inst.operands[0][1]
+                    if op == "load" and not users.get(v):
+                        continue   # a dead copy (AD before optimization keeps them): no view of the bytes
                     fk = bitcast_float(v)
                     if fk is not None and type_size(module, fk) == size:
                         kind, strong = fk, True

@@ -3,7 +3,9 @@
 The class (issue 13, fuzz-01/03/05/14): a double or float copied through an integer of the
 same width, or picked through one on a branch and read back as a float — `memcpy` into a
 `uint64_t` and back (SROA leaves an i64 load/store pair with no type tag), a `uint64_t`
-word-copy helper (tagged "long" by TBAA: the tag is not what the bytes are), a generic swap
+word-copy helper (tagged "long" by TBAA: the tag is not what the bytes are), a word pick
+whose other word's load is left dead (fuzz seed 19368: a dead i64 load is no evidence of an
+integer), a generic swap
 through `uint64_t`, a word copy into the output array, a conditional `memmove` whose word
 GVN forwards as a phi of two i64 loads, a select or loop-carried phi of words, a float
 moved through `uint32_t`, and a struct whose integer field is copied next to its double
@@ -89,6 +91,23 @@ __attribute__((noinline)) double f(const double *x) {
   for (int i = 0; i < 4; i++) s += (i + 1) * b[i] * b[i];
   return s;
 }""", [2 * (i + 1) * __import__("math").sin(X[i]) * __import__("math").cos(X[i]) for i in range(4)]),
+    # a word pick whose select folds away, leaving the other word's i64 load dead (AD before
+    # optimization keeps it): a dead load says nothing about what the bytes are
+    "dead_word_load": (r"""
+__attribute__((noinline)) static void copy_words3(void *dst, const void *src, int n) {
+  for (int i = 0; i < n; i++) { uint64_t w; memcpy(&w, (const char *)src + 8 * i, 8); memcpy((char *)dst + 8 * i, &w, 8); }
+}
+__attribute__((noinline)) double f(const double *x) {
+  double a[4];
+  double *b = malloc(4 * sizeof(double));
+  for (int i = 0; i < 4; i++) { a[i] = sin(x[i]); b[i] = x[i] * x[i]; }
+  copy_words3(b + 1, a + 1, 3);
+  { uint64_t u, v; memcpy(&u, &b[3], 8); memcpy(&v, &a[0], 8);
+    uint64_t w = log(2.5625) > 0 ? u : v; memcpy(&b[3], &w, 8); }
+  double s = b[0] + 2 * b[1] * b[2] + 3 * b[3];
+  free(b);
+  return s;
+}""", [2 * X[0], 2 * math.cos(X[1]) * math.sin(X[2]), 2 * math.sin(X[1]) * math.cos(X[2]), 3 * math.cos(X[3])]),
     # a generic swap through uint64_t of two array elements
     "generic_swap": (r"""
 __attribute__((noinline)) void swap_words(void *p, void *q) {
@@ -425,6 +444,34 @@ def test_memory_types_places_facts_and_copies():
     # lower bounds: a walk from %b+32 up never reaches %b+24; one from %b+16 does
     assert not may_overlap(Place("%b", 0, 8, lo=32), 8, Place("%b", 24), 8)
     assert may_overlap(Place("%b", 0, 8, lo=16), 8, Place("%b", 24), 8)
+
+
+DEAD_LOAD = r"""
+define void @h(ptr %b) {
+entry:
+  %b1 = getelementptr inbounds double, ptr %b, i64 1
+  %w = load i64, ptr %b1, align 8
+  %b3 = getelementptr inbounds i8, ptr %b, i64 24
+  store i64 %w, ptr %b3, align 8
+  %x = load double, ptr %b, align 8
+  store double %x, ptr %b3, align 8
+  %dead = load i64, ptr %b1, align 8
+  ret void
+}
+"""
+
+
+def test_a_dead_integer_load_is_no_evidence():
+    from enzyme_build.analysis.memtypes import MemoryTypes
+    from enzyme_build.ir.model import parse_module
+
+    module = parse_module(DEAD_LOAD)
+    fn = module.functions["h"]
+    assert MemoryTypes(module).solve(fn)["%w"] == {"double"}
+    # the same load used in arithmetic is an integer view of b[1]: then the copy moves an int
+    used = DEAD_LOAD.replace("  ret void", "  %u = add i64 %dead, 1\n  ret void")
+    module = parse_module(used)
+    assert "int" in MemoryTypes(module).solve(module.functions["h"])["%w"]
 
 
 def test_lower_bounds_of_walks():

@@ -424,7 +424,7 @@ def written_float_globals(module) -> dict[str, str]:
         if is_active_type(ty) or _float_record_type(module, ty):
             candidates[make_name("@", name)] = ty
     if not candidates:
-        return _byte_buffers_holding_floats(module)
+        return {**_byte_buffers_holding_floats(module), **_escaping_float_constants(module)}
     # a text scan (no parsing): a candidate is written when a function line that names it is
     # anything but a load from it (stores, calls, GEPs whose result may be stored through)
     pattern = re.compile("(" + "|".join(re.escape(g) for g in candidates) + r")(?![-\w$.])")
@@ -438,7 +438,60 @@ def written_float_globals(module) -> dict[str, str]:
                 written.update(found)
     found = {g: ty for g, ty in candidates.items() if g in written}
     found.update(_byte_buffers_holding_floats(module))
+    found.update(_escaping_float_constants(module))
     return found
+
+
+# `@g = <linkage and attributes> constant <type> <initializer>...`
+_CONSTANT_DEFINITION = re.compile(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bconstant\s+(.*)$')
+
+
+def _escaping_float_constants(module) -> dict[str, str]:
+    """Constant globals holding floats whose address is stored into memory or returned (a
+    struct of pointers whose `const double *coef` points at a table of coefficients): derived
+    code reaching the table through the struct's shadow needs a shadow there too. It is a zero
+    block, written by nothing but the reverse sweep's accumulations (dropped after each call,
+    as any shadow global's), so the table still carries no derivative. Found by a text scan:
+    the global, or a GEP of it in the same function, as the value of a `store ptr` or a
+    `ret ptr`. A table only read (even at a computed index) keeps no shadow."""
+    from ..ir.model import make_name, take_type
+    candidates: dict[str, str] = {}
+    for name, line in module.globals.items():
+        m = _CONSTANT_DEFINITION.match(line)
+        if not m:
+            continue
+        ty, _ = take_type(m.group(2))
+        if is_active_type(ty) or _float_record_type(module, ty):
+            candidates[make_name("@", name)] = ty
+    if not candidates:
+        return {}
+    pattern = re.compile("(" + "|".join(re.escape(g) for g in candidates) + r")(?![-\w$.])")
+    escaped: set[str] = set()
+    for name in module.functions:
+        derived: dict[str, set[str]] = {}      # a local GEP of a candidate -> the candidates
+        for line in module.functions.body_lines(name)[1:]:
+            stored = _STORED_OR_RETURNED_POINTER.match(line) if "store" in line or "ret ptr" in line else None
+            if stored is not None:
+                value = stored.group(1) if stored.group(1) is not None else stored.group(2)
+                escaped.update(pattern.findall(value))
+                escaped.update(derived.get(value.strip(), ()))
+                continue
+            gep = _LOCAL_GEP.match(line) if "getelementptr" in line else None
+            if gep is None:
+                continue
+            # a GEP of a candidate, or of such a GEP (`&T[k][0]`: a row, then its first element)
+            found = set(pattern.findall(line)) if "@" in line else set()
+            if derived:
+                for local in _LOCAL_NAME.findall(line.split("=", 1)[1]):
+                    found |= derived.get(local, set())
+            if found:
+                derived[gep.group(1)] = found
+    return {g: ty for g, ty in candidates.items() if g in escaped}
+
+
+_STORED_OR_RETURNED_POINTER = re.compile(r'\s*(?:store(?: volatile)? ptr (.*?), ptr |ret ptr (?=\S)(.*)$)')
+_LOCAL_GEP = re.compile(r'\s*(%\S+)\s*=\s*getelementptr\b')
+_LOCAL_NAME = re.compile(r'%[-\w$.]+|%"[^"]*"')
 
 
 _BYTE_ARRAY = re.compile(r'\[(\d+) x i8\]')

@@ -1,0 +1,178 @@
+"""Constant tables reached through memory that carries derivatives.
+
+A `static const double` table is inactive: derived code reads it as the primal does and
+gives it no shadow. When its address is stored into memory that has a shadow (a struct of
+pointers `{int n; const double *coef; double *x;}` handed to a function the optimizer did not
+inline, an array of row pointers into a 2-D table), the derived code reaches the table
+through the struct's shadow, and the engine refused: "a pointer to memory without a shadow
+(@W) is stored into active memory". Such tables now get a shadow global: a zero block that
+only the reverse sweep's accumulations write, cleared after each call like any shadow
+global's, so the table still carries no derivative (forward mode reads zero tangents from
+it). Tables only read, at constant or computed indexes, keep none (`_escaping_float_constants`
+in analysis/activity.py).
+
+Members: a struct holding a table pointer passed to a noinline consumer, rows of a 2-D table
+stored into an array of structs, a table pointer returned by a noinline selector, a constant
+struct holding a table pointer, and the struct case called repeatedly in both modes with the
+table also read directly. Each at -O0, -O2 and with AD before optimization.
+"""
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from enzyme_build.analysis.activity import written_float_globals
+from enzyme_build.ir.model import parse_module
+from ad_helpers import LEVELS, check_program_gradient
+
+ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
+
+PROGRAMS = {
+    "struct_field_noinline": r"""
+struct sys { int n; const double *w; double *x; };
+__attribute__((noinline)) static double energy(const struct sys *s) {
+  double e = 0;
+  for (int i = 0; i < s->n; i++) e += s->w[i] * s->x[i] * s->x[i];
+  return e;
+}
+static const double W[4] = {1.0, 2.0, 0.5, 3.0};
+double f(const double *x) {
+  double buf[4];
+  for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
+  struct sys s = {4, W, buf};
+  return energy(&s);
+}
+""",
+    "rows_of_a_table": r"""
+static const double T[3][4] = {{1, 2, 3, 4}, {0.5, -1, 2, 0.25}, {3, 1, -2, 1}};
+struct row { const double *c; double *out; };
+__attribute__((noinline)) static void apply(struct row *r, int m, const double *x) {
+  for (int k = 0; k < m; k++) { double s = 0; for (int i = 0; i < 4; i++) s += r[k].c[i] * x[i]; *r[k].out = sin(s); }
+}
+double f(const double *x) {
+  double o[3];
+  struct row r[3];
+  for (int k = 0; k < 3; k++) { r[k].c = T[k]; r[k].out = &o[k]; }
+  apply(r, 3, x);
+  return o[0] * o[1] + o[2];
+}
+""",
+    "returned_table": r"""
+static const double A[4] = {1.0, 2.0, 0.5, 3.0}, B[4] = {-1.0, 0.25, 4.0, 1.5};
+__attribute__((noinline)) static const double *coeffs(int k) { return k ? A : B; }
+double f(const double *x) {
+  const double *c = coeffs(x[0] > 0), *d = coeffs(x[1] > 0);
+  double s = 0;
+  for (int i = 0; i < 4; i++) s += c[i] * sin(x[i]) + d[i] * x[i] * x[(i + 1) % 4];
+  return s;
+}
+""",
+    "constant_struct": r"""
+struct model { int n; const double *w; };
+static const double W[4] = {1.0, 2.0, 0.5, 3.0};
+static const struct model M = {4, W};
+__attribute__((noinline)) static double energy(const struct model *m, const double *x) {
+  double e = 0;
+  for (int i = 0; i < m->n; i++) e += m->w[i] * x[i] * x[i];
+  return e;
+}
+double f(const double *x) { return energy(&M, x) + sin(x[1]); }
+""",
+}
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_programs_with_constant_tables_get_the_right_gradient(name, level, tmp_path):
+    check_program_gradient(tmp_path, PROGRAMS[name], level)
+
+
+REPEATED = r"""
+#include <stdio.h>
+#include <math.h>
+extern int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+struct sys { int n; const double *w; double *x; };
+__attribute__((noinline)) static double energy(const struct sys *s) {
+  double e = 0;
+  for (int i = 0; i < s->n; i++) e += s->w[i] * s->x[i] * s->x[i];
+  return e;
+}
+static const double W[4] = {1.0, 2.0, 0.5, 3.0};
+double f(const double *x) {
+  double buf[4];
+  for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
+  struct sys s = {4, W, buf};
+  return energy(&s) + W[1] * x[0];
+}
+int main(void) {
+  double x[4] = {0.5, -1.25, 1.5, 0.75};
+  for (int rep = 0; rep < 3; rep++) {
+    double g[4] = {0};
+    __enzyme_autodiff((void *)f, enzyme_dup, x, g);
+    for (int i = 0; i < 4; i++) {
+      double e[4] = {0};
+      e[i] = 1;
+      printf("%.17g %.17g\n", g[i], __enzyme_fwddiff((void *)f, enzyme_dup, x, e));
+    }
+  }
+  printf("%.17g %.17g %.17g %.17g\n", W[0], W[1], W[2], W[3]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+def test_repeated_calls_leave_no_adjoint_in_the_table(level, tmp_path):
+    """The table's shadow is cleared after every call: the third gradient equals the first,
+    forward mode between them sees zero tangents, and the table itself is unchanged."""
+    flags, env = LEVELS[level]
+    src, exe = tmp_path / "p.c", tmp_path / "p"
+    src.write_text(REPEATED)
+    r = subprocess.run([ENZYME_BUILD, "cc", *flags, str(src), "-o", str(exe), "-lm"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+    assert r.returncode == 0, r.stderr
+    lines = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    w, x = [1.0, 2.0, 0.5, 3.0], [0.5, -1.25, 1.5, 0.75]
+    want = [w[i] * math.sin(2 * x[i]) + (w[1] if i == 0 else 0.0) for i in range(4)]
+    rows = [[float(v) for v in line.split()] for line in lines[:12]]
+    for k, (rev, fwd) in enumerate(rows):
+        assert rev == pytest.approx(want[k % 4], rel=1e-12), (k, rows)
+        assert fwd == pytest.approx(want[k % 4], rel=1e-12), (k, rows)
+    assert [float(v) for v in lines[12].split()] == w
+
+
+IR = """
+@W = internal constant [4 x double] [double 1.0, double 2.0, double 0.5, double 3.0], align 16
+@T = internal constant [2 x [2 x double]] [[2 x double] [double 1.0, double 2.0], [2 x double] [double 3.0, double 4.0]]
+@R = internal constant [4 x double] [double 1.0, double 2.0, double 0.5, double 3.0], align 16
+@P = internal constant [2 x double] [double 1.0, double 2.0]
+
+define double @g(ptr %s, i64 %k) {
+entry:
+  store ptr @W, ptr %s, align 8
+  %row = getelementptr inbounds [2 x [2 x double]], ptr @T, i64 0, i64 %k
+  %first = getelementptr inbounds [2 x double], ptr %row, i64 0, i64 0
+  %s1 = getelementptr inbounds i8, ptr %s, i64 8
+  store ptr %first, ptr %s1, align 8
+  %at = getelementptr inbounds [4 x double], ptr @R, i64 0, i64 %k
+  %v = load double, ptr %at, align 8
+  ret double %v
+}
+
+define ptr @h() {
+entry:
+  ret ptr @P
+}
+"""
+
+
+def test_only_tables_whose_address_escapes_get_shadows():
+    found = written_float_globals(parse_module(IR))
+    # stored (directly, and as a row of a 2-D table through two GEPs) or returned; @R is only read
+    assert found == {"@W": "[4 x double]", "@T": "[2 x [2 x double]]", "@P": "[2 x double]"}

@@ -13,8 +13,8 @@ in analysis/activity.py).
 
 Members: a struct holding a table pointer passed to a noinline consumer, rows of a 2-D table
 stored into an array of structs, a table pointer returned by a noinline selector, a constant
-struct holding a table pointer, and the struct case called repeatedly in both modes with the
-table also read directly. Each at -O0, -O2 and with AD before optimization.
+struct holding a table pointer, a C++ model object with a `const double *coef` member, and
+the struct case called repeatedly in both modes with the table also read directly. Each at -O0, -O2 and with AD before optimization.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import pytest
 
 from enzyme_build.analysis.activity import written_float_globals
 from enzyme_build.ir.model import parse_module
-from ad_helpers import LEVELS, check_program_gradient
+from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, LEVELS, check_fd_rows, check_program_gradient, fd_rows
 
 ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
 
@@ -89,6 +89,28 @@ double f(const double *x) { return energy(&M, x) + sin(x[1]); }
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_programs_with_constant_tables_get_the_right_gradient(name, level, tmp_path):
     check_program_gradient(tmp_path, PROGRAMS[name], level)
+
+
+CXX_MODEL = r"""
+struct Model {
+  int n; const double *coef; double *state;
+  double run() const { double s = 0; for (int i = 0; i < n; i++) s += coef[i] * state[i] * state[i]; return s; }
+};
+static const double C[4] = {1, 2, 3, 4};
+__attribute__((noinline)) static double go(Model &m) { return m.run(); }
+double f(const double *x) {
+  double st[4];
+  for (int i = 0; i < 4; i++) st[i] = std::tanh(x[i]);
+  Model m{4, C, st};
+  return go(m);
+}
+"""
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+def test_a_cxx_model_holding_a_constant_table(level, tmp_path):
+    flags, env = LEVELS[level]
+    check_fd_rows(fd_rows(tmp_path, CXX_FD_HEAD + CXX_MODEL + CXX_FD_MAIN, flags, env, cxx=True), 4)
 
 
 REPEATED = r"""

@@ -14,7 +14,8 @@ in analysis/activity.py).
 Members: a struct holding a table pointer passed to a noinline consumer, rows of a 2-D table
 stored into an array of structs, a table pointer returned by a noinline selector, a constant
 struct holding a table pointer, a C++ model object with a `const double *coef` member, and
-the struct case called repeatedly in both modes with the table also read directly. Each at -O0, -O2 and with AD before optimization.
+the struct case called repeatedly in reverse, forward, split and width-4 forward mode with the
+table also read directly. Each at -O0, -O2 and with AD before optimization.
 """
 from __future__ import annotations
 
@@ -167,6 +168,65 @@ def test_repeated_calls_leave_no_adjoint_in_the_table(level, tmp_path):
         assert rev == pytest.approx(want[k % 4], rel=1e-12), (k, rows)
         assert fwd == pytest.approx(want[k % 4], rel=1e-12), (k, rows)
     assert [float(v) for v in lines[12].split()] == w
+
+
+SPLIT_AND_VECTOR = r"""
+#include <stdio.h>
+#include <math.h>
+extern int enzyme_dup, enzyme_const, enzyme_width;
+void __enzyme_autodiff(void *, ...);
+void *__enzyme_augmentfwd(void *, ...);
+void __enzyme_reverse(void *, ...);
+typedef struct { double d[4]; } v4;
+v4 __enzyme_fwddiff(void *, ...);
+struct sys { int n; const double *w; double *x; };
+__attribute__((noinline)) static double energy(const struct sys *s) {
+  double e = 0;
+  for (int i = 0; i < s->n; i++) e += s->w[i] * s->x[i] * s->x[i];
+  return e;
+}
+static const double W[4] = {1.0, 2.0, 0.5, 3.0};
+double f(const double *x) {
+  double buf[4];
+  for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
+  struct sys s = {4, W, buf};
+  return energy(&s) + W[2] * x[1];
+}
+int main(void) {
+  double x[4] = {0.5, -1.25, 1.5, 0.75};
+  for (int rep = 0; rep < 2; rep++) {
+    double gs[4] = {0};
+    void *tape = __enzyme_augmentfwd((void *)f, enzyme_dup, x, gs);
+    __enzyme_reverse((void *)f, enzyme_dup, x, gs, 1.0, tape);
+    printf("SPL %.15g %.15g %.15g %.15g\n", gs[0], gs[1], gs[2], gs[3]);
+    double e0[4] = {1,0,0,0}, e1[4] = {0,1,0,0}, e2[4] = {0,0,1,0}, e3[4] = {0,0,0,1};
+    v4 t = __enzyme_fwddiff((void *)f, enzyme_width, 4, enzyme_dup, x, e0, e1, e2, e3);
+    printf("VEC %.15g %.15g %.15g %.15g\n", t.d[0], t.d[1], t.d[2], t.d[3]);
+  }
+  double w[4] = {1.0, 2.0, 0.5, 3.0};
+  printf("EXP");
+  for (int i = 0; i < 4; i++) printf(" %.15g", w[i] * sin(2 * x[i]) + (i == 1 ? 0.5 : 0));
+  printf("\n");
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+def test_split_and_vector_modes_through_a_table_pointer(level, tmp_path):
+    """Split mode (augmented forward, then reverse) twice, and width-4 forward mode, on the
+    struct holding a table pointer: each line equals the closed form."""
+    flags, env = LEVELS[level]
+    src, exe = tmp_path / "p.c", tmp_path / "p"
+    src.write_text(SPLIT_AND_VECTOR)
+    r = subprocess.run([ENZYME_BUILD, "cc", *flags, str(src), "-o", str(exe), "-lm"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+    assert r.returncode == 0, r.stderr
+    lines = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    expected = [float(v) for v in lines[-1].split()[1:]]
+    assert len(lines) == 5 and [line.split()[0] for line in lines] == ["SPL", "VEC", "SPL", "VEC", "EXP"]
+    for line in lines[:4]:
+        assert [float(v) for v in line.split()[1:]] == pytest.approx(expected, rel=1e-12), lines
 
 
 IR = """

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local, make_name
+from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local, make_name, split_top
 # the library facts this module and its importers use (the one table: analysis/library.py)
 from .library import (ALLOCATORS, DEALLOCATORS, INACTIVE_FUNCTIONS,  # noqa: F401  (re-exported)
                       INACTIVE_INTRINSIC_PREFIXES, INACTIVE_WRITING_PREFIXES)
@@ -451,9 +451,11 @@ def _escaping_float_constants(module) -> dict[str, str]:
     struct of pointers whose `const double *coef` points at a table of coefficients): derived
     code reaching the table through the struct's shadow needs a shadow there too. It is a zero
     block, written by nothing but the reverse sweep's accumulations (dropped after each call,
-    as any shadow global's), so the table still carries no derivative. Found by a text scan:
-    the global, or a GEP of it in the same function, as the value of a `store ptr` or a
-    `ret ptr`. A table only read (even at a computed index) keeps no shadow."""
+    as any shadow global's), so the table still carries no derivative. Found by a text scan
+    (`_escaping_pointers`): the global, or a GEP, select or phi of it, as the value of a
+    `store ptr` or a `ret ptr`, or passed to a function that stores or returns that parameter
+    (an `init(&s, table, ...)` helper). A table only read (even at a computed index, or by a
+    callee) keeps no shadow."""
     from ..ir.model import make_name, take_type
     candidates: dict[str, str] = {}
     for name, line in module.globals.items():
@@ -467,30 +469,71 @@ def _escaping_float_constants(module) -> dict[str, str]:
         return {}
     pattern = re.compile("(" + "|".join(re.escape(g) for g in candidates) + r")(?![-\w$.])")
     escaped: set[str] = set()
+    callee_memo: dict[tuple[str, int], bool] = {}
     for name in module.functions:
-        derived: dict[str, set[str]] = {}      # a local GEP of a candidate -> the candidates
-        for line in module.functions.body_lines(name)[1:]:
-            stored = _STORED_OR_RETURNED_POINTER.match(line) if "store" in line or "ret ptr" in line else None
-            if stored is not None:
-                value = stored.group(1) if stored.group(1) is not None else stored.group(2)
-                escaped.update(pattern.findall(value))
-                escaped.update(derived.get(value.strip(), ()))
-                continue
-            gep = _LOCAL_GEP.match(line) if "getelementptr" in line else None
-            if gep is None:
-                continue
-            # a GEP of a candidate, or of such a GEP (`&T[k][0]`: a row, then its first element)
-            found = set(pattern.findall(line)) if "@" in line else set()
-            if derived:
-                for local in _LOCAL_NAME.findall(line.split("=", 1)[1]):
-                    found |= derived.get(local, set())
-            if found:
-                derived[gep.group(1)] = found
+        escaped |= _escaping_pointers(module, module.functions.body_lines(name)[1:], pattern, {}, callee_memo, 1)
     return {g: ty for g, ty in candidates.items() if g in escaped}
 
 
+def _escaping_pointers(module, lines, pattern, seeds: dict[str, set[str]], callee_memo: dict,
+                       depth: int) -> set[str]:
+    """The labels of the pointers that reach a `store ptr` value or a `ret ptr` in `lines` (a
+    function body): globals matching `pattern` (labelled by their name) and the locals of
+    `seeds` (local -> labels), followed through GEPs, selects and phis, and into callees
+    defined in the module (`depth` levels) that store or return the parameter."""
+    derived = {k: set(v) for k, v in seeds.items()}   # local -> the labels it may point at
+    out: set[str] = set()
+
+    def labels_in(text: str) -> set[str]:
+        found = set(pattern.findall(text)) if "@" in text else set()
+        if derived:
+            for local in _LOCAL_NAME.findall(text):
+                found |= derived.get(local, set())
+        return found
+
+    for line in lines:
+        stored = _STORED_OR_RETURNED_POINTER.match(line) if "store" in line or "ret ptr" in line else None
+        if stored is not None:
+            value = stored.group(1) if stored.group(1) is not None else stored.group(2)
+            out |= labels_in(value)
+            continue
+        flow = _POINTER_FLOW.match(line) if ("getelementptr" in line or "select" in line or "phi ptr" in line) \
+            else None
+        if flow is not None:
+            found = labels_in(line.split("=", 1)[1])
+            if found:
+                derived.setdefault(flow.group(1), set()).update(found)
+            continue
+        if depth > 0 and "call" in line and (derived or pattern.search(line)):
+            call = _DEFINED_CALL.search(line)
+            callee = call.group(1).strip('"') if call is not None else None
+            if callee is None or callee not in module.functions:
+                continue
+            for k, arg in enumerate(split_top(call.group(2))):
+                found = labels_in(arg)
+                if found and not found <= out and _parameter_escapes(module, callee, k, pattern,
+                                                                      callee_memo, depth - 1):
+                    out |= found
+    return out
+
+
+def _parameter_escapes(module, callee: str, k: int, pattern, memo: dict, depth: int) -> bool:
+    """Whether function `callee` stores its k-th parameter (or a pointer derived from it) or
+    returns it."""
+    key = (callee, k)
+    if key not in memo:
+        memo[key] = False   # a recursive call asks again: no
+        fn = module.functions[callee]
+        if k < len(fn.params) and fn.params[k].type == "ptr":
+            seed = {fn.params[k].name: {"param"}}
+            memo[key] = bool(_escaping_pointers(module, module.functions.body_lines(callee)[1:], pattern, seed,
+                                                memo, depth) & {"param"})
+    return memo[key]
+
+
 _STORED_OR_RETURNED_POINTER = re.compile(r'\s*(?:store(?: volatile)? ptr (.*?), ptr |ret ptr (?=\S)(.*)$)')
-_LOCAL_GEP = re.compile(r'\s*(%\S+)\s*=\s*getelementptr\b')
+_POINTER_FLOW = re.compile(r'\s*(%\S+)\s*=\s*(?:getelementptr\b|select\b|phi ptr\b)')
+_DEFINED_CALL = re.compile(r'\bcall\b[^@]*@("[^"]*"|[-\w$.]+)\((.*)\)')
 _LOCAL_NAME = re.compile(r'%[-\w$.]+|%"[^"]*"')
 
 

@@ -11,8 +11,9 @@ global's, so the table still carries no derivative (forward mode reads zero tang
 it). Tables only read, at constant or computed indexes, keep none (`_escaping_float_constants`
 in analysis/activity.py).
 
-Members: a struct holding a table pointer passed to a noinline consumer, rows of a 2-D table
-stored into an array of structs, a table pointer returned by a noinline selector, a constant
+Members: a struct holding a table pointer passed to a noinline consumer, the same struct
+filled by a helper that is not inlined, one of two tables chosen by the input, rows of a 2-D
+table stored into an array of structs, a table pointer returned by a noinline selector, a constant
 struct holding a table pointer, a C++ model object with a `const double *coef` member, and
 the struct case called repeatedly in reverse, forward, split and width-4 forward mode with the
 table also read directly. Each at -O0, -O2 and with AD before optimization.
@@ -70,6 +71,40 @@ double f(const double *x) {
   double s = 0;
   for (int i = 0; i < 4; i++) s += c[i] * sin(x[i]) + d[i] * x[i] * x[(i + 1) % 4];
   return s;
+}
+""",
+    # the struct filled by a helper that is not inlined (with AD before optimization)
+    "filled_by_a_helper": r"""
+struct sys { int n; const double *w; double *x; };
+__attribute__((noinline)) static void init(struct sys *s, const double *w, double *x) { s->n = 4; s->w = w; s->x = x; }
+__attribute__((noinline)) static double energy(const struct sys *s) {
+  double e = 0;
+  for (int i = 0; i < s->n; i++) e += s->w[i] * s->x[i] * s->x[i];
+  return e;
+}
+static const double W[4] = {1.0, 2.0, 0.5, 3.0};
+double f(const double *x) {
+  double buf[4];
+  for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
+  struct sys s;
+  init(&s, W, buf);
+  return energy(&s);
+}
+""",
+    # one of two tables, chosen by the input
+    "selected_table": r"""
+struct sys { int n; const double *w; double *x; };
+__attribute__((noinline)) static double energy(const struct sys *s) {
+  double e = 0;
+  for (int i = 0; i < s->n; i++) e += s->w[i] * s->x[i] * s->x[i];
+  return e;
+}
+static const double A[4] = {1.0, 2.0, 0.5, 3.0}, B[4] = {-1.0, 0.25, 4.0, 1.5};
+double f(const double *x) {
+  double buf[4];
+  for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
+  struct sys s = {4, x[0] > 0 ? A : B, buf};
+  return energy(&s);
 }
 """,
     "constant_struct": r"""
@@ -251,10 +286,47 @@ define ptr @h() {
 entry:
   ret ptr @P
 }
+
+@S1 = internal constant [2 x double] [double 1.0, double 2.0]
+@S2 = internal constant [2 x double] [double 3.0, double 4.0]
+@H = internal constant [2 x double] [double 5.0, double 6.0]
+@D = internal constant [2 x double] [double 7.0, double 8.0]
+
+define void @pick(ptr %s, i1 %c) {
+entry:
+  %t = select i1 %c, ptr @S1, ptr @S2
+  store ptr %t, ptr %s, align 8
+  ret void
+}
+
+define void @keep(ptr %s, ptr %w) {
+entry:
+  %at = getelementptr inbounds i8, ptr %s, i64 8
+  store ptr %w, ptr %at, align 8
+  ret void
+}
+
+define double @dot(ptr %a, ptr %b) {
+entry:
+  %x = load double, ptr %a, align 8
+  %y = load double, ptr %b, align 8
+  %p = fmul double %x, %y
+  ret double %p
+}
+
+define double @user(ptr %s, ptr %v) {
+entry:
+  call void @keep(ptr %s, ptr @H)
+  %d = call double @dot(ptr @D, ptr %v)
+  ret double %d
+}
 """
 
 
 def test_only_tables_whose_address_escapes_get_shadows():
     found = written_float_globals(parse_module(IR))
-    # stored (directly, and as a row of a 2-D table through two GEPs) or returned; @R is only read
-    assert found == {"@W": "[4 x double]", "@T": "[2 x [2 x double]]", "@P": "[2 x double]"}
+    # stored (directly, as a row of a 2-D table through two GEPs, through a select, by a
+    # helper that stores its parameter) or returned; @R is only read, @D only passed to a
+    # function that reads it
+    assert found == {"@W": "[4 x double]", "@T": "[2 x [2 x double]]", "@P": "[2 x double]",
+                     "@S1": "[2 x double]", "@S2": "[2 x double]", "@H": "[2 x double]"}

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .. import progress
-from ..analysis.activity import callee_name, written_float_globals
+from ..analysis.activity import callee_name, global_names_pattern, written_float_globals
 from ..analysis.effects import derivative_free
 from ..custom import convention
 from ..custom.registry import Registry
@@ -54,8 +54,7 @@ class _GlobalUsers:
     def __init__(self, module, active_globals):
         self.module, self.active = module, active_globals
         self._memo: dict[str, bool] = {}
-        self._pattern = re.compile("(" + "|".join(re.escape(g) for g in active_globals) + r")(?![-\w$.])") \
-            if active_globals else None
+        self._pattern = global_names_pattern(active_globals) if active_globals else None
         self._call = re.compile(r'\bcall\b[^@]*@("[^"]+"|[-a-zA-Z$._0-9]+)\(')
 
     def __contains__(self, name) -> bool:

@@ -414,20 +414,12 @@ def written_float_globals(module) -> dict[str, str]:
 
     Globals that are only read stay inactive (constants in all but name); globals holding
     pointers are never shadowed (nobody could have put shadow pointers in them)."""
-    from ..ir.model import make_name, take_type
-    candidates: dict[str, str] = {}
-    for name, line in module.globals.items():
-        m = _GLOBAL_DEFINITION.match(line)
-        if not m or " constant " in f" {m.group(1)} ":
-            continue
-        ty, _ = take_type(m.group(2))
-        if is_active_type(ty) or _float_record_type(module, ty):
-            candidates[make_name("@", name)] = ty
+    candidates = _float_globals(module, _GLOBAL_DEFINITION)
     if not candidates:
         return {**_byte_buffers_holding_floats(module), **_escaping_float_constants(module)}
     # a text scan (no parsing): a candidate is written when a function line that names it is
     # anything but a load from it (stores, calls, GEPs whose result may be stored through)
-    pattern = re.compile("(" + "|".join(re.escape(g) for g in candidates) + r")(?![-\w$.])")
+    pattern = global_names_pattern(candidates)
     written: set[str] = set()
     for name in module.functions:
         for line in module.functions.body_lines(name)[1:]:
@@ -440,6 +432,27 @@ def written_float_globals(module) -> dict[str, str]:
     found.update(_byte_buffers_holding_floats(module))
     found.update(_escaping_float_constants(module))
     return found
+
+
+def _float_globals(module, definition: re.Pattern) -> dict[str, str]:
+    """The globals whose definition line `definition` matches (group 1: linkage and
+    attributes, group 2: type and initializer) and whose value type holds floats only:
+    `@name` -> value type."""
+    from ..ir.model import take_type
+    out: dict[str, str] = {}
+    for name, line in module.globals.items():
+        m = definition.match(line)
+        if not m or " constant " in f" {m.group(1)} ":
+            continue
+        ty, _ = take_type(m.group(2))
+        if is_active_type(ty) or _float_record_type(module, ty):
+            out[make_name("@", name)] = ty
+    return out
+
+
+def global_names_pattern(names) -> re.Pattern:
+    """A regex finding any of the global `names` (`@g`, not a prefix of a longer name)."""
+    return re.compile("(" + "|".join(re.escape(g) for g in names) + r")(?![-\w$.])")
 
 
 # `@g = <linkage and attributes> constant <type> <initializer>...`
@@ -456,18 +469,10 @@ def _escaping_float_constants(module) -> dict[str, str]:
     `store ptr` or a `ret ptr`, or passed to a function that stores or returns that parameter
     (an `init(&s, table, ...)` helper). A table only read (even at a computed index, or by a
     callee) keeps no shadow."""
-    from ..ir.model import make_name, take_type
-    candidates: dict[str, str] = {}
-    for name, line in module.globals.items():
-        m = _CONSTANT_DEFINITION.match(line)
-        if not m:
-            continue
-        ty, _ = take_type(m.group(2))
-        if is_active_type(ty) or _float_record_type(module, ty):
-            candidates[make_name("@", name)] = ty
+    candidates = _float_globals(module, _CONSTANT_DEFINITION)
     if not candidates:
         return {}
-    pattern = re.compile("(" + "|".join(re.escape(g) for g in candidates) + r")(?![-\w$.])")
+    pattern = global_names_pattern(candidates)
     escaped: set[str] = set()
     callee_memo: dict[tuple[str, int], bool] = {}
     for name in module.functions:
@@ -557,7 +562,7 @@ def _byte_buffers_holding_floats(module) -> dict[str, str]:
             buffers[make_name("@", name)] = ty
     if not buffers:
         return {}
-    pattern = re.compile("(" + "|".join(re.escape(g) for g in buffers) + r")(?![-\w$.])")
+    pattern = global_names_pattern(buffers)
     pools = _pool_functions(module, buffers, pattern)
     calls = re.compile("(" + "|".join(re.escape(f) for f in pools) + r")\(") if pools else None
     found: dict[str, str] = {}

@@ -23,18 +23,17 @@ from __future__ import annotations
 import math
 import os
 import subprocess
-import sys
 
 import pytest
 
 from enzyme_build.analysis.activity import written_float_globals
 from enzyme_build.ir.model import parse_module
-from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, LEVELS, check_fd_rows, check_program_gradient, fd_rows
+from ad_helpers import (CXX_FD_HEAD, CXX_FD_MAIN, LEVELS, check_fd_rows, check_program_gradient,
+                        enzyme_build_cli, fd_rows, run_program)
 
-ENZYME_BUILD = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-
-PROGRAMS = {
-    "struct_field_noinline": r"""
+# a struct of pointers whose `w` is a constant table, read by a consumer that is not inlined;
+# `f` returns `energy(&s)` plus what `table_struct` is given
+TABLE_STRUCT = r"""
 struct sys { int n; const double *w; double *x; };
 __attribute__((noinline)) static double energy(const struct sys *s) {
   double e = 0;
@@ -46,9 +45,17 @@ double f(const double *x) {
   double buf[4];
   for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
   struct sys s = {4, W, buf};
-  return energy(&s);
+  return energy(&s)%s;
 }
-""",
+"""
+
+
+def table_struct(extra: str = "") -> str:
+    return TABLE_STRUCT % extra
+
+
+PROGRAMS = {
+    "struct_field_noinline": table_struct(),
     "rows_of_a_table": r"""
 static const double T[3][4] = {{1, 2, 3, 4}, {0.5, -1, 2, 0.25}, {3, 1, -2, 1}};
 struct row { const double *c; double *out; };
@@ -149,25 +156,26 @@ def test_a_cxx_model_holding_a_constant_table(level, tmp_path):
     check_fd_rows(fd_rows(tmp_path, CXX_FD_HEAD + CXX_MODEL + CXX_FD_MAIN, flags, env, cxx=True), 4)
 
 
+def output_lines(tmp_path, source: str, level: str) -> list[str]:
+    """Build a C program at one of LEVELS with the enzyme-build CLI, run it, return its lines."""
+    flags, env = LEVELS[level]
+    src, exe = tmp_path / "p.c", tmp_path / "p"
+    src.write_text(source)
+    r = subprocess.run([enzyme_build_cli(), "cc", *flags, str(src), "-o", str(exe), "-lm"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+    assert r.returncode == 0, r.stderr
+    out = run_program(str(exe))
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
 REPEATED = r"""
 #include <stdio.h>
 #include <math.h>
 extern int enzyme_dup;
 void __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
-struct sys { int n; const double *w; double *x; };
-__attribute__((noinline)) static double energy(const struct sys *s) {
-  double e = 0;
-  for (int i = 0; i < s->n; i++) e += s->w[i] * s->x[i] * s->x[i];
-  return e;
-}
-static const double W[4] = {1.0, 2.0, 0.5, 3.0};
-double f(const double *x) {
-  double buf[4];
-  for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
-  struct sys s = {4, W, buf};
-  return energy(&s) + W[1] * x[0];
-}
+""" + table_struct(" + W[1] * x[0]") + r"""
 int main(void) {
   double x[4] = {0.5, -1.25, 1.5, 0.75};
   for (int rep = 0; rep < 3; rep++) {
@@ -189,13 +197,7 @@ int main(void) {
 def test_repeated_calls_leave_no_adjoint_in_the_table(level, tmp_path):
     """The table's shadow is cleared after every call: the third gradient equals the first,
     forward mode between them sees zero tangents, and the table itself is unchanged."""
-    flags, env = LEVELS[level]
-    src, exe = tmp_path / "p.c", tmp_path / "p"
-    src.write_text(REPEATED)
-    r = subprocess.run([ENZYME_BUILD, "cc", *flags, str(src), "-o", str(exe), "-lm"],
-                       capture_output=True, text=True, timeout=300, env={**os.environ, **env})
-    assert r.returncode == 0, r.stderr
-    lines = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    lines = output_lines(tmp_path, REPEATED, level)
     w, x = [1.0, 2.0, 0.5, 3.0], [0.5, -1.25, 1.5, 0.75]
     want = [w[i] * math.sin(2 * x[i]) + (w[1] if i == 0 else 0.0) for i in range(4)]
     rows = [[float(v) for v in line.split()] for line in lines[:12]]
@@ -214,19 +216,7 @@ void *__enzyme_augmentfwd(void *, ...);
 void __enzyme_reverse(void *, ...);
 typedef struct { double d[4]; } v4;
 v4 __enzyme_fwddiff(void *, ...);
-struct sys { int n; const double *w; double *x; };
-__attribute__((noinline)) static double energy(const struct sys *s) {
-  double e = 0;
-  for (int i = 0; i < s->n; i++) e += s->w[i] * s->x[i] * s->x[i];
-  return e;
-}
-static const double W[4] = {1.0, 2.0, 0.5, 3.0};
-double f(const double *x) {
-  double buf[4];
-  for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
-  struct sys s = {4, W, buf};
-  return energy(&s) + W[2] * x[1];
-}
+""" + table_struct(" + W[2] * x[1]") + r"""
 int main(void) {
   double x[4] = {0.5, -1.25, 1.5, 0.75};
   for (int rep = 0; rep < 2; rep++) {
@@ -251,13 +241,7 @@ int main(void) {
 def test_split_and_vector_modes_through_a_table_pointer(level, tmp_path):
     """Split mode (augmented forward, then reverse) twice, and width-4 forward mode, on the
     struct holding a table pointer: each line equals the closed form."""
-    flags, env = LEVELS[level]
-    src, exe = tmp_path / "p.c", tmp_path / "p"
-    src.write_text(SPLIT_AND_VECTOR)
-    r = subprocess.run([ENZYME_BUILD, "cc", *flags, str(src), "-o", str(exe), "-lm"],
-                       capture_output=True, text=True, timeout=300, env={**os.environ, **env})
-    assert r.returncode == 0, r.stderr
-    lines = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    lines = output_lines(tmp_path, SPLIT_AND_VECTOR, level)
     expected = [float(v) for v in lines[-1].split()[1:]]
     assert len(lines) == 5 and [line.split()[0] for line in lines] == ["SPL", "VEC", "SPL", "VEC", "EXP"]
     for line in lines[:4]:

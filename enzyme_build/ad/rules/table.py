@@ -44,24 +44,19 @@ def _one(b, x):
 
 
 # ---------------------------------------------------------------- instructions
-def _quotient_by_denominator(b, x, q_over_b):
-    """The partial of q = a / b w.r.t. b, -q / b: for a reciprocal (a = 1) that is -q * q,
-    a product instead of a division (1 / r, 1 / |v|, 1 / (r2 sqrt(r2)) in force laws and
-    normalizations); `q_over_b` builds q / b the caller's way otherwise."""
-    if b.is_const(x.raw(0), 1.0):
-        return b.fneg(b.square(x.result))
-    return b.fneg(q_over_b())
-
-
 def _fdiv_denominator(b, x):
-    """-q / b for q = a / b, as -q * (1/b) when q is at hand; when the reverse sweep would
-    have to divide again (or keep q) but has a for free (`in[i] / m`: a re-read input), as
+    """The partial of q = a / b w.r.t. b, -q / b. For a reciprocal (a = 1) it is -q * q, a
+    product instead of a division (1 / r, 1 / |v|, 1 / (r2 sqrt(r2)) in force laws and
+    normalizations). Otherwise -q * (1/b) when q is at hand; when the reverse sweep would
+    have to divide again (or keep q) but has a for free (`in[i] / m`: a re-read input),
     -(a * (1/b)) * (1/b): two products and the reciprocal the numerator's partial needs
     anyway (hoisted when b is invariant), no second division per quotient."""
-    if not b.is_const(x.raw(0), 1.0) and not x.result_at_hand() and x.costless(0):
+    if b.is_const(x.raw(0), 1.0):
+        return b.fneg(b.square(x.result))
+    if not x.result_at_hand() and x.costless(0):
         recip = b.fdiv(b.const(1.0), x[1])   # CSE'd with the numerator's partial
         return b.fneg(b.fmul(b.fmul(x[0], recip), recip))
-    return _quotient_by_denominator(b, x, lambda: b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))
+    return b.fneg(b.fmul(x.result, b.fdiv(b.const(1.0), x[1])))
 
 
 INSTRUCTION_RULES: dict[str, Rule] = {

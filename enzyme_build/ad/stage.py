@@ -910,18 +910,19 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     m = llvm.parse_assembly(text, name)
     del text
     from .. import progress
+    from . import optrun
     progress.report("pre-AD optimization")
     if ad_before_opt:
         # always-inline: what clang does at -O0 too (SIMD intrinsics are always_inline wrappers)
         llvm.run_named_passes(m, ["always-inline", "sroa", "sccp"])  # sccp: folds loads of constant function-pointer tables
     else:
-        llvm.optimize(m, 2, unroll=False, vectorize=False)
+        m = optrun.optimize(m, llvm, 2, unroll=False)
     from .bytecopies import loops_to_memcpy   # byte-copy loops the optimizer left (helpers not inlined)
     m = loops_to_memcpy(m, llvm, exclude=_registered(registry))
     if not ad_before_opt:
         # small constant-count loops unrolled completely, once byte-copy loops are memcpys
         # (unrolled, a char copy of a double would be bytes no derivative can follow)
-        llvm.optimize(m, 2, unroll="full", vectorize=False)
+        m = optrun.optimize(m, llvm, 2, unroll="full")
     from .boundaries import inline_coerced_boundaries
     m = inline_coerced_boundaries(m, llvm, exclude=_registered(registry))
     from .asm import lower_known_asm, lower_rounding

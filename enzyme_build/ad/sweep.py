@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call
-from ..analysis.library import allocation_size_args, shadow_allocator
+from ..analysis.library import NODE_LINKERS, allocation_size_args, shadow_allocator
 from ..ir.model import Instruction, is_float_type, is_local
 from .rules import Builder, float_constant, math_rule
 
@@ -40,6 +40,8 @@ def classify_call(engine, inst: Instruction, *, mode: str, active: Callable[[], 
         return FREE
     if name.startswith(_MEMORY_INTRINSICS) or inst.callee in ALLOCATORS:
         return MEMORY
+    if name in NODE_LINKERS and name not in engine.inactive and active():
+        _refuse_node_container(engine, inst, name)
     if name in engine.inactive or is_inactive_call(inst) or not active():
         return INACTIVE
     like = engine.function_like.get(name)
@@ -52,6 +54,23 @@ def classify_call(engine, inst: Instruction, *, mode: str, active: Callable[[], 
     elif name in engine.differentiable:
         return DERIVED
     return UNKNOWN
+
+
+def _refuse_node_container(engine, inst: Instruction, name: str) -> None:
+    """A std::map/std::set/std::list whose nodes hold differentiated data (so they have shadow
+    nodes) linked or walked by libstdc++'s compiled routines: the shadow nodes' links would
+    not follow the primal ones (the reverse sweep would accumulate into the wrong node, or
+    read a null link). Refused, naming the container, rather than a wrong gradient."""
+    from ..errors import EnzymeBuildError
+    from .diagnostics import demangled
+    container = "std::list" if "List_node" in name else "std::map/std::set (or a multimap/multiset)"
+    routine = demangled([name]).get(name, name)
+    raise EnzymeBuildError(
+        f"{container} nodes hold differentiated data, and libstdc++ links or walks them in "
+        f"compiled code ({routine}) that the derivative cannot repeat on their shadows",
+        location=engine.location(inst),
+        hint="keep the differentiated values outside the node container: in an array or a "
+             "std::vector, with the container holding indices into it")
 
 
 def zeroed_shadow_block(engine, ir, allocator: str, args: list[str], name: str) -> None:

@@ -25,11 +25,17 @@ class LibraryFunction:
     # the shadow of a block it allocates is allocated by the same function (its blocks come
     # zeroed) and released by this deallocator instead of malloc/free
     released_by: str | None = None
+    # links (or walks) the nodes of a node-based container (std::map/std::set's red-black
+    # tree, std::list) in compiled libstdc++ code: nodes holding differentiated data have
+    # shadow nodes whose links such a call would not update (refused; ad/sweep.py)
+    links_nodes: bool = False
 
 
 _ALLOC = LibraryFunction
 _INACTIVE = LibraryFunction(inactive=True)
 _FREE = LibraryFunction(frees=True, inactive=True)
+_NODE_LINKER = LibraryFunction(inactive=True, writes_args=True, links_nodes=True)
+_NODE_WALKER = LibraryFunction(inactive=True, links_nodes=True)
 
 LIBRARY: dict[str, LibraryFunction] = {
     # ---- allocation
@@ -113,16 +119,14 @@ LIBRARY: dict[str, LibraryFunction] = {
     "_ZSt11_Hash_bytesPKvmm": _INACTIVE, "_ZSt15_Fnv_hash_bytesPKvmm": _INACTIVE,
     "_ZNKSt8__detail20_Prime_rehash_policy14_M_need_rehashEmmm": _INACTIVE,
     "_ZNKSt8__detail20_Prime_rehash_policy11_M_next_bktEm": _INACTIVE,
-    "_ZNSt8__detail15_List_node_base7_M_hookEPS0_": LibraryFunction(inactive=True, writes_args=True),
-    "_ZNSt8__detail15_List_node_base9_M_unhookEv": LibraryFunction(inactive=True, writes_args=True),
-    "_ZSt18_Rb_tree_incrementPSt18_Rb_tree_node_base": _INACTIVE,
-    "_ZSt18_Rb_tree_decrementPSt18_Rb_tree_node_base": _INACTIVE,
-    "_ZSt18_Rb_tree_incrementPKSt18_Rb_tree_node_base": _INACTIVE,
-    "_ZSt18_Rb_tree_decrementPKSt18_Rb_tree_node_base": _INACTIVE,
-    "_ZSt29_Rb_tree_insert_and_rebalancebPSt18_Rb_tree_node_baseS0_RS_": LibraryFunction(
-        inactive=True, writes_args=True),
-    "_ZSt28_Rb_tree_rebalance_for_erasePSt18_Rb_tree_node_baseRS_": LibraryFunction(
-        inactive=True, writes_args=True),
+    "_ZNSt8__detail15_List_node_base7_M_hookEPS0_": _NODE_LINKER,
+    "_ZNSt8__detail15_List_node_base9_M_unhookEv": _NODE_LINKER,
+    "_ZSt18_Rb_tree_incrementPSt18_Rb_tree_node_base": _NODE_WALKER,
+    "_ZSt18_Rb_tree_decrementPSt18_Rb_tree_node_base": _NODE_WALKER,
+    "_ZSt18_Rb_tree_incrementPKSt18_Rb_tree_node_base": _NODE_WALKER,
+    "_ZSt18_Rb_tree_decrementPKSt18_Rb_tree_node_base": _NODE_WALKER,
+    "_ZSt29_Rb_tree_insert_and_rebalancebPSt18_Rb_tree_node_baseS0_RS_": _NODE_LINKER,
+    "_ZSt28_Rb_tree_rebalance_for_erasePSt18_Rb_tree_node_baseRS_": _NODE_LINKER,
     # ---- libstdc++: std::string (characters only; they write into the string object)
     **{f"_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE{m}": LibraryFunction(
         inactive=True, writes_args=True) for m in (
@@ -249,6 +253,7 @@ ALLOCATORS = frozenset("@" + n for n, f in LIBRARY.items() if f.allocates is not
 DEALLOCATORS = frozenset("@" + n for n, f in LIBRARY.items() if f.frees)
 INACTIVE_FUNCTIONS = frozenset(n for n, f in LIBRARY.items() if f.inactive)
 WRITES_THROUGH_ARGS = frozenset(n for n, f in LIBRARY.items() if f.writes_args)
+NODE_LINKERS = frozenset(n for n, f in LIBRARY.items() if f.links_nodes)
 FILLS_BUFFERS = frozenset(n for n, f in LIBRARY.items() if f.fills_buffers)
 VA_OUTPUT = frozenset(n for n, f in LIBRARY.items() if f.va_output)
 INTRINSIC_MATH = frozenset(n for n, f in MATH.items() if f.intrinsic)

@@ -198,17 +198,19 @@ def check_program_gradient(workdir, program: str, level: str, n: int = 4) -> Non
     check_fd_rows(fd_rows(workdir, FD_HEAD + program + fd_main(n), flags, env), n)
 
 
-def right_or_refused(workdir, text: str, flags=("-O2",), env=None, *, fd_tol: float = 1e-5) -> str | None:
-    """Build `text` (an fd_main program): if it builds, every gradient must match its central
-    difference and None is returned; otherwise the build must be a clean refusal (exit 1,
-    no traceback), whose stderr is returned for the caller to check the message."""
+def right_or_refused(workdir, text: str, flags=("-O2",), env=None, *, fd_tol: float = 1e-5,
+                     cxx: bool = False) -> str | None:
+    """Build `text` (an fd_main program, or a CXX_FD_MAIN one with `cxx`): if it builds, every
+    gradient must match its central difference and None is returned; otherwise the build
+    must be a clean refusal (exit 1, no traceback), whose stderr is returned for the caller
+    to check the message."""
     import pytest
-    src = os.path.join(str(workdir), "p.c")
+    src = os.path.join(str(workdir), "p.cc" if cxx else "p.c")
     exe = os.path.join(str(workdir), "p")
     with open(src, "w") as fh:
         fh.write(text)
     cli = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-    r = subprocess.run([cli, "cc", *flags, src, "-o", exe, "-lm"], capture_output=True, text=True,
+    r = subprocess.run([cli, "c++" if cxx else "cc", *flags, src, "-o", exe, "-lm"], capture_output=True, text=True,
                        timeout=300, env={**os.environ, **(env or {})})
     if r.returncode == 0:
         out = subprocess.run([exe], capture_output=True, text=True, timeout=60)

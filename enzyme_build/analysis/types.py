@@ -95,11 +95,59 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
             return declared.pop()
     if pointers is None and memcpy_record_type(gen, inst, with_pointers="pointer" in kinds):
         return "record"
+    if pointers is None and not n.isdigit() and _string_inline_copy(gen, inst):
+        return "int"   # a short string's characters, next to doubles and pointers
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
     raise EnzymeBuildError(
         f"cannot differentiate a memcpy of {what} in @{gen.fn.name} ({inst.text.strip()})",
         location=gen.engine.location(inst),
         hint="copy the fields explicitly, or build with -O1 or higher so clang emits type tags")
+
+
+# libstdc++'s std::string: {char *data; size_t size; char inline buffer[16]}; a string whose
+# characters fit the buffer has data == &buffer (the small-string optimization)
+_STRING_INLINE_OFFSET, _STRING_INLINE_BYTES = 16, 16
+
+
+def _inline_string_buffer(fn, p: str) -> str | None:
+    """The string object whose inline buffer `p` is (`getelementptr i8, ptr X, i64 16`)."""
+    d = fn.defs.get(p)
+    if d is None or d.opcode != "getelementptr" or d.source_type != "i8" or len(d.operands) != 2 \
+            or d.operands[1][1] != str(_STRING_INLINE_OFFSET):
+        return None
+    return d.operands[0][1]
+
+
+def _string_inline_copy(gen, inst) -> bool:
+    """A memcpy of a std::string's characters out of its inline buffer (moving or copying a
+    short string into a struct, a vector element or a map node): the source's buffer is
+    compared with its data pointer (the copy runs only when they are equal, so at most 16
+    bytes move), and those bytes hold no float or pointer."""
+    fn, module = gen.fn, gen.engine.module
+    s = inst.operands[1][1]
+    owner = _inline_string_buffer(fn, s)
+    if owner is None:
+        return False
+    guarded = False
+    for i in fn.of_opcode("icmp"):
+        if i.predicate in ("eq", "ne") and s in (i.operands[0][1], i.operands[1][1]):
+            other = i.operands[1][1] if i.operands[0][1] == s else i.operands[0][1]
+            load = fn.defs.get(other)
+            guarded |= load is not None and load.opcode == "load" and load.operands[0][1] == owner
+    # the source's bytes decide: the destination buffer is the new string's own (a vector
+    # element's or a node's, where the analysis also sees the elements around it)
+    return guarded and range_kinds(module, fn, [s], _STRING_INLINE_BYTES) <= {"int"}
+
+
+def _string_buffer_word(gen, inst) -> bool:
+    """A character-tagged integer load from a std::string's inline buffer (its characters,
+    or the capacity a heap-allocated string keeps there) whose bytes hold no float or
+    pointer: an integer, wherever the analysis places the copy's destination."""
+    module = gen.engine.module
+    p = inst.operands[0][1]
+    return _inline_string_buffer(gen.fn, p) is not None \
+        and tbaa_type(module, inst.metadata.get("!tbaa")) == "omnipotent char" \
+        and range_kinds(module, gen.fn, [p], int(inst.type[1:]) // 8) <= {"int"}
 
 
 def _kinds_through_roots(gen, pointers) -> set[str]:
@@ -341,6 +389,8 @@ def check_integer_copy(gen, inst) -> None:
         return
     kinds = copy_kinds(gen.engine.module, gen.fn).get(inst.result)
     if not kinds or kinds <= {"int"} or inst.result in pointer_carriers(gen.fn, gen.engine.module):
+        return
+    if _string_buffer_word(gen, inst):
         return
     if inst.type not in ("i64", "i32") and not any(k.startswith(("part of", "double", "float")) for k in kinds):
         return

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
-from ..analysis.library import RELEASERS, shadow_allocator
+from ..analysis.library import NODE_LINKERS, RELEASERS, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
 from ..errors import EnzymeBuildError
@@ -22,7 +22,7 @@ from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
-from .sweep import RuleOperands, classify_call, shadow_release, zero_of, zeroed_shadow_block
+from .sweep import RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of, zeroed_shadow_block
 from ..analysis.types import bits_stay_integer
 from .indirect import derived_callee
 from .forward_abi import bind_tangents, layout, value_leaves
@@ -662,6 +662,11 @@ class ForwardGenerator:
             self.ir.clone(inst, mapping=retarget)
         else:
             self.ir.copy(inst)
+        if callee_name(inst) in NODE_LINKERS and any(t == "ptr" and self.has_shadow(v) for t, v in inst.operands):
+            res = inst.result
+            names = lane_names(res, "sh", self.width) if res and res in self.act.shadowed else [None] * self.width
+            for k, name in enumerate(names):
+                mirror_node_call(self.engine, self.fn, self.ir, inst, lambda v, k=k: self.shadows(v)[k], self.has_shadow, name)
         if kind == "math" and inst.result in self.act.varied:
             name = callee_name(inst)
             like = self.engine.function_like.get(name)

@@ -16,7 +16,7 @@ import re
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, shadow_is_primal,
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg, deciding_branch
-from ..analysis.library import shadow_allocator
+from ..analysis.library import NODE_LINKERS, shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError, InternalError
@@ -28,7 +28,8 @@ from .abi import Signature
 from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
 from . import openmp
 from .indirect import derived_callee
-from .sweep import DROP, FREE, INACTIVE, RuleOperands, classify_call, shadow_release, zero_of, zeroed_shadow_block
+from .sweep import (DROP, FREE, INACTIVE, RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of,
+                    zeroed_shadow_block)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
 from .cache import (FRAME_OFFSET, TAPE, CachePlanner, cache_plans_wanted,
                     released_pointer)
@@ -550,10 +551,15 @@ class ReverseGenerator:
             self.ir(lines).clone(inst, mapping=retarget)
         else:
             self.ir(lines).copy(inst)
+        if op == "call" and callee_name(inst) in NODE_LINKERS and \
+                any(t == "ptr" and self._ptr_shadowed(v) for t, v in inst.operands):
+            mirror_node_call(self.engine, self.fn, self.ir(lines), inst, self.shadow, self._ptr_shadowed,
+                             self.shadow(res) if res and res in self.act.shadowed else None)
         if self.footprint is not None:
             self.footprint.record(inst, lines)
         if res and res in self.act.shadowed and res not in self.cache.reverse_local and \
-                not (op == "call" and self._call_kind(inst) in ("derived", "custom")):
+                not (op == "call" and (self._call_kind(inst) in ("derived", "custom")
+                                       or callee_name(inst) in NODE_LINKERS)):
             self._forward_shadow(inst, lines)
         if op == "load" and res and res in self.pointer_carriers and self._ptr_shadowed(inst.operands[0][1]):
             # an integer copy of bytes holding pointers: the shadow's bytes go along

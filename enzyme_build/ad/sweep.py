@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call
-from ..analysis.library import NODE_LINKERS, allocation_size_args, shadow_allocator
+from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
+from ..analysis.library import allocation_size_args, shadow_allocator
 from ..ir.model import Instruction, is_float_type, is_local
 from .rules import Builder, float_constant, math_rule
 
@@ -40,8 +40,6 @@ def classify_call(engine, inst: Instruction, *, mode: str, active: Callable[[], 
         return FREE
     if name.startswith(_MEMORY_INTRINSICS) or inst.callee in ALLOCATORS:
         return MEMORY
-    if name in NODE_LINKERS and name not in engine.inactive and active():
-        _refuse_node_container(engine, inst, name)
     if name in engine.inactive or is_inactive_call(inst) or not active():
         return INACTIVE
     like = engine.function_like.get(name)
@@ -56,21 +54,37 @@ def classify_call(engine, inst: Instruction, *, mode: str, active: Callable[[], 
     return UNKNOWN
 
 
-def _refuse_node_container(engine, inst: Instruction, name: str) -> None:
-    """A std::map/std::set/std::list whose nodes hold differentiated data (so they have shadow
-    nodes) linked or walked by libstdc++'s compiled routines: the shadow nodes' links would
-    not follow the primal ones (the reverse sweep would accumulate into the wrong node, or
-    read a null link). Refused, naming the container, rather than a wrong gradient."""
+def mirror_node_call(engine, fn, ir, inst: Instruction, shadow_of: Callable[[str], str],
+                     has_shadow: Callable[[str], bool], result: str | None) -> None:
+    """A routine of a node-based container (std::map/std::set's red-black tree, std::list;
+    `links_nodes` in analysis/library.py) once more, on the shadows of its pointers: the
+    primal's inline code stores the shadows of the pointers it stores, and this call links
+    (or walks, for `result`) the shadow nodes as the primal call does the nodes, so the
+    shadow structure stays the primal's image. Only nodes this function reaches itself are
+    mirrored: a pointer without a shadow, or one handed in by a caller (a helper that was not
+    inlined, as with AD before optimization, where a caller's shadow of a node may not be
+    one), is refused, naming the container."""
     from ..errors import EnzymeBuildError
     from .diagnostics import demangled
-    container = "std::list" if "List_node" in name else "std::map/std::set (or a multimap/multiset)"
-    routine = demangled([name]).get(name, name)
-    raise EnzymeBuildError(
-        f"{container} nodes hold differentiated data, and libstdc++ links or walks them in "
-        f"compiled code ({routine}) that the derivative cannot repeat on their shadows",
-        location=engine.location(inst),
-        hint="keep the differentiated values outside the node container: in an array or a "
-             "std::vector, with the container holding indices into it")
+    params = {p.name for p in fn.params}
+    args = []
+    for t, v in inst.operands:
+        if t == "ptr" and v not in ("null", "poison", "undef"):
+            if not has_shadow(v) or pointer_roots(fn, v) & params:
+                name = callee_name(inst)
+                container = "std::list" if "List_node" in name else "std::map/std::set (or a multimap/multiset)"
+                why = "without a shadow" if not has_shadow(v) else f"from a caller of @{fn.name}"
+                raise EnzymeBuildError(
+                    f"{container} nodes hold differentiated data, and {v} reaches the libstdc++ routine "
+                    f"{demangled([name]).get(name, name)} {why}: its shadow nodes cannot be linked to match",
+                    location=engine.location(inst),
+                    hint="build and use the container inside the differentiated function with optimization "
+                         "on (its routines are then inlined there), or keep the differentiated values in "
+                         "an array or a std::vector")
+            args.append((t, shadow_of(v)))
+        else:
+            args.append((t, v))
+    ir.call(inst.type if inst.result else "void", inst.callee, args, name=result)
 
 
 def zeroed_shadow_block(engine, ir, allocator: str, args: list[str], name: str) -> None:

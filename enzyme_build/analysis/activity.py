@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local, make_name, split_top
 # the library facts this module and its importers use (the one table: analysis/library.py)
 from .library import (ALLOCATORS, DEALLOCATORS, INACTIVE_FUNCTIONS,  # noqa: F401  (re-exported)
-                      INACTIVE_INTRINSIC_PREFIXES, INACTIVE_WRITING_PREFIXES)
+                      INACTIVE_INTRINSIC_PREFIXES, INACTIVE_WRITING_PREFIXES, NODE_LINKERS)
 
 _POINTER_FORWARDERS = {"getelementptr", "bitcast", "addrspacecast", "phi", "select", "freeze"}
 
@@ -44,6 +44,10 @@ class Activity:
             return True
         g = global_base(value)
         return g is not None and g in self.shadowed
+
+
+def _node_linker_call(inst: Instruction | None) -> bool:
+    return inst is not None and inst.opcode == "call" and callee_name(inst) in NODE_LINKERS
 
 
 def shadow_is_primal(module, value: str, fn: Function | None = None) -> bool:
@@ -200,6 +204,15 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 if inst is not None and inst.opcode == "load":
                     give_shadow(inst.operands[0][1])
                 changed = True
+            elif r not in act.shadowed and r not in asked and _node_linker_call(fn.defs.get(r)):
+                # a node a container routine returns (the next node of a std::map): the same
+                # routine on the shadows returns its shadow (ad/sweep.py: mirror_node_call)
+                asked.add(r)
+                for t, v in fn.defs[r].operands:
+                    if t == "ptr" and is_local(v):
+                        give_shadow(v)
+                act.shadowed.add(r)
+                changed = True
             elif r not in act.shadowed and r not in asked:
                 # a pointer returned by a function with a body (e.g. std::vector::operator[]):
                 # give its pointer arguments shadows so the callee can return one
@@ -242,6 +255,9 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 elif op == "load" and any_shadowed(inst.operands[0][1]) and shadowable(res):
                     act.shadowed.add(res)
                     changed = True
+                elif _node_linker_call(inst) and any(t == "ptr" and any_shadowed(v) for t, v in inst.operands):
+                    act.shadowed.add(res)
+                    changed = True
                 elif op == "call" and returns_shadow is not None and callee_name(inst) in defined:
                     args = call_args_activity(inst)
                     if any(a != "const" for a in args) and returns_shadow(callee_name(inst), tuple(args)):
@@ -269,6 +285,14 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                     changed |= give_shadow(d)
                 if any_shadowed(d) and not any_shadowed(s):
                     changed |= give_shadow(s)
+            elif _node_linker_call(inst):
+                # a container routine links or walks nodes: with one shadow, all of its
+                # pointers need one (it runs on the shadows too)
+                ptrs = [v for t, v in inst.operands if t == "ptr" and is_local(v)]
+                if any(any_shadowed(v) for v in ptrs):
+                    for v in ptrs:
+                        if not any_shadowed(v):
+                            changed |= give_shadow(v)
             elif op == "call" and (callee_name(inst) in defined or callee_name(inst) in custom):
                 args = [v for _, v in inst.operands]
                 if any(a in act.varied or any_shadowed(a) for a in args if is_local(a)):

@@ -87,6 +87,10 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         kinds = range_kinds(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]],
                             int(n) if n.isdigit() else None)
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
+    if kinds == {"int", "pointer"}:
+        # a record of integers and pointers (`*frame1 = *frame` of {int lo, hi; float *data}):
+        # copied as pointers, the shadow's bytes along (its integer bytes mean nothing)
+        kinds = {"pointer"}
     if len(kinds) == 1:
         return kinds.pop()
     if not kinds and pointers is None:

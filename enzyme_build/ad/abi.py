@@ -47,7 +47,9 @@ REVERSE_ACTIVITY_MARKERS = {"enzyme_dup": DUP, "enzyme_dupnoneed": DUPNONEED, "e
 FORWARD_ACTIVITY_MARKERS = {"enzyme_dup": DUP, "enzyme_duplicated": DUP, "enzyme_dupnoneed": DUPNONEED,
                             "enzyme_const": CONST}
 # the caller promises the memory behind the next argument is unchanged until __enzyme_reverse
+# (Enzyme's newer spelling, enzyme_nocache, "do not cache it", says the same)
 NOT_OVERWRITTEN = "enzyme_not_overwritten"
+NOT_OVERWRITTEN_MARKERS = (NOT_OVERWRITTEN, "enzyme_nocache")
 # split mode: a caller-owned tape buffer (`enzyme_allocated, N, enzyme_tape, p`)
 TAPE_MARKERS = ("enzyme_allocated", "enzyme_tape")
 WIDTH_MARKERS = ("enzyme_width", "enzyme_vector")
@@ -210,7 +212,7 @@ class ReverseCall:
         args, where = self.head.args, self.head.where
         while True:
             m = args.marker()
-            if m == NOT_OVERWRITTEN:
+            if m in NOT_OVERWRITTEN_MARKERS:
                 # the caller promises the memory behind the next argument does not change
                 # between __enzyme_augmentfwd and __enzyme_reverse (combined mode assumes it)
                 args.next()
@@ -268,7 +270,7 @@ def parse_reverse_call(engine, fn: Function, inst: Instruction, fresh) -> Revers
             if m in REVERSE_ACTIVITY_MARKERS:
                 args.next()
                 act = REVERSE_ACTIVITY_MARKERS[m]
-                if args.marker() == NOT_OVERWRITTEN:   # accepted after the activity too
+                if args.marker() in NOT_OVERWRITTEN_MARKERS:   # accepted after the activity too
                     args.next()
                     call.keep_next = True
             elif m is not None:
@@ -478,7 +480,7 @@ def _parse_struct_group(args: CallArgs, members, j: int, primal: Function, kind:
 def _skip_modifier(args: CallArgs) -> str | None:
     """enzyme_not_overwritten only matters to split mode's tape; forward mode reads each input
     once, as it runs, so the promise changes nothing here. Returns the marker after it."""
-    if args.marker() == NOT_OVERWRITTEN:
+    if args.marker() in NOT_OVERWRITTEN_MARKERS:
         args.next()
     return args.marker()
 

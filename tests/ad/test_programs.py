@@ -26,6 +26,7 @@ def test_shared_examples(build, run_ok, name):
     ("split", ()),
     ("split_kept", ()),
     ("split_kept", ("-O0",)),
+    ("split_kept", ("-Denzyme_not_overwritten=enzyme_nocache",)),   # Enzyme's newer spelling
     ("side_tables", ("-DCHECK_TAPE",)),
     ("side_tables", ("-O0", "-DCHECK_TAPE")),
     ("custom", ()),

@@ -24,6 +24,7 @@ extern int enzyme_tape;
  * memory it points to is not changed between __enzyme_augmentfwd and __enzyme_reverse; the
  * tape then need not hold the values read from it. Both calls must carry the same markers. */
 extern int enzyme_not_overwritten;
+extern int enzyme_nocache;   /* Enzyme's newer spelling of the same promise */
 
 /* Reverse mode: returns the adjoints of active scalar arguments; accumulates (+=) into
  * the shadows of enzyme_dup arguments. The return type depends on the call site: declare

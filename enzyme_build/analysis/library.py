@@ -27,7 +27,8 @@ class LibraryFunction:
     released_by: str | None = None
     # links (or walks) the nodes of a node-based container (std::map/std::set's red-black
     # tree, std::list) in compiled libstdc++ code: nodes holding differentiated data have
-    # shadow nodes whose links such a call would not update (refused; ad/sweep.py)
+    # shadow nodes, which the same call on the shadows links (or walks) alike
+    # (ad/sweep.py: mirror_node_call)
     links_nodes: bool = False
 
 

@@ -755,12 +755,17 @@ class ForwardGenerator:
         callee = self.engine.module.functions[sig.function]
         name = request_forward(self.engine, callee, sig)
         args = []
-        for (t, v), a in zip(inst.operands, sig.args):
-            args.append((t, v))
+        for k, ((t, v), a) in enumerate(zip(inst.operands, sig.args)):
+            # a struct passed by value: the call passes it and its shadows `byval` as
+            # fwddiffe_<f> declares them (derived_params); without the attribute the callee
+            # would read its copies from where the caller never put them
+            byval = byval_attributes(callee.params[k]) if k < len(callee.params) else ""
+            pty = f"ptr {byval}" if byval else t
+            args.append((pty, v))
             if a == ACTIVE:
                 args += [(t, x) for x in self.tangents(v, t)]
             elif a == DUP:
-                args += [("ptr", x) for x in self.shadows(v)]
+                args += [(pty if byval else "ptr", x) for x in self.shadows(v)]
         rty = derived_return_type(self.engine, callee, sig)
         res = inst.result
         if openmp.fork_ident(inst) is not None:

@@ -659,7 +659,9 @@ class ReverseGenerator:
             base = inst.operands[0][1]
             self.ir(lines).clone(inst, result=sh, mapping={base: self.shadow(base)})
         elif op == "phi":
-            self.ir(lines).phi("ptr", [(self.shadow(v) if is_local(v) else v, b) for v, b in inst.incoming], name=sh)
+            # every incoming value's shadow: a written global's is its shadow global (the
+            # global itself would take the adjoints into the primal data)
+            self.ir(lines).phi("ptr", [(self.shadow(v), b) for v, b in inst.incoming], name=sh)
         elif op == "select":
             c = inst.operands[0][1]
             a, b = inst.operands[1][1], inst.operands[2][1]

@@ -21,6 +21,9 @@ from typing import Callable
 from ..ir.model import make_name, split_top, strip_name, take_type
 
 _GLOBAL_LINE = re.compile(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$')
+# a constant's definition: a constant table of pointers into shadowed globals has a mirrored
+# shadow too (analysis/activity.py: _pointer_tables_into)
+_CONSTANT_LINE = re.compile(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bconstant\s+(.*)$')
 _FLOAT_ZERO = {"half": "0.0", "bfloat": "0xR0000", "float": "0.0", "double": "0.0",
                "x86_fp80": "0xK00000000000000000000", "fp128": "0xL00000000000000000000000000000000",
                "ppc_fp128": "0xM00000000000000000000000000000000"}
@@ -31,9 +34,11 @@ _TOKENS = re.compile(r'(?P<str>c"[^"]*")'
                      r'|@(?P<name>"[^"]*"|[-a-zA-Z$._0-9]+)')
 
 
-def initializer(module, g: str) -> str | None:
-    """The initializer of global g (name without '@'), None if it has none (external)."""
-    m = _GLOBAL_LINE.match(module.globals.get(g, ""))
+def initializer(module, g: str, constants: bool = False) -> str | None:
+    """The initializer of global g (name without '@'), None if it has none (external), or,
+    unless `constants`, if g is a constant."""
+    line = module.globals.get(g, "")
+    m = _GLOBAL_LINE.match(line) or (_CONSTANT_LINE.match(line) if constants else None)
     if m is None or re.search(r'\bexternal\b|\bextern_weak\b', m.group(1)):
         return None
     _, rest = take_type(m.group(2))
@@ -50,7 +55,7 @@ def shadow_initializer(module, g: str, shadow_of: Callable[[str], str]) -> tuple
     """(initializer of g's shadow, names of the writable globals it points at), for g named
     without '@'; `shadow_of(name)` is the '@'-name of the pointed-at global's shadow. A
     global pointing at no writable global has `zeroinitializer` (and no list)."""
-    init = initializer(module, strip_name(g) if g.startswith("@") else g)
+    init = initializer(module, strip_name(g) if g.startswith("@") else g, constants=True)
     if init is None or "@" not in init:
         return "zeroinitializer", []
     referenced: list[str] = []

@@ -455,7 +455,29 @@ def written_float_globals(module) -> dict[str, str]:
     found = {g: ty for g, ty in candidates.items() if g in written}
     found.update(_byte_buffers_holding_floats(module))
     found.update(_escaping_float_constants(module))
+    found.update(_pointer_tables_into(module, found))
     return found
+
+
+def _pointer_tables_into(module, shadowed: dict[str, str]) -> dict[str, str]:
+    """Constant tables of pointers into globals that get shadows (`double *rows[3] =
+    {M[0], M[1], M[2]}` of a written `M`, which clang keeps as a constant and memcpys into
+    the local array): they get shadows too, mirrors of their initializers pointing at the
+    shadow globals (ad/shadowinit.py), so the local copy's pointers have shadows to copy.
+    `@name` -> value type."""
+    if not shadowed:
+        return {}
+    from ..ir.model import take_type
+    refers = global_names_pattern(shadowed)
+    out: dict[str, str] = {}
+    for name, line in module.globals.items():
+        m = _CONSTANT_DEFINITION.match(line)
+        if m is None or "@" + name in shadowed:
+            continue
+        ty, init = take_type(m.group(2))
+        if "ptr" in ty and refers.search(init):
+            out[make_name("@", name)] = ty
+    return out
 
 
 def _float_globals(module, definition: re.Pattern) -> dict[str, str]:

@@ -33,7 +33,7 @@ from ad_helpers import (CXX_FD_HEAD, CXX_FD_MAIN, LEVELS, check_fd_rows, check_p
 
 # a struct of pointers whose `w` is a constant table, read by a consumer that is not inlined;
 # `f` returns `energy(&s)` plus what `table_struct` is given
-TABLE_STRUCT = r"""
+SYS_ENERGY = r"""
 struct sys { int n; const double *w; double *x; };
 __attribute__((noinline)) static double energy(const struct sys *s) {
   double e = 0;
@@ -41,7 +41,8 @@ __attribute__((noinline)) static double energy(const struct sys *s) {
   return e;
 }
 static const double W[4] = {1.0, 2.0, 0.5, 3.0};
-double f(const double *x) {
+"""
+TABLE_STRUCT = SYS_ENERGY + r"""double f(const double *x) {
   double buf[4];
   for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);
   struct sys s = {4, W, buf};
@@ -81,15 +82,8 @@ double f(const double *x) {
 }
 """,
     # the struct filled by a helper that is not inlined (with AD before optimization)
-    "filled_by_a_helper": r"""
-struct sys { int n; const double *w; double *x; };
+    "filled_by_a_helper": SYS_ENERGY + r"""
 __attribute__((noinline)) static void init(struct sys *s, const double *w, double *x) { s->n = 4; s->w = w; s->x = x; }
-__attribute__((noinline)) static double energy(const struct sys *s) {
-  double e = 0;
-  for (int i = 0; i < s->n; i++) e += s->w[i] * s->x[i] * s->x[i];
-  return e;
-}
-static const double W[4] = {1.0, 2.0, 0.5, 3.0};
 double f(const double *x) {
   double buf[4];
   for (int i = 0; i < 4; i++) buf[i] = sin(x[i]);

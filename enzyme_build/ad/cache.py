@@ -160,6 +160,30 @@ def passes_reverse_only_shadow(engine, inst, pointer: str) -> bool:
     return bool(positions) and all(engine.reverse_only_shadow(name, k) for k in positions)
 
 
+# intrinsics that write no memory a load of the function may read
+_INTRINSICS_WITHOUT_WRITES = ("llvm.lifetime.", "llvm.dbg.", "llvm.assume", "llvm.prefetch", "llvm.invariant.",
+                              "llvm.experimental.noalias.scope.decl", "llvm.objectsize", "llvm.var.annotation",
+                              "llvm.ptr.annotation", "llvm.annotation", "llvm.is.constant", "llvm.stacksave",
+                              "llvm.stackrestore")
+_MEMORY_RE = re.compile(r'\bmemory\(([^)]*)\)')
+_ARGUMENT_OR_PRIVATE_MEMORY = ("argmem", "inaccessiblemem", "errnomem")
+
+
+def _writes_only_arguments(attrs: str) -> bool:
+    """Whether a function's `memory(...)` attribute allows writes through its pointer
+    arguments only: every location kind but `argmem` is `none` or `read`, apart from memory
+    no load of the module can reach (`inaccessiblemem`: an allocator's state; `errnomem`:
+    errno, which `sqrt` may set). No attribute: it may write anything."""
+    m = _MEMORY_RE.search(attrs)
+    if m is None:
+        return False
+    for item in m.group(1).split(","):
+        kind, _, access = item.strip().rpartition(":")
+        if kind.strip() not in _ARGUMENT_OR_PRIVATE_MEMORY and access.strip() not in ("none", "read"):
+            return False
+    return True
+
+
 def _constant_line(line: str) -> bool:
     """Whether a global's definition line makes it a constant."""
     return " constant " in line.split("=", 1)[1][:80]
@@ -598,7 +622,7 @@ class CachePlanner:
                         if t == "ptr" and "readonly" not in p.attrs.split() and "readnone" not in p.attrs.split():
                             targets.append(v)
                     attrs = function_attributes(self.engine.module, callee)
-                    if "memory(" not in attrs or "argmem" not in attrs:
+                    if not _writes_only_arguments(attrs):
                         unknown_writes = True
                 else:
                     targets = [v for t, v in inst.operands if t == "ptr"]
@@ -632,7 +656,63 @@ class CachePlanner:
             if noalias or private or (not foreign and not unknown_writes):
                 stable.add(p.name)
         stable |= {make_name("@", g) for g, line in self.engine.module.globals.items() if _constant_line(line)}
-        return stable
+        return stable | self._stable_globals()
+
+    def _stable_globals(self) -> set[str]:
+        """Combined mode: mutable globals nothing may write between the forward sweep's loads
+        and the reverse sweep's -- a data array or table the program fills before calling the
+        differentiated function (training data, an image, coefficients set at start-up). The
+        reverse sweep runs in the same call, so the only writers are the function itself and
+        what it calls. None when some write may reach memory no root names: a store through a
+        pointer that is not the function's own allocation, a `noalias` parameter or a global
+        (an argument may point into a global), an atomic, or a call that may write more than
+        its pointer arguments (a function whose `memory(...)` allows other writes, a routine
+        without body the library tables do not know). Stores the reverse sweep undoes
+        (`undoable_stores`) leave memory as the forward sweep saw it. Split pieces: the caller
+        runs between the two pieces and may write any global, so none."""
+        if self.split or self.parallel:
+            return set()
+        own = self._local_allocations() | {p.name for p in self.fn.params if "noalias" in p.attrs.split()}
+        written: set[str] = set()
+        for inst in self.fn.instructions():
+            if inst.opcode in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
+                return set()
+            if inst.opcode == "store":
+                if id(inst) in self.undone_stores:
+                    continue
+                targets = [inst.operands[1][1]]
+            elif inst.opcode == "call":
+                name = callee_name(inst)
+                pointers = [v for t, v in inst.operands if t == "ptr"]
+                if name.startswith(_INTRINSICS_WITHOUT_WRITES) or (
+                        inst.callee in ALLOCATORS and "realloc" not in name):
+                    continue
+                if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
+                    targets = pointers[:1]
+                elif name.startswith("llvm.") or math_rule(inst.callee or "") or writes_through_args(name) \
+                        or is_inactive_call(inst) or name in self.engine.cache_masks:
+                    targets = pointers   # known routines write at most through their pointers
+                elif name in self.engine.module.functions:
+                    callee = self.engine.module.functions[name]
+                    if not _writes_only_arguments(function_attributes(self.engine.module, callee)):
+                        return set()
+                    targets = [v for (t, v), p in zip(inst.operands, callee.params)
+                               if t == "ptr" and not {"readonly", "readnone"} & set(p.attrs.split())]
+                else:
+                    return set()
+            else:
+                continue
+            for target in targets:
+                for root in pointer_roots(self.fn, target):
+                    if root.startswith("@"):
+                        written.add(root)
+                    elif root not in own:
+                        return set()
+        # an alias is a second name of another global's memory: neither name is vouched for
+        for name, line in self.engine.module.globals.items():
+            if re.match(r'\S+\s*=\s*(?:[\w()]+\s+)*(?:alias|ifunc)\b', line):
+                written |= {make_name("@", name)} | set(re.findall(r'@[-\w$.]+|@"[^"]*"', line.split("=", 1)[1]))
+        return {g for g in (make_name("@", name) for name in self.engine.module.globals) if g not in written}
 
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
         if depth > _REBUILD_DEPTH and self.sweep.shadow_primal.get(value) not in self.reverse_local:

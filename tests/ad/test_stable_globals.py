@@ -79,13 +79,17 @@ double f(const double *x) {
 """,
 }
 
-CHANGED = {
-    # the function writes the global itself between two reads
-    "written_inside": r"""
+# G, filled at start-up from a value the compiler cannot see, and a loop count it cannot either
+CHANGED_PRELUDE = r"""
 double G[4];
 static volatile double unit = 0.1;   /* read at start-up: the compiler cannot fold G */
 static volatile int count = 4;       /* loops of unknown length: their values need caching */
 __attribute__((constructor)) static void fill(void) { for (int i = 0; i < 4; i++) G[i] = 4 * unit * (i + 1); }
+"""
+
+CHANGED = {
+    # the function writes the global itself between two reads
+    "written_inside": CHANGED_PRELUDE + r"""
 double f(const double *x) {
   double s = 0;
   int n = count;
@@ -97,11 +101,7 @@ double f(const double *x) {
 }
 """,
     # a helper that stays a call rewrites the global between the reads
-    "written_by_callee": r"""
-double G[4];
-static volatile double unit = 0.1;   /* read at start-up: the compiler cannot fold G */
-static volatile int count = 4;       /* loops of unknown length: their values need caching */
-__attribute__((constructor)) static void fill(void) { for (int i = 0; i < 4; i++) G[i] = 4 * unit * (i + 1); }
+    "written_by_callee": CHANGED_PRELUDE + r"""
 __attribute__((noinline)) void rescale(double by) { for (int i = 0; i < 4; i++) G[i] *= by; }
 double f(const double *x) {
   double s = 0;
@@ -114,12 +114,8 @@ double f(const double *x) {
 }
 """,
     # the function writes the global under a second name (an alias)
-    "written_through_alias": r"""
-double G[4];
+    "written_through_alias": CHANGED_PRELUDE + r"""
 extern double G2[4] __attribute__((alias("G")));
-static volatile double unit = 0.1;   /* read at start-up: the compiler cannot fold G */
-static volatile int count = 4;       /* loops of unknown length: their values need caching */
-__attribute__((constructor)) static void fill(void) { for (int i = 0; i < 4; i++) G[i] = 4 * unit * (i + 1); }
 double f(const double *x) {
   double s = 0;
   int n = count;

@@ -975,6 +975,10 @@ class ReverseGenerator:
                     self.accumulate(v, self.ir(lines).select(cond, ty, a, b, hint="sel"), lines)
         elif op == "load":
             if varied:
+                if not self._ptr_shadowed(inst.operands[0][1]):
+                    # the adjoint would be added into the primal memory itself: never silently
+                    raise InternalError(f"a load in @{self.fn.name} carries a derivative but its pointer "
+                                        f"{inst.operands[0][1]} has no shadow")
                 dr = self.take_adjoint(res, lines)
                 ptr = self.cache.fetch(self.shadow(inst.operands[0][1]), label)
                 self.accumulate_memory(ptr, self.types[res], dr, lines, primal=inst.operands[0][1], label=label)

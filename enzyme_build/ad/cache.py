@@ -656,9 +656,30 @@ class CachePlanner:
             if noalias or private or (not foreign and not unknown_writes):
                 stable.add(p.name)
         stable |= {make_name("@", g) for g, line in self.engine.module.globals.items() if _constant_line(line)}
-        return stable | self._stable_globals()
+        globals_, pointers_too = self._stable_globals()
+        stable |= globals_
+        if pointers_too:
+            stable |= self._loaded_from(stable)
+        return stable
 
-    def _stable_globals(self) -> set[str]:
+    def _loaded_from(self, stable: set[str]) -> set[str]:
+        """Pointers loaded from stable memory (a global `double *data` set at start-up, a
+        struct of pointers passed in), transitively, when the function writes only its own
+        memory: they were set before the call, so they point to memory that existed then, and
+        nothing in the function writes that. Their targets are then stable too."""
+        out: set[str] = set()
+        loads = [i for i in self.fn.of_opcode("load") if i.type == "ptr" and i.result and "volatile" not in i.flags]
+        grew = True
+        while grew:
+            grew = False
+            for inst in loads:
+                if inst.result not in out and (roots := pointer_roots(self.fn, inst.operands[0][1])) \
+                        and roots <= stable | out:
+                    out.add(inst.result)
+                    grew = True
+        return out
+
+    def _stable_globals(self) -> tuple[set[str], bool]:
         """Combined mode: mutable globals nothing may write between the forward sweep's loads
         and the reverse sweep's -- a data array or table the program fills before calling the
         differentiated function (training data, an image, coefficients set at start-up). The
@@ -669,14 +690,17 @@ class CachePlanner:
         its pointer arguments (a function whose `memory(...)` allows other writes, a routine
         without body the library tables do not know). Stores the reverse sweep undoes
         (`undoable_stores`) leave memory as the forward sweep saw it. Split pieces: the caller
-        runs between the two pieces and may write any global, so none."""
+        runs between the two pieces and may write any global, so none. Also returns whether
+        every write goes to the function's own memory (no global written either): then
+        pointers loaded from stable memory point to stable memory (`_loaded_from`)."""
         if self.split or self.parallel:
-            return set()
+            return set(), False
         own = self._local_allocations() | {p.name for p in self.fn.params if "noalias" in p.attrs.split()}
+        constant = {make_name("@", g) for g, line in self.engine.module.globals.items() if _constant_line(line)}
         written: set[str] = set()
         for inst in self.fn.instructions():
             if inst.opcode in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
-                return set()
+                return set(), False
             if inst.opcode == "store":
                 if id(inst) in self.undone_stores:
                     continue
@@ -695,24 +719,26 @@ class CachePlanner:
                 elif name in self.engine.module.functions:
                     callee = self.engine.module.functions[name]
                     if not _writes_only_arguments(function_attributes(self.engine.module, callee)):
-                        return set()
+                        return set(), False
                     targets = [v for (t, v), p in zip(inst.operands, callee.params)
                                if t == "ptr" and not {"readonly", "readnone"} & set(p.attrs.split())]
                 else:
-                    return set()
+                    return set(), False
             else:
                 continue
             for target in targets:
                 for root in pointer_roots(self.fn, target):
                     if root.startswith("@"):
-                        written.add(root)
+                        if root not in constant:   # a format string handed to printf
+                            written.add(root)
                     elif root not in own:
-                        return set()
+                        return set(), False
         # an alias is a second name of another global's memory: neither name is vouched for
         for name, line in self.engine.module.globals.items():
             if re.match(r'\S+\s*=\s*(?:[\w()]+\s+)*(?:alias|ifunc)\b', line):
                 written |= {make_name("@", name)} | set(re.findall(r'@[-\w$.]+|@"[^"]*"', line.split("=", 1)[1]))
-        return {g for g in (make_name("@", name) for name in self.engine.module.globals) if g not in written}
+        return {g for g in (make_name("@", name) for name in self.engine.module.globals) if g not in written}, \
+            not written
 
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
         if depth > _REBUILD_DEPTH and self.sweep.shadow_primal.get(value) not in self.reverse_local:

@@ -77,6 +77,31 @@ double f(const double *x) {
   return s;
 }
 """,
+    # data behind pointers set at start-up: a global pointer, a struct of pointers
+    "pointers_set_at_start_up": r"""
+static double *samples;                          /* 24 x 4, malloc'd at start-up */
+static struct { const double *y; int n; } labels;
+static volatile int count = 24;
+__attribute__((constructor)) static void load_data(void) {
+  int n = count;
+  samples = malloc(sizeof(double) * 4 * n);
+  double *y = malloc(sizeof(double) * n);
+  for (int i = 0; i < 4 * n; i++) samples[i] = sin(0.7 * i);
+  for (int i = 0; i < n; i++) y[i] = cos(0.3 * i);
+  labels.y = y;
+  labels.n = n;
+}
+double f(const double *w) {
+  double loss = 0;
+  for (int i = 0; i < labels.n; i++) {
+    const double *a = samples + 4 * i;
+    double z = a[0] * w[0] + a[1] * w[1] + a[2] * w[2] + a[3] * w[3];
+    double e = tanh(z) - labels.y[i];
+    loss += e * e * (1 + w[i % 4] * w[i % 4]);
+  }
+  return loss;
+}
+""",
 }
 
 # G, filled at start-up from a value the compiler cannot see, and a loop count it cannot either
@@ -123,6 +148,32 @@ double f(const double *x) {
   for (int i = 0; i < n; i++) G2[i] = G2[i] * 3.0;
   for (int i = 0; i < n; i++) s += x[(i + 1) % n] * x[i] * G[i];
   for (int i = 0; i < n; i++) G2[i] = G2[i] / 3.0;
+  return s;
+}
+""",
+    # a global pointer into a global the function writes: the pointer's target changes
+    "pointer_into_written_global": CHANGED_PRELUDE + r"""
+static double *view = G;
+double f(const double *x) {
+  double s = 0;
+  int n = count;
+  for (int i = 0; i < n; i++) s += sin(x[i] * view[i]);
+  for (int i = 0; i < n; i++) G[i] = G[i] * 3.0;
+  for (int i = 0; i < n; i++) s += x[(i + 1) % n] * x[i] * view[i];
+  for (int i = 0; i < n; i++) G[i] = G[i] / 3.0;
+  return s;
+}
+""",
+    # the function writes through the pointer it loaded from a global
+    "written_through_loaded_pointer": CHANGED_PRELUDE + r"""
+static double *view = G;
+double f(const double *x) {
+  double s = 0;
+  int n = count;
+  for (int i = 0; i < n; i++) s += sin(x[i] * G[i]);
+  for (int i = 0; i < n; i++) view[i] = view[i] * 3.0;
+  for (int i = 0; i < n; i++) s += x[(i + 1) % n] * x[i] * G[i];
+  for (int i = 0; i < n; i++) view[i] = view[i] / 3.0;
   return s;
 }
 """,

@@ -5,6 +5,7 @@ vector forward in `parse_forward_call`). Lowering a parsed call is the modes' bu
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -74,6 +75,10 @@ class Signature:
     # per parameter: a pointer to float data whose shadow the caller has only in its reverse
     # piece; the augmented piece gets poison for it (split pieces of split-mode callers)
     rev_shadow_args: tuple[bool, ...] = ()
+    # globals the caller guarantees nothing but the function itself writes between the
+    # augmented and the reverse piece (calls from combined-mode code, and on from pieces so
+    # vouched for): the pieces may read them again instead of taping what they load
+    stable_globals: frozenset = frozenset()
     mode: str = "reverse"      # "reverse" (combined and split pieces) | "forward"
     width: int = 1             # forward mode: tangents per active value
 
@@ -84,6 +89,8 @@ class Signature:
             + ("k" + "".join("1" if x else "0" for x in self.stable_args) if any(self.stable_args) else "") \
             + ("p" + "".join("1" if x else "0" for x in self.private_args) if any(self.private_args) else "") \
             + ("v" + "".join("1" if x else "0" for x in self.rev_shadow_args) if any(self.rev_shadow_args) else "") \
+            + ("g" + hashlib.sha1("\n".join(sorted(self.stable_globals)).encode()).hexdigest()[:8]
+               if self.stable_globals else "") \
             + (f"w{self.width}" if self.width > 1 else "")
 
 

@@ -20,7 +20,7 @@ from ..errors import InternalError
 from ..ir.builder import InsertPoint, IRBuilder, fill_at
 from ..analysis.types import memcpy_element_kind
 from ..custom.convention import cache_mask_values
-from ..ir.model import Instruction, function_attributes, is_local, make_name
+from ..ir.model import Instruction, function_attributes, is_local, make_name, strip_name
 from .rules import math_rule
 from .tape import CELL_BYTES
 
@@ -182,6 +182,69 @@ def _writes_only_arguments(attrs: str) -> bool:
         if kind.strip() not in _ARGUMENT_OR_PRIVATE_MEMORY and access.strip() not in ("none", "read"):
             return False
     return True
+
+
+def call_write_targets(engine, inst: Instruction) -> list[str] | None:
+    """The pointer operands through which a call may write (what it writes is reached from
+    them), or None when it may write other memory too: a global, memory no argument
+    reaches, or memory of a routine the tables do not know. A function of the module is
+    read from its `memory(...)` attribute, else from its body (`_written_parameters`): a
+    helper calling `sin` without -fno-math-errno has no useful attribute but writes only
+    errno."""
+    name = callee_name(inst)
+    pointers = [v for t, v in inst.operands if t == "ptr"]
+    if name.startswith(_INTRINSICS_WITHOUT_WRITES) or (inst.callee in ALLOCATORS and "realloc" not in name):
+        return []
+    if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
+        return pointers[:1]
+    if name.startswith("llvm.") or math_rule(inst.callee or "") or writes_through_args(name) \
+            or is_inactive_call(inst) or name in engine.cache_masks:
+        return pointers   # known routines write at most through their pointers
+    if name in engine.module.functions:
+        callee = engine.module.functions[name]
+        if _writes_only_arguments(function_attributes(engine.module, callee)):
+            return [v for (t, v), p in zip(inst.operands, callee.params)
+                    if t == "ptr" and not {"readonly", "readnone"} & set(p.attrs.split())]
+        written = _written_parameters(engine, name)
+        if written is None:
+            return None
+        return [v for k, (t, v) in enumerate(inst.operands) if t == "ptr" and k in written]
+    return None
+
+
+def _written_parameters(engine, name: str) -> frozenset | None:
+    """Which parameters of the module's function `name` it (or what it calls) may write
+    through, when that is all it writes besides its own allocations; None when it may write
+    anything else (a global, an atomic, an unknown routine, a pointer loaded from memory).
+    Memoized on the engine; a recursive call counts as unknown."""
+    memo = engine.write_summaries
+    if name in memo:
+        return memo[name]
+    memo[name] = None   # recursion: unknown
+    fn = engine.module.functions[name]
+    params = {p.name: k for k, p in enumerate(fn.params)}
+    own = {i.result for i in fn.of_opcode("alloca", "call")
+           if i.result and (i.opcode == "alloca" or i.callee in ALLOCATORS)}
+    written: set[int] = set()
+    for inst in fn.instructions():
+        if inst.opcode in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
+            return None
+        if inst.opcode == "store":
+            targets = [inst.operands[1][1]]
+        elif inst.opcode == "call":
+            targets = call_write_targets(engine, inst)
+            if targets is None:
+                return None
+        else:
+            continue
+        for target in targets:
+            for root in pointer_roots(fn, target):
+                if root in params:
+                    written.add(params[root])
+                elif root not in own:
+                    return None
+    memo[name] = frozenset(written)
+    return memo[name]
 
 
 def _constant_line(line: str) -> bool:
@@ -617,13 +680,13 @@ class CachePlanner:
                     # a rule library's routine writes only through the pointers marked 'w'
                     targets = [v for (t, v), c in zip(inst.operands, self.engine.cache_masks[name]) if c == "w"]
                 elif name in self.engine.module.functions:
-                    callee = self.engine.module.functions[name]
-                    for (t, v), p in zip(inst.operands, callee.params):
-                        if t == "ptr" and "readonly" not in p.attrs.split() and "readnone" not in p.attrs.split():
-                            targets.append(v)
-                    attrs = function_attributes(self.engine.module, callee)
-                    if not _writes_only_arguments(attrs):
+                    found = call_write_targets(self.engine, inst)
+                    if found is None:
+                        callee = self.engine.module.functions[name]
+                        found = [v for (t, v), p in zip(inst.operands, callee.params)
+                                 if t == "ptr" and not {"readonly", "readnone"} & set(p.attrs.split())]
                         unknown_writes = True
+                    targets = found
                 else:
                     targets = [v for t, v in inst.operands if t == "ptr"]
                     unknown_writes = True
@@ -662,6 +725,14 @@ class CachePlanner:
             stable |= self._loaded_from(stable)
         return stable
 
+    def mutable_stable_globals(self) -> frozenset:
+        """The mutable globals of the stable roots: what this function vouches for to the
+        callees whose pieces it calls (constant globals are stable everywhere anyway)."""
+        if self._stable is None:
+            self._stable = self.stable_roots()
+        return frozenset(g for g in self._stable if g.startswith("@")
+                         and not _constant_line(self.engine.module.globals.get(strip_name(g), "= global")))
+
     def _loaded_from(self, stable: set[str]) -> set[str]:
         """Pointers loaded from stable memory (a global `double *data` set at start-up, a
         struct of pointers passed in), transitively, when the function writes only its own
@@ -690,10 +761,11 @@ class CachePlanner:
         its pointer arguments (a function whose `memory(...)` allows other writes, a routine
         without body the library tables do not know). Stores the reverse sweep undoes
         (`undoable_stores`) leave memory as the forward sweep saw it. Split pieces: the caller
-        runs between the two pieces and may write any global, so none. Also returns whether
+        runs between the two pieces and may write any global, so only those it vouches for
+        (`Signature.stable_globals`) that the pieces do not write either. Also returns whether
         every write goes to the function's own memory (no global written either): then
         pointers loaded from stable memory point to stable memory (`_loaded_from`)."""
-        if self.split or self.parallel:
+        if self.parallel or (self.split and not self.sig.stable_globals):
             return set(), False
         own = self._local_allocations() | {p.name for p in self.fn.params if "noalias" in p.attrs.split()}
         constant = {make_name("@", g) for g, line in self.engine.module.globals.items() if _constant_line(line)}
@@ -706,23 +778,8 @@ class CachePlanner:
                     continue
                 targets = [inst.operands[1][1]]
             elif inst.opcode == "call":
-                name = callee_name(inst)
-                pointers = [v for t, v in inst.operands if t == "ptr"]
-                if name.startswith(_INTRINSICS_WITHOUT_WRITES) or (
-                        inst.callee in ALLOCATORS and "realloc" not in name):
-                    continue
-                if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
-                    targets = pointers[:1]
-                elif name.startswith("llvm.") or math_rule(inst.callee or "") or writes_through_args(name) \
-                        or is_inactive_call(inst) or name in self.engine.cache_masks:
-                    targets = pointers   # known routines write at most through their pointers
-                elif name in self.engine.module.functions:
-                    callee = self.engine.module.functions[name]
-                    if not _writes_only_arguments(function_attributes(self.engine.module, callee)):
-                        return set(), False
-                    targets = [v for (t, v), p in zip(inst.operands, callee.params)
-                               if t == "ptr" and not {"readonly", "readnone"} & set(p.attrs.split())]
-                else:
+                targets = call_write_targets(self.engine, inst)
+                if targets is None:
                     return set(), False
             else:
                 continue
@@ -737,8 +794,10 @@ class CachePlanner:
         for name, line in self.engine.module.globals.items():
             if re.match(r'\S+\s*=\s*(?:[\w()]+\s+)*(?:alias|ifunc)\b', line):
                 written |= {make_name("@", name)} | set(re.findall(r'@[-\w$.]+|@"[^"]*"', line.split("=", 1)[1]))
-        return {g for g in (make_name("@", name) for name in self.engine.module.globals) if g not in written}, \
-            not written
+        unwritten = {g for g in (make_name("@", name) for name in self.engine.module.globals) if g not in written}
+        if self.split:   # the caller vouches for what runs between the pieces
+            return unwritten & self.sig.stable_globals, False
+        return unwritten, not written
 
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
         if depth > _REBUILD_DEPTH and self.sweep.shadow_primal.get(value) not in self.reverse_local:
@@ -816,7 +875,8 @@ class CachePlanner:
         if inst is None:
             return False
         ok = False
-        if inst.opcode == "load" and (not self.split or self.sig.stable_args or self._final_after(inst)):
+        if inst.opcode == "load" and (not self.split or self.sig.stable_args or self.sig.stable_globals
+                                      or self._final_after(inst)):
             if self._stable is None:
                 self._stable = self.stable_roots()
             addr = inst.operands[0][1]

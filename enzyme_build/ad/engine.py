@@ -79,6 +79,40 @@ class _GlobalUsers:
         return found
 
 
+class _GlobalsNamed:
+    """The mutable globals a function's body, or the body of a function it calls, names (as
+    `@g` operands): what a caller may vouch for when the function's split pieces re-read
+    globals (`Signature.stable_globals`)."""
+
+    _NAME = re.compile(r'@("[^"]+"|[-a-zA-Z$._0-9]+)')
+
+    def __init__(self, module):
+        self.module = module
+        self._memo: dict[str, frozenset] = {}
+
+    def __call__(self, name: str) -> frozenset:
+        if name in self._memo:
+            return self._memo[name]
+        if name not in self.module.functions:
+            return frozenset()
+        self._memo[name] = frozenset()   # recursion: decided by the other paths
+        found: set[str] = set()
+        callees: set[str] = set()
+        for line in self.module.functions.body_lines(name)[1:]:
+            if "@" not in line:
+                continue
+            for word in self._NAME.findall(line):
+                word = word.strip('"')
+                if word in self.module.globals:
+                    found.add(make_name("@", word))
+                elif word in self.module.functions and word != name:
+                    callees.add(word)
+        for callee in callees:
+            found |= self(callee)
+        self._memo[name] = frozenset(found)
+        return self._memo[name]
+
+
 def user_shadow_globals(module, registry: Registry) -> dict[str, tuple[str, str]]:
     """@g -> (@d_g, g's value type) for each `enzyme_shadow` registration whose global holds
     floats or a pointer: the engine uses @d_g wherever it would make its own shadow global, so
@@ -287,6 +321,8 @@ class Engine:
         self.context_call = False
         self.context_width: int | None = None   # the width of that context, while one is lowered
         self.global_users = _GlobalUsers(module, self.active_globals)
+        self.globals_named = _GlobalsNamed(module)
+        self.write_summaries: dict[str, frozenset | None] = {}   # cache.call_write_targets
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}
         self.split_calls: list[tuple[str, Signature, str]] = []   # (kind, signature, call site)

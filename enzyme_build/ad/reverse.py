@@ -721,9 +721,11 @@ class ReverseGenerator:
         private = self._private_operands(inst)
         rev_only = tuple(t == "ptr" and a in ("dup", "dupnoneed") and v in self.cache.reverse_local
                          for (t, v), a in zip(inst.operands, args))
+        # the globals it reads that nothing here writes while its pieces wait for each other
+        vouched = self.cache.mutable_stable_globals() & self.engine.globals_named(callee_name(inst))
         return Signature(callee_name(inst), tuple(args), ret_active, ret_shadow,
                          stable if any(stable) else (), private if any(private) else (),
-                         rev_only if any(rev_only) else ())
+                         rev_only if any(rev_only) else (), stable_globals=vouched)
 
     def _null_is_dup(self, inst: Instruction) -> bool:
         """A literal null passed to a function the engine differentiates is a pointer whose

@@ -225,11 +225,10 @@ def test_global_written_through_an_argument(level, tmp_path):
     check_fd_rows(fd_rows(tmp_path, THROUGH_ARGUMENT, flags, env), 4)
 
 
-def _plan(tmp_path, text: str) -> str:
+def _plan(tmp_path, text: str, head: str = "cache plan of @diffe_f (combined mode)") -> str:
     keep = tmp_path / "keep"
     fd_rows(tmp_path, text, ["-O2"], {"ENZYME_BUILD_KEEP": str(keep)})
     plan = (keep / "p.ad" / "cache-plan.txt").read_text()
-    head = "cache plan of @diffe_f (combined mode)"
     assert head in plan, plan
     return plan.split(head, 1)[1].split("\n\n", 1)[0]
 
@@ -260,3 +259,90 @@ def test_writing_only_arguments_reads_memory_attributes():
     assert not _writes_only_arguments("memory(write, argmem: readwrite)")
     assert not _writes_only_arguments("memory(readwrite, inaccessiblemem: none)")
     assert not _writes_only_arguments("nounwind uwtable")
+
+
+# A helper that stays a call reads the global data; its split pieces run around code of the
+# caller. The caller vouches for the globals nothing it runs writes (`Signature.stable_globals`).
+HELPER = r"""
+static double feats[12][4];
+static volatile double unit = 0.1;
+static volatile int count = 4;
+__attribute__((constructor)) static void load_features(void) {
+  for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) feats[i][j] = unit * sin(i + 2.0 * j);
+}
+__attribute__((noinline)) static double sample_loss(const double *w, int i, int n) {
+  double z = 0;
+  for (int j = 0; j < n; j++) z += feats[i][j] * w[j] * (1.0 + 0.1 * sin(w[(j + 1) % n]));
+  return tanh(z) * tanh(z);
+}
+"""
+SPLIT_PROGRAMS = {
+    "helper_reads_data": HELPER + r"""
+double f(const double *x) {
+  double s = 0;
+  for (int i = 0; i < 12; i++) s += sample_loss(x, i, count);
+  return s;
+}
+""",
+    # the caller doubles the data between two rounds of calls and halves it back
+    "caller_changes_data": HELPER + r"""
+double f(const double *x) {
+  double s = 0;
+  for (int i = 0; i < 12; i++) s += sample_loss(x, i, count);
+  for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) feats[i][j] *= 2.0;
+  for (int i = 0; i < 12; i++) s += x[i % 4] * sample_loss(x, i, count);
+  for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) feats[i][j] *= 0.5;
+  return s;
+}
+""",
+}
+SPLIT_HEAD = "cache plan of @augmented_sample_loss / @reverse_sample_loss (split mode)"
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+@pytest.mark.parametrize("name", sorted(SPLIT_PROGRAMS))
+def test_helpers_reading_globals(name, level, tmp_path):
+    flags, env = LEVELS[level]
+    check_fd_rows(fd_rows(tmp_path, FD_HEAD + SPLIT_PROGRAMS[name] + fd_main(4), flags, env), 4)
+
+
+def test_pieces_read_vouched_globals_again(tmp_path):
+    plan = _plan(tmp_path, FD_HEAD + SPLIT_PROGRAMS["helper_reads_data"] + fd_main(4), SPLIT_HEAD)
+    loads = [line for line in plan.splitlines() if " load " in line]
+    assert loads and not [line for line in loads if "kept" in line], plan
+
+
+def test_pieces_keep_globals_their_caller_changes(tmp_path):
+    plan = _plan(tmp_path, FD_HEAD + SPLIT_PROGRAMS["caller_changes_data"] + fd_main(4), SPLIT_HEAD)
+    assert [line for line in plan.splitlines() if " load " in line and "kept" in line], plan
+
+
+# __enzyme_augmentfwd and __enzyme_reverse called by the user: the data changes in between,
+# and the gradient must be the one of the data the forward pass read
+USER_SPLIT = FD_HEAD + HELPER + r"""
+void *__enzyme_augmentfwd(void *, ...);
+void __enzyme_reverse(void *, ...);
+double f(const double *x) {
+  double s = 0;
+  for (int i = 0; i < 12; i++) s += sample_loss(x, i, count);
+  return s;
+}
+int main(void) {
+  double x[4] = {0.5, -1.25, 1.5, 0.75}, g[4] = {0}, gs[4] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
+  void *tape = __enzyme_augmentfwd((void *)f, enzyme_dup, x, gs);
+  for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) feats[i][j] *= 3.0;
+  __enzyme_reverse((void *)f, enzyme_dup, x, gs, 1.0, tape);
+  for (int i = 0; i < 4; i++) printf("%.15g %.15g\n", g[i], gs[i]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+def test_user_split_calls_vouch_for_no_global(level, tmp_path):
+    flags, env = LEVELS[level]
+    rows = fd_rows(tmp_path, USER_SPLIT, flags, env)
+    assert len(rows) == 4 and any(abs(r[0]) > 1e-3 for r in rows), rows
+    for combined, split in rows:
+        assert split == pytest.approx(combined, rel=1e-12, abs=1e-14), rows

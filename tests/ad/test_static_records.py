@@ -89,7 +89,8 @@ def test_a_loop_whose_callee_tapes_reads_the_data_pointer_after_the_call():
     loop = function_block(fn, "body")
     call = loop.index("call double @augmented_sq(double %xi, ptr %tape$)")
     cells = [m.start() for m in re.finditer(r"= call ptr @__enzyme_build_tape_at\(ptr %tape\$", loop)]
-    assert len(cells) == 3 and min(cells) > call, loop
+    # %s and %sq; x[i] is read again (@sq, read from its body, writes nothing)
+    assert len(cells) == 2 and min(cells) > call, loop
 
 
 MANY = "declare double @sin(double)\n" + summing_loop("many", """

@@ -72,6 +72,11 @@ class _Gen:
         # private/firstprivate/lastprivate, a region with two worksharing loops, num_threads;
         # race-free by construction); programs with one are built with -fopenmp: a twelfth
         self.ro = random.Random(seed * 1_000_171 + 71)
+        # and data the program keeps in globals, filled at start-up and read by f: a table,
+        # data behind a global pointer, a table f scales and restores itself or through a
+        # helper, a global pointer into such a table (re-read by the reverse sweep only when
+        # nothing can change it): a thirteenth
+        self.rd = random.Random(seed * 1_000_193 + 73)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -606,6 +611,46 @@ class _Gen:
                 f"  for (int {k} = 0; {k} < {n}; {k}++) {acc} = {acc} + 0.1 * {p}[{k}];",
                 f"  free({p}); }}"]
 
+    def data_stmt(self) -> list[str]:
+        """A loop of data-dependent length reading a global data table against the arrays."""
+        return self._drawn_from(self.rd, self._data_stmt)
+
+    def _data_stmt(self) -> list[str]:
+        rd = self.rd
+        kind = rd.choice(["table", "pointer", "scaled", "helper_scaled", "view"])
+        n = len(self.globals)
+        tab, cnt, seed = f"dtab{n}", f"dcount{n}", f"dseed{n}"
+        self.globals += [f"static double {tab}[{M}];",
+                         f"static volatile double {seed} = {rd.uniform(0.2, 0.9):.3f};",
+                         f"static volatile int {cnt} = {M};",
+                         f"__attribute__((constructor)) static void dfill{n}(void) {{ for (int i = 0; i < {M}; i++) "
+                         f"{tab}[i] = {seed} * (i + 1) - 0.5; }}"]
+        reader = tab
+        if kind in ("pointer", "view"):
+            reader = f"dptr{n}"
+            if kind == "pointer":   # a malloc'd copy behind a global pointer
+                self.globals += [f"static double *{reader};",
+                                 f"__attribute__((constructor)) static void dcopy{n}(void) {{ {reader} = "
+                                 f"malloc({M} * sizeof(double)); for (int i = 0; i < {M}; i++) "
+                                 f"{reader}[i] = 0.5 * {seed} * i - 0.25; }}"]
+            else:
+                self.globals.append(f"static double *{reader} = {tab};")
+        i, m = self.name("i"), self.name("m")
+        tgt = rd.choice(["s", "t"])
+        use = lambda: (f"for (int {i} = 0; {i} < {m}; {i}++) {tgt} = 0.5 * {tgt} + 0.25 * "
+                       f"tanh({reader}[{i}] * {self.bexpr([f'a[{i}]', f'b[{i}]', 's', 't'])} + "
+                       f"{reader}[({i} + {rd.randint(1, M - 1)}) % {M}]);")
+        out = [f"{{ int {m} = {cnt};", "  " + use()]
+        if kind in ("scaled", "view"):   # f changes the table and puts it back exactly (x2, /2)
+            out += [f"  for (int {i} = 0; {i} < {m}; {i}++) {tab}[{i}] *= 2.0;", "  " + use(),
+                    f"  for (int {i} = 0; {i} < {m}; {i}++) {tab}[{i}] *= 0.5;"]
+        elif kind == "helper_scaled":
+            helper = f"dscale{n}"
+            self.idiom_helpers.append(f"__attribute__((noinline)) static void {helper}(double by) "
+                                      f"{{ for (int i = 0; i < {M}; i++) {tab}[i] *= by; }}")
+            out += [f"  {helper}(2.0);", "  " + use(), f"  {helper}(0.5);"]
+        return out + ["}"]
+
     def omp_stmt(self) -> list[str]:
         """An OpenMP parallel loop over the arrays, race-free: each iteration writes only its own
         element, reads what no iteration of the loop writes, and sums through a reduction, an
@@ -664,11 +709,12 @@ class _Gen:
                 (self.rl, 0.3, self.loop_shape_stmt), (self.rw, 0.3, self.word_stmt),
                 (self.rm, 0.35, self.math_stmt), (self.rc, 0.4, self.control_stmt),
                 (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt),
-                (self.ro, 0.25, self.omp_stmt)):
+                (self.ro, 0.25, self.omp_stmt), (self.rd, 0.3, self.data_stmt)):
             if stream.random() < share:
                 at = stream.randint(0, len(body))
-                while at < len(body) and body[at].startswith((" ", "}")):
-                    at += 1
+                while at < len(body) and (body[at].startswith((" ", "}")) or
+                                          (stream is self.rd and _depth(body[:at]) > 0)):
+                    at += 1   # the data stream also stays out of an OpenMP region's braces
                 body[at:at] = make()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
@@ -733,6 +779,11 @@ class _Gen:
             "}",
         ]
         return "\n".join(lines) + "\n"
+
+
+def _depth(lines: list[str]) -> int:
+    """How many braces the lines leave open (a `#pragma omp parallel` region's)."""
+    return sum(line.count("{") - line.count("}") for line in lines)
 
 
 def gen(seed: int) -> str:

@@ -222,18 +222,35 @@ class ReverseGenerator:
             return
         name = g[1:].strip('"')
         owner, _, var = name.partition(".")
-        what = f"the static variable '{var}' of {owner}" if var and owner in self.engine.module.functions \
-            else f"the global '{name}'"
+        line = self.engine.module.globals.get(name, "")
+        held = re.search(r'\b(?:global|constant)\s+(\S+)', line.split("=", 1)[-1])
+        rest = ("pass the workspace to the differentiated function as a parameter (enzyme_dup with a "
+                "zeroed shadow buffer of the same size), or allocate it inside the differentiated function")
+        if var and owner in self.engine.module.functions:
+            what, decl = f"the static variable '{var}' of {owner}", var
+        elif var.isdigit():
+            # LLVM splits a struct global into one global per member, named `M.0`, `M.1`, ...;
+            # the registration names whole pointer globals only
+            what, decl = f"a pointer member of the global '{owner}' (LLVM splits a struct global into one " \
+                         f"global per member)", None
+        elif held and held.group(1) != "ptr":
+            what, decl = f"a pointer member of the global '{name}'", None
+        else:
+            what, decl = f"the global '{name}'", name
+        if decl is not None:
+            hint = (f"declare a shadow pointer for it and point that at a zeroed buffer of the same size "
+                    f"(`double *d_{decl}; void *__enzyme_shadow_global_{decl}[2] = {{&{decl}, &d_{decl}}};` "
+                    f"or `__attribute__((enzyme_shadow(d_{decl})))` on it), " + rest)
+        else:
+            hint = ("keep the workspace pointer in a global of its own (`double *work;`) and declare a shadow "
+                    "pointer for that (`double *d_work; void *__enzyme_shadow_global_work[2] = {&work, &d_work};` "
+                    "pointing at a zeroed buffer of the same size), " + rest)
         raise EnzymeBuildError(
             f"an active value is stored through the pointer held in {what} (@{name}), and enzyme-build "
             f"cannot give that memory a shadow: globals holding pointers have none unless one is declared "
             f"({inst.text.split(', !', 1)[0].strip()} in @{self.fn.name})",
             location=self.engine.location(inst) or f"@{self.fn.name}",
-            hint=f"declare a shadow pointer for it and point that at a zeroed buffer of the same size "
-                 f"(`double *d_{var or name}; void *__enzyme_shadow_global_{var or name}[2] = "
-                 f"{{&{var or name}, &d_{var or name}}};` or `__attribute__((enzyme_shadow(d_{var or name})))` on it), "
-                 f"pass the workspace to the differentiated function as a parameter (enzyme_dup with a "
-                 f"zeroed shadow buffer of the same size), or allocate it inside the differentiated function")
+            hint=hint)
 
     def _check_integer_views(self) -> None:
         """A float's bits carried in an integer (a view) must reach a float again through a

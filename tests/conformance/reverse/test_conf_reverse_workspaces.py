@@ -53,6 +53,18 @@ def test_global_workspace_refused(tmp_path, source, named, opt):
     assert "Traceback" not in err, err
 
 
+# a pointer member of a struct global (split by LLVM into one global per member at -O2):
+# named by the struct, and the hint does not offer a registration it cannot take
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_struct_member_workspace_refused(tmp_path, opt):
+    rc, err, made = _build_refused(tmp_path, "struct_workspace.c", opt)
+    assert rc == 1 and not made, err
+    assert "struct_workspace.c:15: an active value is stored through the pointer held in a pointer member " \
+           "of the global 'M'" in err, err
+    assert "keep the workspace pointer in a global of its own" in err, err
+    assert "&2" not in err and "d_2" not in err and "Traceback" not in err, err
+
+
 # the same workspace with a declared shadow pointer (registration global or attribute)
 @pytest.mark.parametrize("opt,env", [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})],
                          ids=["O0", "O2", "ad-before-opt"])
@@ -127,3 +139,11 @@ int main(void) {
                            text=True, timeout=240)
     assert build.returncode == 1 and not (work / "v").exists(), build.stderr
     assert "reaches the pointer global @g_work" in build.stderr and "Traceback" not in build.stderr
+
+
+# failure rev-24 (SILENT WRONG GRADIENT): the same struct with its members set by main; the
+# stores reach a shadowed array, the loads come through a member without a shadow
+@pytest.mark.xfail(strict=True, reason="see failure rev-24")
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_struct_member_workspace_set_in_main(tmp_path, opt):
+    assert build_and_run(tmp_path, "struct_workspace_set_in_main.c", opt=opt) == 4

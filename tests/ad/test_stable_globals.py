@@ -77,6 +77,24 @@ double f(const double *x) {
   return s;
 }
 """,
+    # weights written at start-up and read through a global pointer to them: accepted
+    # (refuse_aliased_global_pointer_loads only stops reads of arrays f writes derivatives into)
+    "weights_behind_a_global_pointer": r"""
+static double w[8];
+static const double *wp;
+static volatile double unit = 0.1;
+static volatile int count = 8;
+__attribute__((constructor)) static void set_weights(void) {
+  for (int i = 0; i < 8; i++) w[i] = unit * i + 0.2;
+  wp = w;
+}
+double f(const double *x) {
+  double s = 0;
+  int n = count;
+  for (int i = 0; i < n; i++) s += sin(wp[i] * x[i % 4]) * x[(i + 1) % 4];
+  return s;
+}
+""",
     # data behind pointers set at start-up: a global pointer, a struct of pointers
     "pointers_set_at_start_up": r"""
 static double *samples;                          /* 24 x 4, malloc'd at start-up */

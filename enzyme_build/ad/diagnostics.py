@@ -9,7 +9,7 @@ import sys
 
 from ..custom import convention
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, entry_point_name, strip_name
+from ..ir.model import Function, Instruction, entry_point_name, make_name, strip_name
 from .abi import marker_kind
 
 
@@ -155,6 +155,92 @@ def refuse_untracked_loads(engine, fn: Function, act, what: str) -> None:
             location=engine.location(load) or engine.location(call),
             hint="return the pointer on its own (or through an out-parameter), or make the function "
                  "inlinable: enzyme-build inlines such functions unless they are recursive or have no body")
+
+
+_STORE_INTO_GLOBAL = re.compile(r'^\s*store (?:volatile )?ptr (.*), ptr (@[-\w$.]+|@"[^"]+")(?:, align \d+)?(?:, !.*)?$')
+_GLOBAL_NAME = re.compile(r'@[-\w$.]+|@"[^"]+"')
+
+
+def _values_stored_into(engine, g: str) -> set[str]:
+    """The globals whose addresses the program ever puts into the pointer global `g`: named
+    in its initializer or in a `store ptr ..., ptr @g` anywhere in the module (memoized)."""
+    table = engine.memo.get(("pointer-global-values",))
+    if table is None:
+        table = {}
+        for line in engine.module.lines:
+            m = _STORE_INTO_GLOBAL.match(line)
+            if m:
+                table.setdefault(m.group(2), set()).update(_GLOBAL_NAME.findall(m.group(1)))
+        for name, line in engine.module.globals.items():
+            init = line.split("=", 1)[1] if "=" in line else ""
+            table.setdefault(make_name("@", name), set()).update(_GLOBAL_NAME.findall(init))
+        engine.memo[("pointer-global-values",)] = table
+    return table.get(g, set())
+
+
+def _input_derived(fn: Function, act) -> set[str]:
+    """The values of `fn` computed from its differentiated inputs: its varied parameters and
+    floats loaded through its parameters, and everything computed from those (a global's own
+    values, varied only because the global has a shadow, are not)."""
+    from ..analysis.activity import pointer_roots
+    params = {p.name for p in fn.params}
+    seeds = {p for p in params if p in act.varied}
+    derived: set[str] = set(seeds)
+    grew = True
+    while grew:
+        grew = False
+        for inst in fn.instructions():
+            if not inst.result or inst.result in derived or inst.result not in act.varied:
+                continue
+            if inst.opcode == "load":
+                hit = bool(pointer_roots(fn, inst.operands[0][1]) & params)
+            else:
+                hit = any(v in derived for _, v in inst.operands) or \
+                    (inst.opcode == "phi" and any(v in derived for v, _ in inst.incoming))
+            if hit:
+                derived.add(inst.result)
+                grew = True
+    return derived
+
+
+def refuse_aliased_global_pointer_loads(engine, fn: Function, act, what: str) -> None:
+    """Floats read through a pointer loaded from a global without a shadow are taken as
+    inactive. When the program points that global at an array this function stores floats
+    computed from its inputs into (a struct member only ever set to `&scratch`, whose stores
+    the optimizer folded to the array itself while the loads still go through the member),
+    the derivative through that memory would be lost without a word: an error instead.
+    `what` is "derivative" or "tangent"."""
+    from ..analysis.activity import global_base, pointer_global, pointer_roots
+    from ..ir.model import is_float_type
+    candidates = [load for load in fn.of_opcode("load") if is_float_type(load.type)
+                  and pointer_global(fn, load.operands[0][1], act.shadowed) is not None]
+    if not candidates:
+        return
+    derived = _input_derived(fn, act)
+    written: set[str] = set()   # globals holding floats computed from the inputs
+    for store in fn.of_opcode("store"):
+        (vty, v), (_, p) = store.operands
+        if is_float_type(vty) and v in derived:
+            written |= {g for r in pointer_roots(fn, p) if (g := global_base(r)) is not None}
+    if not written:
+        return
+    for load in candidates:
+        g = pointer_global(fn, load.operands[0][1], act.shadowed)
+        hit = sorted(_values_stored_into(engine, g) & written)
+        if hit:
+            shown = _ATTACHED_METADATA.sub("", load.text.strip())
+            owner, _, member = strip_name(g).rpartition(".")
+            held = f"a pointer member of the global '{owner}' ({g})" if member.isdigit() and owner \
+                and owner not in engine.module.functions else g
+            raise EnzymeBuildError(
+                f"floats are read through the pointer held in {held}, which the program points at {hit[0]}, "
+                f"an array @{fn.name} stores values computed from its inputs into; the pointer has no shadow, "
+                f"so the {what} through it would be lost ({shown} in @{fn.name})",
+                location=engine.location(load) or f"@{fn.name}",
+                hint="use the array directly, or keep the workspace pointer in a global of its own and "
+                     "declare a shadow pointer for it (`double *d_work; void *__enzyme_shadow_global_work[2] = "
+                     "{&work, &d_work};`), or pass the workspace to the differentiated function as a parameter "
+                     "(enzyme_dup with a zeroed shadow buffer of the same size)")
 
 
 def active_argument_not_a_float(ty: str, callee: str, location) -> EnzymeBuildError:

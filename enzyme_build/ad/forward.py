@@ -21,7 +21,8 @@ from ..ir.model import (entry_point_name, Function, Instruction, byval_attribute
 from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
-from .diagnostics import active_argument_not_a_float, refuse_untracked_loads, warn_dropped_const_paths
+from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads, refuse_untracked_loads,
+                          warn_dropped_const_paths)
 from .sweep import RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of, zeroed_shadow_block
 from ..analysis.types import bits_stay_integer
 from .indirect import derived_callee
@@ -125,6 +126,7 @@ class ForwardGenerator:
             openmp.refuse_unsupported(engine, fn, "forward")
         self.act = self._activity()
         refuse_untracked_loads(engine, fn, self.act, "tangent")
+        refuse_aliased_global_pointer_loads(engine, fn, self.act, "tangent")
         warn_dropped_const_paths(engine, fn, self.act)
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():

@@ -25,7 +25,8 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name)
 from .abi import Signature
-from .diagnostics import active_argument_not_a_float, demangled, refuse_untracked_loads, warn_dropped_const_paths
+from .diagnostics import (active_argument_not_a_float, demangled, refuse_aliased_global_pointer_loads,
+                          refuse_untracked_loads, warn_dropped_const_paths)
 from . import openmp
 from .indirect import derived_callee
 from .sweep import (DROP, FREE, INACTIVE, RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of,
@@ -182,6 +183,7 @@ class ReverseGenerator:
                 f"({inst.text.strip()} in @{fn.name})", location=engine.location(inst),
                 hint="pass that memory as an enzyme_dup argument, allocate it in the differentiated "
                      "code, or mark the pointer argument enzyme_const if its contents do not matter")
+        refuse_aliased_global_pointer_loads(engine, fn, self.act, "derivative")
         self.diffe_slots: dict[str, str] = {}
         self.fmf = ""   # fast-math flags of the instruction being reversed
         # adjoints kept as SSA values in their block's reverse (no slot): value -> running sum

@@ -212,6 +212,27 @@ def call_write_targets(engine, inst: Instruction) -> list[str] | None:
     return None
 
 
+def _write_roots(engine, fn, skip=lambda inst: False) -> set[str] | None:
+    """The roots of all memory `fn`'s stores and calls may write (`pointer_roots` of each
+    target; instructions `skip` accepts left out), or None when some write may go anywhere:
+    an atomic, an invoke, a call `call_write_targets` cannot bound."""
+    roots: set[str] = set()
+    for inst in fn.instructions():
+        if inst.opcode in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
+            return None
+        if inst.opcode == "store":
+            targets = [] if skip(inst) else [inst.operands[1][1]]
+        elif inst.opcode == "call":
+            targets = call_write_targets(engine, inst)
+            if targets is None:
+                return None
+        else:
+            continue
+        for target in targets:
+            roots |= pointer_roots(fn, target)
+    return roots
+
+
 def _written_parameters(engine, name: str) -> frozenset | None:
     """Which parameters of the module's function `name` it (or what it calls) may write
     through, when that is all it writes besides its own allocations; None when it may write
@@ -225,25 +246,10 @@ def _written_parameters(engine, name: str) -> frozenset | None:
     params = {p.name: k for k, p in enumerate(fn.params)}
     own = {i.result for i in fn.of_opcode("alloca", "call")
            if i.result and (i.opcode == "alloca" or i.callee in ALLOCATORS)}
-    written: set[int] = set()
-    for inst in fn.instructions():
-        if inst.opcode in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
-            return None
-        if inst.opcode == "store":
-            targets = [inst.operands[1][1]]
-        elif inst.opcode == "call":
-            targets = call_write_targets(engine, inst)
-            if targets is None:
-                return None
-        else:
-            continue
-        for target in targets:
-            for root in pointer_roots(fn, target):
-                if root in params:
-                    written.add(params[root])
-                elif root not in own:
-                    return None
-    memo[name] = frozenset(written)
+    roots = _write_roots(engine, fn)
+    if roots is None or any(r not in params and r not in own for r in roots):
+        return None
+    memo[name] = frozenset(params[r] for r in roots if r in params)
     return memo[name]
 
 
@@ -769,27 +775,10 @@ class CachePlanner:
             return set(), False
         own = self._local_allocations() | {p.name for p in self.fn.params if "noalias" in p.attrs.split()}
         constant = {make_name("@", g) for g, line in self.engine.module.globals.items() if _constant_line(line)}
-        written: set[str] = set()
-        for inst in self.fn.instructions():
-            if inst.opcode in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
-                return set(), False
-            if inst.opcode == "store":
-                if id(inst) in self.undone_stores:
-                    continue
-                targets = [inst.operands[1][1]]
-            elif inst.opcode == "call":
-                targets = call_write_targets(self.engine, inst)
-                if targets is None:
-                    return set(), False
-            else:
-                continue
-            for target in targets:
-                for root in pointer_roots(self.fn, target):
-                    if root.startswith("@"):
-                        if root not in constant:   # a format string handed to printf
-                            written.add(root)
-                    elif root not in own:
-                        return set(), False
+        roots = _write_roots(self.engine, self.fn, skip=lambda inst: id(inst) in self.undone_stores)
+        if roots is None or any(not r.startswith("@") and r not in own for r in roots):
+            return set(), False
+        written = {r for r in roots if r.startswith("@") and r not in constant}   # not printf's format
         # an alias is a second name of another global's memory: neither name is vouched for
         for name, line in self.engine.module.globals.items():
             if re.match(r'\S+\s*=\s*(?:[\w()]+\s+)*(?:alias|ifunc)\b', line):

@@ -130,6 +130,21 @@ static volatile int count = 4;       /* loops of unknown length: their values ne
 __attribute__((constructor)) static void fill(void) { for (int i = 0; i < 4; i++) G[i] = 4 * unit * (i + 1); }
 """
 
+
+def _scaled_between_reads(declaration: str, read: str, write: str) -> str:
+    """A program reading G as `read` in two loops, tripling it as `write` between them and
+    putting it back after."""
+    return CHANGED_PRELUDE + declaration + f"""double f(const double *x) {{
+  double s = 0;
+  int n = count;
+  for (int i = 0; i < n; i++) s += sin(x[i] * {read}[i]);
+  for (int i = 0; i < n; i++) {write}[i] = {write}[i] * 3.0;
+  for (int i = 0; i < n; i++) s += x[(i + 1) % n] * x[i] * {read}[i];
+  for (int i = 0; i < n; i++) {write}[i] = {write}[i] / 3.0;
+  return s;
+}}
+"""
+
 CHANGED = {
     # the function writes the global itself between two reads
     "written_inside": CHANGED_PRELUDE + r"""
@@ -157,44 +172,11 @@ double f(const double *x) {
 }
 """,
     # the function writes the global under a second name (an alias)
-    "written_through_alias": CHANGED_PRELUDE + r"""
-extern double G2[4] __attribute__((alias("G")));
-double f(const double *x) {
-  double s = 0;
-  int n = count;
-  for (int i = 0; i < n; i++) s += sin(x[i] * G[i]);
-  for (int i = 0; i < n; i++) G2[i] = G2[i] * 3.0;
-  for (int i = 0; i < n; i++) s += x[(i + 1) % n] * x[i] * G[i];
-  for (int i = 0; i < n; i++) G2[i] = G2[i] / 3.0;
-  return s;
-}
-""",
+    "written_through_alias": _scaled_between_reads('extern double G2[4] __attribute__((alias("G")));\n', "G", "G2"),
     # a global pointer into a global the function writes: the pointer's target changes
-    "pointer_into_written_global": CHANGED_PRELUDE + r"""
-static double *view = G;
-double f(const double *x) {
-  double s = 0;
-  int n = count;
-  for (int i = 0; i < n; i++) s += sin(x[i] * view[i]);
-  for (int i = 0; i < n; i++) G[i] = G[i] * 3.0;
-  for (int i = 0; i < n; i++) s += x[(i + 1) % n] * x[i] * view[i];
-  for (int i = 0; i < n; i++) G[i] = G[i] / 3.0;
-  return s;
-}
-""",
+    "pointer_into_written_global": _scaled_between_reads("static double *view = G;\n", "view", "G"),
     # the function writes through the pointer it loaded from a global
-    "written_through_loaded_pointer": CHANGED_PRELUDE + r"""
-static double *view = G;
-double f(const double *x) {
-  double s = 0;
-  int n = count;
-  for (int i = 0; i < n; i++) s += sin(x[i] * G[i]);
-  for (int i = 0; i < n; i++) view[i] = view[i] * 3.0;
-  for (int i = 0; i < n; i++) s += x[(i + 1) % n] * x[i] * G[i];
-  for (int i = 0; i < n; i++) view[i] = view[i] / 3.0;
-  return s;
-}
-""",
+    "written_through_loaded_pointer": _scaled_between_reads("static double *view = G;\n", "G", "view"),
 }
 
 # the function writes through a pointer argument the caller points at the global it reads

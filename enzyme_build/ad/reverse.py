@@ -50,6 +50,23 @@ _CONSUMES_ACTIVE_SAFELY = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpex
                            "alloca", "icmp", "ptrtoint", "addrspacecast"}
 
 
+# instructions whose reverse neither reads nor overwrites shadow memory (a load's reverse
+# adds into it, which commutes with other additions): `ReverseGenerator._carried_loads`
+_SHADOW_PURE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "fptosi", "fptoui",
+                "sitofp", "uitofp", "fcmp", "icmp", "select", "getelementptr", "bitcast", "freeze", "add",
+                "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "sext", "zext", "trunc",
+                "extractvalue", "insertvalue", "load", "ptrtoint", "inttoptr"}
+_PURE_INTRINSIC_RE = re.compile(r"^@llvm\.(fmuladd|fma|fabs|sqrt|exp|exp2|log|log2|log10|sin|cos|pow|powi|"
+                                r"minnum|maxnum|minimum|maximum|copysign|floor|ceil|trunc|rint|round|"
+                                r"nearbyint|assume|lifetime|dbg)\b")
+
+
+def _pure_for_shadows(inst) -> bool:
+    if inst.opcode in _SHADOW_PURE:
+        return "volatile" not in inst.flags if inst.opcode == "load" else True
+    return inst.opcode == "call" and bool(inst.callee) and bool(_PURE_INTRINSIC_RE.match(inst.callee))
+
+
 def _is_point(item, kind: str) -> bool:
     return isinstance(item, InsertPoint) and item.kind == kind
 
@@ -207,6 +224,10 @@ class ReverseGenerator:
         self._kinds: dict[int, str] = {}
         self._escaped: set[str] | None = None
         self.shadow_primal: dict[str, str] = {}  # shadow name -> primal pointer
+        # loads of the block being reversed whose shadow update waits for its end, and those
+        # updates (`_carried_loads`)
+        self._deferred_loads: frozenset = frozenset()
+        self._deferred_accumulations: list[tuple[str, str, str, str]] = []
         # what the reverse sweep reads and how it is kept (ad/cache.py), made last: it reads
         # the sweep's state
         self.cache = CachePlanner(self)
@@ -854,6 +875,8 @@ class ReverseGenerator:
             seed = DRET if self.split else float_constant(1.0, term.type)
             self.accumulate(v, seed, lines)
         body = [i for i in block.instructions[:-1] if i.opcode != "phi"]
+        self._deferred_loads = self._carried_loads(block, body)
+        self._deferred_accumulations = []
         for inst in reversed(body):
             self._reverse_instruction(inst, label, lines)
         self.fmf = ""
@@ -861,6 +884,9 @@ class ReverseGenerator:
         for phi in block.phis():
             if phi.result in self.act.varied:
                 phi_adjoints[phi.result] = self.take_adjoint(phi.result, lines)
+        for shadow_ptr, ty, contrib, primal in self._deferred_accumulations:
+            self.accumulate_memory(shadow_ptr, ty, contrib, lines, primal=primal, label=label)
+        self._deferred_loads, self._deferred_accumulations = frozenset(), []
         if label == self.fn.blocks[0].label:
             lines += self._byval_shadow_returns(label)
             for inst in self.fn.instructions():   # redo the undone stores, in forward order
@@ -869,6 +895,39 @@ class ReverseGenerator:
                     value = self._undo_current(inst) if self.split else v
                     self.ir(lines).store(vty, value, self.cache.fetch(p, label))
         self.rev_term[label] = self._reverse_terminator(block, phi_adjoints)
+
+    def _carried_loads(self, block, body) -> frozenset:
+        """Loads of `block` whose adjoint is added into shadow memory at the end of its reverse
+        block instead of where the load is reversed: those whose value the next iteration of
+        a loop reads again through a header phi (GVN keeps `a[i + 1]` in a register as the
+        next iteration's `a[i]`). Their adjoint includes the phi's, which the reverse block
+        finishes last; added at once, the shadow update of one reverse iteration waits for
+        the phi adjoint of the one before through memory, a recurrence LLVM's vectorizer
+        cannot reorder. Added after the phis' adjoints, the same sum is a first-order
+        recurrence in a register, which it vectorizes (the heat stepper's reverse loop).
+
+        Moving a `+=` into shadow memory later is exact when nothing reversed after it reads
+        or overwrites shadow memory: only other loads (whose reverse is a `+=` too) and pure
+        arithmetic may precede the load in the block. Not in OpenMP-parallel functions,
+        whose shadow updates are atomic."""
+        if self.parallel:
+            return frozenset()
+        loop = self.cfg.loop_of.get(block.label)
+        if loop is None or block.label not in loop.latches:
+            return frozenset()
+        carried = set()
+        for phi in self.fn.block(loop.header).phis():
+            if phi.result in self.act.varied:
+                carried.update(v for v, b in phi.incoming if b == block.label)
+        if not carried:
+            return frozenset()
+        out = set()
+        for inst in body:
+            if inst.opcode == "load" and inst.result in carried and inst.result in self.act.varied:
+                out.add(id(inst))
+            if not _pure_for_shadows(inst):
+                break   # what follows may be reversed after a shadow read or write
+        return frozenset(out)
 
     def _reverse_terminator(self, block, phi_adjoints) -> list[str]:
         label = block.label
@@ -1002,7 +1061,10 @@ class ReverseGenerator:
                                         f"{inst.operands[0][1]} has no shadow")
                 dr = self.take_adjoint(res, lines)
                 ptr = self.cache.fetch(self.shadow(inst.operands[0][1]), label)
-                self.accumulate_memory(ptr, self.types[res], dr, lines, primal=inst.operands[0][1], label=label)
+                if id(inst) in self._deferred_loads:
+                    self._deferred_accumulations.append((ptr, self.types[res], dr, inst.operands[0][1]))
+                else:
+                    self.accumulate_memory(ptr, self.types[res], dr, lines, primal=inst.operands[0][1], label=label)
         elif op == "store":
             (vty, v), (_, p) = inst.operands
             vty = self.views.get(v, vty)

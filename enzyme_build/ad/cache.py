@@ -13,6 +13,7 @@ from collections.abc import MutableMapping
 from contextlib import contextmanager
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
+from ..analysis.addresses import Affine, affine_address, allocation_extent, never_same
 from ..analysis.cfg import STEP_CONSTANT, loop_invariant
 from ..analysis.invariance import iteration_invariant
 from ..analysis.library import REUSABLE_MATH, writes_through_args
@@ -339,6 +340,14 @@ class CachePlanner:
         # for the printer (`describe`): how each (reverse block, forward value) read is served
         self.how: dict[tuple[str, str], str] = {}
         self._costless_seen: set[tuple[str, str]] = set()   # (block, value) found costless
+        # snapshots (`_snapshot_plan`): instruction -> (loop, base, extent, phi address) or None;
+        # (loop header, base) -> the snapshot; its forward lines and reverse pops by preheader
+        self._snapshot_plans: dict[int, tuple | None] = {}
+        self._snapshot_loops: dict[tuple[str, str], bool] = {}
+        self._private: set[str] | None = None
+        self.snapshots: dict[tuple[str, str], dict] = {}
+        self.snapshot_lines: dict[str, list[str]] = {}
+        self.snapshot_pops: dict[str, list[str]] = {}
         self.kept_in: dict[tuple[str, str], tuple[str, str]] = {}   # -> (kind, where)
 
     def _is_free(self, value: str) -> bool:
@@ -376,18 +385,14 @@ class CachePlanner:
             self.rev_primal[(block, name)] = value
             self.how[key] = "IV replayed"
             return name
-        reread = self._reread(value, block, depth)
-        if reread is not None:
-            self.rev_names[key] = reread
-            self.rev_primal[(block, reread)] = value
-            self.how[key] = "re-read from memory"
-            return reread
-        recomputed = self._recompute(value, block, depth)
-        if recomputed is not None:
-            self.rev_names[key] = recomputed
-            self.rev_primal[(block, recomputed)] = value
-            self.how[key] = "recomputed"
-            return recomputed
+        for serve, how in ((self._reread, "re-read from memory"), (self._snapshot_read, "re-read from a snapshot"),
+                           (self._recompute, "recomputed")):
+            got = serve(value, block, depth)
+            if got is not None:
+                self.rev_names[key] = got
+                self.rev_primal[(block, got)] = value
+                self.how[key] = how
+                return got
         if self.sweep.shadow_primal.get(value) in self.reverse_local:
             raise InternalError(f"cannot recompute shadow {value} in @{self.fn.name}")
         hoisted = self._hoisted(value, block)
@@ -461,6 +466,8 @@ class CachePlanner:
         if depth > _REBUILD_DEPTH:
             return None
         inst = self.fn.defs.get(value)
+        if inst is not None and inst.opcode == "phi":
+            return self._reread_carried(inst, block, depth)
         if inst is None or inst.opcode != "load" or "volatile" in inst.flags:
             return None
         if self._stable is None:
@@ -472,6 +479,47 @@ class CachePlanner:
         align = re.search(r'align\s+(\d+)', inst.text)
         return self.ir(self.recompute_lines.setdefault(block, [])).load(
             inst.type, raddr, align=int(align.group(1)) if align else 1, hint="rl")
+
+    def _carried_rereadable(self, phi) -> Affine | None:
+        """The address of a carried-load phi (`_carried_address`) whose memory the reverse
+        sweep may read again: nothing writes it, or it is final after both loads."""
+        address = self._carried_address(phi)
+        if address is None:
+            return None
+        if self._stable is None:
+            self._stable = self.stable_roots()
+        if pointer_roots(self.fn, address.base) <= self._stable:
+            return address
+        loads = [self.fn.defs[v] for v, _ in phi.incoming]
+        return address if all(self._final_after(load) for load in loads) else None
+
+    def _reread_carried(self, phi, block: str, depth: int) -> str | None:
+        """A carried-load phi read again from memory at its address (a CSR row's start
+        `row_ptr[i]`, which the previous iteration loaded as `row_ptr[i + 1]`)."""
+        address = self._carried_rereadable(phi)
+        if address is None:
+            return None
+        lines = self.recompute_lines.setdefault(block, [])
+        rbase = self.fetch(address.base, block, depth + 1)
+        delta = self._affine_delta(address, block, depth, lines)
+        at = self.ir(lines).gep("i8", rbase, [("i64", delta)], flags="", hint="rc")
+        return self.ir(lines).load(phi.type, at, align=self._carried_align(phi), hint="rl")
+
+    def _carried_align(self, phi) -> int:
+        align = [re.search(r'align\s+(\d+)', self.fn.defs[v].text) for v, _ in phi.incoming]
+        return min(int(a.group(1)) if a else 1 for a in align)
+
+    def _affine_delta(self, address: Affine, block: str, depth: int, lines: list[str]) -> str:
+        """The byte offset `const + sum(coeff * term)` of an address, computed in the reverse
+        block of `block` from the terms it fetches."""
+        terms = [(self.fetch(t[1], block, depth + 1), t, c) for t, c in address.terms]
+        ir = self.ir(lines)
+        delta = str(address.const)
+        for v, t, c in terms:
+            if t[0] != "v":
+                v = ir.cast(t[0], t[2], v, "i64", hint="sni")
+            delta = ir.binop("add", "i64", delta, ir.binop("mul", "i64", v, str(c), hint="sni"), hint="sno")
+        return delta
 
     def undoable_stores(self) -> dict[int, str]:
         """Combined mode: stores of scalars through the function's arguments in a block that
@@ -788,6 +836,442 @@ class CachePlanner:
             return unwritten & self.sig.stable_globals, False
         return unwritten, not written
 
+    # ------------------------------------------------------------------ snapshots
+    # A loop that reads a heap block the function overwrites afterwards (a time stepper's
+    # state, two buffers swapped every step) used to keep every value it loaded from it, and
+    # every value computed from those, one cell each per iteration: a 3-point stencil kept two
+    # per point and step, a CSR product one per nonzero. When nothing in the loop writes the
+    # block, the forward sweep copies the block onto the tape once at the loop's preheader
+    # (its size is the allocation's), and the reverse sweep reads the loads, and what it
+    # recomputes from them, back from that copy: 8 bytes per element per entry of the loop,
+    # whatever the loop reads. Combined mode only.
+
+    def _private_allocations(self) -> set[str]:
+        """The function's heap blocks no pointer outside it can reach: every pointer derived
+        from one (GEPs, casts, phis and selects: two buffers swapped every step) is only
+        loaded from, stored through, compared, freed or handed to a memory intrinsic or to a
+        callee that does not capture it (`_captured_allocations`, which also follows phis)."""
+        if self._private is None:
+            heap = {r for r in self._local_allocations()
+                    if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
+            derived: dict[str, set[str]] = {r: {r} for r in heap}
+            grew = True
+            while grew:
+                grew = False
+                for inst in self.fn.instructions():
+                    if not inst.result or inst.opcode not in ("getelementptr", "bitcast", "phi", "select"):
+                        continue
+                    sources = [v for v, _ in inst.incoming] if inst.opcode == "phi" else \
+                        [inst.operands[1][1], inst.operands[2][1]] if inst.opcode == "select" else [inst.operands[0][1]]
+                    roots = set().union(*(derived.get(v, set()) for v in sources))
+                    if roots - derived.get(inst.result, set()):
+                        derived[inst.result] = derived.get(inst.result, set()) | roots
+                        grew = True
+            captured: set[str] = set()
+            for inst in self.fn.instructions():
+                op = inst.opcode
+                for v in inst.values():
+                    if v not in derived:
+                        continue
+                    if op in ("load", "icmp", "phi") or (op in ("getelementptr", "bitcast") and inst.operands[0][1] == v):
+                        continue
+                    if op == "select" and inst.operands[0][1] != v:
+                        continue
+                    if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v:
+                        continue
+                    if op == "call" and self._call_keeps_pointer(inst, v):
+                        continue
+                    captured |= derived[v]
+            self._private = heap - captured
+        return self._private
+
+    def _parent_loop(self, loop):
+        """The innermost loop strictly containing `loop`, or None."""
+        best = None
+        for other in self.cfg.loops:
+            if other is not loop and loop.header in other.blocks and loop.blocks <= other.blocks \
+                    and (best is None or len(other.blocks) < len(best.blocks)):
+                best = other
+        return best
+
+    def _available_at(self, value: str, block: str) -> bool:
+        """Whether a forward value can be read at the end of `block`."""
+        if not is_local(value) or value in self.params:
+            return True
+        home = self.sweep.def_block(value)
+        return home is not None and self.cfg.dominates(home, block)
+
+    def _clobbers(self, inst, base: str, private: set[str]) -> bool:
+        """Whether `inst` may write the memory of the heap block `base` points to."""
+        op = inst.opcode
+        if op == "store":
+            return not never_same(self.fn, inst.operands[1][1], base, private)
+        if op in ("atomicrmw", "cmpxchg", "invoke", "callbr"):
+            return True
+        if op != "call":
+            return False
+        name = callee_name(inst)
+        if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
+            return not never_same(self.fn, inst.operands[0][1], base, private)
+        if inst.callee in DEALLOCATORS or inst.callee == "@realloc":
+            return not never_same(self.fn, inst.operands[0][1], base, private)
+        if name.startswith("llvm.") or is_inactive_call(inst) or \
+                (inst.callee in ALLOCATORS and "realloc" not in name):
+            return False
+        targets = call_write_targets(self.engine, inst)
+        if targets is None:
+            return True
+        return any(not never_same(self.fn, t, base, private) for t in targets)
+
+    def _loop_ivs(self, loop) -> dict[str, tuple[int, str]]:
+        """The header phis of `loop` stepping by a constant: iv -> (step, start)."""
+        out = {}
+        if loop.preheader is None or len(loop.latches) != 1:
+            return out
+        pre, latch = loop.preheader, loop.latches[0]
+        for phi in self.fn.block(loop.header).phis():
+            inc = {b: v for v, b in phi.incoming}
+            nxt = self.fn.defs.get(inc.get(latch, ""))
+            if set(inc) == {pre, latch} and nxt is not None and nxt.opcode == "add":
+                (_, x), (_, y) = nxt.operands
+                step = y if x == phi.result else (x if y == phi.result else None)
+                if step is not None and re.fullmatch(r"-?\d+", step) and int(step) != 0:
+                    out[phi.result] = (int(step), inc[pre])
+        return out
+
+    def _moving_term(self, address: Affine, loop, ivs) -> tuple | None:
+        """The one term of `address` that is an IV of `loop` (None when there is not exactly
+        one, or another term changes inside the loop)."""
+        moving = None
+        for term, _ in address.terms:
+            if term[1] in ivs and moving is None:
+                moving = term
+            elif self.sweep.def_block(term[1]) in loop.blocks or not self._available_at(term[1], loop.preheader):
+                return None
+        return moving
+
+    def _snapshot_loop(self, loop, base: str, extent: str, private: set[str], at: str) -> list | None:
+        """Whether the heap block `base` can be copied at the end of block `at` (the preheader
+        of `loop`, or its header) and read back for all of the loop (one iteration of it for
+        the header): `at` runs once per entry (per iteration), base and the block's size are
+        known there, and nothing in the loop writes the block -- except in-place stores of
+        the loop itself at an address stepping with one of its IVs (`u[i] = f(u[i], u[i+1])`),
+        returned as (store, address) for `_reads_ahead` to check each load against. None
+        when no copy can serve."""
+        key = (loop.header, base, at)
+        if key not in self._snapshot_loops:
+            ok = self.cfg.is_natural(loop) and (loop.trip_count is not None or loop.bound is not None) \
+                and self._available_at(base, at) and self._available_at(extent, at) \
+                and (at == loop.header or (loop.preheader == at and self.cfg.succs[at] == [loop.header]))
+            in_place = []
+            ivs = self._loop_ivs(loop) if ok else {}
+            for b in sorted(loop.blocks) if ok else ():
+                for inst in self.fn.block(b).instructions:
+                    if not self._clobbers(inst, base, private):
+                        continue
+                    address = affine_address(self.fn, self.engine.module, inst.operands[1][1]) \
+                        if inst.opcode == "store" else None
+                    if address is None or address.base != base or at != loop.preheader \
+                            or self.cfg.loop_of.get(b) is not loop or self._moving_term(address, loop, ivs) is None:
+                        ok = False
+                        break
+                    in_place.append((inst, address))
+                if not ok:
+                    break
+            self._snapshot_loops[key] = in_place if ok else None
+        return self._snapshot_loops[key]
+
+    def _reads_ahead(self, load, address: Affine, loop, in_place) -> bool:
+        """Whether a load of `loop` reads, in every iteration, memory no in-place store of the
+        loop has written yet: both step with the same IV by the same amount per iteration and
+        the load's offset is ahead of the store's in the direction the loop goes (or equal,
+        with the load first in the iteration)."""
+        if not in_place:
+            return True
+        if load.opcode != "load" or self.cfg.loop_of.get(load.block) is not loop:
+            return False
+        ivs = self._loop_ivs(loop)
+        for store, written in in_place:
+            if address.base != written.base:
+                return False
+            moving = self._moving_term(written, loop, ivs)
+            ours = dict(address.terms)
+            theirs = dict(written.terms)
+            if moving is None or ours != theirs:
+                return False
+            per_iteration = theirs[moving] * ivs[moving[1]][0]
+            gap = address.const - written.const
+            if gap % per_iteration:
+                continue   # never the same bytes
+            ahead = gap // per_iteration
+            if ahead < 0:
+                return False
+            if ahead == 0:
+                insts = self.fn.block(load.block).instructions
+                if store.block != load.block or insts.index(store) < insts.index(load):
+                    return False
+        return True
+
+    def _carried_address(self, phi, depth: int = 0) -> Affine | None:
+        """A loop-header phi that is a load under another name: GVN keeps the `a[i + 1]` one
+        iteration loads and hands it to the next one as its `a[i]` (the preheader loads the
+        first), and a second phi may take that value one more iteration along (`left = mid`).
+        The latch value is a load, or such a phi, from a base the loop does not change, whose
+        address taken one step back is the preheader load's at the first iteration: the
+        phi's address at every iteration is then that expression of the header's IV
+        (returned)."""
+        loop = self.cfg.loop_of.get(phi.block)
+        if loop is None or loop.header != phi.block or loop.preheader is None or len(loop.latches) != 1 \
+                or len(phi.incoming) != 2 or depth > 3:
+            return None
+        incoming = {b: v for v, b in phi.incoming}
+        pre, latch = loop.preheader, loop.latches[0]
+        if set(incoming) != {pre, latch}:
+            return None
+        entry, carried = self.fn.defs.get(incoming[pre]), self.fn.defs.get(incoming[latch])
+        if entry is None or entry.opcode != "load" or entry.block != pre or entry.type != phi.type \
+                or "volatile" in entry.flags or "atomic" in entry.flags or carried is None:
+            return None
+        if carried.opcode == "load" and "volatile" not in carried.flags and "atomic" not in carried.flags \
+                and carried.type == phi.type and carried.block in loop.blocks:
+            later = affine_address(self.fn, self.engine.module, carried.operands[0][1])
+        elif carried.opcode == "phi" and carried.block == loop.header and carried is not phi:
+            later = self._carried_address(carried, depth + 1)
+        else:
+            return None
+        first = affine_address(self.fn, self.engine.module, entry.operands[0][1])
+        if first is None or later is None or first.base != later.base \
+                or self.sweep.def_block(later.base) in loop.blocks:
+            return None
+        ivs = self._loop_ivs(loop)
+        moving = self._moving_term(later, loop, ivs)
+        if moving is None:
+            return None
+        step, start = ivs[moving[1]]
+        address = later.shifted(moving, step)   # where the previous iteration's value was read
+        coeff = dict(address.terms)[moving]
+        rest = tuple((t, c) for t, c in address.terms if t != moving)
+        if re.fullmatch(r"-?\d+", start):
+            expected = Affine(address.base, address.const + coeff * int(start), rest)
+        else:
+            expected = address.with_term(moving, (moving[0], start) + moving[2:])
+        if expected != first:
+            return None
+        # the preheader load read the memory a snapshot copies at the end of the preheader
+        after = self.fn.block(pre).instructions
+        after = after[next(k for k, i in enumerate(after) if i is entry) + 1:]
+        if any(self._clobbers(i, address.base, self._private_allocations()) for i in after):
+            return None
+        return address
+
+    def _carried_source(self, phi):
+        """The load of the loop whose value a carried-load phi holds (through a chain of phis)."""
+        loop = self.cfg.loop_of[phi.block]
+        v = next(v for v, b in phi.incoming if b == loop.latches[0])
+        inst = self.fn.defs[v]
+        return inst if inst.opcode == "load" else self._carried_source(inst)
+
+    def _snapshot_plan(self, inst) -> tuple | None:
+        """(loop, base, extent, address, at) when the load (or carried-load phi) `inst` can be
+        read from a snapshot: its base is the start of a private heap block of a known size,
+        and the outermost loop around it where the base is fixed and the block unwritten is
+        chosen, the copy taken at its preheader (`_snapshot_loop`); or, when the base changes
+        with the iterations of a loop (two buffers swapped every step) and nothing in that
+        loop writes the block, at its header, once per iteration, for all the loops inside it.
+        `address` is the phi's address (`_carried_address`); None for a load, which rebases
+        its own. A loop whose iterations do not sweep the block (an index that is not an IV
+        of the loop or of one inside it), entered per element of an outer loop, would copy
+        the whole block for a few reads: the load must then sit in a loop nested inside the
+        chosen one."""
+        key = id(inst)
+        if key in self._snapshot_plans:
+            return self._snapshot_plans[key]
+        self._snapshot_plans[key] = None
+        if self.split or self.parallel:
+            return None
+        if inst.opcode == "load":
+            if "volatile" in inst.flags or "atomic" in inst.flags:
+                return None
+            address = affine_address(self.fn, self.engine.module, inst.operands[0][1])
+            carried, reader = None, inst
+        else:
+            address = carried = self._carried_address(inst)
+            reader = self._carried_source(inst) if carried is not None else None
+        if address is None:
+            return None
+        base = address.base
+        extent = allocation_extent(self.fn, base)
+        private = self._private_allocations()
+        if extent is None or not pointer_roots(self.fn, base) <= private:
+            return None
+        chosen, at, loop = None, None, self.cfg.loop_of.get(inst.block)
+        home = self.sweep.def_block(base)
+        while loop is not None and (home is None or home not in loop.blocks):
+            in_place = self._snapshot_loop(loop, base, extent, private, loop.preheader)
+            if in_place is None or not self._reads_ahead(reader, address if carried is None else
+                                                         affine_address(self.fn, self.engine.module,
+                                                                        reader.operands[0][1]), loop, in_place):
+                break
+            chosen, at, loop = loop, loop.preheader, self._parent_loop(loop)
+            if in_place:
+                break   # an outer loop runs this one's stores
+        if loop is not None and home == loop.header and (chosen is None or not self._snapshot_loops.get(
+                (chosen.header, base, chosen.preheader))) and self._snapshot_loop(loop, base, extent, private,
+                                                                                  loop.header) == []:
+            chosen, at = loop, loop.header   # a copy per iteration of the loop the base changes with
+        if chosen is None:
+            return None
+        innermost = self.cfg.loop_of.get(inst.block)
+        ivs = {lp.iv for lp in self.cfg.loops if lp.iv and lp.blocks <= chosen.blocks}
+        swept = any(t[1] in ivs for t, _ in address.terms) or \
+            any(self.fn.defs.get(t[1]) is not None and self.fn.defs[t[1]].opcode == "phi"
+                and self.fn.defs[t[1]].block in chosen.blocks for t, _ in address.terms)
+        if not swept and innermost is chosen:
+            return None
+        # worth a copy: the loop reads elements of the block again in later iterations (a
+        # stencil's neighbours, kept once per read otherwise), or gathers from it through
+        # indices (a sparse product: one cell per nonzero). A sweep reading each element once
+        # (the fields of a body, a row of gates) keeps as many cells either way, in a record
+        # laid out for the reverse loop, and the copy would only add its call and strided reads.
+        if not self._rereads_elements(chosen, base):
+            return None
+        self._snapshot_plans[key] = (chosen, base, extent, carried, at)
+        return self._snapshot_plans[key]
+
+    def _rereads_elements(self, loop, base: str) -> bool:
+        """Whether `loop` reads some bytes of the block `base` starts more than once: a
+        carried-load phi (the element its latch load read, one iteration later), two loads
+        whose addresses differ by a whole number of steps of an IV of the loop nest, or a
+        load through an index that is no IV (a gather) in a loop nested inside `loop`."""
+        key = ("rereads", loop.header, base)
+        if key in self._snapshot_loops:
+            return self._snapshot_loops[key]
+        self._snapshot_loops[key] = False
+        ivs = {}
+        for lp in self.cfg.loops:
+            if lp.blocks <= loop.blocks:
+                ivs.update(self._loop_ivs(lp))
+        loads = []
+        for b in loop.blocks:
+            for inst in self.fn.block(b).instructions:
+                if inst.opcode == "phi" and inst.type != "ptr" and (a := self._carried_address(inst)) is not None \
+                        and a.base == base:
+                    self._snapshot_loops[key] = True
+                    return True
+                if inst.opcode == "load" and (a := affine_address(self.fn, self.engine.module,
+                                                                  inst.operands[0][1])) is not None and a.base == base:
+                    loads.append((inst, a))
+        for inst, a in loads:
+            if self.cfg.loop_of.get(inst.block) is not loop and any(t[1] not in ivs for t, _ in a.terms):
+                self._snapshot_loops[key] = True   # a gather in an inner loop
+                return True
+        # IVs of one loop stepping alike from constant starts (`i` and `i + 1` kept apart by
+        # indvars) are one IV and an offset
+        canon: dict[str, tuple[str, int]] = {}
+        for lp in self.cfg.loops:
+            if lp.blocks <= loop.blocks:
+                group: dict[int, tuple[str, int]] = {}
+                for iv, (step, start) in self._loop_ivs(lp).items():
+                    if re.fullmatch(r"-?\d+", start):
+                        first = group.setdefault(step, (iv, int(start)))
+                        canon[iv] = (first[0], int(start) - first[1])
+        def normal(a: Affine) -> Affine:
+            for (kind, name, *_), c in a.terms:
+                if kind == "v" and name in canon and canon[name][0] != name:
+                    a = Affine(a.base, a.const + c * canon[name][1], a.terms).with_term(("v", name), ("v", canon[name][0]))
+            return a
+        loads = [(inst, normal(a)) for inst, a in loads]
+        for k, (_, a) in enumerate(loads):
+            for _, b in loads[k + 1:]:
+                if a.terms != b.terms or a.const == b.const:
+                    continue
+                gap = abs(a.const - b.const)
+                if any(t[1] in ivs and gap % abs(c * ivs[t[1]][0]) == 0 for t, c in a.terms):
+                    self._snapshot_loops[key] = True
+                    return True
+        return False
+
+    def _snapshot_costless(self, inst, block: str, depth: int) -> bool:
+        """Whether the reverse block of `block` reads `inst` from a snapshot without a cell."""
+        plan = self._snapshot_plan(inst)
+        if plan is None or block not in plan[0].blocks:
+            return False
+        if plan[3] is None:
+            return self._cheap_address(inst.operands[0][1], block, depth + 1)
+        return all(self._per_iteration_free(t[1], block, depth + 1) for t, _ in plan[3].terms)
+
+    def _cheap_address(self, value: str, block: str, depth: int) -> bool:
+        """Index arithmetic whose leaves cost the reverse block no cell per iteration."""
+        if depth > _REBUILD_DEPTH:
+            return False
+        if self._per_iteration_free(value, block, depth):
+            return True
+        inst = self.fn.defs.get(value)
+        return inst is not None and inst.opcode in _RECOMPUTABLE and \
+            all(self._cheap_address(v, block, depth + 1) for v in dict.fromkeys(inst.values()))
+
+    def _snapshot(self, loop, base: str, extent: str, pre: str) -> dict:
+        """The snapshot of `base`'s block at the end of block `pre` (the preheader of `loop`, or
+        its header): the forward sweep reserves its bytes on the tape and copies the block
+        there after the block's own code; the reverse of that block pops it, after the
+        block's own record (pushed after it)."""
+        key = (loop.header, base, pre)
+        if key in self.snapshots:
+            return self.snapshots[key]
+        k = len(self.snapshots)
+        off = f"%snap.off${k}"
+        self.sweep.home[off] = pre
+        self.types[off] = "i64"
+        for helper in ("__enzyme_build_tape_frame", "__enzyme_build_tape_at", "__enzyme_build_tape_pop",
+                       "__enzyme_build_tape_push", "__enzyme_build_tape_grow"):
+            self.engine.support.add(helper)
+        self.engine.declare("@llvm.memcpy.p0.p0.i64")
+        self.uses_tape = True
+        ir = self.ir(self.snapshot_lines.setdefault(pre, []))
+        bytes_ = ir.binop("and", "i64", ir.binop("add", "i64", extent, "7", hint="snb"), "-8", hint="snb")
+        ir.call("i64", "@__enzyme_build_tape_frame", [("ptr", TAPE), ("i64", bytes_)], name=off)
+        at = ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", off)], hint="snap")
+        ir.call("void", "@llvm.memcpy.p0.p0.i64", [("ptr", at), ("ptr", base), ("i64", extent), ("i1", "false")])
+        # popped in the reverse of the preheader: a later snapshot of the same preheader first
+        rext = self.fetch(extent, pre) if is_local(extent) else extent
+        pop: list[str] = []
+        ir = self.ir(pop)
+        rbytes = ir.binop("and", "i64", ir.binop("add", "i64", rext, "7", hint="snb"), "-8", hint="snb")
+        ir.call("ptr", "@__enzyme_build_tape_pop", [("ptr", TAPE), ("i64", rbytes)], result=False)
+        self.snapshot_pops[pre] = pop + self.snapshot_pops.get(pre, [])
+        self.snapshots[key] = {"off": off, "base": base, "extent": extent, "loop": loop, "at": pre}
+        return self.snapshots[key]
+
+    def _snapshot_read(self, value: str, block: str, depth: int) -> str | None:
+        """A load (or carried-load phi) of the loop a snapshot covers, read back from it."""
+        if depth > _REBUILD_DEPTH:
+            return None
+        inst = self.fn.defs.get(value)
+        if inst is None or inst.opcode not in ("load", "phi"):
+            return None
+        plan = self._snapshot_plan(inst)
+        if plan is None or block not in plan[0].blocks:
+            return None
+        loop, base, extent, carried, at = plan
+        snap = self._snapshot(loop, base, extent, at)
+        lines = self.recompute_lines.setdefault(block, [])
+        roff = self.fetch(snap["off"], block, depth + 1)
+        if carried is None:
+            raddr = self.fetch(inst.operands[0][1], block, depth + 1)
+            rbase = self.fetch(base, block, depth + 1)
+            ir = self.ir(lines)
+            delta = ir.binop("sub", "i64", ir.cast("ptrtoint", "ptr", raddr, "i64", hint="sna"),
+                             ir.cast("ptrtoint", "ptr", rbase, "i64", hint="sna"), hint="sno")
+            align = re.search(r'align\s+(\d+)', inst.text)
+            align = int(align.group(1)) if align else 1
+        else:
+            delta = self._affine_delta(carried, block, depth, lines)
+            ir = self.ir(lines)
+            align = self._carried_align(inst)
+        at = ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", roff)], hint="snap")
+        cell = ir.gep("i8", at, [("i64", delta)], hint="snc")
+        return ir.load(inst.type, cell, align=min(align, 8), hint="sn")
+
     def _recompute(self, value: str, block: str, depth: int) -> str | None:
         if depth > _REBUILD_DEPTH and self.sweep.shadow_primal.get(value) not in self.reverse_local:
             return None
@@ -874,6 +1358,11 @@ class CachePlanner:
                 and self._costless(addr, block, depth + 1)
         elif inst.opcode in _RECOMPUTABLE or _cheap_float(inst):
             ok = all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values()))
+        if not ok and inst.opcode == "phi" and (address := self._carried_rereadable(inst)) is not None:
+            ok = self._per_iteration_free(address.base, block, depth + 1) and \
+                all(self._per_iteration_free(t[1], block, depth + 1) for t, _ in address.terms)
+        if not ok and inst.opcode in ("load", "phi"):
+            ok = self._snapshot_costless(inst, block, depth)
         if ok:   # stays true (what the block reads only grows); a "no" may be the depth bound's
             self._costless_seen.add((block, value))
         return ok
@@ -1896,6 +2385,10 @@ class CachePlanner:
                    "frame record": "per call"}.get(kind, "")
             names = ", ".join(v for v, _ in dict.fromkeys(values))
             out.append(f"{kind}{' ' + _where(kind, where) if where else ''}: {size} B {per} ({names})")
+        for snap in self.snapshots.values():
+            where, per = ("header", "iteration") if snap["at"] == snap["loop"].header else ("preheader", "entry")
+            out.append(f"snapshot of {snap['base']} at the {where} of loop %{snap['loop'].header}: "
+                       f"{snap['extent']} bytes per {per} of the loop")
         slots = sorted({where for kind, where in self.kept_in.values() if kind == "cache slot"})
         if slots:
             out.append(f"cache slots (one value each, per call): {len(slots)}")

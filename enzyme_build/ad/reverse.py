@@ -1442,6 +1442,7 @@ class ReverseGenerator:
             out += self.fwd[block.label]
             if i == 0:   # after every alloca of the entry block; before any use (preheader lines below)
                 out += self.cache.stride_definitions()
+            out += self.cache.snapshot_lines.get(block.label, [])   # before the block's own record
             out += self.cache.fwd_pushes.get(block.label, [])
             out += self.cache.side_fwd.get(block.label, [])
             out += self.cache.static_pre_lines.get(block.label, [])
@@ -1458,6 +1459,7 @@ class ReverseGenerator:
             out += self.cache.rev_prologue.get(block.label, [])
             out += self.cache.static_prologue.get(block.label, [])
             out += self.cache.recompute_lines.get(block.label, [])
+            out += self.cache.snapshot_pops.get(block.label, [])   # after the block's own record
             out += self.rev[block.label]
             out += self.rev_term[block.label]
         for edge, lines in self.edge_blocks:

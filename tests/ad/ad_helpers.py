@@ -219,3 +219,14 @@ def right_or_refused(workdir, text: str, flags=("-O2",), env=None, *, fd_tol: fl
         return None
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     return r.stderr
+
+
+def cache_plan(workdir, text: str, head: str = "cache plan of @diffe_f (combined mode)") -> str:
+    """Build `text` (an fd_main program) at -O2 keeping its intermediate files and return the
+    cache plan of one derived function (the one `head` names)."""
+    keep = os.path.join(str(workdir), "keep")
+    fd_rows(workdir, text, ["-O2"], {"ENZYME_BUILD_KEEP": keep})
+    with open(os.path.join(keep, "p.ad", "cache-plan.txt")) as fh:
+        plan = fh.read()
+    assert head in plan, plan
+    return plan.split(head, 1)[1].split("\n\n", 1)[0]

@@ -69,14 +69,42 @@ entry:
 """
 
 
+# The same stepper over two work buffers the caller passes (enzyme_dup): their size is not
+# known, so no snapshot can be taken and u's values are taped per point, in a static record.
+STENCIL_ARGS = STENCIL.replace(
+    "define double @stencil(ptr %u0, i64 %n, i32 %steps) {", "define double @stencil(ptr %u0, ptr %a, ptr %b, i64 %n, i32 %steps) {"
+).replace("  %a = call ptr @malloc(i64 %bytes)\n  %b = call ptr @malloc(i64 %bytes)\n", "").replace(
+    "  call void @free(ptr %a)\n  call void @free(ptr %b)\n", "").replace(
+    "ptr @enzyme_dup, ptr %u0, ptr %du0, ptr @enzyme_const, i64 %n",
+    "ptr @enzyme_dup, ptr %u0, ptr %du0, ptr @enzyme_dup, ptr %wa, ptr %dwa, ptr @enzyme_dup, ptr %wb, ptr %dwb, "
+    "ptr @enzyme_const, i64 %n").replace(
+    "define double @use_stencil(ptr %u0, ptr %du0, i64 %n, i32 %steps) {",
+    "define double @use_stencil(ptr %u0, ptr %du0, ptr %wa, ptr %dwa, ptr %wb, ptr %dwb, i64 %n, i32 %steps) {")
+
+
 def differentiate(text: str) -> str:
     out = differentiate_module(text + DECLS)
     llvm.verify(llvm.parse_assembly(out, "cache-shapes"), generated=True)
     return out
 
 
-def test_stencil_neighbour_shadow_pointer_is_recomputed_not_taped():
+def test_stencil_over_own_buffers_reads_a_snapshot_of_each_step():
+    """The function's own buffers (malloc'd, never captured, swapped every step): nothing in
+    the point loop writes u, so the forward sweep copies u onto the tape before the loop and
+    the reverse sweep reads u[i] and u[i + 1] back from that copy; nothing is kept per point."""
     fn = function_body(differentiate(STENCIL), "diffe_stencil")
+    step, point = function_block(fn, "step"), function_block(fn, "point")
+    assert re.search(r"%snap\.off\$0 = call i64 @__enzyme_build_tape_frame\(ptr %tape\$, i64 %snb\$\d+\)", step), step
+    assert re.search(r"call void @llvm\.memcpy\.p0\.p0\.i64\(ptr %snap\$\d+, ptr %u, i64 %bytes, i1 false\)", step), step
+    assert "%scell" not in point and "@__enzyme_build_tape" not in point, point
+    rev = function_block(fn, "rev$point")
+    assert len(re.findall(r"%sn\$\d+ = load double, ptr %snc\$\d+", rev)) == 2, rev
+    # the copy is popped when the reverse sweep leaves the loop, in the reverse of its preheader
+    assert "@__enzyme_build_tape_pop" in function_block(fn, "rev$step"), fn
+
+
+def test_stencil_neighbour_shadow_pointer_is_recomputed_not_taped():
+    fn = function_body(differentiate(STENCIL_ARGS), "diffe_stencil")
     point = function_block(fn, "point")
     # only doubles go to the per-point record: no shadow pointer (`store ptr ... %scell`)
     assert not re.search(r"store ptr %\S+, ptr %scell", point), point
@@ -266,5 +294,6 @@ def test_table_written_after_the_read_is_still_taped():
     text = TABLE.replace("exit:\n  call void @free(ptr %t)",
                          "exit:\n  store double 0.0, ptr %t, align 8\n  call void @free(ptr %t)")
     fn = function_body(differentiate(text), "diffe_table")
+    # (each element is read once: a copy of the table would keep as much, so none is taken)
     assert "store double %tj, ptr %scell" in function_block(fn, "use")
     assert "call void @free(ptr %t)" in function_block(fn, "exit")

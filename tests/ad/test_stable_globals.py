@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
+from ad_helpers import FD_HEAD, LEVELS, cache_plan, check_fd_rows, fd_main, fd_rows
 
 READ_ONLY = {
     # a kernel fitted to a global image (filled at start-up), leaky ReLU, sum of squares
@@ -226,11 +226,7 @@ def test_global_written_through_an_argument(level, tmp_path):
 
 
 def _plan(tmp_path, text: str, head: str = "cache plan of @diffe_f (combined mode)") -> str:
-    keep = tmp_path / "keep"
-    fd_rows(tmp_path, text, ["-O2"], {"ENZYME_BUILD_KEEP": str(keep)})
-    plan = (keep / "p.ad" / "cache-plan.txt").read_text()
-    assert head in plan, plan
-    return plan.split(head, 1)[1].split("\n\n", 1)[0]
+    return cache_plan(tmp_path, text, head)
 
 
 @pytest.mark.parametrize("name", sorted(READ_ONLY))

@@ -14,7 +14,7 @@ import re
 import pytest
 from ad_helpers import HERE
 from ad_helpers import fold_strides, function_block, function_body
-from test_cache_shapes import STENCIL, differentiate
+from test_cache_shapes import STENCIL_ARGS, differentiate
 
 # reverse, split and forward for each input of the six members (5, 4, 3, 4, 3 and 6 inputs)
 CHECKS = 3 * (5 + 4 + 3 + 4 + 3 + 6)
@@ -28,7 +28,7 @@ def test_programs_of_the_class(build, run_ok, opt, before):
 
 
 def test_a_loop_that_never_grows_the_tape_stores_through_column_bases():
-    fn = function_body(differentiate(STENCIL), "diffe_stencil")
+    fn = function_body(differentiate(STENCIL_ARGS), "diffe_stencil")
     step, point = function_block(fn, "step"), function_block(fn, "point")
     # the base is taken after the frame is reserved, once per entry into the loop
     assert re.search(r"%static\.off\$0 = call i64 @__enzyme_build_tape_frame\(ptr %tape\$, i64 %tb\$\d+\)\n"

@@ -1,0 +1,263 @@
+"""Addresses as affine byte offsets from a base pointer, the extent of heap blocks, and
+pointers that never name the same object.
+
+The cache planner's snapshots (ad/cache.py, `CachePlanner._snapshot_plan`) ask three
+questions about the loads of a loop:
+
+- `affine_address(fn, module, ptr)`: ptr as `base + const + sum(coeff * term)` bytes, walking
+  its GEP chain (array, struct and scalar element types; indices that are constants, sums,
+  differences, products and shifts by constants, and sign or zero extensions of those); the
+  terms are the SSA values left over (`("v", name)`, or `("sext" | "zext", name, from_type)` for
+  an extended narrower integer). None when a step is not affine.
+- `allocation_extent(fn, ptr)`: the byte size of the heap block ptr points to the start of,
+  when every way ptr can be reached from (phis and selects) is a `malloc`/`new` of the same
+  size (an SSA value or a constant); None otherwise.
+- `never_same(fn, a, b, private)`: whether two pointers can never point into the same object:
+  their roots are disjoint and one side's are allocations nothing outside the function can
+  reach (`private`), or their bases are two phis that swap on the back edge and start from
+  different private allocations (ping-pong buffers: `u = next; next = old u`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..ir.model import Function, Module
+from .activity import pointer_roots
+from .memtypes import field_offset, type_size
+
+_DEPTH = 12
+_ALLOCATORS_BY_SIZE = {"@malloc", "@_Znwm", "@_Znam", "@_ZnwmRKSt9nothrow_t", "@_ZnamRKSt9nothrow_t"}
+_INT_RE = re.compile(r"-?\d+")
+
+
+@dataclass(frozen=True)
+class Affine:
+    """`base + const + sum(coeff * term)` bytes (terms: see the module docstring)."""
+    base: str
+    const: int
+    terms: tuple[tuple[tuple, int], ...]   # ((term, coefficient), ...), sorted, no zero coefficient
+
+    def shifted(self, term: tuple, by: int) -> "Affine":
+        """The same address with `term` replaced by `term - by`."""
+        coeff = dict(self.terms).get(term, 0)
+        return Affine(self.base, self.const - coeff * by, self.terms)
+
+    def with_term(self, old: tuple, new: tuple) -> "Affine":
+        """The same address with the term `old` renamed `new`."""
+        terms: dict[tuple, int] = {}
+        for t, c in self.terms:
+            key = new if t == old else t
+            terms[key] = terms.get(key, 0) + c
+        return Affine(self.base, self.const, _normal(terms))
+
+
+def _normal(terms: dict[tuple, int]) -> tuple[tuple[tuple, int], ...]:
+    return tuple(sorted((t, c) for t, c in terms.items() if c))
+
+
+def _int(value: str) -> int | None:
+    return int(value) if _INT_RE.fullmatch(value.strip()) else None
+
+
+def affine_index(fn: Function, value: str, ty: str, depth: int = 0) -> tuple[int, dict[tuple, int]] | None:
+    """An integer index of type `ty` as (const, {term: coeff}), as a GEP reads it (a narrower
+    index is sign-extended)."""
+    c = _int(value)
+    if c is not None:
+        return c, {}
+    if not value.startswith("%"):
+        return None
+    if depth > _DEPTH:
+        return 0, {("v", value) if ty == "i64" else ("sext", value, ty): 1}
+    inst = fn.defs.get(value)
+    op = inst.opcode if inst is not None else ""
+    if ty != "i64":
+        # a narrower index: the GEP sign-extends it; an `add nsw` of a constant extends as a sum
+        if op == "add" and "nsw" in inst.flags:
+            return _sum(fn, inst, ty, depth, extend="sext")
+        return 0, {("sext", value, ty): 1}
+    if op in ("add", "sub"):
+        return _sum(fn, inst, ty, depth)
+    if op in ("mul", "shl"):
+        (_, a), (_, b) = inst.operands
+        k = _int(b) if op == "mul" else (1 << _int(b) if _int(b) is not None and 0 <= _int(b) < 62 else None)
+        if k is None and op == "mul" and _int(a) is not None:
+            a, k = b, _int(a)
+        if k is not None:
+            inner = affine_index(fn, a, ty, depth + 1)
+            if inner is not None:
+                return inner[0] * k, {t: v * k for t, v in inner[1].items()}
+    if op in ("sext", "zext") and inst.operands:
+        src_ty, src = inst.operands[0]
+        flag = "nsw" if op == "sext" else "nuw"
+        d = fn.defs.get(src)
+        if d is not None and d.opcode == "add" and flag in d.flags:
+            return _sum(fn, d, src_ty, depth, extend=op)
+        return 0, {(op, src, src_ty): 1}
+    return 0, {("v", value): 1}
+
+
+def _sum(fn, inst, ty, depth, extend: str | None = None):
+    """An add/sub of two affine operands; with `extend`, each operand of the narrower add is
+    taken extended (exact when the add does not wrap in that sense)."""
+    (_, a), (_, b) = inst.operands
+    if extend is not None:
+        parts = []
+        for v in (a, b):
+            c = _int(v)
+            parts.append((c, {}) if c is not None else (0, {(extend, v, ty): 1}))
+    else:
+        parts = [affine_index(fn, v, ty, depth + 1) for v in (a, b)]
+        if None in parts:
+            return None
+    sign = -1 if inst.opcode == "sub" else 1
+    terms = dict(parts[0][1])
+    for t, c in parts[1][1].items():
+        terms[t] = terms.get(t, 0) + sign * c
+    return parts[0][0] + sign * parts[1][0], terms
+
+
+def affine_address(fn: Function, module: Module | None, ptr: str, depth: int = 0) -> Affine | None:
+    """`ptr` as an affine byte offset from the pointer its GEP chain starts from."""
+    inst = fn.defs.get(ptr) if ptr.startswith("%") else None
+    if inst is None or inst.opcode != "getelementptr" or depth > _DEPTH:
+        return Affine(ptr, 0, ())
+    inner = affine_address(fn, module, inst.operands[0][1], depth + 1)
+    if inner is None:
+        return None
+    const, terms = inner.const, dict(inner.terms)
+    ty = inst.source_type
+    for k, (ity, idx) in enumerate(inst.operands[1:]):
+        if k == 0:
+            size = type_size(module, ty)
+            step = affine_index(fn, idx, ity, depth + 1)
+            if size is None or step is None:
+                return None
+        elif ty.startswith("[") or ty.startswith("<"):
+            found = field_offset(module, ty, 0)
+            step = affine_index(fn, idx, ity, depth + 1)
+            if found is None or step is None:
+                return None
+            ty = found[1]
+            size = type_size(module, ty)
+            if size is None:
+                return None
+        else:   # a struct field: a constant index
+            field = _int(idx)
+            found = field_offset(module, ty, field) if field is not None else None
+            if found is None:
+                return None
+            const += found[0]
+            ty = found[1]
+            continue
+        const += size * step[0]
+        for t, c in step[1].items():
+            terms[t] = terms.get(t, 0) + size * c
+    return Affine(inner.base, const, _normal(terms))
+
+
+def _leaves(fn: Function, ptr: str, seen: set[str]) -> list[str] | None:
+    """The values a pointer may be, through phis and selects; None when one is not local."""
+    if ptr in seen:
+        return []
+    seen.add(ptr)
+    inst = fn.defs.get(ptr)
+    if inst is None:
+        return [ptr]
+    if inst.opcode == "phi":
+        values = [v for v, _ in inst.incoming]
+    elif inst.opcode == "select":
+        values = [inst.operands[1][1], inst.operands[2][1]]
+    else:
+        return [ptr]
+    out = []
+    for v in values:
+        got = _leaves(fn, v, seen)
+        if got is None:
+            return None
+        out += got
+    return out
+
+
+def allocation_extent(fn: Function, ptr: str) -> str | None:
+    """The size operand (an SSA name or a constant) shared by every heap allocation `ptr` may
+    be the start of; None when some way to it is not such an allocation."""
+    leaves = _leaves(fn, ptr, set())
+    if not leaves:
+        return None
+    sizes = set()
+    for leaf in leaves:
+        inst = fn.defs.get(leaf)
+        if inst is None or inst.opcode != "call" or inst.callee not in _ALLOCATORS_BY_SIZE or not inst.operands:
+            return None
+        sizes.add(inst.operands[0][1])
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def _gep_base(fn: Function, ptr: str) -> str:
+    for _ in range(_DEPTH):
+        inst = fn.defs.get(ptr)
+        if inst is None or inst.opcode not in ("getelementptr", "bitcast"):
+            return ptr
+        ptr = inst.operands[0][1]
+    return ptr
+
+
+def _swapped(fn: Function, p: str, q: str, private: set[str]) -> bool:
+    """p and q are phis of one block that trade places on one edge and start, on every other
+    edge, from different private objects: they never hold the same pointer."""
+    a, b = fn.defs.get(p), fn.defs.get(q)
+    if a is None or b is None or a.opcode != "phi" or b.opcode != "phi" or a.block != b.block or p == q:
+        return False
+    ina, inb = dict((blk, v) for v, blk in a.incoming), dict((blk, v) for v, blk in b.incoming)
+    if set(ina) != set(inb) or len(ina) != len(a.incoming) or len(inb) != len(b.incoming):
+        return False
+    swapped_edge = False
+    for blk in ina:
+        x, y = ina[blk], inb[blk]
+        if x == q and y == p:
+            swapped_edge = True
+            continue
+        rx, ry = pointer_roots(fn, x), pointer_roots(fn, y)
+        if not rx or not ry or not rx <= private or not ry <= private or rx & ry:
+            return False
+    return swapped_edge
+
+
+def never_same(fn: Function, a: str, b: str, private: set[str]) -> bool:
+    """Whether pointers `a` and `b` can never point into the same object. `private` are
+    allocations nothing outside the function can point to (never captured): a pointer whose
+    roots are all private is apart from every pointer with other roots."""
+    ra, rb = pointer_roots(fn, a), pointer_roots(fn, b)
+    if ra and rb and not ra & rb and (ra <= private or rb <= private):
+        return True
+    return _swapped(fn, _gep_base(fn, a), _gep_base(fn, b), private)
+
+
+def _term_text(term: tuple) -> str:
+    return term[1] if term[0] == "v" else f"{term[0]}({term[1]})"
+
+
+def format_affine(address: Affine | None) -> str:
+    """`base + const + coeff*term ...` (or `?` for an address that is not affine)."""
+    if address is None:
+        return "?"
+    parts = [address.base] + ([str(address.const)] if address.const or not address.terms else [])
+    parts += [f"{c}*{_term_text(t)}" for t, c in address.terms]
+    return " + ".join(parts)
+
+
+def print_addresses(fn: Function, module: Module | None = None) -> str:
+    """Each load's and store's address as an affine byte offset, and each pointer the
+    function allocates, with its extent."""
+    out = [f"addresses of @{fn.name}"]
+    for inst in fn.instructions():
+        if inst.opcode in ("load", "store"):
+            ptr = inst.operands[0][1] if inst.opcode == "load" else inst.operands[1][1]
+            what = inst.result or "store"
+            out.append(f"  {inst.block}: {inst.opcode} {what} at {format_affine(affine_address(fn, module, ptr))}")
+    for inst in fn.instructions():
+        if inst.opcode == "phi" and inst.type == "ptr" and (extent := allocation_extent(fn, inst.result)):
+            out.append(f"  {inst.result}: a heap block of {extent} bytes")
+    return "\n".join(out) + "\n"

@@ -77,6 +77,11 @@ class _Gen:
         # helper, a global pointer into such a table (re-read by the reverse sweep only when
         # nothing can change it): a thirteenth
         self.rd = random.Random(seed * 1_000_193 + 73)
+        # and time steppers over the function's own buffers (two buffers swapped every step, a
+        # scratch buffer copied back, in-place updates reading ahead or behind, a gather through
+        # an index array, three buffers rotated, a buffer read at neighbours then overwritten):
+        # the loops the reverse sweep may read from snapshots of the buffers: a fourteenth
+        self.rt = random.Random(seed * 1_000_211 + 79)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -651,6 +656,70 @@ class _Gen:
             out += [f"  {helper}(2.0);", "  " + use(), f"  {helper}(0.5);"]
         return out + ["}"]
 
+    def stepper_stmt(self) -> list[str]:
+        """A time stepper over malloc'd buffers of data-dependent length, reduced into s or t."""
+        return self._drawn_from(self.rt, self._stepper_stmt)
+
+    def _stepper_stmt(self) -> list[str]:
+        rt = self.rt
+        kind = rt.choice(["ping_pong", "scratch", "ahead", "behind", "gather", "rotation", "neighbours"])
+        n = len(self.globals)
+        cnt, steps = f"tlen{n}", f"tsteps{n}"
+        self.globals += [f"static volatile int {cnt} = {rt.randint(5, 9)};",
+                         f"static volatile int {steps} = {rt.randint(1, 4)};"]
+        L, T, i, q = self.name("L"), self.name("T"), self.name("i"), self.name("q")
+        u, v, w = self.name("u"), self.name("v"), self.name("w")
+        tgt = rt.choice(["s", "t"])
+        c = f"{rt.uniform(0.05, 0.3):.3f}"
+        init = f"  for (int {i} = 0; {i} < {L}; {i}++) {u}[{i}] = {self.bexpr([f'a[{i} % {M}]', f'b[({i} + 1) % {M}]', 's'])};"
+        lap = lambda src, k: f"({src}[{k} - 1] - 2 * {src}[{k}] + {src}[{k} + 1])"
+        react = lambda e: self.r.choice([f"{e} * {e} * {e}", f"sin({e})", f"tanh({e}) * {e}"])
+        out = [f"{{ int {L} = {cnt}, {T} = {steps};",
+               f"  double *{u} = malloc({L} * sizeof(double)), *{v} = malloc({L} * sizeof(double));", init,
+               f"  for (int {i} = 0; {i} < {L}; {i}++) {v}[{i}] = {u}[{i}];"]
+        frees = [u, v]
+        loop = f"  for (int {q} = 0; {q} < {T}; {q}++) {{"
+        if kind == "ping_pong":
+            out += [loop, f"    for (int {i} = 1; {i} + 1 < {L}; {i}++) {v}[{i}] = {u}[{i}] + {c} * {lap(u, i)} "
+                          f"+ 0.1 * {react(f'{u}[{i}]')} * x[{i} % {N}];",
+                    f"    double *{w} = {u}; {u} = {v}; {v} = {w}; }}"]
+        elif kind == "scratch":
+            out += [loop, f"    for (int {i} = 1; {i} + 1 < {L}; {i}++) {v}[{i}] = {u}[{i}] + {c} * {lap(u, i)} * "
+                          f"{self.bexpr([f'{u}[{i}]', f'x[{i} % {N}]'])};",
+                    f"    memcpy({u}, {v}, {L} * sizeof(double)); }}"]
+        elif kind in ("ahead", "behind"):   # in place: the left neighbour kept in a scalar, or re-read
+            if kind == "ahead":
+                out += [loop, f"    double left = {u}[0];",
+                        f"    for (int {i} = 1; {i} + 1 < {L}; {i}++) {{ double mid = {u}[{i}]; "
+                        f"{u}[{i}] = mid + {c} * (left - 2 * mid + {u}[{i} + 1]) + 0.1 * {react('mid')}; left = mid; }} }}"]
+            else:
+                out += [loop, f"    for (int {i} = 2; {i} + 1 < {L}; {i}++) {u}[{i}] = 0.3 * {u}[{i} - 1] + 0.4 * {u}[{i}] "
+                              f"+ 0.2 * {u}[{i} - 2] + 0.3 * {u}[{i} + 1] * {self.bexpr([f'x[{i} % {N}]', f'{u}[{i}]'])}; }}"]
+        elif kind == "gather":   # through an index array built from the data's length
+            idx = self.name("idx")
+            stride = rt.choice([2, 3, 5])
+            out += [f"  int *{idx} = malloc({L} * sizeof(int));",
+                    f"  for (int {i} = 0; {i} < {L}; {i}++) {idx}[{i}] = ({i} * {stride} + 1) % {L};",
+                    loop, f"    for (int {i} = 0; {i} < {L}; {i}++) {v}[{i}] = 0.5 * {u}[{idx}[{i}]] + 0.4 * "
+                          f"{self.bexpr([f'{u}[{i}]', f'{u}[{idx}[({i} + 1) % {L}]]'])};",
+                    f"    double *{w} = {u}; {u} = {v}; {v} = {w}; }}"]
+            frees.append(idx)
+        elif kind == "rotation":   # previous, current and next states, rotated every step
+            p = self.name("p")
+            out += [f"  double *{p} = malloc({L} * sizeof(double));",
+                    f"  for (int {i} = 0; {i} < {L}; {i}++) {p}[{i}] = 0.5 * {u}[{i}];",
+                    loop, f"    for (int {i} = 1; {i} + 1 < {L}; {i}++) {v}[{i}] = 2 * {u}[{i}] - {p}[{i}] + {c} * "
+                          f"{lap(u, i)} * tanh({u}[{i}]);",
+                    f"    {v}[0] = {u}[0]; {v}[{L} - 1] = {u}[{L} - 1];",
+                    f"    double *{w} = {p}; {p} = {u}; {u} = {v}; {v} = {w}; }}"]
+            frees.append(p)
+        else:   # neighbours: read at i and i + 1, then overwritten
+            out += [f"  for (int {i} = 0; {i} + 1 < {L}; {i}++) {tgt} = 0.5 * {tgt} + 0.25 * tanh({u}[{i}] * {u}[{i} + 1]);",
+                    f"  for (int {i} = 0; {i} < {L}; {i}++) {u}[{i}] = 0.5 * {u}[{i}] + 0.1;"]
+        out += [f"  for (int {i} = 0; {i} < {L}; {i}++) {tgt} = 0.5 * {tgt} + 0.25 * tanh({u}[{i}] + 0.5 * {v}[{i}]);",
+                "  " + " ".join(f"free({x});" for x in frees), "}"]
+        return out
+
     def omp_stmt(self) -> list[str]:
         """An OpenMP parallel loop over the arrays, race-free: each iteration writes only its own
         element, reads what no iteration of the loop writes, and sums through a reduction, an
@@ -709,11 +778,12 @@ class _Gen:
                 (self.rl, 0.3, self.loop_shape_stmt), (self.rw, 0.3, self.word_stmt),
                 (self.rm, 0.35, self.math_stmt), (self.rc, 0.4, self.control_stmt),
                 (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt),
-                (self.ro, 0.25, self.omp_stmt), (self.rd, 0.3, self.data_stmt)):
+                (self.ro, 0.25, self.omp_stmt), (self.rd, 0.3, self.data_stmt),
+                (self.rt, 0.3, self.stepper_stmt)):
             if stream.random() < share:
                 at = stream.randint(0, len(body))
                 while at < len(body) and (body[at].startswith((" ", "}")) or
-                                          (stream is self.rd and _depth(body[:at]) > 0)):
+                                          (stream in (self.rd, self.rt) and _depth(body[:at]) > 0)):
                     at += 1   # the data stream also stays out of an OpenMP region's braces
                 body[at:at] = make()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]

@@ -19,6 +19,7 @@ from ..analysis.invariance import iteration_invariant
 from ..analysis.library import REUSABLE_MATH, writes_through_args
 from ..errors import InternalError
 from ..ir.builder import InsertPoint, IRBuilder, fill_at
+from ..analysis.memtypes import type_size
 from ..analysis.types import memcpy_element_kind
 from ..custom.convention import cache_mask_values
 from ..ir.model import Instruction, function_attributes, is_local, make_name, strip_name
@@ -961,7 +962,7 @@ class CachePlanner:
         key = (loop.header, base, at)
         if key not in self._snapshot_loops:
             ok = self.cfg.is_natural(loop) and (loop.trip_count is not None or loop.bound is not None) \
-                and self._available_at(base, at) and self._available_at(extent, at) \
+                and self._available_at(base, at) and (extent is None or self._available_at(extent, at)) \
                 and (at == loop.header or (loop.preheader == at and self.cfg.succs[at] == [loop.header]))
             in_place = []
             ivs = self._loop_ivs(loop) if ok else {}
@@ -1087,7 +1088,7 @@ class CachePlanner:
         if key in self._snapshot_plans:
             return self._snapshot_plans[key]
         self._snapshot_plans[key] = None
-        if self.split or self.parallel:
+        if self.parallel:
             return None
         if inst.opcode == "load":
             if "volatile" in inst.flags or "atomic" in inst.flags:
@@ -1102,10 +1103,20 @@ class CachePlanner:
         base = address.base
         extent = allocation_extent(self.fn, base)
         private = self._private_allocations()
-        if extent is None or not pointer_roots(self.fn, base) <= private:
-            return None
         chosen, at, loop = None, None, self.cfg.loop_of.get(inst.block)
         home = self.sweep.def_block(base)
+        if extent is None:
+            # memory of unknown size (the caller's array): a copy of the bytes the loop's reads
+            # span, from the IV's first and last values -- for the reads of the loop itself
+            if loop is None or (home is not None and home in loop.blocks) \
+                    or id(inst) not in self._snapshot_range(loop, base):
+                return None
+            in_place = self._snapshot_loop(loop, base, None, private, loop.preheader)
+            if in_place is None or not self._reads_ahead(reader, address if carried is None else
+                                                         affine_address(self.fn, self.engine.module,
+                                                                        reader.operands[0][1]), loop, in_place):
+                return None
+            chosen, at, loop = loop, loop.preheader, None
         while loop is not None and (home is None or home not in loop.blocks):
             in_place = self._snapshot_loop(loop, base, extent, private, loop.preheader)
             if in_place is None or not self._reads_ahead(reader, address if carried is None else
@@ -1138,11 +1149,71 @@ class CachePlanner:
         self._snapshot_plans[key] = (chosen, base, extent, carried, at)
         return self._snapshot_plans[key]
 
+    def _snapshot_range(self, loop, base: str) -> dict:
+        """The reads of `loop` itself (its own blocks, its header's carried-load phis) at
+        `base + const + coeff * iv` for one IV of the loop (or a constant offset): instruction
+        id -> (iv term or None, coeff, const, bytes read). A copy of the bytes they span over
+        the loop's iterations serves them all."""
+        key = ("range", loop.header, base)
+        if key in self._snapshot_loops:
+            return self._snapshot_loops[key]
+        out: dict[int, tuple] = {}
+        ivs = self._loop_ivs(loop)
+        if loop.preheader is not None and len(loop.latches) == 1:
+            for b in loop.blocks:
+                if self.cfg.loop_of.get(b) is not loop:
+                    continue
+                for inst in self.fn.block(b).instructions:
+                    if inst.opcode == "load" and "volatile" not in inst.flags and "atomic" not in inst.flags:
+                        a = affine_address(self.fn, self.engine.module, inst.operands[0][1])
+                    elif inst.opcode == "phi" and b == loop.header and inst.type != "ptr":
+                        a = self._carried_address(inst)
+                    else:
+                        continue
+                    size = type_size(self.engine.module, inst.type)
+                    if a is None or a.base != base or size is None or len(a.terms) > 1 \
+                            or (a.terms and a.terms[0][0][1] not in ivs):
+                        continue
+                    term, coeff = a.terms[0] if a.terms else (None, 0)
+                    out[id(inst)] = (term, coeff, a.const, size)
+        self._snapshot_loops[key] = out
+        return out
+
+    def _range_lines(self, loop, base: str, ir) -> tuple[str, str]:
+        """In the preheader of `loop`: the first byte (from `base`) and the byte count of what
+        the reads of `_snapshot_range` span over all iterations."""
+        ivs = self._loop_ivs(loop)
+        tc = self.sweep.fresh("snt")
+        self.static_count(tc, loop, lambda v: v, ir.into)
+        lo = hi = None
+        for term, coeff, const, size in self._snapshot_range(loop, base).values():
+            if term is None:
+                ends = [str(const)]
+            else:
+                step, start = ivs[term[1]]
+                first = ir.cast(term[0], term[2], start, "i64", hint="snf") if term[0] != "v" else start
+                steps = ir.binop("mul", "i64", ir.binop("add", "i64", tc, "-1", hint="snk"), str(step), hint="snk")
+                last = ir.binop("add", "i64", first, steps, hint="snl")
+                ends = [ir.binop("add", "i64", str(const), ir.binop("mul", "i64", v, str(coeff), hint="sne"), hint="sne")
+                        for v in (first, last)]
+            low, high = ends[0], ends[-1]
+            if len(ends) > 1:
+                low = ir.call("i64", "@llvm.smin.i64", [("i64", ends[0]), ("i64", ends[1])], hint="snm")
+                high = ir.call("i64", "@llvm.smax.i64", [("i64", ends[0]), ("i64", ends[1])], hint="snm")
+            high = ir.binop("add", "i64", high, str(size), hint="snm")
+            lo = low if lo is None else ir.call("i64", "@llvm.smin.i64", [("i64", lo), ("i64", low)], hint="snm")
+            hi = high if hi is None else ir.call("i64", "@llvm.smax.i64", [("i64", hi), ("i64", high)], hint="snm")
+        self.engine.declare("@llvm.smin.i64")
+        self.engine.declare("@llvm.smax.i64")
+        return lo, ir.binop("sub", "i64", hi, lo, hint="snb")
+
     def _rereads_elements(self, loop, base: str) -> bool:
-        """Whether `loop` reads some bytes of the block `base` starts more than once: a
-        carried-load phi (the element its latch load read, one iteration later), two loads
-        whose addresses differ by a whole number of steps of an IV of the loop nest, or a
-        load through an index that is no IV (a gather) in a loop nested inside `loop`."""
+        """Whether `loop` reads elements of the block `base` starts again and again: three or
+        more reads (loads and carried-load phis) at addresses that differ by whole numbers of
+        steps of one IV of the loop nest (a stencil's neighbours: without a copy the reverse
+        sweep keeps about one cell per neighbour, with it one per element), or a load through
+        an index that is no IV (a gather) in a loop nested inside `loop`. Two such reads (a
+        pair `x[i]`, `x[i + 1]`) keep about as many cells either way."""
         key = ("rereads", loop.header, base)
         if key in self._snapshot_loops:
             return self._snapshot_loops[key]
@@ -1151,20 +1222,21 @@ class CachePlanner:
         for lp in self.cfg.loops:
             if lp.blocks <= loop.blocks:
                 ivs.update(self._loop_ivs(lp))
-        loads = []
+        reads = []
         for b in loop.blocks:
             for inst in self.fn.block(b).instructions:
-                if inst.opcode == "phi" and inst.type != "ptr" and (a := self._carried_address(inst)) is not None \
-                        and a.base == base:
-                    self._snapshot_loops[key] = True
-                    return True
-                if inst.opcode == "load" and (a := affine_address(self.fn, self.engine.module,
-                                                                  inst.operands[0][1])) is not None and a.base == base:
-                    loads.append((inst, a))
-        for inst, a in loads:
-            if self.cfg.loop_of.get(inst.block) is not loop and any(t[1] not in ivs for t, _ in a.terms):
-                self._snapshot_loops[key] = True   # a gather in an inner loop
-                return True
+                if inst.opcode == "phi" and inst.type != "ptr":
+                    a = self._carried_address(inst)
+                elif inst.opcode == "load":
+                    a = affine_address(self.fn, self.engine.module, inst.operands[0][1])
+                    if a is not None and a.base == base and self.cfg.loop_of.get(inst.block) is not loop \
+                            and any(t[1] not in ivs for t, _ in a.terms):
+                        self._snapshot_loops[key] = True   # a gather in an inner loop
+                        return True
+                else:
+                    continue
+                if a is not None and a.base == base:
+                    reads.append(a)
         # IVs of one loop stepping alike from constant starts (`i` and `i + 1` kept apart by
         # indvars) are one IV and an offset
         canon: dict[str, tuple[str, int]] = {}
@@ -1175,18 +1247,25 @@ class CachePlanner:
                     if re.fullmatch(r"-?\d+", start):
                         first = group.setdefault(step, (iv, int(start)))
                         canon[iv] = (first[0], int(start) - first[1])
+
         def normal(a: Affine) -> Affine:
             for (kind, name, *_), c in a.terms:
                 if kind == "v" and name in canon and canon[name][0] != name:
                     a = Affine(a.base, a.const + c * canon[name][1], a.terms).with_term(("v", name), ("v", canon[name][0]))
             return a
-        loads = [(inst, normal(a)) for inst, a in loads]
-        for k, (_, a) in enumerate(loads):
-            for _, b in loads[k + 1:]:
-                if a.terms != b.terms or a.const == b.const:
+
+        groups: dict[tuple, set[int]] = {}
+        for a in map(normal, reads):
+            groups.setdefault(a.terms, set()).add(a.const)
+        for terms, consts in groups.items():
+            for t, c in terms:
+                if t[1] not in ivs:
                     continue
-                gap = abs(a.const - b.const)
-                if any(t[1] in ivs and gap % abs(c * ivs[t[1]][0]) == 0 for t, c in a.terms):
+                stride = abs(c * ivs[t[1]][0])
+                by_element: dict[int, int] = {}
+                for k in consts:   # reads falling on the same element position, iterations apart
+                    by_element[k % stride] = by_element.get(k % stride, 0) + 1
+                if max(by_element.values()) >= 3:
                     self._snapshot_loops[key] = True
                     return True
         return False
@@ -1219,19 +1298,30 @@ class CachePlanner:
         if key in self.snapshots:
             return self.snapshots[key]
         k = len(self.snapshots)
-        off = f"%snap.off${k}"
-        self.sweep.home[off] = pre
-        self.types[off] = "i64"
+        off, lo = f"%snap.off${k}", None
         for helper in ("__enzyme_build_tape_frame", "__enzyme_build_tape_at", "__enzyme_build_tape_pop",
                        "__enzyme_build_tape_push", "__enzyme_build_tape_grow"):
             self.engine.support.add(helper)
         self.engine.declare("@llvm.memcpy.p0.p0.i64")
         self.uses_tape = True
-        ir = self.ir(self.snapshot_lines.setdefault(pre, []))
+        lines = self.snapshot_lines.setdefault(pre, [])
+        ir = self.ir(lines)
+        if extent is None:   # the span of the loop's reads, from its first byte
+            first, count = self._range_lines(loop, base, ir)
+            lo, extent = f"%snap.lo${k}", f"%snap.bytes${k}"
+            ir.binop("add", "i64", first, "0", name=lo)
+            ir.binop("add", "i64", count, "0", name=extent)
+            src = ir.gep("i8", base, [("i64", lo)], flags="", hint="snsrc")
+        else:
+            src = base
+        for name in (off, lo, extent):
+            if name is not None and name.startswith("%snap."):
+                self.sweep.home[name] = pre
+                self.types[name] = "i64"
         bytes_ = ir.binop("and", "i64", ir.binop("add", "i64", extent, "7", hint="snb"), "-8", hint="snb")
         ir.call("i64", "@__enzyme_build_tape_frame", [("ptr", TAPE), ("i64", bytes_)], name=off)
         at = ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", off)], hint="snap")
-        ir.call("void", "@llvm.memcpy.p0.p0.i64", [("ptr", at), ("ptr", base), ("i64", extent), ("i1", "false")])
+        ir.call("void", "@llvm.memcpy.p0.p0.i64", [("ptr", at), ("ptr", src), ("i64", extent), ("i1", "false")])
         # popped in the reverse of the preheader: a later snapshot of the same preheader first
         rext = self.fetch(extent, pre) if is_local(extent) else extent
         pop: list[str] = []
@@ -1239,7 +1329,7 @@ class CachePlanner:
         rbytes = ir.binop("and", "i64", ir.binop("add", "i64", rext, "7", hint="snb"), "-8", hint="snb")
         ir.call("ptr", "@__enzyme_build_tape_pop", [("ptr", TAPE), ("i64", rbytes)], result=False)
         self.snapshot_pops[pre] = pop + self.snapshot_pops.get(pre, [])
-        self.snapshots[key] = {"off": off, "base": base, "extent": extent, "loop": loop, "at": pre}
+        self.snapshots[key] = {"off": off, "base": base, "extent": extent, "loop": loop, "at": pre, "lo": lo}
         return self.snapshots[key]
 
     def _snapshot_read(self, value: str, block: str, depth: int) -> str | None:
@@ -1268,6 +1358,11 @@ class CachePlanner:
             delta = self._affine_delta(carried, block, depth, lines)
             ir = self.ir(lines)
             align = self._carried_align(inst)
+        if snap["lo"] is not None:   # a copy of the reads' span: offsets from its first byte
+            rlo = self.fetch(snap["lo"], block, depth + 1)
+            ir = self.ir(lines)
+            delta = ir.binop("sub", "i64", delta, rlo, hint="sno")
+            align = 1
         at = ir.call("ptr", "@__enzyme_build_tape_at", [("ptr", TAPE), ("i64", roff)], hint="snap")
         cell = ir.gep("i8", at, [("i64", delta)], hint="snc")
         return ir.load(inst.type, cell, align=min(align, 8), hint="sn")

@@ -518,6 +518,8 @@ _NEEDS = {
 DECLARATIONS = {
     "@llvm.umax.i64": "declare i64 @llvm.umax.i64(i64, i64)",
     "@llvm.umin.i64": "declare i64 @llvm.umin.i64(i64, i64)",
+    "@llvm.smin.i64": "declare i64 @llvm.smin.i64(i64, i64)",
+    "@llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
     "@realloc": "declare ptr @realloc(ptr, i64)",
     "@abort": "declare void @abort()",
     "@free": "declare void @free(ptr)",

@@ -15,7 +15,8 @@ questions about the loads of a loop:
 - `never_same(fn, a, b, private)`: whether two pointers can never point into the same object:
   their roots are disjoint and one side's are allocations nothing outside the function can
   reach (`private`), or their bases are two phis that swap on the back edge and start from
-  different private allocations (ping-pong buffers: `u = next; next = old u`).
+  such pointers (ping-pong buffers: `u = next; next = old u`, over two private blocks or the
+  caller's array and a private block).
 """
 from __future__ import annotations
 
@@ -204,9 +205,14 @@ def _gep_base(fn: Function, ptr: str) -> str:
     return ptr
 
 
+def _apart(fn: Function, a: str, b: str, private: set[str]) -> bool:
+    ra, rb = pointer_roots(fn, a), pointer_roots(fn, b)
+    return bool(ra) and bool(rb) and not ra & rb and (ra <= private or rb <= private)
+
+
 def _swapped(fn: Function, p: str, q: str, private: set[str]) -> bool:
     """p and q are phis of one block that trade places on one edge and start, on every other
-    edge, from different private objects: they never hold the same pointer."""
+    edge, from objects apart (`_apart`): they never hold the same pointer."""
     a, b = fn.defs.get(p), fn.defs.get(q)
     if a is None or b is None or a.opcode != "phi" or b.opcode != "phi" or a.block != b.block or p == q:
         return False
@@ -219,8 +225,7 @@ def _swapped(fn: Function, p: str, q: str, private: set[str]) -> bool:
         if x == q and y == p:
             swapped_edge = True
             continue
-        rx, ry = pointer_roots(fn, x), pointer_roots(fn, y)
-        if not rx or not ry or not rx <= private or not ry <= private or rx & ry:
+        if not _apart(fn, x, y, private):
             return False
     return swapped_edge
 
@@ -229,10 +234,7 @@ def never_same(fn: Function, a: str, b: str, private: set[str]) -> bool:
     """Whether pointers `a` and `b` can never point into the same object. `private` are
     allocations nothing outside the function can point to (never captured): a pointer whose
     roots are all private is apart from every pointer with other roots."""
-    ra, rb = pointer_roots(fn, a), pointer_roots(fn, b)
-    if ra and rb and not ra & rb and (ra <= private or rb <= private):
-        return True
-    return _swapped(fn, _gep_base(fn, a), _gep_base(fn, b), private)
+    return _apart(fn, a, b, private) or _swapped(fn, _gep_base(fn, a), _gep_base(fn, b), private)
 
 
 def _term_text(term: tuple) -> str:

@@ -104,14 +104,14 @@ double f(const double *x) {
   return e;
 }
 """,
-    # a table read twice per element (neighbours) in a loop, then overwritten by the function
+    # a table read three times per element (neighbours) in a loop, then overwritten
     "table_overwritten": PRELUDE + r"""
 double f(const double *x) {
   int n = count;
   double *t = malloc(sizeof(double) * n);
   for (int i = 0; i < n; i++) t[i] = exp(0.1 * x[i % 4] * i);
   double s = 0;
-  for (int i = 0; i + 1 < n; i++) s += t[i] * t[i + 1] * x[(i + 1) % 4];
+  for (int i = 1; i + 1 < n; i++) s += t[i - 1] * t[i] * t[i + 1] * x[(i + 1) % 4];
   for (int i = 0; i < n; i++) t[i] = 0;
   s += t[n / 2];
   free(t);
@@ -119,6 +119,56 @@ double f(const double *x) {
 }
 """,
 }
+
+# the caller's array (an enzyme_dup argument) advanced in place: its size is not known, so
+# the copy spans the bytes the loop's reads cover (`_snapshot_range`). f copies x into the
+# caller-style state first so that the programs keep fd_main's signature.
+CALLER_STATE = {
+    # advanced through a scratch buffer copied back over the interior
+    "caller_array_through_scratch": PRELUDE + r"""
+__attribute__((noinline)) static double advance(double *u, const double *x, int n, int m) {
+  double *w = malloc(sizeof(double) * n);
+  for (int s = 0; s < m; s++) {
+    for (int i = 1; i < n - 1; i++)
+      w[i] = u[i] + 0.2 * x[i % 4] * (u[i - 1] - 2 * u[i] + u[i + 1]) + 0.1 * (u[i] - u[i] * u[i] * u[i]);
+    memcpy(u + 1, w + 1, sizeof(double) * (n - 2));
+  }
+  free(w);
+  double e = 0;
+  for (int i = 0; i < n; i++) e += u[i] * u[i];
+  return e;
+}
+double f(const double *x) {
+  int n = count;
+  double state[64];
+  for (int i = 0; i < n; i++) state[i] = x[(i + 1) % 4] * (1 + 0.05 * i);
+  return advance(state, x, n, steps);
+}
+""",
+    # ping-pong between the caller's array and a buffer of its own, copied back at the end
+    "caller_array_ping_pong": PRELUDE + r"""
+__attribute__((noinline)) static double advance(double *state, const double *x, int n, int m) {
+  double *u = state, *v = malloc(sizeof(double) * n);
+  v[0] = u[0]; v[n - 1] = u[n - 1];
+  for (int s = 0; s < m; s++) {
+    for (int i = 1; i < n - 1; i++) v[i] = u[i] + 0.25 * (u[i - 1] - 2 * u[i] + u[i + 1]) * x[(i + s) % 4];
+    double *t = u; u = v; v = t;
+  }
+  if (u != state) memcpy(state, u, sizeof(double) * n);
+  free(u == state ? v : u);
+  double e = 0;
+  for (int i = 0; i < n; i++) e += state[i] * state[i] * state[i];
+  return e;
+}
+double f(const double *x) {
+  int n = count;
+  double state[64];
+  for (int i = 0; i < n; i++) state[i] = x[i % 4] + 0.1 * i;
+  return advance(state, x, n, steps);
+}
+""",
+}
+STEPPERS.update(CALLER_STATE)
 
 # what a snapshot must not serve: the gradient must stay right
 NOT_SERVED = {
@@ -180,14 +230,17 @@ def test_programs_of_the_class(name, level, tmp_path):
     check_fd_rows(fd_rows(tmp_path, text, flags, env), 4)
 
 
-def _plan(tmp_path, name: str) -> str:
-    return cache_plan(tmp_path, FD_HEAD + {**STEPPERS, **NOT_SERVED}[name] + fd_main(4))
+def _plan(tmp_path, name: str, head: str | None = None) -> str:
+    return cache_plan(tmp_path, FD_HEAD + {**STEPPERS, **NOT_SERVED}[name] + fd_main(4),
+                      head or "cache plan of @diffe_f (combined mode)")
 
 
 @pytest.mark.parametrize("name", ["ping_pong", "scratch_copied_back", "in_place_reading_ahead", "csr_product",
-                                  "stencil_2d", "table_overwritten"])
+                                  "stencil_2d", "table_overwritten", "caller_array_through_scratch",
+                                  "caller_array_ping_pong"])
 def test_steppers_read_a_snapshot_and_keep_no_loaded_value(name, tmp_path):
-    plan = _plan(tmp_path, name)
+    plan = _plan(tmp_path, name, "cache plan of @augmented_advance / @reverse_advance (split mode)"
+                 if name in CALLER_STATE else None)
     assert "snapshot of " in plan and "re-read from a snapshot" in plan, plan
     # in the blocks reading the copy, every load comes from it, a re-read or a recomputation
     # (a final loop reading each element once may still keep its values)

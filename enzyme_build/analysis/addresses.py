@@ -14,9 +14,9 @@ questions about the loads of a loop:
   size (an SSA value or a constant); None otherwise.
 - `never_same(fn, a, b, private)`: whether two pointers can never point into the same object:
   their roots are disjoint and one side's are allocations nothing outside the function can
-  reach (`private`), or their bases are two phis that swap on the back edge and start from
-  such pointers (ping-pong buffers: `u = next; next = old u`, over two private blocks or the
-  caller's array and a private block).
+  reach (`private`), or their bases are phis that trade places on the back edge and start
+  from such pointers (ping-pong buffers: `u = next; next = old u`, over two private blocks or
+  the caller's array and a private block; three buffers rotated).
 """
 from __future__ import annotations
 
@@ -210,31 +210,46 @@ def _apart(fn: Function, a: str, b: str, private: set[str]) -> bool:
     return bool(ra) and bool(rb) and not ra & rb and (ra <= private or rb <= private)
 
 
-def _swapped(fn: Function, p: str, q: str, private: set[str]) -> bool:
-    """p and q are phis of one block that trade places on one edge and start, on every other
-    edge, from objects apart (`_apart`): they never hold the same pointer."""
+def _rotated(fn: Function, p: str, q: str, private: set[str]) -> bool:
+    """p and q belong to a group of phis of one block that, on every edge into it, either
+    trade places among themselves (two buffers swapped, three rotated: a wave equation's
+    previous, current and next states) or start from pointers pairwise apart (`_apart`): they
+    never hold the same pointer."""
     a, b = fn.defs.get(p), fn.defs.get(q)
     if a is None or b is None or a.opcode != "phi" or b.opcode != "phi" or a.block != b.block or p == q:
         return False
-    ina, inb = dict((blk, v) for v, blk in a.incoming), dict((blk, v) for v, blk in b.incoming)
-    if set(ina) != set(inb) or len(ina) != len(a.incoming) or len(inb) != len(b.incoming):
-        return False
-    swapped_edge = False
-    for blk in ina:
-        x, y = ina[blk], inb[blk]
-        if x == q and y == p:
-            swapped_edge = True
+    group, todo = {}, [a, b]
+    while todo:
+        phi = todo.pop()
+        if phi.result in group:
             continue
-        if not _apart(fn, x, y, private):
+        if len(group) >= 8:
             return False
-    return swapped_edge
+        group[phi.result] = {blk: v for v, blk in phi.incoming}
+        if len(group[phi.result]) != len(phi.incoming):
+            return False
+        for v in group[phi.result].values():
+            d = fn.defs.get(v)
+            if d is not None and d.opcode == "phi" and d.block == a.block:
+                todo.append(d)
+    edges = set(group[p])
+    if any(set(inc) != edges for inc in group.values()):
+        return False
+    rotates = False
+    for blk in edges:
+        values = [inc[blk] for inc in group.values()]
+        if set(values) == set(group) and len(values) == len(group):
+            rotates = True   # a permutation of the group: still pairwise different
+        elif not all(_apart(fn, x, y, private) for k, x in enumerate(values) for y in values[k + 1:]):
+            return False
+    return rotates
 
 
 def never_same(fn: Function, a: str, b: str, private: set[str]) -> bool:
     """Whether pointers `a` and `b` can never point into the same object. `private` are
     allocations nothing outside the function can point to (never captured): a pointer whose
     roots are all private is apart from every pointer with other roots."""
-    return _apart(fn, a, b, private) or _swapped(fn, _gep_base(fn, a), _gep_base(fn, b), private)
+    return _apart(fn, a, b, private) or _rotated(fn, _gep_base(fn, a), _gep_base(fn, b), private)
 
 
 def _term_text(term: tuple) -> str:

@@ -3,7 +3,7 @@
 The class: time steppers and iterative schemes over the function's own buffers -- two buffers
 swapped every step, a scratch buffer copied back, an in-place update reading ahead of what it
 writes, a sparse (CSR) product with indirect reads, a 2-D stencil, a table read and then
-overwritten. The cache planner used to keep every value such a loop loaded, and what it
+overwritten, three buffers rotated. The cache planner used to keep every value such a loop loaded, and what it
 computed from them, one cell per iteration each (a 3-point stencil two per point and step, a
 CSR product one per nonzero). When nothing in the loop writes the block, the forward sweep
 now copies it onto the tape once (at the loop's preheader, or at the header of the loop the
@@ -12,9 +12,8 @@ buffers swap in) and the reverse sweep reads the loads back from the copy
 
 Each member is checked against central differences in reverse and forward mode at -O0, -O2
 and with AD before optimization. The cases the snapshot must not serve are here too and must
-stay right: an in-place update reading what it already wrote (Gauss-Seidel), a three-buffer
-rotation (no swap pair to prove the buffers apart), and a few reads of a large block per entry
-of a small inner loop. The plans of the stepping members must take a snapshot and keep no
+stay right: an in-place update reading what it already wrote (Gauss-Seidel) and a few reads of
+a large block per entry of a small inner loop. The plans of the stepping members must take a snapshot and keep no
 loaded value per point.
 """
 from __future__ import annotations
@@ -118,6 +117,24 @@ double f(const double *x) {
   return s;
 }
 """,
+    # three buffers rotated every step (a wave equation's previous, current and next states)
+    "three_buffer_rotation": PRELUDE + r"""
+double f(const double *x) {
+  int n = count, m = steps + 2;
+  double *prev = malloc(sizeof(double) * n), *cur = malloc(sizeof(double) * n), *next = malloc(sizeof(double) * n);
+  for (int i = 0; i < n; i++) { prev[i] = x[i % 4] * 0.5; cur[i] = x[(i + 1) % 4]; next[i] = 0; }
+  for (int s = 0; s < m; s++) {
+    for (int i = 1; i < n - 1; i++)
+      next[i] = 2 * cur[i] - prev[i] + 0.1 * (cur[i - 1] - 2 * cur[i] + cur[i + 1]) * cur[i];
+    next[0] = cur[0]; next[n - 1] = cur[n - 1];
+    double *t = prev; prev = cur; cur = next; next = t;
+  }
+  double e = 0;
+  for (int i = 0; i < n; i++) e += cur[i] * cur[i] + prev[i];
+  free(prev); free(cur); free(next);
+  return e;
+}
+""",
 }
 
 # the caller's array (an enzyme_dup argument) advanced in place: its size is not known, so
@@ -186,24 +203,6 @@ double f(const double *x) {
   return e;
 }
 """,
-    # three buffers rotated every step (a wave equation's previous, current and next states)
-    "three_buffer_rotation": PRELUDE + r"""
-double f(const double *x) {
-  int n = count, m = steps + 2;
-  double *prev = malloc(sizeof(double) * n), *cur = malloc(sizeof(double) * n), *next = malloc(sizeof(double) * n);
-  for (int i = 0; i < n; i++) { prev[i] = x[i % 4] * 0.5; cur[i] = x[(i + 1) % 4]; next[i] = 0; }
-  for (int s = 0; s < m; s++) {
-    for (int i = 1; i < n - 1; i++)
-      next[i] = 2 * cur[i] - prev[i] + 0.1 * (cur[i - 1] - 2 * cur[i] + cur[i + 1]) * cur[i];
-    next[0] = cur[0]; next[n - 1] = cur[n - 1];
-    double *t = prev; prev = cur; cur = next; next = t;
-  }
-  double e = 0;
-  for (int i = 0; i < n; i++) e += cur[i] * cur[i] + prev[i];
-  free(prev); free(cur); free(next);
-  return e;
-}
-""",
     # a few reads of a large block per point, the block updated by the outer loop
     "few_reads_per_entry": PRELUDE + r"""
 double f(const double *x) {
@@ -236,7 +235,8 @@ def _plan(tmp_path, name: str, head: str | None = None) -> str:
 
 
 @pytest.mark.parametrize("name", ["ping_pong", "scratch_copied_back", "in_place_reading_ahead", "csr_product",
-                                  "stencil_2d", "table_overwritten", "caller_array_through_scratch",
+                                  "stencil_2d", "table_overwritten", "three_buffer_rotation",
+                                  "caller_array_through_scratch",
                                   "caller_array_ping_pong"])
 def test_steppers_read_a_snapshot_and_keep_no_loaded_value(name, tmp_path):
     plan = _plan(tmp_path, name, "cache plan of @augmented_advance / @reverse_advance (split mode)"

@@ -105,3 +105,35 @@ def test_affine_shift_and_rename():
     assert a.with_term(("v", "%i"), ("v", "%k")) == Affine("%p", 8, ((("v", "%k"), 8),))
     module, fn = _fn()
     assert affine_address(fn, module, "%pr") == a.__class__("%u", 8, ((("v", "%i"), 8),))
+
+
+ROTATION = """
+define void @g(i64 %n, i32 %k) {
+entry:
+  %a = call ptr @malloc(i64 %n)
+  %b = call ptr @malloc(i64 %n)
+  %c = call ptr @malloc(i64 %n)
+  br label %step
+step:
+  %prev = phi ptr [ %a, %entry ], [ %cur, %step ]
+  %cur = phi ptr [ %b, %entry ], [ %next, %step ]
+  %next = phi ptr [ %c, %entry ], [ %prev, %step ]
+  %odd = phi ptr [ %a, %entry ], [ %cur, %step ]
+  %s = phi i32 [ 0, %entry ], [ %s1, %step ]
+  %s1 = add i32 %s, 1
+  %fin = icmp eq i32 %s1, %k
+  br i1 %fin, label %exit, label %step
+exit:
+  ret void
+}
+declare ptr @malloc(i64)
+"""
+
+
+def test_three_rotated_buffers_never_name_the_same_block():
+    fn = parse_module(ROTATION).functions["g"]
+    private = {"%a", "%b", "%c"}
+    assert never_same(fn, "%prev", "%cur", private) and never_same(fn, "%cur", "%next", private)
+    assert never_same(fn, "%next", "%prev", private)
+    # a phi that copies one of them without being rotated with them proves nothing
+    assert not never_same(fn, "%odd", "%prev", private)

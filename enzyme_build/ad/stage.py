@@ -680,13 +680,40 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
         a, ma = masked(value, ity)
         if ma == _SIGN_MASKS[ity][1]:
             return (lambda name: [f"  {name} = bitcast {ity} {a} to {fty}"]), None, {defs[value]}
+        found = fabs_float(value, ity, fty)
+        if found is not None:
+            return (lambda name: []), found, set()
+        i = defs.get(value)
+        merge = re.match(r'^  ' + _V + r' = (phi|select) ', lines[i]) if i is not None else None
+        if merge and value not in merged_magnitudes:
+            # a magnitude picked on a branch (GVN merges `fabs(d)`'s bits with a constant
+            # magnitude from another path): the same merge of the floats, next to it
+            floats = [fabs_float(v, ity, fty) if v.startswith("%") else
+                      (_float_of_bits(int(v), ity) if re.fullmatch(r"-?\d+", v) and 0 <= int(v) <= _SIGN_MASKS[ity][1]
+                       and not _float_nan_bits(int(v), ity) else None)
+                      for v in merged(value, ity) or [None]]
+            if floats and None not in floats:
+                line = lines[i]
+                for v, fv in zip(merged(value, ity), floats):
+                    line = re.sub(r'(?<=[\s\[,])' + re.escape(v) + r'(?=[\s,\]]|$)', fv, line)
+                mf = _sub(value, "magf")
+                line = line.replace(f"{value} = ", f"{mf} = ", 1).replace(f" {ity} ", f" {fty} ")
+                merged_magnitudes[value] = (i, mf, line)
+        if value in merged_magnitudes:
+            return (lambda name: []), merged_magnitudes[value][1], set()
+        return None
+
+    def fabs_float(value: str, ity: str, fty: str) -> str | None:
+        """The float of `bitcast (fabs x) to ity` defining `value` (the fabs call's result)."""
         i = defs.get(value)
         c = _FLOAT_TO_INT_RE.match(lines[i]) if i is not None else None
         j = defs.get(c.group(3)) if c and c.group(2) == fty and c.group(4) == ity else None
         if j is not None and re.match(r'^  ' + _V + r' = (?:tail )?call (?:\w+ )*' + fty + r' @llvm\.fabs\.',
                                       lines[j]):
-            return (lambda name: []), c.group(3), set()
+            return c.group(3)
         return None
+
+    merged_magnitudes: dict[str, tuple[int, str, str]] = {}   # i64 merge -> (its line, float merge, its text)
 
     new: dict[int, list[str]] = {}
     drop: set[int] = set()
@@ -752,6 +779,9 @@ def _sign_bit_ops_in(lines: list[str]) -> list[str]:
         steps += [f"  {n} = {b}" for n, b in zip(names, body)]
         steps.append(f"  {res} = bitcast {fty} {names[-1]} to {ity}{dbg}")
         new[i] = steps
+    for at, _, line in merged_magnitudes.values():   # the float merges, after their integer ones
+        if at not in new and at not in drop:
+            new[at] = [lines[at], line]
     return _spliced(lines, new, drop - set(new))
 
 

@@ -191,3 +191,53 @@ def test_float_bits_through_i32_and_stored_in_place():
 def test_integer_code_left_alone(lines):
     text = verified(module(*lines))
     assert sign_bit_ops(text) == text
+
+
+@pytest.mark.parametrize("merge", ["phi", "select"])
+def test_copysign_onto_a_magnitude_picked_on_a_branch(merge):
+    # fuzz-19: the magnitude's bits are `fabs(d)`'s on one path and a constant magnitude on
+    # the other (GVN merged the two words); the sign comes from another double's word
+    pick = ("  %m = phi i64 [ %fb, %one ], [ 4604930618986332160, %bb ]" if merge == "phi" else
+            "  %m = select i1 %c, i64 %fb, i64 4604930618986332160")
+    lines = [
+        "  %d = load double, ptr %p, align 8",
+        "  %b = load i64, ptr %q, align 8",
+        "  %c = fcmp ogt double %d, 1.0",
+        "  br i1 %c, label %one, label %two",
+        "one:",
+        "  %f = tail call double @llvm.fabs.f64(double %d)",
+        "  %fb = bitcast double %f to i64",
+        "  br label %two",
+        "two:",
+    ]
+    if merge == "select":
+        lines = [lines[0], lines[1], lines[2], lines[5], lines[6], pick]
+    else:
+        lines = lines + [pick]
+    lines += [f"  %s = and i64 %b, {SIGN64}",
+              "  %r = or disjoint i64 %s, %m",
+              "  %x = bitcast i64 %r to double",
+              "  ret double %x"]
+    out = verified(sign_bit_ops(verified(module(*lines))))
+    # the same merge of the floats, next to the integer one, is copysign's magnitude
+    if merge == "phi":
+        assert "  %m.magf = phi double [ %f, %one ], [ 0x3FE8000000000000, %bb ]" in out, out
+    else:
+        assert "  %m.magf = select i1 %c, double %f, double 0x3FE8000000000000" in out, out
+    assert "  %r.f = call double @llvm.copysign.f64(double %m.magf, double %r.sgn)" in out, out
+    assert "  %r.sgn = bitcast i64 %b to double" in out
+
+
+def test_a_merge_with_a_signed_constant_is_not_a_magnitude():
+    out = verified(sign_bit_ops(verified(module(
+        "  %d = load double, ptr %p, align 8",
+        "  %b = load i64, ptr %q, align 8",
+        "  %c = fcmp ogt double %d, 1.0",
+        "  %f = tail call double @llvm.fabs.f64(double %d)",
+        "  %fb = bitcast double %f to i64",
+        "  %m = select i1 %c, i64 %fb, i64 -4618441417868443648",   # -0.75: its sign bit is set
+        f"  %s = and i64 %b, {SIGN64}",
+        "  %r = or disjoint i64 %s, %m",
+        "  %x = bitcast i64 %r to double",
+        "  ret double %x"))))
+    assert "  %r = or disjoint i64 %s, %m" in out and "magf" not in out, out

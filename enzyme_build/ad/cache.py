@@ -870,19 +870,9 @@ class CachePlanner:
                         grew = True
             captured: set[str] = set()
             for inst in self.fn.instructions():
-                op = inst.opcode
                 for v in inst.values():
-                    if v not in derived:
-                        continue
-                    if op in ("load", "icmp", "phi") or (op in ("getelementptr", "bitcast") and inst.operands[0][1] == v):
-                        continue
-                    if op == "select" and inst.operands[0][1] != v:
-                        continue
-                    if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v:
-                        continue
-                    if op == "call" and self._call_keeps_pointer(inst, v):
-                        continue
-                    captured |= derived[v]
+                    if v in derived and self._use_captures(inst, v, through_merges=True):
+                        captured |= derived[v]
             self._private = heap - captured
         return self._private
 
@@ -1750,17 +1740,23 @@ class CachePlanner:
             self._captured = set()
             for inst in self.fn.instructions():
                 for v in inst.values():
-                    if v not in derived:
-                        continue
-                    op = inst.opcode
-                    if op in ("load", "icmp") or (op in ("getelementptr", "bitcast") and inst.operands[0][1] == v):
-                        continue
-                    if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v:
-                        continue
-                    if op == "call" and self._call_keeps_pointer(inst, v):
-                        continue
-                    self._captured.add(derived[v])
+                    if v in derived and self._use_captures(inst, v):
+                        self._captured.add(derived[v])
         return self._captured
+
+    def _use_captures(self, inst, v: str, *, through_merges: bool = False) -> bool:
+        """Whether the use of the pointer `v` in `inst` may let it escape: any use but a load
+        from it, a compare, a GEP or bitcast of it, a store through it (of another value) and
+        a call that keeps none of it (`_call_keeps_pointer`); with `through_merges`, also phis
+        and selects of it, whose results the caller follows as pointers derived from it."""
+        op = inst.opcode
+        if op in ("load", "icmp") or (op in ("getelementptr", "bitcast") and inst.operands[0][1] == v):
+            return False
+        if through_merges and (op == "phi" or (op == "select" and inst.operands[0][1] != v)):
+            return False
+        if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v:
+            return False
+        return not (op == "call" and self._call_keeps_pointer(inst, v))
 
     def _call_keeps_pointer(self, inst, v: str) -> bool:
         name = callee_name(inst)

@@ -112,6 +112,12 @@ def released_pointer(inst) -> str | None:
     return _lifetime_pointer(inst, "end")
 
 
+def _align_of(inst) -> int:
+    """The `align` a load or store states (1 when it states none)."""
+    found = re.search(r'align\s+(\d+)', inst.text)
+    return int(found.group(1)) if found else 1
+
+
 def derived_pointers(fn, roots: dict[str, str]) -> dict[str, str]:
     """`roots` (pointer -> root) grown by the GEP/bitcast chains of `fn` based on them."""
     derived = dict(roots)
@@ -477,9 +483,8 @@ class CachePlanner:
         if not pointer_roots(self.fn, addr) <= self._stable and not self._final_after(inst):
             return None
         raddr = self.fetch(addr, block, depth + 1)
-        align = re.search(r'align\s+(\d+)', inst.text)
         return self.ir(self.recompute_lines.setdefault(block, [])).load(
-            inst.type, raddr, align=int(align.group(1)) if align else 1, hint="rl")
+            inst.type, raddr, align=_align_of(inst), hint="rl")
 
     def _carried_rereadable(self, phi) -> Affine | None:
         """The address of a carried-load phi (`_carried_address`) whose memory the reverse
@@ -507,8 +512,7 @@ class CachePlanner:
         return self.ir(lines).load(phi.type, at, align=self._carried_align(phi), hint="rl")
 
     def _carried_align(self, phi) -> int:
-        align = [re.search(r'align\s+(\d+)', self.fn.defs[v].text) for v, _ in phi.incoming]
-        return min(int(a.group(1)) if a else 1 for a in align)
+        return min(_align_of(self.fn.defs[v]) for v, _ in phi.incoming)
 
     def _affine_delta(self, address: Affine, block: str, depth: int, lines: list[str]) -> str:
         """The byte offset `const + sum(coeff * term)` of an address, computed in the reverse
@@ -1342,8 +1346,7 @@ class CachePlanner:
             ir = self.ir(lines)
             delta = ir.binop("sub", "i64", ir.cast("ptrtoint", "ptr", raddr, "i64", hint="sna"),
                              ir.cast("ptrtoint", "ptr", rbase, "i64", hint="sna"), hint="sno")
-            align = re.search(r'align\s+(\d+)', inst.text)
-            align = int(align.group(1)) if align else 1
+            align = _align_of(inst)
         else:
             delta = self._affine_delta(carried, block, depth, lines)
             ir = self.ir(lines)

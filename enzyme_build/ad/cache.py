@@ -83,6 +83,7 @@ _REBUILDABLE_CALL_RE = re.compile(r"^@llvm\.(fmuladd|fma)\.f(32|64)$")
 # it: a float computed from re-read inputs whose addresses are index arithmetic of a loop nest
 # (`x[(i*n + j)*m + k] - mu[k]`: load, GEP, GEP, mul, add, mul, IV) is rebuilt, not kept
 _REBUILD_DEPTH = 10
+_INT = re.compile(r"-?\d+")
 
 
 def _cheap_float(inst) -> bool:
@@ -356,6 +357,12 @@ class CachePlanner:
         self.snapshot_lines: dict[str, list[str]] = {}
         self.snapshot_pops: dict[str, list[str]] = {}
         self.kept_in: dict[tuple[str, str], tuple[str, str]] = {}   # -> (kind, where)
+        # store-to-load forwarding (`_forwarding`): load -> plan or None; stores of counted
+        # loops by the base of their address; a store -> the blocks after its loop and which
+        # of them write nothing of the store's block
+        self._forwardings: dict[int, tuple | None] = {}
+        self._counted_stores: dict[str, list] | None = None
+        self._regions: dict[int, tuple] = {}
 
     def _is_free(self, value: str) -> bool:
         """True when the reverse sweep can use a forward value without caching it."""
@@ -392,8 +399,8 @@ class CachePlanner:
             self.rev_primal[(block, name)] = value
             self.how[key] = "IV replayed"
             return name
-        for serve, how in ((self._reread, "re-read from memory"), (self._snapshot_read, "re-read from a snapshot"),
-                           (self._recompute, "recomputed")):
+        for serve, how in ((self._reread, "re-read from memory"), (self._forwarded, "rebuilt from its store"),
+                           (self._snapshot_read, "re-read from a snapshot"), (self._recompute, "recomputed")):
             got = serve(value, block, depth)
             if got is not None:
                 self.rev_names[key] = got
@@ -513,6 +520,258 @@ class CachePlanner:
 
     def _carried_align(self, phi) -> int:
         return min(_align_of(self.fn.defs[v]) for v, _ in phi.incoming)
+
+    # ------------------------------------------------------------ store-to-load forwarding
+
+    def _counted(self, loop) -> tuple[str, int, str] | None:
+        """(iv, first value, bound) of a loop whose IV steps by 1 from a constant and which
+        leaves only through its latch when `iv + 1 == bound`: every iteration from the first
+        value to `bound - 1` runs, each exactly once."""
+        if loop is None or not self.cfg.is_natural(loop) or loop.preheader is None or len(loop.latches) != 1:
+            return None
+        latch = loop.latches[0]
+        if any(s not in loop.blocks for b in loop.blocks if b != latch for s in self.cfg.succs[b]):
+            return None
+        if loop.trip_count is not None and loop.iv is not None:
+            return loop.iv, 0, loop.trip_count
+        if loop.iv is None or loop.bound is None or loop.clamp is not None or loop.step != 1 \
+                or loop.tested != "next" or loop.start is None or not _INT.fullmatch(loop.start):
+            return None
+        return loop.iv, int(loop.start), loop.bound
+
+    def _same_bound(self, a: str, b: str) -> bool:
+        """Whether two loop bounds are the same number: one value, or one integer extended
+        the same way twice (`zext i32 %d to i64` in two inlined helpers)."""
+        if a == b:
+            return True
+        da, db = self.fn.defs.get(a), self.fn.defs.get(b)
+        return da is not None and db is not None and da.opcode == db.opcode and \
+            da.opcode in ("zext", "sext") and da.type == db.type and da.operands == db.operands
+
+    def _same_instance(self, value: str, writer, reader_block: str) -> bool:
+        """Whether `value`, read by the loop `writer`, has at `reader_block` the value it had
+        while the loop ran: a constant or argument, or defined outside the loop in a block no
+        loop holds that does not hold `reader_block` too (one iteration of an enclosing loop
+        runs both)."""
+        if not is_local(value) or value in self.params:
+            return True
+        inst = self.fn.defs.get(value)
+        if inst is None or inst.block in writer.blocks:
+            return False
+        home = self.cfg.loop_of.get(inst.block)
+        return home is None or reader_block in home.blocks
+
+    def _forwarding(self, load) -> tuple | None:
+        """(store, loop of the store, its IV, the load's index) when `load` reads an element
+        an earlier loop of the same iteration wrote, from values the reverse sweep can compute
+        again: `xc[j] = x[j] - mu[j]` filled for j < d, then read as `xc[i]` by later loops
+        over i < d (GMM's centred vector, a scratch row reused for every pair). The reverse
+        sweep rebuilds the stored expression with the load's index for the store's IV instead
+        of keeping the value on the tape.
+
+        What makes it exact: the writing loop counts by 1 from a constant to a bound and
+        leaves only through its latch; its header dominates the load (it ran, in this
+        iteration of every loop around both); the store runs in each of its iterations and is
+        its only write to the block, to an element per iteration (the IV's stride covers the
+        stored size); the load's index is the IV of a loop holding it that counts from no
+        lower a constant to the same bound (so the element was written); the address is the
+        store's with that IV in place of the writer's; nothing that may write the block runs
+        between the writing loop and the load; and the stored expression reads only memory
+        nothing writes (`stable_roots`) through index arithmetic and cheap float arithmetic
+        (`_forward_tree`)."""
+        key = id(load)
+        if key in self._forwardings:
+            return self._forwardings[key]
+        self._forwardings[key] = None
+        if self.parallel or "volatile" in load.flags or "atomic" in load.flags:
+            return None
+        # a carried-load phi (GVN's `g[i - 1]`, loaded as `g[i]` the iteration before) is a
+        # load at its address too
+        address = self._carried_address(load) if load.opcode == "phi" else \
+            affine_address(self.fn, self.engine.module, load.operands[0][1])
+        if address is None or not address.terms:
+            return None
+        readers = {}   # IV of a loop holding the load -> (first value, bound)
+        loop = self.cfg.loop_of.get(load.block)
+        while loop is not None:
+            counted = self._counted(loop)
+            if counted is not None:
+                readers[counted[0]] = counted[1:]
+            loop = self._parent_loop(loop)
+        if not readers:
+            return None
+        if self._stable is None:
+            self._stable = self.stable_roots()
+        if self._counted_stores is None:
+            self._counted_stores = {}
+            for store in self.fn.of_opcode("store"):
+                if self._counted(self.cfg.loop_of.get(store.block)) is not None:
+                    written = affine_address(self.fn, self.engine.module, store.operands[1][1])
+                    if written is not None:
+                        self._counted_stores.setdefault(written.base, []).append((store, written))
+        for store, written in self._counted_stores.get(address.base, ()):
+            found = self._forwarding_store(load, address, readers, store, written)
+            if found is not None:
+                self._forwardings[key] = found
+                return found
+        return None
+
+    def _forwarding_store(self, load, address: Affine, readers: dict, store, written: Affine) -> tuple | None:
+        """`_forwarding`'s test of one store (at the affine address `written`)."""
+        if "volatile" in store.flags or "atomic" in store.flags or store.operands[0][0] != load.type:
+            return None
+        writer = self.cfg.loop_of.get(store.block)
+        iv, first, bound = self._counted(writer)
+        if load.block in writer.blocks:
+            return None
+        moving = [(t, c) for t, c in written.terms if t[1] == iv]
+        size = type_size(self.engine.module, load.type)
+        if len(moving) != 1 or size is None or abs(moving[0][1]) < size:
+            return None
+        term, coeff = moving[0]
+        # the load's address is the store's with a reader's IV, plus a constant number of
+        # elements `shift`, in the place of the writer's (`d[i - 1]` of a `d[j]` filled before)
+        shift, rest = divmod(address.const - written.const, coeff)
+        index = next((t for t, c in address.terms if c == coeff and t[0] == term[0] and t[2:] == term[2:]
+                      and t[1] in readers and written.with_term(term, t).terms == address.terms), None)
+        if index is None or rest or shift > 0 or (shift and term[0] != "v"):
+            return None
+        start, end = readers[index[1]]
+        if start + shift < first or not self._same_bound(end, bound):
+            return None
+        parent = self._parent_loop(writer)
+        if not self.cfg.dominates(writer.header, load.block) or not self.cfg.dominates(store.block, writer.latches[0]) \
+                or (parent is not None and load.block not in parent.blocks):
+            return None
+        if not all(self._same_instance(v, writer, load.block)
+                   for v in [address.base] + [t[1] for t, _ in written.terms if t != term]):
+            return None
+        if not self._unwritten_between(store, writer, parent, address.base, load.block):
+            return None
+        value = store.operands[0][1]
+        if not self._forward_tree(value, writer, iv, load.block, [0]):
+            return None
+        return store, writer, iv, index[1], shift
+
+    def _unwritten_between(self, store, writer, parent, base: str, reader: str) -> bool:
+        """Whether nothing but `store` may write the block `base` points into in the loop
+        `writer`, nor on any way from the loop's exits to the block `reader` before the loop
+        (or `parent`, the loop around it) starts again."""
+        key = id(store)
+        if key not in self._regions:
+            # the blocks reached from the loop's exits before it starts again; None when the
+            # loop itself writes the block other than through the store
+            private = self._private_allocations()
+            region = None
+            if not any(self._clobbers(i, base, private) for b in writer.blocks
+                       for i in self.fn.block(b).instructions if i is not store):
+                region = set()
+                todo = [s for b in writer.blocks for s in self.cfg.succs[b] if s not in writer.blocks]
+                stops = {writer.header} | ({parent.header} if parent is not None else set())
+                while todo:
+                    b = todo.pop()
+                    if b in region or b in stops or (parent is not None and b not in parent.blocks):
+                        continue
+                    region.add(b)
+                    todo.extend(self.cfg.succs[b])
+            self._regions[key] = (region, {})
+        region, clean = self._regions[key]
+        if region is None or reader not in region:
+            return False
+        seen: set[str] = set()
+        todo = [reader]
+        while todo:   # back from the reader, through the blocks after the loop
+            b = todo.pop()
+            if b in seen or b not in region:
+                continue
+            seen.add(b)
+            if b not in clean:
+                clean[b] = not any(self._clobbers(i, base, self._private_allocations())
+                                   for i in self.fn.block(b).instructions)
+            if not clean[b]:
+                return False
+            todo.extend(self.cfg.preds.get(b, ()))
+        return True
+
+    def _forward_tree(self, value: str, writer, iv: str, reader_block: str, count: list[int]) -> bool:
+        """Whether the reverse sweep can compute a value of the writing loop again at the
+        reader with another index: the IV, values from outside the loop (`_same_instance`),
+        and at most 12 instructions of the loop: index arithmetic, cheap float arithmetic and
+        loads of memory nothing writes."""
+        if value == iv or not is_local(value):
+            return True
+        inst = self.fn.defs.get(value)
+        if inst is None or inst.block not in writer.blocks:
+            return self._same_instance(value, writer, reader_block)
+        count[0] += 1
+        if count[0] > 12:
+            return False
+        if inst.opcode == "load":
+            if "volatile" in inst.flags or "atomic" in inst.flags or \
+                    not pointer_roots(self.fn, inst.operands[0][1]) <= self._stable:
+                return False
+        elif inst.opcode == "phi" or not (inst.opcode in _RECOMPUTABLE or _rebuildable_float(inst)):
+            return False
+        return all(self._forward_tree(v, writer, iv, reader_block, count) for v in dict.fromkeys(inst.values()))
+
+    def _forward_invariant(self, load, block: str) -> bool:
+        """A forwarded load read in a loop it is invariant in: its hoisted slot is filled on
+        the loop's exit (`_hoisted`) from the value forwarded there, once per execution."""
+        loop = self.cfg.loop_of.get(block)
+        return self.hoist_enabled and loop is not None and load.block not in loop.blocks \
+            and bool(loop.exits) and self.cfg.is_natural(loop)
+
+    def _forwarded(self, value: str, block: str, depth: int) -> str | None:
+        """A load `_forwarding` serves: the stored expression rebuilt in the reverse block with
+        the load's index for the writer's IV."""
+        inst = self.fn.defs.get(value)
+        if inst is None or inst.opcode not in ("load", "phi") or depth > _REBUILD_DEPTH:
+            return None
+        plan = self._forwarding(inst)
+        if plan is None or self._forward_invariant(inst, block):
+            return None
+        store, writer, iv, index, shift = plan
+        lines = self.recompute_lines.setdefault(block, [])
+        element = self.fetch(index, block, depth + 1)
+        if shift:
+            element = self.ir(lines).binop("add", self.types[index], element, str(shift), name=self.sweep.fresh("fw"))
+        built: dict[str, str] = {iv: element}
+
+        def build(v: str) -> str:
+            if not is_local(v):
+                return v
+            if v in built:
+                return built[v]
+            d = self.fn.defs.get(v)
+            if d is None or d.block not in writer.blocks:
+                built[v] = self.fetch(v, block, depth + 1)
+                return built[v]
+            mapping = {u: build(u) for u in dict.fromkeys(d.values())}
+            name = self.sweep.fresh("fw")
+            self.ir(lines).clone(d, result=name, mapping=mapping, metadata=False)
+            built[v] = name
+            return name
+
+        return build(store.operands[0][1])
+
+    def _forward_costless(self, load, block: str, depth: int) -> bool:
+        """Whether `_forwarded` serves the load in `block` without any cache cell."""
+        plan = self._forwarding(load)
+        if plan is None or self._forward_invariant(load, block):
+            return False
+        store, writer, iv, index, _ = plan
+        leaves: set[str] = {index}
+        todo = [store.operands[0][1]]
+        while todo:
+            v = todo.pop()
+            if not is_local(v) or v == iv or v in leaves:
+                continue
+            d = self.fn.defs.get(v)
+            if d is None or d.block not in writer.blocks:
+                leaves.add(v)
+            else:
+                todo.extend(d.values())
+        return all(self._costless(v, block, depth + 1) for v in leaves)
 
     def _affine_delta(self, address: Affine, block: str, depth: int, lines: list[str]) -> str:
         """The byte offset `const + sum(coeff * term)` of an address, computed in the reverse
@@ -1449,6 +1708,8 @@ class CachePlanner:
         if not ok and inst.opcode == "phi" and (address := self._carried_rereadable(inst)) is not None:
             ok = self._per_iteration_free(address.base, block, depth + 1) and \
                 all(self._per_iteration_free(t[1], block, depth + 1) for t, _ in address.terms)
+        if not ok and inst.opcode in ("load", "phi"):
+            ok = self._forward_costless(inst, block, depth)
         if not ok and inst.opcode in ("load", "phi"):
             ok = self._snapshot_costless(inst, block, depth)
         if ok:   # stays true (what the block reads only grows); a "no" may be the depth bound's

@@ -275,8 +275,9 @@ class CachePlanner:
 
     - `fetch(value, block)`: the name under which the reverse block of `block` reads the
       forward value `value`. Free values (constants, parameters, values the reverse block
-      recomputes or re-reads from memory that is not overwritten, IVs it replays) cost
-      nothing; everything else is recorded as needed there (`needs`, `rev_names`).
+      recomputes, re-reads from memory that is not overwritten or rebuilds from the store
+      that wrote them, IVs it replays) cost nothing; everything else is recorded as needed
+      there (`needs`, `rev_names`).
     - `place()`, after both sweeps: decide how each needed value is kept -- a cache slot
       (an alloca, combined mode), the frame record (split mode), a tape record pushed in its
       block and popped in its reverse block, a static record addressed by the loop's IV, a
@@ -716,7 +717,12 @@ class CachePlanner:
 
     def _forward_invariant(self, load, block: str) -> bool:
         """A forwarded load read in a loop it is invariant in: its hoisted slot is filled on
-        the loop's exit (`_hoisted`) from the value forwarded there, once per execution."""
+        the loop's exit (`_hoisted`) from the value forwarded there, once per execution. Also
+        true, so that the value is kept as any other, when `block` lies outside the loop
+        holding the load (a use past its exit, where the reader's IV has moved on)."""
+        home = self.cfg.loop_of.get(load.block)
+        if home is not None and block not in home.blocks:
+            return True
         loop = self.cfg.loop_of.get(block)
         return self.hoist_enabled and loop is not None and load.block not in loop.blocks \
             and bool(loop.exits) and self.cfg.is_natural(loop)
@@ -2698,7 +2704,8 @@ class CachePlanner:
         """The cache plan as text (after `place`): for each reverse block, every forward value
         it reads that is not free and how that read is served -- kept (in which cache slot,
         frame cell, tape record, static record or side table), rebuilt from kept values,
-        recomputed, re-read from memory, an IV replayed, or a loop-invariant slot -- and then
+        recomputed, re-read from memory or a snapshot, rebuilt from the store that wrote it,
+        an IV replayed, or a loop-invariant slot -- and then
         what is kept per execution of each record. `ENZYME_BUILD_KEEP=dir` writes the plans of
         a build to dir/<output>.ad/cache-plan.txt."""
         mode = "split" if self.split else "combined"

@@ -82,6 +82,12 @@ class _Gen:
         # an index array, three buffers rotated, a buffer read at neighbours then overwritten):
         # the loops the reverse sweep may read from snapshots of the buffers: a fourteenth
         self.rt = random.Random(seed * 1_000_211 + 79)
+        # and scratch rows one loop fills and later loops of the same pass read back (GMM's
+        # centred vector, a row of differences read with its left neighbour), sometimes changed
+        # between, read one past what was written, filled on some passes only, filled from
+        # memory f writes or updated in place by the reader: the loads the reverse sweep may
+        # rebuild from the stores that wrote them: a fifteenth
+        self.rr = random.Random(seed * 1_000_231 + 83)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -720,6 +726,51 @@ class _Gen:
                 "  " + " ".join(f"free({x});" for x in frees), "}"]
         return out
 
+    def row_stmt(self) -> list[str]:
+        """A scratch row of data-dependent length filled and read back in each pass of a loop,
+        reduced into s or t."""
+        return self._drawn_from(self.rr, self._row_stmt)
+
+    def _row_stmt(self) -> list[str]:
+        rr = self.rr
+        kind = rr.choice(["plain", "plain", "two_readers", "neighbour", "changed", "past", "some", "written",
+                          "in_place"])
+        n = len(self.globals)
+        cnt, passes, tab = f"rlen{n}", f"rpasses{n}", f"rtab{n}"
+        self.globals += [f"static volatile int {cnt} = {rr.randint(3, 7)};",
+                         f"static volatile int {passes} = {rr.randint(1, 3)};",
+                         f"static const double {tab}[16] = {{{', '.join(f'{rr.uniform(-1, 1):.3f}' for _ in range(16))}}};"]
+        L, P, p, i, j, row = (self.name(v) for v in ("L", "P", "p", "i", "j", "row"))
+        tgt = rr.choice(["s", "t"])
+        src = f"a[{j} % {M}]" if kind == "written" else rr.choice([f"x[{j} % {N}]", f"x[({j} + {p}) % {N}]"])
+        # mostly arithmetic the reverse sweep may redo, sometimes any expression
+        fill = rr.choice([f"{src} - {tab}[({p} * 5 + {j}) % 16]", f"{tab}[{j} % 16] * {src} + 0.1 * {j}",
+                          f"{src} * {src} - 0.5 * {tab}[({p} + {j}) % 16]",
+                          self.bexpr([src, f"{tab}[({p} * 5 + {j}) % 16]", f"{tab}[{j} % 16] * {src}"])])
+        on_stack = rr.random() < 0.3
+        first = rr.choice(["0", "1"]) if kind == "neighbour" else "0"
+        end = f"{L} - 1" if kind == "past" else L
+        out = [f"{{ int {L} = {cnt}, {P} = {passes};",
+               f"  double {row}[8];" if on_stack else f"  double *{row} = malloc({L} * sizeof(double));",
+               f"  for (int {j} = 0; {j} < {L}; {j}++) {row}[{j}] = 0.25 * x[({j} + 1) % {N}];",
+               f"  for (int {p} = 0; {p} < {P}; {p}++) {{"]
+        fill_loop = f"for (int {j} = {first}; {j} < {end}; {j}++) {row}[{j}] = {fill};"
+        out.append(f"    if ({p} % 2 == 0) {fill_loop}" if kind == "some" else f"    {fill_loop}")
+        if kind == "changed":
+            out.append(f"    {row}[{p} % {L}] = 0.5 * {tgt} + x[{p} % {N}];")
+        if kind == "neighbour":
+            read = f"({row}[{i}] - {row}[{i} - 1]) * sin({row}[{i}])"
+            out.append(f"    for (int {i} = 1; {i} < {L}; {i}++) {tgt} = 0.5 * {tgt} + 0.25 * {read};")
+        else:
+            read = self.bexpr([f"{row}[{i}]", f"x[{i} % {N}]", f"{row}[{i}] * {row}[{i}]"])
+            update = f" {row}[({i} + 1) % {L}] *= 0.5;" if kind == "in_place" else ""
+            out.append(f"    for (int {i} = 0; {i} < {L}; {i}++) {{ {tgt} = 0.5 * {tgt} + 0.25 * tanh({read});{update} }}")
+        if kind == "two_readers":
+            out.append(f"    for (int {i} = 0; {i} < {L}; {i}++) for (int {j} = {i} + 1; {j} < {L}; {j}++) "
+                       f"{tgt} += 0.05 * {row}[{i}] * {row}[{j}];")
+        out += ["  }", "}" if on_stack else f"  free({row}); }}"]
+        return out
+
     def omp_stmt(self) -> list[str]:
         """An OpenMP parallel loop over the arrays, race-free: each iteration writes only its own
         element, reads what no iteration of the loop writes, and sums through a reduction, an
@@ -779,11 +830,11 @@ class _Gen:
                 (self.rm, 0.35, self.math_stmt), (self.rc, 0.4, self.control_stmt),
                 (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt),
                 (self.ro, 0.25, self.omp_stmt), (self.rd, 0.3, self.data_stmt),
-                (self.rt, 0.3, self.stepper_stmt)):
+                (self.rt, 0.3, self.stepper_stmt), (self.rr, 0.3, self.row_stmt)):
             if stream.random() < share:
                 at = stream.randint(0, len(body))
                 while at < len(body) and (body[at].startswith((" ", "}")) or
-                                          (stream in (self.rd, self.rt) and _depth(body[:at]) > 0)):
+                                          (stream in (self.rd, self.rt, self.rr) and _depth(body[:at]) > 0)):
                     at += 1   # the data stream also stays out of an OpenMP region's braces
                 body[at:at] = make()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]

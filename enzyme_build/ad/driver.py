@@ -29,8 +29,9 @@ from .contexts import specialize as specialize_contexts
 from .engine import Engine
 from .forward import rewrite_forward_call
 from .indirect import dispatch_indirect_calls, trap_unknown_callees
-from .passes import (OUT_OF_LINE_MEMMOVE, _define_marker_global, _free_derived_names, _plain_shadow_allocations,
-                     level_tape_helpers, memmoves_out_of_line,
+from .passes import (OUT_OF_LINE_MEMMOVE, LoopIds, _define_marker_global, _free_derived_names, _masked_twice,
+                     _plain_shadow_allocations, level_tape_helpers, masked_counter_latches, memmoves_out_of_line,
+                     unvectorize_latch, unvectorize_masked_counters,
                      _specialize_callback_arguments, lower_threadlocal_addresses)
 from .reverse import adjoint_type
 from .rules import float_constant
@@ -476,6 +477,14 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None,
                               and not module.lines[i].startswith(";"))
             insert_after[label_line] = entry_allocas
     check_split_pairs(engine.split_calls)
+    # loops taking one counter modulo two powers of two stay scalar, in the program's own
+    # functions as in the derived ones (passes.masked_counter_latches: an LLVM 22 vectorizer bug)
+    loop_ids = LoopIds(line for line in module.lines if line.startswith("!"))
+    for name in module.functions:
+        if _masked_twice("\n".join(module.functions.body_lines(name))):
+            for term in masked_counter_latches(module.functions[name]):
+                if term.line not in replace:
+                    replace[term.line] = [unvectorize_latch(module.lines[term.line], loop_ids)]
     out: list[str] = []
     for i, line in enumerate(module.lines):
         if i in replace:
@@ -503,8 +512,8 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None,
                 defined.add(strip_name(sh))
                 out.extend(shadow_definitions(module, name, sh, ty, shadow_linkage(module, name),
                                               lambda y: make_name("@", y, "sh"))[0])
-    derived_texts = [memmoves_out_of_line(trap_unknown_callees(t)) for t in engine.texts
-                     if defined_symbol(t) not in defined]
+    derived_texts = [unvectorize_masked_counters(memmoves_out_of_line(trap_unknown_callees(t)), loop_ids)
+                     for t in engine.texts if defined_symbol(t) not in defined]
     if any(f"@{OUT_OF_LINE_MEMMOVE}(" in t for t in derived_texts):
         texts, decls = support_closure({OUT_OF_LINE_MEMMOVE} - defined)
         support_texts += texts
@@ -513,6 +522,7 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None,
                 out.append(DECLARATIONS[d])
                 known.add(strip_name(d))
     out.extend(derived_texts)
+    out.extend(loop_ids.lines)
     out.extend(t for t in support_texts if defined_symbol(t) not in defined)
     out.extend(engine.attribute_group_lines())
     # the parsed bodies are done with: freed before the module's text is joined, the largest

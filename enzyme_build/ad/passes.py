@@ -216,3 +216,132 @@ def memmoves_out_of_line(derived_text: str) -> str:
     return _MEMMOVE_CALL.sub(
         lambda m: f"call void @{OUT_OF_LINE_MEMMOVE}({m.group(2)}, i64 {m.group(3)})" if m.group(1) == "64"
         else m.group(0), derived_text)
+
+
+# ------------------------------------------------------------------ counters masked twice
+# `and v, 2^k - 1` (or `urem`/`srem v, 2^k`): a counter taken modulo a power of two
+_MASK = re.compile(r'= (and|urem|srem) (?:(?:nuw|nsw|exact|disjoint) )*i\d+ ([^,]+), (\d+)\s*(?:,|$)', re.M)
+_METADATA_DEF = re.compile(r'^!(\d+) = ', re.M)
+VECTORIZE_OFF = '!{!"llvm.loop.vectorize.enable", i1 false}'
+
+
+def _mask_of(opcode: str, constant: int) -> int | None:
+    """The low-bit mask an `and`/`urem`/`srem` by `constant` takes of its operand."""
+    if opcode == "and":
+        return constant if constant > 0 and constant & (constant + 1) == 0 else None
+    return constant - 1 if constant > 1 and constant & (constant - 1) == 0 else None
+
+
+def _masked_twice(text: str) -> bool:
+    """Whether the text takes some value modulo two different powers of two (cheap test)."""
+    masks = {_mask_of(m.group(1), int(m.group(3))) for m in _MASK.finditer(text)}
+    return len(masks - {None}) >= 2
+
+
+class LoopIds:
+    """Fresh loop-id metadata for a module: numbered after the highest id `text` defines."""
+
+    def __init__(self, metadata_lines):
+        self.defs: dict[str, str] = {}
+        top = 0
+        for line in metadata_lines:
+            m = _METADATA_DEF.match(line)
+            if m:
+                self.defs["!" + m.group(1)] = line
+                top = max(top, int(m.group(1)))
+        self.next = top + 1
+        self.lines: list[str] = []
+        self.off: str | None = None
+
+    def unvectorized(self, old: str | None) -> str | None:
+        """A loop id with the operands of `old` and vectorization off; None when `old`
+        already turns it off."""
+        operands = []
+        if old is not None:
+            line = self.defs.get(old, "")
+            inner = line[line.find("!{") + 2:line.rfind("}")] if "!{" in line else ""
+            operands = [o.strip() for o in inner.split(",")][1:] if inner else []
+            if any(VECTORIZE_OFF in self.defs.get(o, "") for o in operands) or VECTORIZE_OFF in line:
+                return None
+        if self.off is None:
+            self.off = f"!{self.next}"
+            self.next += 1
+            self.lines.append(f"{self.off} = {VECTORIZE_OFF}")
+            self.defs[self.off] = self.lines[-1]
+        new = f"!{self.next}"
+        self.next += 1
+        self.lines.append(f"{new} = distinct !{{{', '.join([new] + operands + [self.off])}}}")
+        self.defs[new] = self.lines[-1]
+        return new
+
+
+def masked_counter_latches(fn) -> list:
+    """The latch terminators of the loops in which one counter is taken modulo two different
+    powers of two (`tab[j % 16] * x[j % 4]`): LLVM 22's loop vectorizer lets the no-wrap
+    check of the wider mask stand for the narrower one (llvm/llvm-project#191382, fixed after
+    LLVM 22), so the vector loop reads `x[4]` where the program reads `x[0]` -- plain clang
+    -O2 computes a wrong primal, and derived code wrong derivatives (fuzz seed 23978). The
+    counter is followed through constant offsets, extensions and truncations, and a reload of
+    the same slot counts as the same counter (the reverse sweep's replayed IVs)."""
+    from ..analysis.cfg import analyze_cfg
+
+    def root(v: str, depth: int = 0) -> str:
+        inst = fn.defs.get(v)
+        if inst is None or depth > 6:
+            return v
+        if inst.opcode in ("add", "sub", "or", "xor") and len(inst.operands) == 2 \
+                and re.fullmatch(r'-?\d+', inst.operands[1][1]):
+            return root(inst.operands[0][1], depth + 1)
+        if inst.opcode in ("zext", "sext", "trunc", "freeze") and inst.operands:
+            return root(inst.operands[0][1], depth + 1)
+        if inst.opcode == "load" and inst.operands:
+            return "load " + inst.operands[0][1]
+        return v
+
+    cfg = None
+    masks: dict[tuple[str, str], set[int]] = {}   # (loop header, counter) -> masks
+    for inst in fn.instructions():
+        if inst.opcode not in ("and", "urem", "srem") or len(inst.operands) != 2 \
+                or not re.fullmatch(r'\d+', inst.operands[1][1]):
+            continue
+        mask = _mask_of(inst.opcode, int(inst.operands[1][1]))
+        if mask is None:
+            continue
+        cfg = cfg or analyze_cfg(fn)
+        loop = cfg.loop_of.get(inst.block)
+        if loop is not None:
+            masks.setdefault((loop.header, root(inst.operands[0][1])), set()).add(mask)
+    marked = {header for (header, _), found in masks.items() if len(found) >= 2}
+    if not marked:
+        return []
+    latches = []
+    for loop in cfg.loops:   # the loops holding such a counter and every loop around them
+        if any(h in loop.blocks for h in marked):
+            latches += [fn.block(b).terminator for b in loop.latches]
+    return list({id(t): t for t in latches}.values())
+
+
+def unvectorize_latch(line: str, ids: LoopIds) -> str:
+    """A latch terminator's last line with a loop id that turns vectorization off."""
+    m = re.search(r', !llvm\.loop (![0-9]+)', line)
+    new = ids.unvectorized(m.group(1) if m else None)
+    if new is None:
+        return line
+    return line[:m.start()] + f", !llvm.loop {new}" + line[m.end():] if m else line + f", !llvm.loop {new}"
+
+
+def unvectorize_masked_counters(text: str, ids: LoopIds) -> str:
+    """`masked_counter_latches` applied to the functions of a derived text."""
+    if not _masked_twice(text):
+        return text
+    from ..ir.model import parse_function
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("define "):
+            fn, end = parse_function(lines, i)
+            for term in masked_counter_latches(fn):
+                lines[term.line] = unvectorize_latch(lines[term.line], ids)
+            i = end
+        i += 1
+    return "\n".join(lines)

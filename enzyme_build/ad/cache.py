@@ -364,6 +364,7 @@ class CachePlanner:
         self._forwardings: dict[int, tuple | None] = {}
         self._counted_stores: dict[str, list] | None = None
         self._regions: dict[int, tuple] = {}
+        self._returning: set[str] | None = None   # blocks with a way to a `ret`
 
     def _is_free(self, value: str) -> bool:
         """True when the reverse sweep can use a forward value without caching it."""
@@ -1026,9 +1027,15 @@ class CachePlanner:
         every write goes to the function's own allocations or to arguments the caller passes
         as private memory (`Signature.private_args`)."""
         local_allocs = self._local_allocations()
-        written, undone, unknown_writes = self._writes(self.fn.instructions())
+        # a write on a way that never returns (a failed length check calling a `noreturn`
+        # routine that throws, an exception's landing pad resuming) never comes before the
+        # reverse sweep, which runs only once the function has returned
+        returning = self._returning_blocks()
+        written, undone, unknown_writes = self._writes(i for i in self.fn.instructions() if i.block in returning)
         stable = set()
-        foreign = {w for w in written if w not in local_allocs}
+        # a pointer that is null or one of the function's blocks (a std::vector of zero
+        # elements keeps null) writes that block: a store through null is no execution
+        foreign = {w for w in written if w not in local_allocs and w != "null"}
         vouched = dict(zip([p.name for p in self.fn.params], self.sig.stable_args))
         private_arg = dict(zip([p.name for p in self.fn.params], self.sig.private_args))
         for p in self.fn.params:
@@ -1048,6 +1055,18 @@ class CachePlanner:
         if pointers_too:
             stable |= self._loaded_from(stable)
         return stable
+
+    def _returning_blocks(self) -> set[str]:
+        """The blocks from which some way leads to a `ret`."""
+        if self._returning is None:
+            todo = [b.label for b in self.fn.blocks if b.terminator.opcode == "ret"]
+            self._returning = set()
+            while todo:
+                b = todo.pop()
+                if b not in self._returning:
+                    self._returning.add(b)
+                    todo.extend(self.cfg.preds.get(b, ()))
+        return self._returning
 
     def mutable_stable_globals(self) -> frozenset:
         """The mutable globals of the stable roots: what this function vouches for to the

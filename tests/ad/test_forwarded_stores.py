@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import pytest
 
-from ad_helpers import FD_HEAD, LEVELS, cache_plan, check_fd_rows, fd_main, fd_rows
+import os
+
+from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, FD_HEAD, LEVELS, cache_plan, check_fd_rows, fd_main, fd_rows
 
 DATA = "static const double data[48] = {" + ", ".join(f"{0.1 * ((7 * i) % 11) - 0.4:.2f}" for i in range(48)) + "};\n"
 PRELUDE = "static volatile int dim = 4, points = 6;\n" + DATA
@@ -95,6 +97,46 @@ double f(const double *x) {
 }
 """,
 }
+
+# C++: a model object owning a std::vector scratch row, reused by a member function for
+# every point (its constructor's length check may throw: a way that never returns, whose
+# writes do not stop the input from being read again)
+CXX_MODEL = "#include <vector>\n" + CXX_FD_HEAD + PRELUDE + r"""
+struct Model {
+  int d;
+  std::vector<double> diff;
+  explicit Model(int d) : d(d), diff(d) {}
+  double mahalanobis(const double *pt, const double *mu) {
+    for (int j = 0; j < d; j++) diff[j] = pt[j] - mu[j];
+    double s = 0;
+    for (int j = 0; j < d; j++) s += (1.0 + 0.1 * j) * diff[j] * diff[j];
+    return s;
+  }
+};
+extern "C" double f(const double *x) {
+  Model m(dim);
+  double s = 0;
+  for (int p = 0; p < points; p++) s += std::exp(-0.5 * m.mahalanobis(data + p * 4, x));
+  return std::log(s);
+}
+""" + CXX_FD_MAIN
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+def test_cxx_member(level, tmp_path):
+    flags, env = LEVELS[level]
+    check_fd_rows(fd_rows(tmp_path, CXX_MODEL, flags, env, cxx=True), 4)
+
+
+def test_cxx_member_rebuilds_the_row(tmp_path):
+    keep = os.path.join(str(tmp_path), "keep")
+    fd_rows(tmp_path, CXX_MODEL, ["-O2"], {"ENZYME_BUILD_KEEP": keep}, cxx=True)
+    with open(os.path.join(keep, "p.ad", "cache-plan.txt")) as fh:
+        plan = fh.read().split("cache plan of @diffe_f (combined mode)", 1)[1].split("\n\n", 1)[0]
+    rows = _rows(plan)
+    assert [r[1] for r in rows if "rebuilt from its store" in " ".join(r)], plan
+    assert not [r for r in rows if r[2] == "load" and "kept:" in r], plan
+
 
 # forwarding must not serve these: the gradient stays right, the loads keep their values
 NOT_SERVED = {

@@ -564,7 +564,8 @@ class CachePlanner:
         return home is None or reader_block in home.blocks
 
     def _forwarding(self, load) -> tuple | None:
-        """(store, loop of the store, its IV, the load's index) when `load` reads an element
+        """(store, loop of the store, its IV, the load's index, its shift, the values from
+        outside the loop the rebuilt expression reads) when `load` reads an element
         an earlier loop of the same iteration wrote, from values the reverse sweep can compute
         again: `xc[j] = x[j] - mu[j]` filled for j < d, then read as `xc[i]` by later loops
         over i < d (GMM's centred vector, a scratch row reused for every pair). The reverse
@@ -650,20 +651,20 @@ class CachePlanner:
             return None
         if not self._unwritten_between(store, writer, parent, address.base, load.block):
             return None
-        value = store.operands[0][1]
-        if not self._forward_tree(value, writer, iv, load.block, [0]):
+        leaves: set[str] = {index[1]}   # what the rebuilt expression fetches as it is
+        if not self._forward_tree(store.operands[0][1], writer, iv, load.block, [0], leaves):
             return None
-        return store, writer, iv, index[1], shift
+        return store, writer, iv, index[1], shift, leaves
 
     def _unwritten_between(self, store, writer, parent, base: str, reader: str) -> bool:
         """Whether nothing but `store` may write the block `base` points into in the loop
         `writer`, nor on any way from the loop's exits to the block `reader` before the loop
         (or `parent`, the loop around it) starts again."""
         key = id(store)
+        private = self._private_allocations()
         if key not in self._regions:
             # the blocks reached from the loop's exits before it starts again; None when the
             # loop itself writes the block other than through the store
-            private = self._private_allocations()
             region = None
             if not any(self._clobbers(i, base, private) for b in writer.blocks
                        for i in self.fn.block(b).instructions if i is not store):
@@ -688,22 +689,23 @@ class CachePlanner:
                 continue
             seen.add(b)
             if b not in clean:
-                clean[b] = not any(self._clobbers(i, base, self._private_allocations())
-                                   for i in self.fn.block(b).instructions)
+                clean[b] = not any(self._clobbers(i, base, private) for i in self.fn.block(b).instructions)
             if not clean[b]:
                 return False
             todo.extend(self.cfg.preds.get(b, ()))
         return True
 
-    def _forward_tree(self, value: str, writer, iv: str, reader_block: str, count: list[int]) -> bool:
+    def _forward_tree(self, value: str, writer, iv: str, reader_block: str, count: list[int],
+                      leaves: set[str]) -> bool:
         """Whether the reverse sweep can compute a value of the writing loop again at the
-        reader with another index: the IV, values from outside the loop (`_same_instance`),
-        and at most 12 instructions of the loop: index arithmetic, cheap float arithmetic and
-        loads of memory nothing writes."""
+        reader with another index: the IV, values from outside the loop (`_same_instance`,
+        added to `leaves`), and at most 12 instructions of the loop: index arithmetic, cheap
+        float arithmetic and loads of memory nothing writes."""
         if value == iv or not is_local(value):
             return True
         inst = self.fn.defs.get(value)
         if inst is None or inst.block not in writer.blocks:
+            leaves.add(value)
             return self._same_instance(value, writer, reader_block)
         count[0] += 1
         if count[0] > 12:
@@ -714,7 +716,8 @@ class CachePlanner:
                 return False
         elif inst.opcode == "phi" or not (inst.opcode in _RECOMPUTABLE or _rebuildable_float(inst)):
             return False
-        return all(self._forward_tree(v, writer, iv, reader_block, count) for v in dict.fromkeys(inst.values()))
+        return all(self._forward_tree(v, writer, iv, reader_block, count, leaves)
+                   for v in dict.fromkeys(inst.values()))
 
     def _forward_invariant(self, load, block: str) -> bool:
         """A forwarded load read in a loop it is invariant in: its hoisted slot is filled on
@@ -737,7 +740,7 @@ class CachePlanner:
         plan = self._forwarding(inst)
         if plan is None or self._forward_invariant(inst, block):
             return None
-        store, writer, iv, index, shift = plan
+        store, writer, iv, index, shift, _ = plan
         lines = self.recompute_lines.setdefault(block, [])
         element = self.fetch(index, block, depth + 1)
         if shift:
@@ -766,19 +769,7 @@ class CachePlanner:
         plan = self._forwarding(load)
         if plan is None or self._forward_invariant(load, block):
             return False
-        store, writer, iv, index, _ = plan
-        leaves: set[str] = {index}
-        todo = [store.operands[0][1]]
-        while todo:
-            v = todo.pop()
-            if not is_local(v) or v == iv or v in leaves:
-                continue
-            d = self.fn.defs.get(v)
-            if d is None or d.block not in writer.blocks:
-                leaves.add(v)
-            else:
-                todo.extend(d.values())
-        return all(self._costless(v, block, depth + 1) for v in leaves)
+        return all(self._costless(v, block, depth + 1) for v in plan[-1])
 
     def _affine_delta(self, address: Affine, block: str, depth: int, lines: list[str]) -> str:
         """The byte offset `const + sum(coeff * term)` of an address, computed in the reverse
@@ -1059,7 +1050,7 @@ class CachePlanner:
     def _returning_blocks(self) -> set[str]:
         """The blocks from which some way leads to a `ret`."""
         if self._returning is None:
-            todo = [b.label for b in self.fn.blocks if b.terminator.opcode == "ret"]
+            todo = list(self.cfg.returns)
             self._returning = set()
             while todo:
                 b = todo.pop()
@@ -1214,7 +1205,7 @@ class CachePlanner:
             if set(inc) == {pre, latch} and nxt is not None and nxt.opcode == "add":
                 (_, x), (_, y) = nxt.operands
                 step = y if x == phi.result else (x if y == phi.result else None)
-                if step is not None and re.fullmatch(r"-?\d+", step) and int(step) != 0:
+                if step is not None and _INT.fullmatch(step) and int(step) != 0:
                     out[phi.result] = (int(step), inc[pre])
         return out
 
@@ -1330,7 +1321,7 @@ class CachePlanner:
         address = later.shifted(moving, step)   # where the previous iteration's value was read
         coeff = dict(address.terms)[moving]
         rest = tuple((t, c) for t, c in address.terms if t != moving)
-        if re.fullmatch(r"-?\d+", start):
+        if _INT.fullmatch(start):
             expected = Affine(address.base, address.const + coeff * int(start), rest)
         else:
             expected = address.with_term(moving, (moving[0], start) + moving[2:])
@@ -1522,7 +1513,7 @@ class CachePlanner:
             if lp.blocks <= loop.blocks:
                 group: dict[int, tuple[str, int]] = {}
                 for iv, (step, start) in self._loop_ivs(lp).items():
-                    if re.fullmatch(r"-?\d+", start):
+                    if _INT.fullmatch(start):
                         first = group.setdefault(step, (iv, int(start)))
                         canon[iv] = (first[0], int(start) - first[1])
 

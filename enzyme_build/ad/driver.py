@@ -29,9 +29,9 @@ from .contexts import specialize as specialize_contexts
 from .engine import Engine
 from .forward import rewrite_forward_call
 from .indirect import dispatch_indirect_calls, trap_unknown_callees
-from .passes import (OUT_OF_LINE_MEMMOVE, LoopIds, _define_marker_global, _free_derived_names, _masked_twice,
-                     _plain_shadow_allocations, level_tape_helpers, masked_counter_latches, memmoves_out_of_line,
-                     unvectorize_latch, unvectorize_masked_counters,
+from .passes import (OUT_OF_LINE_MEMMOVE, LoopIds, _define_marker_global, _free_derived_names,
+                     _plain_shadow_allocations, latch_rewrites, level_tape_helpers, masked_twice,
+                     memmoves_out_of_line, unvectorize_masked_counters,
                      _specialize_callback_arguments, lower_threadlocal_addresses)
 from .reverse import adjoint_type
 from .rules import float_constant
@@ -481,10 +481,9 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None,
     # functions as in the derived ones (passes.masked_counter_latches: an LLVM 22 vectorizer bug)
     loop_ids = LoopIds(line for line in module.lines if line.startswith("!"))
     for name in module.functions:
-        if _masked_twice("\n".join(module.functions.body_lines(name))):
-            for term in masked_counter_latches(module.functions[name]):
-                if term.line not in replace:
-                    replace[term.line] = [unvectorize_latch(module.lines[term.line], loop_ids)]
+        if masked_twice(module.functions.body_lines(name)):
+            for k, line in latch_rewrites(module.functions[name], module.lines, loop_ids).items():
+                replace.setdefault(k, [line])
     out: list[str] = []
     for i, line in enumerate(module.lines):
         if i in replace:

@@ -232,14 +232,16 @@ def _mask_of(opcode: str, constant: int) -> int | None:
     return constant - 1 if constant > 1 and constant & (constant - 1) == 0 else None
 
 
-def _masked_twice(text: str) -> bool:
-    """Whether the text takes some value modulo two different powers of two (cheap test)."""
-    masks = {_mask_of(m.group(1), int(m.group(3))) for m in _MASK.finditer(text)}
+def masked_twice(lines) -> bool:
+    """Whether the lines take some value modulo two different powers of two (a cheap test of
+    text, before `masked_counter_latches` parses anything)."""
+    masks = {_mask_of(m.group(1), int(m.group(3))) for line in lines for m in _MASK.finditer(line)}
     return len(masks - {None}) >= 2
 
 
 class LoopIds:
-    """Fresh loop-id metadata for a module: numbered after the highest id `text` defines."""
+    """Fresh loop-id metadata for a module: numbered after the highest id its metadata
+    lines define."""
 
     def __init__(self, metadata_lines):
         self.defs: dict[str, str] = {}
@@ -330,9 +332,15 @@ def unvectorize_latch(line: str, ids: LoopIds) -> str:
     return line[:m.start()] + f", !llvm.loop {new}" + line[m.end():] if m else line + f", !llvm.loop {new}"
 
 
+def latch_rewrites(fn, lines: list[str], ids: LoopIds) -> dict[int, str]:
+    """The lines of `lines` (the text `fn` was parsed from) that `masked_counter_latches`
+    marks, by index, rewritten by `unvectorize_latch`."""
+    return {t.line: unvectorize_latch(lines[t.line], ids) for t in masked_counter_latches(fn)}
+
+
 def unvectorize_masked_counters(text: str, ids: LoopIds) -> str:
     """`masked_counter_latches` applied to the functions of a derived text."""
-    if not _masked_twice(text):
+    if not masked_twice([text]):
         return text
     from ..ir.model import parse_function
     lines = text.split("\n")
@@ -340,8 +348,8 @@ def unvectorize_masked_counters(text: str, ids: LoopIds) -> str:
     while i < len(lines):
         if lines[i].startswith("define "):
             fn, end = parse_function(lines, i)
-            for term in masked_counter_latches(fn):
-                lines[term.line] = unvectorize_latch(lines[term.line], ids)
+            for k, line in latch_rewrites(fn, lines, ids).items():
+                lines[k] = line
             i = end
         i += 1
     return "\n".join(lines)

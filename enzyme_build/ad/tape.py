@@ -255,9 +255,15 @@ fresh:
   ret ptr %new
 }}""",
     # the release of a shadow block the engine made: a large one (up to SHADOW_SPARE_MAX
-    # bytes) is kept in a free spare slot of this thread, anything else is freed
+    # bytes) is kept in a free spare slot of this thread, anything else is freed. Its
+    # argument is `captures(none)` as free's is: the block is dead to the caller once
+    # released, and a kept one comes back only through shadow_alloc's `noalias` result.
+    # Without it a shadow block counts as escaped in every function that releases it, so
+    # the optimizer must assume it may alias every pointer argument (the adjoint loops of
+    # a malloc'd work array got run-time overlap checks and loop versions, or were left
+    # scalar). Not inlined, so the store into the spare slot stays out of the caller's view.
     "__enzyme_build_shadow_free": f"""\
-define internal void @__enzyme_build_shadow_free(ptr %p) noinline {{
+define internal void @__enzyme_build_shadow_free(ptr captures(none) %p) noinline {{
 entry:
   %null = icmp eq ptr %p, null
   br i1 %null, label %out, label %measure

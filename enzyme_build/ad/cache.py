@@ -332,6 +332,8 @@ class CachePlanner:
         self.branch_index: dict[str, tuple[str, int, int]] = {}
         # canonical IVs replayed in the reverse sweep: iv -> (loop, step, slot, latch)
         self.iv_loops: dict[str, tuple] = {}
+        # IVs replayed as another IV of their loop plus a constant: iv -> (loop, that IV, distance, flags)
+        self.iv_offsets: dict[str, tuple] = {}
         self._home: dict[str, str] = {}          # needed value -> block defining it
         # made by place() and the record placers
         self.fwd_pushes: dict[str, list[str]] = {}
@@ -397,6 +399,15 @@ class CachePlanner:
         if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
             name = self.ir(self.recompute_lines.setdefault(block, [])).load(
                 self.types[value], self.iv_loops[value][2], align=8, hint="iv")
+            self.rev_names[key] = name
+            self.rev_primal[(block, name)] = value
+            self.how[key] = "IV replayed"
+            return name
+        if self._replayed_iv(value, block) and value in self.iv_offsets:
+            _, base, distance, flags = self.iv_offsets[value]
+            counter = self.fetch(base, block, depth + 1)
+            name = self.ir(self.recompute_lines.setdefault(block, [])).binop(
+                "add", self.types[value], counter, str(distance), flags, hint="iv")
             self.rev_names[key] = name
             self.rev_primal[(block, name)] = value
             self.how[key] = "IV replayed"
@@ -1677,7 +1688,7 @@ class CachePlanner:
             sources = {v: v for v in operands}
         costly = [v for v in sources.values() if not self._is_free(v)
                   and (block, v) not in self.rev_names and not self._cheap(v)
-                  and not (v in self.iv_loops and block in self.iv_loops[v][0].blocks)
+                  and not self._replayed_iv(v, block)
                   and not self._per_iteration_free(v, block, depth + 1)]
         if len(costly) > 1 and primal not in self.reverse_local:
             return None
@@ -1703,7 +1714,7 @@ class CachePlanner:
         """True when the reverse block can obtain `value` without any cache or tape cell."""
         if self._is_free(value) or (block, value) in self.rev_names or (block, value) in self._costless_seen:
             return True
-        if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
+        if self._replayed_iv(value, block):
             return True   # an enclosing loop's IV is replayed: checked before the depth bound
         if depth > _REBUILD_DEPTH:
             return False
@@ -1865,6 +1876,43 @@ class CachePlanner:
     def _canonical_iv(self, label, preds):
         ivs = self.canonical_ivs(label, preds)
         return ivs[0] if ivs else None
+
+    def _replayed_iv(self, value: str, block: str) -> bool:
+        """Whether `value` is an IV of a loop holding `block` that the reverse sweep replays
+        (from its counter slot, or as another IV's plus a distance)."""
+        entry = self.iv_loops.get(value) or self.iv_offsets.get(value)
+        return entry is not None and block in entry[0].blocks
+
+    def derive_iv(self, iv: tuple, primary: tuple, loop) -> bool:
+        """Record `iv` (a canonical_ivs entry) as replayed from the loop's `primary` IV when
+        both start at integer constants and take the same constant step: its value in every
+        iteration is the primary's plus the constant distance. The class: `a[i]` and
+        `a[i + 1]` indexed by two phis the optimizer kept apart (a loop reading a neighbour,
+        an in-place update `a[i] = f(a[i], a[i + 1])`). Replayed from two slots, the two
+        reverse counters are unrelated values to alias analysis, so a shadow store through
+        one may clobber a load through the other: the zeroed cell of the in-place update
+        stayed, and the vectorizer saw a loop-carried dependence through it."""
+        if iv[0] == primary[0] or self.types.get(iv[0]) != self.types.get(primary[0]):
+            return False
+        ty = self.types[iv[0]]
+        bits = int(ty[1:]) if ty[1:].isdigit() else 0
+        if not (_INT.fullmatch(iv[1]) and _INT.fullmatch(primary[1])) or bits < 2:
+            return False
+        steps = [self._iv_step(entry[0], loop) for entry in (iv, primary)]
+        if None in steps or steps[0].operands[1][1] != steps[1].operands[1][1]:
+            return False
+        distance = int(iv[1]) - int(primary[1])
+        if not -(1 << (bits - 1)) <= distance < (1 << (bits - 1)):
+            return False
+        # neither sequence wraps (both steps `nsw`): their difference is exact in every iteration
+        flags = "nsw" if all("nsw" in step.flags for step in steps) else ""
+        self.iv_offsets[iv[0]] = (loop, primary[0], distance, flags)
+        return True
+
+    def _iv_step(self, iv: str, loop):
+        """The `add` a header phi of `loop` takes its next value from."""
+        back = [v for v, b in self.fn.defs[iv].incoming if b in loop.blocks]
+        return self.fn.defs.get(back[0]) if len(back) == 1 else None
 
     def canonical_ivs(self, label, preds) -> list:
         """(iv, start, index of entry pred, index of latch) when a two-predecessor loop

@@ -452,7 +452,14 @@ class ReverseGenerator:
             return
         ir = self.ir(lines)
         old = ir.load(ty, shadow_ptr, hint="dm")
-        new = ir.binop("fadd", ty, old, contrib, accumulation_flags(""), hint="dm")
+        # `nsz` besides `reassoc`: the adjoint of an in-place update `a[i] = f(a[i], ...)`
+        # zeroes the shadow cell and adds the old value's adjoint back into it; the
+        # optimizer folds the `+0.0 + ds` it sees only when the sign of a zero may be
+        # ignored, and then the pair is a store of the value just loaded, which it drops.
+        # Left in place, that store is a loop-carried dependence through memory which
+        # keeps the reverse loop scalar. A sum that is zero may come out as -0.0 instead
+        # of +0.0; no derivative value changes.
+        new = ir.binop("fadd", ty, old, contrib, "reassoc nsz", hint="dm")
         ir.store(ty, new, shadow_ptr)
 
     # ------------------------------------------------------------------ driver
@@ -526,12 +533,19 @@ class ReverseGenerator:
         self.home[name] = label
         ivs = self.cache.canonical_ivs(label, preds)
         if ivs:
-            self.cache.header_index[name] = ivs[0]
+            loop = self.cfg.loop_of[label]
+            primary = next((iv for iv in ivs if iv[0] == loop.iv), ivs[0])
+            self.cache.header_index[name] = primary
         elif (decided := deciding_branch(self.fn, self.cfg, label)) is not None:
             cond, when_true, when_false = decided
             self.cache.branch_index[name] = (cond, preds.index(when_true), preds.index(when_false))
-        for iv in ivs:   # every such IV is replayed from its own counter slot
-            loop = self.cfg.loop_of[label]
+        for iv in ivs:
+            # the loop's counting IV is replayed from a counter slot; one stepping beside it
+            # at a constant distance (`i + 1` kept as a phi of its own) is that counter plus
+            # the distance, so the optimizer sees both index the same iteration (see
+            # CachePlanner.derive_iv); any other from its own slot
+            if self.cache.derive_iv(iv, primary, loop):
+                continue
             latch = preds[iv[3]]
             nxt = next(v for v, b in self.fn.defs[iv[0]].incoming if b == latch)
             step = self.fn.defs[nxt]

@@ -207,7 +207,7 @@ entry:
     assert re.search(r"%iv\$\d+ = load i64, ptr %i\$ivslot", rev)
     assert re.search(r"getelementptr inbounds double, ptr %v, i64 %iv\$\d+", rev)
     assert re.search(r"getelementptr inbounds double, ptr %v\$sh, i64 %iv\$\d+", rev)
-    assert re.search(r"%dm\$\d+ = fadd reassoc double %dm\$\d+, %\S+\n  store double %dm\$\d+, ptr %rc\$\d+", rev)
+    assert re.search(r"%dm\$\d+ = fadd reassoc nsz double %dm\$\d+, %\S+\n  store double %dm\$\d+, ptr %rc\$\d+", rev)
     # the way back: the replayed IV tells the first iteration apart, no predecessor index is kept
     assert re.search(r"icmp eq i64 %iv\$\d+, 0", rev)
     assert re.search(r"switch i32 %rc\$\d+, label %rev\$loop\$from\$entry \[ i32 1, label %rev\$loop\$from\$loop \]", rev)

@@ -108,6 +108,19 @@ LATE_VECTORIZE = ("function<eager-inv>("
                   f"{_SIMPLIFYCFG_LATE},loop-mssa(licm<allowspeculation>))")
 
 
+# The SLP vectorizer's profitability threshold after AD: a tree is vectorized when its
+# modelled cost is below -SLP_THRESHOLD (LLVM's default 0 takes any tree with a gain of 1).
+# Derivative code pairs every primal operation with its tangent or adjoint, isomorphic
+# chains the vectorizer packs into two lanes; trees of modelled gain 1 among them pay more
+# in lane packing and extraction than they save. Measured on the 25 benchmark kernels, the
+# same code built side by side with 0 and 1: the four BA variants' tangents 2.01-2.10x ->
+# 1.69-1.72x their primal, every other ratio within run-to-run noise, the primal functions'
+# machine code unchanged but for GMM's objective (661 -> 657 instructions); at 2 the GMM
+# tangents lost 7% and nbody_soa's 8%, with the SLP vectorizer off BA's gradient gained 11%
+# but the n-body tangents lost 15%.
+SLP_THRESHOLD = 1
+
+
 def pipeline_text(level: int, size_level: int = 0) -> str:
     """The `-passes=` text of the pipeline we run after AD: the per-module default
     pipeline (what llvmlite's PassBuilder.buildPerModuleDefaultPipeline builds for the
@@ -203,7 +216,7 @@ def optimize_to_bitcode(module, path: str, level: int, *, size_level: int = 0, p
         # into a call of the AVX2 variant in a function compiled for baseline x86-64, which
         # passes that vector in memory while _ZGVdN4v_exp reads ymm0 (wrong results)
         _run([find_tool("opt"), f"-passes={pipeline_text(level, size_level)}",
-              f"--relocation-model={'pic' if pic else 'static'}",
+              f"--relocation-model={'pic' if pic else 'static'}", f"--slp-threshold={SLP_THRESHOLD}",
               *([f"--vector-library={vector_library}"] if vector_library else []),
               *([] if keep_names else ["--discard-value-names"]),
               source, "-o", out],

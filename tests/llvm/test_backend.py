@@ -106,6 +106,34 @@ def test_pipeline_is_the_per_module_default_with_vectorizers():
         assert piece in text, piece
 
 
+# two products stored side by side: the SLP vectorizer models a gain of 1 for packing them
+# (`Stores SLP vectorized with cost -1`), and of 2 once each gets a sum as well
+SLP_PAIR = """
+target triple = "x86_64-pc-linux-gnu"
+define void @pair(ptr %p, double %a, double %b, double %c, double %d, double %e, double %f) noinline {
+  %m0 = fmul double %a, %b
+  %m1 = fmul double %c, %d
+SUMS  %q = getelementptr inbounds double, ptr %p, i64 1
+  store double %s0, ptr %p, align 8
+  store double %s1, ptr %q, align 8
+  ret void
+}
+"""
+PRODUCTS = "  %s0 = bitcast double %m0 to double\n  %s1 = bitcast double %m1 to double\n"
+SUMS = "  %s0 = fadd double %m0, %e\n  %s1 = fadd double %m1, %f\n"
+
+
+@needs_tools
+@pytest.mark.parametrize("body, vectorized", [(PRODUCTS, False), (SUMS, True)])
+def test_slp_trees_of_gain_one_stay_scalar(tmp_path, body, vectorized):
+    """The post-AD pipeline's SLP threshold (backend.SLP_THRESHOLD): the pair of products
+    alone (modelled gain 1) stays scalar, with sums (gain 2) it is vectorized."""
+    out = str(tmp_path / "out.bc")
+    backend.optimize_to_bitcode(llvm.parse_assembly(SLP_PAIR.replace("SUMS", body)), out, 2,
+                                workdir=str(tmp_path))
+    assert ("<2 x double>" in llvm.read_bitcode_file(out).text()) == vectorized
+
+
 SCALAR = """
 define internal i32 @add(i32 %a, i32 %b) {
   %s = alloca i32

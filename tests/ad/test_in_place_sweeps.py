@@ -21,12 +21,12 @@ or the optimizer carries the loaded `a[i + 1]` to the next iteration in a regist
 `restrict` helper), the next reverse iteration reads the cell this one wrote, a store-to-load
 forwarding dependence the vectorizer gives up on; loop-load elimination turns it into a
 recurrence in a register, but in LLVM's pipeline it runs after the vectorizer. The post-AD
-pipeline now runs the vectorizer tail a second time (`backend.LATE_VECTORIZE`).
+pipeline now runs the loop vectorizer a second time (`backend.LATE_VECTORIZE`).
 
 Each member is checked against central differences in reverse and forward mode at -O0, -O2
 and with AD before optimization; at -O2 the reverse of every in-place loop must be
 vectorized (before these changes that held for rows_of_matrix alone; without the second
-tail, sweep and square_of_neighbour pass, restrict_helper and stepper fail). The IR test
+vectorizer round, sweep and square_of_neighbour pass, restrict_helper and stepper fail). The IR test
 checks the replay itself on a hand-written loop.
 
 Not in the class handled: an update whose reverse adds into the neighbour's cell before it

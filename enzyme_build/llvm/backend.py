@@ -113,7 +113,7 @@ LATE_VECTORIZE = ("function<eager-inv>("
 # Derivative code pairs every primal operation with its tangent or adjoint, isomorphic
 # chains the vectorizer packs into two lanes; trees of modelled gain 1 among them pay more
 # in lane packing and extraction than they save. Measured on the 25 benchmark kernels, the
-# same code built side by side with 0 and 1: the four BA variants' tangents 2.01-2.10x ->
+# same code built side by side with 0 and 1: the four BA variants' tangents 1.73-2.10x ->
 # 1.69-1.72x their primal, every other ratio within run-to-run noise, the primal functions'
 # machine code unchanged but for GMM's objective (661 -> 657 instructions); at 2 the GMM
 # tangents lost 7% and nbody_soa's 8%, with the SLP vectorizer off BA's gradient gained 11%

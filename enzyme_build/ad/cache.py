@@ -396,18 +396,15 @@ class CachePlanner:
         key = (block, value)
         if key in self.rev_names:
             return self.rev_names[key]
-        if value in self.iv_loops and block in self.iv_loops[value][0].blocks:
-            name = self.ir(self.recompute_lines.setdefault(block, [])).load(
-                self.types[value], self.iv_loops[value][2], align=8, hint="iv")
-            self.rev_names[key] = name
-            self.rev_primal[(block, name)] = value
-            self.how[key] = "IV replayed"
-            return name
-        if self._replayed_iv(value, block) and value in self.iv_offsets:
-            _, base, distance, flags = self.iv_offsets[value]
-            counter = self.fetch(base, block, depth + 1)
-            name = self.ir(self.recompute_lines.setdefault(block, [])).binop(
-                "add", self.types[value], counter, str(distance), flags, hint="iv")
+        if self._replayed_iv(value, block):
+            if value in self.iv_loops:    # from its counter slot
+                name = self.ir(self.recompute_lines.setdefault(block, [])).load(
+                    self.types[value], self.iv_loops[value][2], align=8, hint="iv")
+            else:                         # another IV's counter plus the distance (derive_iv)
+                _, base, distance, flags = self.iv_offsets[value]
+                counter = self.fetch(base, block, depth + 1)
+                name = self.ir(self.recompute_lines.setdefault(block, [])).binop(
+                    "add", self.types[value], counter, str(distance), flags, hint="iv")
             self.rev_names[key] = name
             self.rev_primal[(block, name)] = value
             self.how[key] = "IV replayed"
@@ -1883,7 +1880,7 @@ class CachePlanner:
         entry = self.iv_loops.get(value) or self.iv_offsets.get(value)
         return entry is not None and block in entry[0].blocks
 
-    def derive_iv(self, iv: tuple, primary: tuple, loop) -> bool:
+    def derive_iv(self, iv: tuple, primary: tuple, loop, steps: dict) -> bool:
         """Record `iv` (a canonical_ivs entry) as replayed from the loop's `primary` IV when
         both start at integer constants and take the same constant step: its value in every
         iteration is the primary's plus the constant distance. The class: `a[i]` and
@@ -1891,28 +1888,24 @@ class CachePlanner:
         an in-place update `a[i] = f(a[i], a[i + 1])`). Replayed from two slots, the two
         reverse counters are unrelated values to alias analysis, so a shadow store through
         one may clobber a load through the other: the zeroed cell of the in-place update
-        stayed, and the vectorizer saw a loop-carried dependence through it."""
+        stayed, and the vectorizer saw a loop-carried dependence through it. `steps`: each
+        IV's `add` to its next value."""
         if iv[0] == primary[0] or self.types.get(iv[0]) != self.types.get(primary[0]):
             return False
         ty = self.types[iv[0]]
         bits = int(ty[1:]) if ty[1:].isdigit() else 0
         if not (_INT.fullmatch(iv[1]) and _INT.fullmatch(primary[1])) or bits < 2:
             return False
-        steps = [self._iv_step(entry[0], loop) for entry in (iv, primary)]
-        if None in steps or steps[0].operands[1][1] != steps[1].operands[1][1]:
+        pair = (steps[iv[0]], steps[primary[0]])   # each IV's `add` to its next value
+        if pair[0].operands[1][1] != pair[1].operands[1][1]:
             return False
         distance = int(iv[1]) - int(primary[1])
         if not -(1 << (bits - 1)) <= distance < (1 << (bits - 1)):
             return False
         # neither sequence wraps (both steps `nsw`): their difference is exact in every iteration
-        flags = "nsw" if all("nsw" in step.flags for step in steps) else ""
+        flags = "nsw" if all("nsw" in step.flags for step in pair) else ""
         self.iv_offsets[iv[0]] = (loop, primary[0], distance, flags)
         return True
-
-    def _iv_step(self, iv: str, loop):
-        """The `add` a header phi of `loop` takes its next value from."""
-        back = [v for v, b in self.fn.defs[iv].incoming if b in loop.blocks]
-        return self.fn.defs.get(back[0]) if len(back) == 1 else None
 
     def canonical_ivs(self, label, preds) -> list:
         """(iv, start, index of entry pred, index of latch) when a two-predecessor loop

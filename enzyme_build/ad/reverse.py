@@ -539,18 +539,18 @@ class ReverseGenerator:
         elif (decided := deciding_branch(self.fn, self.cfg, label)) is not None:
             cond, when_true, when_false = decided
             self.cache.branch_index[name] = (cond, preds.index(when_true), preds.index(when_false))
+        # each IV's `add` to its next value, from the latch
+        steps = {iv[0]: self.fn.defs[next(v for v, b in self.fn.defs[iv[0]].incoming if b == preds[iv[3]])]
+                 for iv in ivs}
         for iv in ivs:
             # the loop's counting IV is replayed from a counter slot; one stepping beside it
             # at a constant distance (`i + 1` kept as a phi of its own) is that counter plus
             # the distance, so the optimizer sees both index the same iteration (see
             # CachePlanner.derive_iv); any other from its own slot
-            if self.cache.derive_iv(iv, primary, loop):
+            if self.cache.derive_iv(iv, primary, loop, steps):
                 continue
-            latch = preds[iv[3]]
-            nxt = next(v for v, b in self.fn.defs[iv[0]].incoming if b == latch)
-            step = self.fn.defs[nxt]
             slot = make_name("%", iv[0], "ivslot")
-            self.cache.iv_loops[iv[0]] = (loop, step.operands[1][1], slot, preds[iv[3]])
+            self.cache.iv_loops[iv[0]] = (loop, steps[iv[0]].operands[1][1], slot, preds[iv[3]])
         incoming = []
         for i, p in enumerate(preds):
             incoming += [(str(i), p)] * self.cfg.edge_count[(p, label)]

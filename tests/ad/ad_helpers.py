@@ -73,6 +73,21 @@ def function_body(text: str, name: str) -> str:
     return m.group(0)
 
 
+def vectorized_reverse_loops(text: str) -> list[str]:
+    """The reverse-sweep blocks (`rev$...`, wherever the derivative was inlined) whose loop
+    LLVM's vectorizer marked as vectorized: the scalar remainder it keeps for the last
+    iterations keeps the reverse block's name and gets `llvm.loop.isvectorized`."""
+    flags = {m.group(1) for m in re.finditer(r'^(!\d+) = !\{!"llvm\.loop\.isvectorized", i32 1\}', text, re.M)}
+    loops = {m.group(1) for m in re.finditer(r"^(!\d+) = distinct !\{([^}]*)\}", text, re.M)
+             if set(m.group(2).replace(" ", "").split(",")) & flags}
+    out = []
+    for m in re.finditer(r'^("?rev\$[^\n:]*"?):.*?(?=^\S|\Z)', text, re.M | re.S):
+        loop = re.search(r"!llvm\.loop (!\d+)", m.group(0))
+        if loop and loop.group(1) in loops:
+            out.append(m.group(1))
+    return out
+
+
 _STRIDE_DEF = re.compile(r"  (%static\.stride\$\d+) = add i64 (\d+), 0\n")
 
 

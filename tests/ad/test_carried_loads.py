@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
+from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows, vectorized_reverse_loops
 
 # n comes from a volatile so the loops' trip counts are unknown and the values must be kept
 PRELUDE = "static volatile int count = 12;\n"
@@ -121,21 +121,6 @@ def _function(text: str, name: str) -> str:
     m = re.search(rf"^define [^\n]*@{re.escape(name)}\(.*?^}}", text, re.M | re.S)
     assert m, name
     return m.group(0)
-
-
-def vectorized_reverse_loops(text: str) -> list[str]:
-    """The reverse-sweep blocks (`rev$...`, wherever the derivative was inlined) whose loop
-    LLVM's vectorizer marked as vectorized: the scalar remainder it keeps for the last
-    iterations keeps the reverse block's name and gets `llvm.loop.isvectorized`."""
-    flags = {m.group(1) for m in re.finditer(r'^(!\d+) = !\{!"llvm\.loop\.isvectorized", i32 1\}', text, re.M)}
-    loops = {m.group(1) for m in re.finditer(r"^(!\d+) = distinct !\{([^}]*)\}", text, re.M)
-             if set(m.group(2).replace(" ", "").split(",")) & flags}
-    out = []
-    for m in re.finditer(r'^("?rev\$[^\n:]*"?):.*?(?=^\S|\Z)', text, re.M | re.S):
-        loop = re.search(r"!llvm\.loop (!\d+)", m.group(0))
-        if loop and loop.group(1) in loops:
-            out.append(m.group(1))
-    return out
 
 
 def carried_load_loops(ad_input: str) -> set[str]:

@@ -39,8 +39,8 @@ import re
 
 import pytest
 
-from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
-from test_carried_loads import _function, vectorized_reverse_loops
+from ad_helpers import (FD_HEAD, LEVELS, check_program_gradient, fd_main, fd_rows, function_body,
+                        vectorized_reverse_loops)
 
 # n comes from a volatile so the loops' trip counts are unknown and the values must be kept
 PRELUDE = "static volatile int count = 40;\n"
@@ -140,8 +140,7 @@ double f(const double *x) {
 @pytest.mark.parametrize("level", sorted(LEVELS))
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_in_place_sweeps(name, level, tmp_path):
-    flags, env = LEVELS[level]
-    check_fd_rows(fd_rows(tmp_path, FD_HEAD + PROGRAMS[name] + fd_main(4), flags, env), 4)
+    check_program_gradient(tmp_path, PROGRAMS[name], level)
 
 
 def in_place_loops(ad_input: str) -> set[str]:
@@ -164,7 +163,7 @@ def in_place_loops(ad_input: str) -> set[str]:
 def test_reverse_of_in_place_loop_is_vectorized(name, tmp_path):
     keep = tmp_path / "keep"
     fd_rows(tmp_path, FD_HEAD + PROGRAMS[name] + fd_main(4), ["-O2"], {"ENZYME_BUILD_KEEP": str(keep)})
-    loops = in_place_loops(_function((keep / "p.ad" / "ad-input.ll").read_text(), "f"))
+    loops = in_place_loops(function_body((keep / "p.ad" / "ad-input.ll").read_text(), "f"))
     assert loops, "no in-place loop left in the AD input: the test needs a new program"
     vectorized = {v.strip('"') for v in vectorized_reverse_loops((keep / "p.post-ad.ll").read_text())}
     missing = [label for label in loops
@@ -213,7 +212,7 @@ def test_second_iv_is_replayed_from_the_first():
     from enzyme_build.ad.driver import differentiate_module
     out = differentiate_module(IR)
     llvm.verify(llvm.parse_assembly(out, "in-place"), generated=True)
-    fn = _function(out, "diffe_g")
+    fn = function_body(out, "diffe_g")
     slots = set(re.findall(r"(%[\w.$]+\$ivslot) = alloca", fn))
     assert len(slots) == 1, slots
     rev = re.search(r"^rev\$loop:.*?(?=^\S)", fn, re.M | re.S).group(0)

@@ -236,12 +236,16 @@ def right_or_refused(workdir, text: str, flags=("-O2",), env=None, *, fd_tol: fl
     return r.stderr
 
 
-def cache_plan(workdir, text: str, head: str = "cache plan of @diffe_f (combined mode)") -> str:
-    """Build `text` (an fd_main program) at -O2 keeping its intermediate files and return the
-    cache plan of one derived function (the one `head` names)."""
+def cache_plan(workdir, text: str, head: str = "cache plan of @diffe_f (combined mode)", *,
+               cxx: bool = False) -> str:
+    """Build `text` (an fd_main program, or a CXX_FD_MAIN one with `cxx`) at -O2 keeping its
+    intermediate files and return the cache plan of one derived function (the one `head`
+    names; for C++, by default the first combined gradient, its name mangled)."""
     keep = os.path.join(str(workdir), "keep")
-    fd_rows(workdir, text, ["-O2"], {"ENZYME_BUILD_KEEP": keep})
+    fd_rows(workdir, text, ["-O2"], {"ENZYME_BUILD_KEEP": keep}, cxx=cxx)
     with open(os.path.join(keep, "p.ad", "cache-plan.txt")) as fh:
         plan = fh.read()
+    if cxx and head == "cache plan of @diffe_f (combined mode)":
+        head = next(line for line in plan.splitlines() if line.startswith("cache plan of @diffe_"))
     assert head in plan, plan
     return plan.split(head, 1)[1].split("\n\n", 1)[0]

@@ -88,6 +88,11 @@ class _Gen:
         # memory f writes or updated in place by the reader: the loads the reverse sweep may
         # rebuild from the stores that wrote them: a fifteenth
         self.rr = random.Random(seed * 1_000_231 + 83)
+        # and loops that walk pointers instead of counting (`p != end` up and down, `p < end`
+        # with steps of 1 and 2, two pointers side by side, an array of structs, rows of a
+        # matrix by a row pointer), with data-dependent starts: the loops ad/ptrloops.py
+        # counts before AD: a sixteenth
+        self.rk = random.Random(seed * 1_000_249 + 89)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -771,6 +776,47 @@ class _Gen:
         out += ["  }", "}" if on_stack else f"  free({row}); }}"]
         return out
 
+    def walk_stmt(self) -> list[str]:
+        """A loop walking a pointer over a or b (or a struct array, or rows of a matrix) from a
+        data-dependent start, reduced into s or t or updating the array in place."""
+        return self._drawn_from(self.rk, self._walk_stmt)
+
+    def _walk_stmt(self) -> list[str]:
+        rk = self.rk
+        kind = rk.choice(["ne", "lt", "lt2", "down", "two", "structs", "rows"])
+        p, q, lo, e = self.name("p"), self.name("q"), self.name("lo"), self.name("e")
+        leaves = ["s", "t", f"a[{rk.randrange(M)}]", f"x[{rk.randrange(N)}]"]
+        start = f"int {lo} = (int)({M / 2:.1f} * (1.0 + tanh({self.expr(leaves)}))) % {M};"
+        tgt = rk.choice(["s", "t"])
+        arr = rk.choice(["a", "b"])
+        read = lambda v: self.bexpr([v, "s", "t", f"x[{rk.randrange(N)}]"])
+        if kind == "ne":
+            return [f"{{ {start}", f"  for (const double *{p} = {arr} + {lo}; {p} != {arr} + {M}; ++{p}) "
+                    f"{tgt} = 0.5 * {tgt} + 0.5 * {read('*' + p)}; }}"]
+        if kind in ("lt", "lt2"):
+            step = "++" + p if kind == "lt" else f"{p} += 2"
+            return [f"{{ {start}", f"  for (double *{p} = {arr} + {lo}; {p} < {arr} + {M}; {step}) "
+                    f"*{p} = 0.5 * *{p} + 0.25 * {read('*' + p)}; }}"]
+        if kind == "down":
+            return [f"{{ {start}", f"  for (const double *{p} = {arr} + {M}; {p} != {arr} + {lo};) {{ --{p}; "
+                    f"{tgt} = 0.5 * {tgt} + 0.5 * {read('*' + p)}; }} }}"]
+        if kind == "two":
+            return [f"{{ {start}", f"  double *{q} = b;",
+                    f"  for (const double *{p} = a + {lo}; {p} != a + {M}; ++{p}, ++{q}) "
+                    f"*{q} = 0.5 * *{q} + 0.5 * {self.bexpr([f'*{p}', f'*{q}', 's'])}; }}"]
+        if kind == "structs":
+            w, ty = self.name("w"), self.name("struct W")
+            return [f"{{ {start}", f"  {ty} {{ double u, v; }} {w}[{M}];",
+                    f"  for (int {e} = 0; {e} < {M}; {e}++) {{ {w}[{e}].u = a[{e}]; {w}[{e}].v = b[{e}] * {tgt}; }}",
+                    f"  for ({ty} *{p} = {w} + {lo}; {p} != {w} + {M}; ++{p}) "
+                    f"{tgt} = 0.5 * {tgt} + 0.25 * {read(f'{p}->u * {p}->v')}; }}"]
+        m = self.name("m")
+        return [f"{{ {start}", f"  double *{m} = malloc(3 * {M} * sizeof(double));",
+                f"  for (int {e} = 0; {e} < 3 * {M}; {e}++) {m}[{e}] = {arr}[{e} % {M}] * (1 + 0.1 * {e});",
+                f"  for (double *{p} = {m} + {lo}; {p} < {m} + 2 * {M}; {p} += {M})",
+                f"    for (const double *{q} = {p}; {q} != {p} + {M}; {q}++) {tgt} = 0.5 * {tgt} + 0.25 * {read('*' + q)};",
+                f"  free({m}); }}"]
+
     def omp_stmt(self) -> list[str]:
         """An OpenMP parallel loop over the arrays, race-free: each iteration writes only its own
         element, reads what no iteration of the loop writes, and sums through a reduction, an
@@ -830,11 +876,12 @@ class _Gen:
                 (self.rm, 0.35, self.math_stmt), (self.rc, 0.4, self.control_stmt),
                 (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt),
                 (self.ro, 0.25, self.omp_stmt), (self.rd, 0.3, self.data_stmt),
-                (self.rt, 0.3, self.stepper_stmt), (self.rr, 0.3, self.row_stmt)):
+                (self.rt, 0.3, self.stepper_stmt), (self.rr, 0.3, self.row_stmt),
+                (self.rk, 0.3, self.walk_stmt)):
             if stream.random() < share:
                 at = stream.randint(0, len(body))
                 while at < len(body) and (body[at].startswith((" ", "}")) or
-                                          (stream in (self.rd, self.rt, self.rr) and _depth(body[:at]) > 0)):
+                                          (stream in (self.rd, self.rt, self.rr, self.rk) and _depth(body[:at]) > 0)):
                     at += 1   # the data stream also stays out of an OpenMP region's braces
                 body[at:at] = make()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]

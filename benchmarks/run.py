@@ -11,7 +11,8 @@ and a width-4 vector forward call against 4 scalar sweeps side by side in one pr
 checks the gradient against central finite differences, the other modes against the
 gradient and the vector lanes against the scalar sweeps; see docs/benchmarks.md.
 Each family (gmm, lstm, ba, nbody, norm, heat) comes in several code styles (variants
-`<family>_<style>.c` sharing the family's harness in kernels/harness/); GMM and n-body also
+`<family>_<style>.c`, or `.cpp` for the C++ styles, sharing the family's harness in
+kernels/harness/); GMM and n-body also
 time a hand-written adjoint (the expert line), and `--peers` adds JAX and PyTorch.
 """
 from __future__ import annotations
@@ -44,7 +45,7 @@ CLANG_CANDIDATES = ("clang-22", "/usr/lib/llvm-22/bin/clang")
 
 @dataclass(frozen=True)
 class Kernel:
-    name: str                 # the source is kernels/<name>.c
+    name: str                 # the source is kernels/<name>.c (or .cpp, for a C++ kernel)
     title: str
     asymptotic: bool = False  # AD before opt changes the complexity: kept out of the second geomean
     family: str = ""          # the harness it shares (kernels/harness/<family>.h); default: name
@@ -52,6 +53,19 @@ class Kernel:
     @property
     def family_name(self) -> str:
         return self.family or self.name
+
+    @property
+    def source(self) -> Path:
+        c = KERNEL_DIR / f"{self.name}.c"
+        return c if c.is_file() or not (KERNEL_DIR / f"{self.name}.cpp").is_file() else KERNEL_DIR / f"{self.name}.cpp"
+
+    @property
+    def cxx(self) -> bool:
+        return self.source.suffix == ".cpp"
+
+    def driver(self) -> str:
+        """The enzyme-build driver that compiles the kernel: cc, or c++ for a C++ kernel."""
+        return "c++" if self.cxx else "cc"
 
 
 # The families' reference kernels first, then every code-style variant (docs/benchmarks.md).
@@ -66,6 +80,7 @@ KERNELS = {k.name: k for k in (
     Kernel("gmm_inlined", "GMM in one function, no scratch vectors", family="gmm"),
     Kernel("gmm_fresh", "GMM, scratch malloc'd per (point, component)", family="gmm"),
     Kernel("gmm_restrict", "GMM, restrict pointers and a dense Q per component", family="gmm"),
+    Kernel("gmm_stl", "GMM in C++: std::vector scratch, <algorithm>/<numeric>, range-for", family="gmm"),
     Kernel("lstm_adbench", "LSTM, ADBench's original C (fresh gates per step)", family="lstm"),
     Kernel("lstm_inlined", "LSTM in one function", family="lstm"),
     Kernel("lstm_restrict", "LSTM, restrict, predictions kept for a second loss pass", family="lstm"),
@@ -76,11 +91,13 @@ KERNELS = {k.name: k for k in (
     Kernel("nbody_soa", "n-body, struct of arrays", family="nbody"),
     Kernel("nbody_aos", "n-body, array of structs with pairwise forces", family="nbody"),
     Kernel("nbody_restrict", "n-body, restrict pointers", family="nbody"),
+    Kernel("nbody_vec3", "n-body in C++: a Vec3 class with operators, std::vector state in a class", family="nbody"),
     Kernel("norm_hoisted", "normalization, mag() hoisted by hand", family="norm"),
     Kernel("norm_inline", "normalization in one function, no restrict", family="norm"),
     Kernel("heat_copy", "heat stepper, scratch copied back every step", family="heat"),
     Kernel("heat_step", "heat stepper, in-place step() per time step", family="heat"),
     Kernel("heat_csr", "heat stepper as a CSR matrix-vector product per step", family="heat"),
+    Kernel("heat_vector", "heat stepper in C++: std::vector buffers swapped by std::swap", family="heat"),
 )}
 FAMILIES = tuple(dict.fromkeys(k.family_name for k in KERNELS.values()))
 
@@ -125,6 +142,12 @@ def clang_exe() -> str:
              "); install it: apt-get install -y clang-22")
 
 
+def cxx_of(clang: str) -> str:
+    """clang's C++ driver beside it: /usr/bin/clang-22 -> /usr/bin/clang++-22."""
+    head, _, tail = clang.rpartition("/")
+    return (head + "/" if head else "") + tail.replace("clang", "clang++", 1)
+
+
 def first_error_line(text: str) -> str:
     """The most telling line of a failed command's output (our errors start 'enzyme-build:')."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -137,15 +160,15 @@ def first_error_line(text: str) -> str:
 # ---------------------------------------------------------------- build and run
 
 def build_once(kernel: Kernel, variant: str, out_dir: Path, clang: str, defines: list[str]) -> Step:
-    source = KERNEL_DIR / f"{kernel.name}.c"
+    source = kernel.source
     binary = out_dir / f"{kernel.name}_{variant}"
     env = dict(os.environ)
     for var in ("ENZYME_BUILD_AD_BEFORE_OPT", "ENZYME_BUILD_KEEP", "ENZYME_BUILD_CONFIGURE_ONLY"):
         env.pop(var, None)
     if variant == "clang":
-        cmd = [clang, *CFLAGS, "-DBENCH_NO_AD", str(source), "-o", str(binary), "-lm"]
+        cmd = [cxx_of(clang) if kernel.cxx else clang, *CFLAGS, "-DBENCH_NO_AD", str(source), "-o", str(binary), "-lm"]
     else:
-        cmd = [enzyme_build_exe(), "cc", *CFLAGS, *defines, str(source), "-o", str(binary), "-lm"]
+        cmd = [enzyme_build_exe(), kernel.driver(), *CFLAGS, *defines, str(source), "-o", str(binary), "-lm"]
         keep = out_dir / f"keep_{kernel.name}_{variant}"
         shutil.rmtree(keep, ignore_errors=True)
         keep.mkdir(parents=True)

@@ -10,6 +10,17 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#ifdef __cplusplus
+/* C++ kernels (gmm_stl.cpp) include the same C harness: its `T *p = malloc(...)` converts
+ * the block as C does */
+struct bench_block {
+  void *p;
+  template <class T> operator T *() const { return (T *)p; }
+};
+static inline bench_block bench_malloc(size_t n) { return bench_block{malloc(n)}; }
+#define malloc bench_malloc
+#endif
+
 /* -DBENCH_NO_AD builds the primal only (plain clang), to validate kernels without the engine;
  * -DBENCH_NO_FWD / -DBENCH_NO_SPLIT / -DBENCH_NO_VEC leave out forward mode / split mode /
  * vector forward mode, so a mode the engine cannot handle yet does not cost the other

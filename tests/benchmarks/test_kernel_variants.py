@@ -1,4 +1,4 @@
-"""Every benchmark kernel and code-style variant (benchmarks/kernels/*.c) builds with enzyme-build
+"""Every benchmark kernel and code-style variant (benchmarks/kernels/*.c, *.cpp) builds with enzyme-build
 and its gradient agrees with finite differences; the hand-written adjoints agree with ours; the
 JAX and PyTorch peers (benchmarks/peers/) compute the same gradients as our C on tiny inputs.
 Not timings: reverse mode only, the kernels' --quick sizes, the shortest timing they accept."""
@@ -35,7 +35,8 @@ KERNELS = list(RUN.KERNELS)
 def build(name: str, out: Path) -> tuple[str, subprocess.CompletedProcess]:
     binary = out / name
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENZYME_BUILD_")}
-    proc = subprocess.run([RUN.enzyme_build_exe(), "cc", *RUN.CFLAGS, *REVERSE_ONLY, str(RUN.KERNEL_DIR / f"{name}.c"),
+    kernel = RUN.KERNELS[name]
+    proc = subprocess.run([RUN.enzyme_build_exe(), kernel.driver(), *RUN.CFLAGS, *REVERSE_ONLY, str(kernel.source),
                            "-o", str(binary), "-lm"], capture_output=True, text=True, env=env, timeout=600)
     return str(binary), proc
 
@@ -52,11 +53,11 @@ def test_every_family_has_at_least_three_styles():
     families = {}
     for kernel in RUN.KERNELS.values():
         families.setdefault(kernel.family_name, []).append(kernel.name)
-        assert (RUN.KERNEL_DIR / f"{kernel.name}.c").is_file(), kernel.name
+        assert kernel.source.is_file(), kernel.name
     for family in ("gmm", "lstm", "ba", "nbody"):
         assert len(families[family]) >= 4, families[family]  # the reference kernel and three variants
     assert len(families["norm"]) >= 3 and len(families["heat"]) >= 3
-    listed = {p.stem for p in RUN.KERNEL_DIR.glob("*.c")}
+    listed = {p.stem for p in [*RUN.KERNEL_DIR.glob("*.c"), *RUN.KERNEL_DIR.glob("*.cpp")]}
     assert listed == set(RUN.KERNELS), listed ^ set(RUN.KERNELS)  # no kernel file left out of run.py
 
 

@@ -354,6 +354,8 @@ class CachePlanner:
         # snapshots (`_snapshot_plan`): instruction -> (loop, base, extent, phi address) or None;
         # (loop header, base) -> the snapshot; its forward lines and reverse pops by preheader
         self._snapshot_plans: dict[int, tuple | None] = {}
+        # blocks of a known size that may also be the null pointer (`std::vector` storage)
+        self._nullable_blocks: set[str] = set()
         self._snapshot_loops: dict[tuple[str, str], bool] = {}
         self._private: set[str] | None = None
         self.snapshots: dict[tuple[str, str], dict] = {}
@@ -1172,6 +1174,30 @@ class CachePlanner:
                 best = other
         return best
 
+    _INT_REBUILT = frozenset({"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "zext", "sext", "trunc"})
+
+    def _rebuildable_at(self, value: str, block: str, depth: int = 0) -> bool:
+        """Whether an integer (a heap block's size) can be computed at the end of `block`:
+        it is available there, or integer arithmetic without division over values that are
+        (`_rebuilt_at`)."""
+        if self._available_at(value, block):
+            return True
+        inst = self.fn.defs.get(value)
+        return depth < 6 and inst is not None and inst.opcode in self._INT_REBUILT \
+            and all(self._rebuildable_at(v, block, depth + 1) for _, v in inst.operands)
+
+    def _rebuilt_at(self, value: str, block: str, ir, depth: int = 0) -> str:
+        """`value` at the end of `block` (`_rebuildable_at`): the arithmetic again, without
+        its no-wrap and exactness flags (it may now run where the allocation did not happen,
+        and its result is not used there)."""
+        if self._available_at(value, block):
+            return value
+        inst = self.fn.defs[value]
+        args = [self._rebuilt_at(v, block, ir, depth + 1) for _, v in inst.operands]
+        if inst.opcode in ("zext", "sext", "trunc"):
+            return ir.cast(inst.opcode, inst.operands[0][0], args[0], inst.type, hint="snx")
+        return ir.binop(inst.opcode, inst.type, args[0], args[1], hint="snx")
+
     def _available_at(self, value: str, block: str) -> bool:
         """Whether a forward value can be read at the end of `block`."""
         if not is_local(value) or value in self.params:
@@ -1239,7 +1265,7 @@ class CachePlanner:
         key = (loop.header, base, at)
         if key not in self._snapshot_loops:
             ok = self.cfg.is_natural(loop) and (loop.trip_count is not None or loop.bound is not None) \
-                and self._available_at(base, at) and (extent is None or self._available_at(extent, at)) \
+                and self._available_at(base, at) and (extent is None or self._rebuildable_at(extent, at)) \
                 and (at == loop.header or (loop.preheader == at and self.cfg.succs[at] == [loop.header]))
             in_place = []
             ivs = self._loop_ivs(loop) if ok else {}
@@ -1379,6 +1405,8 @@ class CachePlanner:
             return None
         base = address.base
         extent = allocation_extent(self.fn, base)
+        if extent is None and (extent := allocation_extent(self.fn, base, null_ok=True)) is not None:
+            self._nullable_blocks.add(base)   # copied only where the pointer is not null
         private = self._private_allocations()
         chosen, at, loop = None, None, self.cfg.loop_of.get(inst.block)
         home = self.sweep.def_block(base)
@@ -1589,6 +1617,14 @@ class CachePlanner:
             ir.binop("add", "i64", first, "0", name=lo)
             ir.binop("add", "i64", count, "0", name=extent)
             src = ir.gep("i8", base, [("i64", lo)], flags="", hint="snsrc")
+        elif base in self._nullable_blocks or not self._available_at(extent, pre):
+            # the size computed where the block was allocated, again here (`n * 8` in the
+            # branch that allocates); no bytes where the block was never allocated
+            src, size, extent = base, self._rebuilt_at(extent, pre, ir), f"%snap.bytes${k}"
+            if base in self._nullable_blocks:
+                ir.select(ir.cmp("icmp", "eq", "ptr", base, "null", hint="snnull"), "i64", "0", size, name=extent)
+            else:
+                ir.binop("add", "i64", size, "0", name=extent)
         else:
             src = base
         for name in (off, lo, extent):
@@ -2073,11 +2109,35 @@ class CachePlanner:
         op = inst.opcode
         if op in ("load", "icmp") or (op in ("getelementptr", "bitcast") and inst.operands[0][1] == v):
             return False
+        if op == "ptrtoint" and self._address_stays_integer(inst.result, set()):
+            return False   # `end - begin` (a std::vector's size, a walk's count)
         if through_merges and (op == "phi" or (op == "select" and inst.operands[0][1] != v)):
             return False
         if op == "store" and inst.operands[1][1] == v and inst.operands[0][1] != v:
             return False
         return not (op == "call" and self._call_keeps_pointer(inst, v))
+
+    _ADDRESS_ARITHMETIC = frozenset({"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "sdiv",
+                                     "udiv", "srem", "urem", "zext", "sext", "trunc", "select", "phi", "icmp"})
+
+    def _address_stays_integer(self, value: str, seen: set) -> bool:
+        """Whether an address taken as an integer (`ptrtoint`) is only computed with and
+        compared, or given as a size to an allocator, a deallocator or a memory intrinsic:
+        never made a pointer again (`inttoptr`, a GEP index), stored, passed to another call
+        or returned."""
+        if value in seen:
+            return True
+        seen.add(value)
+        for user in self.fn.users().get(value, ()):
+            if user.opcode == "call" and (user.callee in DEALLOCATORS or user.callee in ALLOCATORS or callee_name(
+                    user).startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove"))) \
+                    and all(t != "ptr" for t, v in user.operands if v == value):
+                continue   # a size: sized `operator delete(p, cap - begin)`, an allocation, a length
+            if user.opcode not in self._ADDRESS_ARITHMETIC:
+                return False
+            if user.opcode != "icmp" and not self._address_stays_integer(user.result, seen):
+                return False
+        return True
 
     def _call_keeps_pointer(self, inst, v: str) -> bool:
         name = callee_name(inst)

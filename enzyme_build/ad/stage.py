@@ -967,8 +967,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     pre = integer_pointer_arithmetic(pointers_as_integers(sign_bit_ops(split_float_carriers(reassemble_split_doubles(
         lower_library_calls(_restore_opaque_calls(optimized, registry)))))))
     del optimized
-    from .ptrloops import counted_pointer_loops   # pointer-walking loops get an integer counter
-    pre = counted_pointer_loops(pass_firstprivate_by_address(pre))
+    from .counters import counted_pointer_loops, lagging_ivs   # loops counted by integer IVs
+    pre = lagging_ivs(counted_pointer_loops(pass_firstprivate_by_address(pre)))
     _keep(keep_dir, "ad-input.ll", pre)
     from .isolate import synthesize
     # in a child process: its memory is gone before LLVM's module of the output grows (isolate.py)

@@ -11,7 +11,8 @@ questions about the loads of a loop:
   an extended narrower integer). None when a step is not affine.
 - `allocation_extent(fn, ptr)`: the byte size of the heap block ptr points to the start of,
   when every way ptr can be reached from (phis and selects) is a `malloc`/`new` of the same
-  size (an SSA value or a constant); None otherwise.
+  size (an SSA value or a constant); None otherwise. With `null_ok`, ways that are the null
+  pointer are allowed (`std::vector`'s storage, `n ? malloc(n) : NULL`).
 - `never_same(fn, a, b, private)`: whether two pointers can never point into the same object:
   their roots are disjoint and one side's are allocations nothing outside the function can
   reach (`private`), or their bases are phis that trade places on the back edge and start
@@ -181,10 +182,15 @@ def _leaves(fn: Function, ptr: str, seen: set[str]) -> list[str] | None:
     return out
 
 
-def allocation_extent(fn: Function, ptr: str) -> str | None:
+def allocation_extent(fn: Function, ptr: str, *, null_ok: bool = False) -> str | None:
     """The size operand (an SSA name or a constant) shared by every heap allocation `ptr` may
-    be the start of; None when some way to it is not such an allocation."""
+    be the start of; None when some way to it is not such an allocation. With `null_ok`, ways
+    that are the null pointer are allowed too (a block allocated only when its size is not
+    0, as `std::vector` allocates; at least one way must be an allocation): the size then
+    holds only where ptr is not null."""
     leaves = _leaves(fn, ptr, set())
+    if null_ok:
+        leaves = [leaf for leaf in leaves if leaf != "null"] if leaves else leaves
     if not leaves:
         return None
     sizes = set()
@@ -206,7 +212,9 @@ def _gep_base(fn: Function, ptr: str) -> str:
 
 
 def _apart(fn: Function, a: str, b: str, private: set[str]) -> bool:
-    ra, rb = pointer_roots(fn, a), pointer_roots(fn, b)
+    # a null root names no object (nothing is read or written through it), so it is apart
+    # from everything: `n ? malloc(n) : NULL` and std::vector's storage
+    ra, rb = pointer_roots(fn, a) - {"null"}, pointer_roots(fn, b) - {"null"}
     return bool(ra) and bool(rb) and not ra & rb and (ra <= private or rb <= private)
 
 

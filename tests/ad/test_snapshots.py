@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from ad_helpers import FD_HEAD, LEVELS, cache_plan, check_fd_rows, fd_main, fd_rows
+from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, FD_HEAD, LEVELS, cache_plan, check_fd_rows, fd_main, fd_rows
 from test_cache_shapes import DECLS
 from test_carried_loads import PROGRAMS as CARRIED
 
@@ -187,6 +187,107 @@ double f(const double *x) {
 }
 STEPPERS.update(CALLER_STATE)
 
+# buffers that may be the null pointer: allocated only when the size is not 0, as
+# std::vector allocates its storage (`allocation_extent(..., null_ok=True)`); the copy takes
+# no bytes where the pointer is null
+NULLABLE = {
+    "nullable_ping_pong": PRELUDE + r"""
+double f(const double *x) {
+  int n = count, m = steps;
+  double *u = n > 0 ? malloc(sizeof(double) * n) : NULL, *v = n > 0 ? malloc(sizeof(double) * n) : NULL;
+  for (int i = 0; i < n; i++) u[i] = x[(i + 1) % 4] + 0.05 * i;
+  if (n > 0) { v[0] = u[0]; v[n - 1] = u[n - 1]; }
+  for (int s = 0; s < m; s++) {
+    for (int i = 1; i + 1 < n; i++)
+      v[i] = u[i] + 0.2 * x[i % 4] * (u[i - 1] - 2 * u[i] + u[i + 1]) + 0.05 * sin(u[i]);
+    double *t = u; u = v; v = t;
+  }
+  double e = 0;
+  for (int i = 0; i < n; i++) e += u[i] * u[i];
+  free(u); free(v);
+  return e;
+}
+""",
+    "nullable_scratch_copied_back": PRELUDE + r"""
+double f(const double *x) {
+  int n = count, m = steps;
+  double *u = n ? calloc(n, sizeof(double)) : NULL, *w = n ? malloc(sizeof(double) * n) : NULL;
+  for (int i = 0; i < n; i++) u[i] = x[i % 4] * (1 + 0.05 * i);
+  for (int s = 0; s < m; s++) {
+    w[0] = u[0]; w[n - 1] = u[n - 1];
+    for (int i = 1; i < n - 1; i++) w[i] = u[i] + 0.15 * (u[i - 1] - 2 * u[i] + u[i + 1]) * cos(u[i]);
+    memcpy(u, w, sizeof(double) * n);
+  }
+  double e = 0;
+  for (int i = 0; i < n; i++) e += u[i] * x[(i + 2) % 4];
+  free(u); free(w);
+  return e;
+}
+""",
+}
+STEPPERS.update(NULLABLE)
+
+# the same class in C++: std::vector buffers swapped by std::swap, or assigned back
+CXX_STEPPERS = {
+    "vector_swap": r"""
+#include <vector>
+static volatile int count = 12, steps = 4;
+double f(const double *x) {
+  int n = count;
+  std::vector<double> u(n), v(n);
+  for (size_t i = 0; i < u.size(); i++) u[i] = x[(i + 1) % 4] + 0.05 * i;
+  v.front() = u.front(); v.back() = u.back();
+  for (int s = 0; s < steps; s++) {
+    for (size_t i = 1; i + 1 < u.size(); i++)
+      v[i] = u[i] + 0.2 * x[i % 4] * (u[i - 1] - 2 * u[i] + u[i + 1]) + 0.1 * (u[i] - u[i] * u[i] * u[i]);
+    std::swap(u, v);
+  }
+  double e = 0;
+  for (double w : u) e += 0.5 * w * w;
+  return e;
+}
+""",
+    "vector_copied_back": r"""
+#include <vector>
+#include <algorithm>
+static volatile int count = 12, steps = 4;
+double f(const double *x) {
+  int n = count;
+  std::vector<double> u(n), w(n);
+  for (size_t i = 0; i < u.size(); i++) u[i] = x[i % 4] * (1 + 0.05 * i);
+  for (int s = 0; s < steps; s++) {
+    w.front() = u.front(); w.back() = u.back();
+    for (size_t i = 1; i + 1 < u.size(); i++) w[i] = u[i] + 0.15 * (u[i - 1] - 2 * u[i] + u[i + 1]) * std::sin(u[i]);
+    std::copy(w.begin(), w.end(), u.begin());
+  }
+  double e = 0;
+  for (size_t i = 0; i < u.size(); i++) e += u[i] * x[(i + 2) % 4];
+  return e;
+}
+""",
+}
+# assigned back with operator=, which may reallocate u inside the step loop (its size is not
+# known there): no copy serves, the gradient must stay right
+CXX_NOT_SERVED = {
+    "vector_assigned_back": r"""
+#include <vector>
+static volatile int count = 12, steps = 4;
+double f(const double *x) {
+  int n = count;
+  std::vector<double> u(n), w(n);
+  for (size_t i = 0; i < u.size(); i++) u[i] = x[i % 4] * (1 + 0.05 * i);
+  for (int s = 0; s < steps; s++) {
+    w.front() = u.front(); w.back() = u.back();
+    for (size_t i = 1; i + 1 < u.size(); i++) w[i] = u[i] + 0.15 * (u[i - 1] - 2 * u[i] + u[i + 1]) * std::sin(u[i]);
+    u = w;
+  }
+  double e = 0;
+  for (size_t i = 0; i < u.size(); i++) e += u[i] * x[(i + 2) % 4];
+  return e;
+}
+""",
+}
+
 # what a snapshot must not serve: the gradient must stay right
 NOT_SERVED = {
     # Gauss-Seidel: the update reads u[i - 1] after the same sweep wrote it
@@ -237,7 +338,7 @@ def _plan(tmp_path, name: str, head: str | None = None) -> str:
 @pytest.mark.parametrize("name", ["ping_pong", "scratch_copied_back", "in_place_reading_ahead", "csr_product",
                                   "stencil_2d", "table_overwritten", "three_buffer_rotation",
                                   "caller_array_through_scratch",
-                                  "caller_array_ping_pong"])
+                                  "caller_array_ping_pong", *NULLABLE])
 def test_steppers_read_a_snapshot_and_keep_no_loaded_value(name, tmp_path):
     plan = _plan(tmp_path, name, "cache plan of @augmented_advance / @reverse_advance (split mode)"
                  if name in CALLER_STATE else None)
@@ -247,6 +348,20 @@ def test_steppers_read_a_snapshot_and_keep_no_loaded_value(name, tmp_path):
     rows = [line.split() for line in plan.splitlines() if line.startswith("  %")]
     served = {r[0] for r in rows if "snapshot" in " ".join(r)}
     assert not [r for r in rows if r[0] in served and r[2] == "load" and "kept:" in r], plan
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+@pytest.mark.parametrize("name", sorted(CXX_STEPPERS) + sorted(CXX_NOT_SERVED))
+def test_cxx_programs_of_the_class(name, level, tmp_path):
+    flags, env = LEVELS[level]
+    text = {**CXX_STEPPERS, **CXX_NOT_SERVED}[name]
+    check_fd_rows(fd_rows(tmp_path, CXX_FD_HEAD + text + CXX_FD_MAIN, flags, env, cxx=True), 4)
+
+
+@pytest.mark.parametrize("name", sorted(CXX_STEPPERS))
+def test_cxx_steppers_read_a_snapshot(name, tmp_path):
+    plan = cache_plan(tmp_path, CXX_FD_HEAD + CXX_STEPPERS[name] + CXX_FD_MAIN, cxx=True)
+    assert "snapshot of " in plan and "re-read from a snapshot" in plan, plan
 
 
 SWEEP_ONCE = PRELUDE + r"""

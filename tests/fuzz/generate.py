@@ -90,7 +90,7 @@ class _Gen:
         self.rr = random.Random(seed * 1_000_231 + 83)
         # and loops that walk pointers instead of counting (`p != end` up and down, `p < end`
         # with steps of 1 and 2, two pointers side by side, an array of structs, rows of a
-        # matrix by a row pointer), with data-dependent starts: the loops ad/ptrloops.py
+        # matrix by a row pointer), with data-dependent starts: the loops ad/counters.py
         # counts before AD: a sixteenth
         self.rk = random.Random(seed * 1_000_249 + 89)
         self.globals: list[str] = []

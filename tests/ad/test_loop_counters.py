@@ -1,19 +1,22 @@
-"""Loops that walk pointers (ad/ptrloops.py: `counted_pointer_loops`).
+"""Loops given integer counters before AD (ad/counters.py).
 
-The class: every loop whose induction variable is a pointer stepped by a constant and
-tested against an end pointer -- C++ range-for over a `std::vector`, `std::accumulate`,
-`std::max_element`, `std::inner_product`, `std::transform` over two ranges, an array of
-structs walked by reference, C's `for (p = a; p != a + n; p++)`, `p < end`, and a walk
-downwards (`for (p = a + n; p != a;) { --p; ... }`). Before the rewrite, the reverse sweep of
-such a loop took every value it needed from a record pushed per iteration, with the
-iteration's shadow pointer, and the tape's capacity was checked every iteration; the loop
-had no trip count for the cache planner.
+Pointer walks (`counted_pointer_loops`). The class: every loop whose induction variable is a
+pointer stepped by a constant and tested against an end pointer -- C++ range-for over a
+`std::vector`, `std::accumulate`, `std::max_element`, `std::inner_product`, `std::transform`
+over two ranges, an array of structs walked by reference, C's `for (p = a; p != a + n; p++)`,
+`p < end`, and a walk downwards (`for (p = a + n; p != a;) { --p; ... }`). Before the
+rewrite, the reverse sweep of such a loop took every value it needed from a record pushed per
+iteration, with the iteration's shadow pointer, and the tape's capacity was checked every
+iteration; the loop had no trip count for the cache planner. Each member is checked against
+central differences in reverse and forward mode at -O0, -O2 and with AD before optimization;
+at -O2 the cache plan of each keeps no record per block execution (every loop's records are
+static: its count is known on entry). IR tests check the rewrite itself: the shapes it
+counts, what it leaves alone, and that the result passes LLVM's verifier.
 
-Each member is checked against central differences in reverse and forward mode at -O0,
--O2 and with AD before optimization; at -O2 the cache plan of each keeps no record per
-block execution (every loop's records are static: its count is known on entry). The IR
-tests check the rewrite itself: the shapes it counts, what it leaves alone, and that the
-result passes LLVM's verifier.
+Lagging IVs (`lagging_ivs`): a header phi holding the previous iteration's value of an IV
+(`i` kept as the last `j = i + 1`) becomes `j - step`; IR tests here, and the C++ stencil
+over `std::vector` buffers in test_snapshots.py, whose three neighbours are only seen as
+re-reads of the same elements (a snapshot) with it.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import pytest
 
 from ad_helpers import (CXX_FD_HEAD, CXX_FD_MAIN, FD_HEAD, LEVELS, cache_plan, check_fd_rows, fd_main,
                         fd_rows, verified)
-from enzyme_build.ad.ptrloops import counted_pointer_loops
+from enzyme_build.ad.counters import counted_pointer_loops, lagging_ivs
 
 # n comes from a volatile so the trip counts are unknown and values must be kept
 C_PRELUDE = "static volatile int count = 37;\n"
@@ -215,3 +218,42 @@ def test_rewrite_counts_a_walk_over_a_global_array():
 def test_rewrite_leaves_a_walk_ending_at_null_alone():
     text = walk_ir("eq").replace("icmp eq ptr %p.next, %end", "icmp eq ptr %p.next, null")
     assert counted_pointer_loops(text) == text
+
+
+# i = the previous iteration's j, where j = i + 1 is the IV the optimizer kept
+LAGGING = r"""
+define double @h(ptr %u, i64 %n, i64 %a) {
+entry:
+  %a1 = add i64 %a, 1
+  br label %loop
+loop:
+  %j = phi i64 [ START_J, %entry ], [ %j1, %loop ]
+  %i = phi i64 [ START_I, %entry ], [ %j, %loop ]
+  %s = phi double [ 0.0, %entry ], [ %s1, %loop ]
+  %pa = getelementptr double, ptr %u, i64 %i
+  %x = load double, ptr %pa, align 8
+  %pb = getelementptr double, ptr %u, i64 %j
+  %y = load double, ptr %pb, align 8
+  %t = fmul double %x, %y
+  %s1 = fadd double %s, %t
+  %j1 = add nuw nsw i64 %j, 1
+  %done = icmp eq i64 %j1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret double %s1
+}
+"""
+
+
+@pytest.mark.parametrize("start_i,start_j", [("1", "2"), ("%a", "%a1")])
+def test_a_lagging_phi_becomes_the_iv_minus_its_step(start_i, start_j):
+    out = lagging_ivs(LAGGING.replace("START_I", start_i).replace("START_J", start_j))
+    verified(out)
+    assert "%i = phi" not in out
+    assert "  %i = add nsw i64 %j, -1" in out, out
+
+
+@pytest.mark.parametrize("start_i,start_j", [("5", "2"), ("%a1", "%a"), ("%n", "%a1")])
+def test_a_phi_not_one_step_behind_is_left_alone(start_i, start_j):
+    text = LAGGING.replace("START_I", start_i).replace("START_J", start_j)
+    assert lagging_ivs(text) == text

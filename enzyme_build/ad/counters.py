@@ -1,33 +1,39 @@
-"""Loops that walk pointers, given an integer counter before AD.
+"""Loops given the integer counters the cache planner reads, before AD.
 
-C++ iterates with pointers: a range-for over a `std::vector`, `std::accumulate`,
-`std::max_element`, `std::inner_product`, `std::transform` and C's `for (p = a; p != end; p++)`
-all become, after optimization, a loop whose IV is a pointer
+The cache planner counts a loop, replays its IVs in the reverse sweep and sees addresses as
+affine functions of them when the loop steps integer phis by constants (analysis/cfg.py
+`_trip_count`, ad/cache.py). Two shapes the optimizer leaves do not look like that:
+
+**Loops that walk pointers** (`counted_pointer_loops`). C++ iterates with pointers: a
+range-for over a `std::vector`, `std::accumulate`, `std::max_element`, `std::inner_product`,
+`std::transform` and C's `for (p = a; p != end; p++)` all become, after optimization, a loop
+whose IV is a pointer
 
     %p = phi ptr [ %begin, %pre ], [ %p.next, %latch ]
     %p.next = getelementptr inbounds i8, ptr %p, i64 8
     %done = icmp eq ptr %p.next, %end
 
-with no integer counting the iterations. The cache planner counts loops by integer IVs
-(analysis/cfg.py `_trip_count`): without one, every value the reverse sweep needs from such
-a loop went on the tape through a record pushed per iteration, together with the iteration's
-shadow pointer (the pointer IV's shadow is a phi the reverse sweep cannot rebuild), and the
-tape's capacity was checked every iteration. The C++ GMM of the benchmark's algorithm written
-with `std::vector` scratch and `<algorithm>`/`<numeric>` helpers ran its gradient at 4.2x the
-primal; the index-loop versions of the same code run at about 2x.
+with no integer counting the iterations. Without one, every value the reverse sweep needed
+from such a loop went on the tape through a record pushed per iteration, together with the
+iteration's shadow pointer (the pointer IV's shadow is a phi the reverse sweep cannot
+rebuild), and the tape's capacity was checked every iteration. Each such loop now gets the
+counter `k` (0, 1, ...), its exit test becomes `k + 1 == count` (computed where the loop is
+entered: `(end - begin) / step` for a `!=` test, exactly, because a walk that steps over
+`end` never ends; for a `<` (`>`) test that many rounded up, and at least one, since the body
+runs before the first test), and every pointer the header steps by a constant, the tested one
+and any walking beside it (`std::transform` over two vectors), becomes `begin + k * step`:
+an address affine in the counter, which the engine replays like `a[i]` (no tape, shadow
+pointer rebuilt); the loop's records are static. The post-AD pipeline's loop strength
+reduction turns the addresses back into pointer increments. Only that shape is rewritten
+(one latch, a preheader, the stepped pointer tested against a loop-invariant end so that the
+loop ends when it reaches, or for `<`, passes it); anything else is left as it was.
 
-`counted_pointer_loops` rewrites each such loop before synthesis: the loop gets the counter
-`k` (0, 1, ...), its exit test becomes `k + 1 == (end - begin) / step` (computed where the
-loop is entered; the division is exact, because a walk that steps over `end` never ends),
-and every pointer the header steps by a constant, the tested one and any walking beside it
-(`std::transform` over two vectors), becomes `begin + k * step`: an address affine in the
-counter, which the engine replays in the reverse sweep like `a[i]` (no tape, shadow pointer
-rebuilt). The loop's trip count is known on entry, so its records are static. The post-AD
-pipeline's loop strength reduction turns the addresses back into pointer increments.
-
-Only the exact shape above is rewritten (one latch, a preheader, an `==`/`!=` test of the
-stepped pointer against a loop-invariant end that leaves the loop when they are equal);
-anything else is left as it was and is handled as before.
+**IVs that lag one iteration behind another** (`lagging_ivs`). For `for (i = 1; i + 1 < n;
+i++) ... u[i - 1], u[i], u[i + 1]` the optimizer may make `i + 1` the IV `j` and keep `i` as
+`phi [1, %pre], [j, %latch]`: the previous iteration's `j`. That phi is no IV to the planner:
+the reverse sweep kept it in a record per iteration, and the addresses through it and
+through `j` looked unrelated (a stencil's three neighbours were not seen as re-reads of the
+same elements, so no snapshot of the buffer was taken). Such a phi becomes `j - step`.
 """
 from __future__ import annotations
 
@@ -195,3 +201,72 @@ def _rewrite(fn, loop, walk, end, exact, exit_on_true, walks, cond, lines, befor
     # k + 1 reaches the count (at least 1) exactly where the walk's test fails
     replace[cond.first_line] = [f"  {nxt} = add nuw nsw i64 {counter}, 1",
                                 f"  {cond.result} = icmp {'eq' if exit_on_true else 'ne'} i64 {nxt}, {trips}"]
+
+
+def lagging_ivs(text: str) -> str:
+    """The module text with every header phi that holds the previous iteration's value of an
+    IV (`phi [start, %pre], [j, %latch]` where `j` steps by `s` from `start + s`) computed as
+    `j - s` (see above)."""
+    if " = phi i" not in text:
+        return text
+    lines = text.split("\n")
+    before: dict[int, list[str]] = {}
+    replace: dict[int, list[str]] = {}
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("define "):
+            fn, end = parse_function(lines, i)
+            _lagging_in(fn, before, replace)
+            i = end
+        i += 1
+    if not replace:
+        return text
+    out: list[str] = []
+    for k, line in enumerate(lines):
+        out.extend(before.get(k, ()))
+        out.extend(replace.get(k, (line,)))
+    return "\n".join(out)
+
+
+def _lagging_in(fn, before: dict, replace: dict) -> None:
+    cfg = analyze_cfg(fn)
+    for loop in cfg.loops:
+        if loop.preheader is None or len(loop.latches) != 1:
+            continue
+        pre, latch = loop.preheader, loop.latches[0]
+        phis = fn.block(loop.header).phis()
+        ivs = {}   # phi -> (start, step, the step's add)
+        for phi in phis:
+            inc = {blk: v for v, blk in phi.incoming}
+            nxt = fn.defs.get(inc.get(latch, ""))
+            if set(inc) == {pre, latch} and len(phi.incoming) == 2 and phi.type.startswith("i") \
+                    and nxt is not None and nxt.opcode == "add" and nxt.operands[0][1] == phi.result \
+                    and _CONSTANT.fullmatch(nxt.operands[1][1]) and int(nxt.operands[1][1]) != 0:
+                ivs[phi.result] = (inc[pre], int(nxt.operands[1][1]), nxt)
+        lagging = []
+        for phi in phis:
+            inc = {blk: v for v, blk in phi.incoming}
+            if set(inc) != {pre, latch} or len(phi.incoming) != 2 or inc[latch] not in ivs \
+                    or phi.result in ivs:
+                continue
+            start, step, add = ivs[inc[latch]]
+            if fn.defs.get(inc[latch]).type != phi.type or not _starts_one_step_before(fn, inc[pre], start, step):
+                continue
+            flags = "nsw " if "nsw" in add.flags.split() else ""
+            lagging.append((phi, f"  {phi.result} = add {flags}{phi.type} {inc[latch]}, {-step}"))
+        if not lagging:
+            continue
+        for phi, _ in lagging:
+            replace[phi.first_line] = []
+        after_phis = next(inst for inst in fn.block(loop.header).instructions if inst.opcode != "phi")
+        before.setdefault(after_phis.first_line, []).extend(line for _, line in lagging)
+
+
+def _starts_one_step_before(fn, first: str, start: str, step: int) -> bool:
+    """Whether `first` is `start - step`: two integer constants, or `start` computed as
+    `first + step`."""
+    if _CONSTANT.fullmatch(first) and _CONSTANT.fullmatch(start):
+        return int(first) == int(start) - step
+    add = fn.defs.get(start)
+    return add is not None and add.opcode == "add" and _CONSTANT.fullmatch(add.operands[1][1] or "") is not None \
+        and int(add.operands[1][1]) == step and add.operands[0][1] == first

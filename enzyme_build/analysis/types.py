@@ -192,9 +192,12 @@ def _kinds_from_callers(module, fn, pointers, depth: int = _CALLER_DEPTH, seen=N
 
 
 def _kinds_in(fn, pointers) -> set[str]:
+    # a null root is no memory: pointers merged with null (a std::vector's storage before it
+    # is allocated, `null + n` as its end) share no bytes through it
     roots = set()
     for p in pointers:
         roots |= pointer_roots(fn, p)
+    roots.discard("null")
     kinds = set()
     for inst in fn.instructions():
         if inst.opcode in ("load", "store"):

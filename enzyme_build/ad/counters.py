@@ -44,6 +44,34 @@ from ..analysis.memtypes import type_size
 from ..ir.model import make_name, parse_function
 
 _CONSTANT = re.compile(r'-?\d+')
+_PTR_ICMP = re.compile(r' = icmp [a-z]+ ptr ')
+_INT_PHI = re.compile(r'^  (%(?:"[^"]*"|[-\w$.]+)) = phi i\d+ (.*)$')
+_INCOMING = re.compile(r'\[ ([^,\]]+), ')
+
+
+def _functions_with(lines: list[str], wanted):
+    """The define lines of the functions whose body lines pass `wanted(body)`: a scan of the
+    text, so that only those functions are parsed (a large program has hundreds of others)."""
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("define "):
+            j = i + 1
+            while j < len(lines) and lines[j] != "}":
+                j += 1
+            if wanted(lines[i + 1:j]):
+                yield i
+            i = j
+        i += 1
+
+
+def _may_walk(body: list[str]) -> bool:
+    return any(" = phi ptr " in line for line in body) and any(_PTR_ICMP.search(line) for line in body)
+
+
+def _may_lag(body: list[str]) -> bool:
+    """An integer phi takes another integer phi's value."""
+    phis = {m.group(1): m.group(2) for line in body if (m := _INT_PHI.match(line))}
+    return any(v in phis for incoming in phis.values() for v in _INCOMING.findall(incoming))
 
 
 def counted_pointer_loops(text: str) -> str:
@@ -53,15 +81,8 @@ def counted_pointer_loops(text: str) -> str:
     lines = text.split("\n")
     before: dict[int, list[str]] = {}     # line index -> lines inserted before it
     replace: dict[int, list[str]] = {}    # line index -> its replacement (possibly none)
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("define "):
-            fn, end = parse_function(lines, i)
-            if any(inst.opcode == "icmp" and inst.operands and inst.operands[0][0] == "ptr"
-                   for inst in fn.of_opcode("icmp")):
-                _count_walks(fn, lines, before, replace)
-            i = end
-        i += 1
+    for start in _functions_with(lines, _may_walk):
+        _count_walks(parse_function(lines, start)[0], lines, before, replace)
     if not replace:
         return text
     out: list[str] = []
@@ -212,13 +233,8 @@ def lagging_ivs(text: str) -> str:
     lines = text.split("\n")
     before: dict[int, list[str]] = {}
     replace: dict[int, list[str]] = {}
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("define "):
-            fn, end = parse_function(lines, i)
-            _lagging_in(fn, before, replace)
-            i = end
-        i += 1
+    for start in _functions_with(lines, _may_lag):
+        _lagging_in(parse_function(lines, start)[0], before, replace)
     if not replace:
         return text
     out: list[str] = []

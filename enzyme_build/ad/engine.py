@@ -16,7 +16,7 @@ from ..custom import convention
 from ..custom.registry import Registry
 from ..ir.model import Function, Instruction, function_attributes, make_name
 from .abi import Signature
-from .cache import derived_pointers, float_data_misuses, passes_reverse_only_shadow
+from .cache import _written_parameters, derived_pointers, float_data_misuses, passes_reverse_only_shadow
 from .diagnostics import missing_derivative
 from .reverse import ReverseGenerator
 from .rules import math_rule
@@ -363,6 +363,14 @@ class Engine:
     INLINE_PIECES_MAX = 200      # instructions of the primal
     INLINE_PIECES_BUDGET = 4000  # primal instructions of all force-inlined functions together
 
+    def writes_through(self, name: str, k: int) -> bool:
+        """Whether the module's function `name` (or what it calls) may write through its
+        k-th parameter; true when that is not known (`cache._written_parameters`)."""
+        if name not in self.module.functions:
+            return True
+        written = _written_parameters(self, name)
+        return written is None or k in written
+
     def inline_pieces(self, fn: Function) -> bool:
         """Whether the split pieces of `fn` are marked alwaysinline: small, non-recursive
         functions the user did not mark `noinline`, while the module's budget lasts. The two
@@ -487,7 +495,7 @@ class Engine:
                                custom=self.custom, active_globals=set(self.active_globals),
                                views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
                                ret_needs_shadow=needed, global_users=self.global_users,
-                               shadow_outputs=self.shadow_outputs)
+                               shadow_outputs=self.shadow_outputs, slot_writes=self.writes_through)
         rets = [b.terminator.operands[0][1] for b in fn.blocks
                 if b.terminator.opcode == "ret" and b.terminator.operands]
         answer = any(act.has_shadow(v) for v in rets)

@@ -164,7 +164,8 @@ class ForwardGenerator:
                                    global_users=self.engine.global_users,
                                    shadow_outputs=self.engine.shadow_outputs,
                                    returns_shadow=self._needed_return_shadow,
-                                   ret_needs_shadow=self.sig.ret_shadow)
+                                   ret_needs_shadow=self.sig.ret_shadow,
+                                   slot_writes=self.engine.writes_through)
             act.varied -= copies
             grown = {inst.result for inst in self.fn.instructions()
                      if inst.opcode == "call" and inst.result and inst.result not in act.shadowed

@@ -135,7 +135,7 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                      active_globals: set[str] = frozenset(),
                      views: dict[str, str] | None = None,
                      returns_shadow=None, ret_needs_shadow: bool = False,
-                     global_users=frozenset(), shadow_outputs=None) -> Activity:
+                     global_users=frozenset(), shadow_outputs=None, slot_writes=None) -> Activity:
     """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
 
     `defined` are functions with bodies (differentiated interprocedurally), `custom` those
@@ -143,7 +143,9 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
     that touch active globals themselves (their results vary even without active arguments);
     `shadow_outputs` maps functions whose rules take null shadows to one letter per
     parameter: an active call of one gives shadows only to the pointers marked 'o' (those
-    it writes derivative-carrying data through), not to the memory it only reads."""
+    it writes derivative-carrying data through), not to the memory it only reads.
+    `slot_writes(callee, k)`: whether a function with a body may write through its k-th
+    parameter (`_constant_pointer_slot`)."""
     shadow_outputs = shadow_outputs or {}
     act = Activity()
     views = views or {}
@@ -178,9 +180,45 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
             # a pointer held in a global has nowhere to keep its shadow (globals holding
             # pointers get none), nor one held in memory an enzyme_const argument points
             # to (an array of object pointers): its shadow would be the primal memory itself
+            if constant_pointer_slot(inst.operands[0][1]):
+                return False
             return not any((r.startswith("@") and r not in act.shadowed) or r in const_params
                            for r in roots_of(inst.operands[0][1]))
         return False
+
+    slots: dict[str, bool] = {}
+
+    def constant_pointer_slot(addr: str) -> bool:
+        """A stack slot that only ever holds pointers the caller passed as constant (an
+        iterator an -O0 constructor keeps in memory because a helper takes it by reference):
+        every store into it stores a pointer rooted in enzyme_const parameters (or null),
+        and every other use loads from it, marks its lifetime, or hands it to a function
+        with a body that never writes through that parameter. What is loaded from it is
+        then such a pointer: constant memory, no shadow."""
+        if slot_writes is None or not is_local(addr):
+            return False
+        inst = fn.defs.get(addr)
+        if inst is None or inst.opcode != "alloca":
+            return False
+        if addr not in slots:
+            slots[addr] = False
+            for user in fn.users().get(addr, ()):
+                if user.opcode == "load":
+                    continue
+                if user.opcode == "store":
+                    (vty, v), (_, p) = user.operands
+                    stored = roots_of(v) - {"null"} if v != "null" else set()
+                    if p != addr or v == addr or vty != "ptr" or not stored <= const_params:
+                        return False
+                    continue
+                name = callee_name(user) if user.opcode == "call" else ""
+                if name.startswith("llvm.lifetime"):
+                    continue
+                if name and not any(slot_writes(name, k) for k, (_, a) in enumerate(user.operands) if a == addr):
+                    continue
+                return False
+            slots[addr] = True
+        return slots[addr]
 
     def call_args_activity(inst) -> list[str]:
         out = []

@@ -4,7 +4,8 @@ The class: the idioms of the standard library and of common numerical C++ in the
 being differentiated -- `std::array` and small value types, `std::complex`, templates over
 reverse iterators, `<numeric>` algorithms, `std::function`, `std::unique_ptr<double[]>`,
 `std::sort` (the order depends on the data), objects with `std::vector` members and methods
-taking lambdas, layers behind virtual functions held in `std::unique_ptr`s, and Eigen's
+taking lambdas, members built from a constant table (refused with AD before optimization
+until stack slots holding only constant pointers stopped getting shadows), layers behind virtual functions held in `std::unique_ptr`s, and Eigen's
 fixed-size vectors and matrices (a Rodrigues rotation and a projection). Each program is
 checked in reverse and forward mode against central differences at -O0, -O2 and with AD
 before optimization; Eigen with AD before optimization, where its expression objects stay
@@ -126,6 +127,23 @@ double f(const double *x) {
   for (const auto &l : layers) { l->forward(a, b); std::swap(a, b); }
   return a[0] * a[0] + a[0];
 }
+""",
+    # a class whose std::vector members are built from a constant table and from the
+    # input (a system's masses and positions); with AD before optimization the range
+    # constructor keeps its `first` iterator in a stack slot (a helper takes it by
+    # reference), which activity analysis used to give a shadow -- refused, since the
+    # constant pointer stored there has none
+    "constant_table_member": r"""
+#include <vector>
+static volatile int count = 4;
+struct Sys {
+  std::vector<double> m, p;
+  Sys(int n, const double *mass, const double *x) : m(mass, mass + n), p(x, x + n) {}
+  double energy() const { double s = 0; for (size_t i = 0; i < p.size(); i++) s += m[i] * p[i] * p[i] * p[(i + 1) % p.size()]; return s; }
+};
+static const double MASS[4] = {1.0, 2.0, 0.5, 1.5};
+static double run(const double *mass, const double *x) { Sys s(count, mass, x); return s.energy(); }
+double f(const double *x) { return run(MASS, x); }
 """,
     # Eigen fixed-size types: a Rodrigues rotation of a few points and their projection
     "eigen_rotation": r"""

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
 from ..analysis.addresses import Affine, affine_address, allocation_extent, never_same
-from ..analysis.cfg import STEP_CONSTANT, loop_invariant
+from ..analysis.cfg import STEP_CONSTANT, constant_step_ivs, loop_invariant
 from ..analysis.invariance import iteration_invariant
 from ..analysis.library import REUSABLE_MATH, writes_through_args
 from ..errors import InternalError
@@ -1229,19 +1229,7 @@ class CachePlanner:
 
     def _loop_ivs(self, loop) -> dict[str, tuple[int, str]]:
         """The header phis of `loop` stepping by a constant: iv -> (step, start)."""
-        out = {}
-        if loop.preheader is None or len(loop.latches) != 1:
-            return out
-        pre, latch = loop.preheader, loop.latches[0]
-        for phi in self.fn.block(loop.header).phis():
-            inc = {b: v for v, b in phi.incoming}
-            nxt = self.fn.defs.get(inc.get(latch, ""))
-            if set(inc) == {pre, latch} and nxt is not None and nxt.opcode == "add":
-                (_, x), (_, y) = nxt.operands
-                step = y if x == phi.result else (x if y == phi.result else None)
-                if step is not None and _INT.fullmatch(step) and int(step) != 0:
-                    out[phi.result] = (int(step), inc[pre])
-        return out
+        return {iv: (step, start) for iv, (step, start, _) in constant_step_ivs(self.fn, loop).items()}
 
     def _moving_term(self, address: Affine, loop, ivs) -> tuple | None:
         """The one term of `address` that is an IV of `loop` (None when there is not exactly

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import re
 
-from ..analysis.cfg import analyze_cfg, loop_invariant
+from ..analysis.cfg import analyze_cfg, constant_step_ivs, loop_invariant
 from ..analysis.memtypes import type_size
 from ..ir.model import make_name, parse_function
+from .boundaries import _functions
 
 _CONSTANT = re.compile(r'-?\d+')
 _PTR_ICMP = re.compile(r' = icmp [a-z]+ ptr ')
@@ -49,19 +50,20 @@ _INT_PHI = re.compile(r'^  (%(?:"[^"]*"|[-\w$.]+)) = phi i\d+ (.*)$')
 _INCOMING = re.compile(r'\[ ([^,\]]+), ')
 
 
-def _functions_with(lines: list[str], wanted):
+def _functions_with(text: str, wanted):
     """The define lines of the functions whose body lines pass `wanted(body)`: a scan of the
     text, so that only those functions are parsed (a large program has hundreds of others)."""
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("define "):
-            j = i + 1
-            while j < len(lines) and lines[j] != "}":
-                j += 1
-            if wanted(lines[i + 1:j]):
-                yield i
-            i = j
-        i += 1
+    return [start for _, start, body in _functions(text) if wanted(body)]
+
+
+def _spliced(lines: list[str], before: dict, replace: dict) -> str:
+    """`lines` as text, with `before[k]` inserted before line k and line k replaced by
+    `replace[k]` (none, one or several lines)."""
+    out: list[str] = []
+    for k, line in enumerate(lines):
+        out.extend(before.get(k, ()))
+        out.extend(replace.get(k, (line,)))
+    return "\n".join(out)
 
 
 def _may_walk(body: list[str]) -> bool:
@@ -76,20 +78,17 @@ def _may_lag(body: list[str]) -> bool:
 
 def counted_pointer_loops(text: str) -> str:
     """The module text with every pointer-walking loop counted by an integer (see above)."""
-    if not re.search(r'= icmp [a-z]+ ptr ', text):
+    if not _PTR_ICMP.search(text):
         return text
+    starts = _functions_with(text, _may_walk)
     lines = text.split("\n")
     before: dict[int, list[str]] = {}     # line index -> lines inserted before it
     replace: dict[int, list[str]] = {}    # line index -> its replacement (possibly none)
-    for start in _functions_with(lines, _may_walk):
+    for start in starts:
         _count_walks(parse_function(lines, start)[0], lines, before, replace)
     if not replace:
         return text
-    out: list[str] = []
-    for k, line in enumerate(lines):
-        out.extend(before.get(k, ()))
-        out.extend(replace.get(k, (line,)))
-    text = "\n".join(out)
+    text = _spliced(lines, before, replace)
     if "@llvm.smax.i64(" in text and not re.search(r'^declare [^\n]*@llvm\.smax\.i64\(', text, re.M):
         text += "\ndeclare i64 @llvm.smax.i64(i64, i64)\n"
     return text
@@ -230,18 +229,13 @@ def lagging_ivs(text: str) -> str:
     `j - s` (see above)."""
     if " = phi i" not in text:
         return text
+    starts = _functions_with(text, _may_lag)
     lines = text.split("\n")
     before: dict[int, list[str]] = {}
     replace: dict[int, list[str]] = {}
-    for start in _functions_with(lines, _may_lag):
+    for start in starts:
         _lagging_in(parse_function(lines, start)[0], before, replace)
-    if not replace:
-        return text
-    out: list[str] = []
-    for k, line in enumerate(lines):
-        out.extend(before.get(k, ()))
-        out.extend(replace.get(k, (line,)))
-    return "\n".join(out)
+    return _spliced(lines, before, replace) if replace else text
 
 
 def _lagging_in(fn, before: dict, replace: dict) -> None:
@@ -251,21 +245,14 @@ def _lagging_in(fn, before: dict, replace: dict) -> None:
             continue
         pre, latch = loop.preheader, loop.latches[0]
         phis = fn.block(loop.header).phis()
-        ivs = {}   # phi -> (start, step, the step's add)
-        for phi in phis:
-            inc = {blk: v for v, blk in phi.incoming}
-            nxt = fn.defs.get(inc.get(latch, ""))
-            if set(inc) == {pre, latch} and len(phi.incoming) == 2 and phi.type.startswith("i") \
-                    and nxt is not None and nxt.opcode == "add" and nxt.operands[0][1] == phi.result \
-                    and _CONSTANT.fullmatch(nxt.operands[1][1]) and int(nxt.operands[1][1]) != 0:
-                ivs[phi.result] = (inc[pre], int(nxt.operands[1][1]), nxt)
+        ivs = {iv: found for iv, found in constant_step_ivs(fn, loop).items() if fn.defs[iv].type.startswith("i")}
         lagging = []
         for phi in phis:
             inc = {blk: v for v, blk in phi.incoming}
             if set(inc) != {pre, latch} or len(phi.incoming) != 2 or inc[latch] not in ivs \
                     or phi.result in ivs:
                 continue
-            start, step, add = ivs[inc[latch]]
+            step, start, add = ivs[inc[latch]]
             if fn.defs.get(inc[latch]).type != phi.type or not _starts_one_step_before(fn, inc[pre], start, step):
                 continue
             flags = "nsw " if "nsw" in add.flags.split() else ""

@@ -144,8 +144,8 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
     `shadow_outputs` maps functions whose rules take null shadows to one letter per
     parameter: an active call of one gives shadows only to the pointers marked 'o' (those
     it writes derivative-carrying data through), not to the memory it only reads.
-    `slot_writes(callee, k)`: whether a function with a body may write through its k-th
-    parameter (`_constant_pointer_slot`)."""
+    `slot_writes(callee, k)`: whether the module's function `callee` may write through its
+    k-th parameter (`constant_pointer_slot`)."""
     shadow_outputs = shadow_outputs or {}
     act = Activity()
     views = views or {}

@@ -383,6 +383,25 @@ def _counting_iv(fn: Function, loop: Loop, value: str):
     return phi, step, tested
 
 
+def constant_step_ivs(fn: Function, loop: Loop) -> dict:
+    """The header phis of `loop` stepping by a nonzero integer constant each iteration,
+    `phi [start, %preheader], [iv + step, %latch]`: iv -> (step, start, the `add`). Empty
+    for a loop without a preheader or with several latches."""
+    out = {}
+    if loop.preheader is None or len(loop.latches) != 1:
+        return out
+    pre, latch = loop.preheader, loop.latches[0]
+    for phi in fn.block(loop.header).phis():
+        inc = {b: v for v, b in phi.incoming}
+        nxt = fn.defs.get(inc.get(latch, ""))
+        if set(inc) == {pre, latch} and nxt is not None and nxt.opcode == "add":
+            (_, x), (_, y) = nxt.operands
+            step = y if x == phi.result else (x if y == phi.result else None)
+            if step is not None and re.fullmatch(r'-?\d+', step) and int(step) != 0:
+                out[phi.result] = (int(step), inc[pre], nxt)
+    return out
+
+
 def loop_invariant(fn: Function, loop: Loop, value: str) -> bool:
     """A constant, an argument or a value computed outside the loop."""
     if not (value.startswith("%") or re.fullmatch(r'-?\d+', value)):

@@ -269,23 +269,8 @@ double f(const double *x) {
 # assigned back with operator=, which may reallocate u inside the step loop (its size is not
 # known there): no copy serves, the gradient must stay right
 CXX_NOT_SERVED = {
-    "vector_assigned_back": r"""
-#include <vector>
-static volatile int count = 12, steps = 4;
-double f(const double *x) {
-  int n = count;
-  std::vector<double> u(n), w(n);
-  for (size_t i = 0; i < u.size(); i++) u[i] = x[i % 4] * (1 + 0.05 * i);
-  for (int s = 0; s < steps; s++) {
-    w.front() = u.front(); w.back() = u.back();
-    for (size_t i = 1; i + 1 < u.size(); i++) w[i] = u[i] + 0.15 * (u[i - 1] - 2 * u[i] + u[i + 1]) * std::sin(u[i]);
-    u = w;
-  }
-  double e = 0;
-  for (size_t i = 0; i < u.size(); i++) e += u[i] * x[(i + 2) % 4];
-  return e;
-}
-""",
+    "vector_assigned_back": CXX_STEPPERS["vector_copied_back"].replace(
+        "#include <algorithm>\n", "").replace("std::copy(w.begin(), w.end(), u.begin());", "u = w;"),
 }
 
 # what a snapshot must not serve: the gradient must stay right

@@ -322,6 +322,7 @@ class CachePlanner:
         self._locals: set[str] | None = None
         self._stack: set[str] | None = None       # stack arrays that live through the reverse sweep
         self._final_loads: dict[int, bool] = {}   # load -> its memory is final once it ran
+        self._parents: dict[int, object] = {}   # loop -> the innermost loop around it (_parent_loop)
         self._mask_args: dict[int, list[str]] = {}   # cache-mask rule call -> its two masks
         self.deferred_frees: dict[int, Instruction] = {}   # frees run after the reverse sweep
         self._invariants: dict[str, set[str]] = {}   # top-level loop header -> iteration invariants
@@ -1167,12 +1168,15 @@ class CachePlanner:
 
     def _parent_loop(self, loop):
         """The innermost loop strictly containing `loop`, or None."""
-        best = None
-        for other in self.cfg.loops:
-            if other is not loop and loop.header in other.blocks and loop.blocks <= other.blocks \
-                    and (best is None or len(other.blocks) < len(best.blocks)):
-                best = other
-        return best
+        key = id(loop)
+        if key not in self._parents:
+            best = None
+            for other in self.cfg.loops:
+                if other is not loop and loop.header in other.blocks and loop.blocks <= other.blocks \
+                        and (best is None or len(other.blocks) < len(best.blocks)):
+                    best = other
+            self._parents[key] = best
+        return self._parents[key]
 
     _INT_REBUILT = frozenset({"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "zext", "sext", "trunc"})
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sys
 
+from ..analysis.activity import callee_name, pointer_roots
 from ..custom import convention
 from ..errors import EnzymeBuildError
 from ..ir.model import Function, Instruction, entry_point_name, make_name, strip_name
@@ -274,3 +275,64 @@ def warn_dropped_const_paths(engine, fn: Function, act) -> None:
               f"{which}, passed as enzyme_const, and reads floats back from it; the derivative through "
               f"that memory is dropped (fix: pass it as enzyme_dup with a zeroed shadow to keep it)",
               file=sys.stderr)
+
+
+class ResolvedByInlining(EnzymeBuildError):
+    """A refusal that inlining may lift: `inline` names functions ('@'-prefixed) whose bodies,
+    inlined before AD, bring the refused construct and what it depends on into one function
+    (ad/stage.py inlines them and differentiates again; without progress the error stands)."""
+
+    def __init__(self, message: str, *, location: str | None = None, hint: str | None = None,
+                 inline=frozenset()):
+        super().__init__(message, location=location, hint=hint)
+        self.inline = frozenset(inline)
+
+
+def inlining_candidates(engine, fn: Function, holder: str | None) -> set[str]:
+    """Functions to inline so that a pointer without a shadow, kept in memory that holds
+    shadowed pointers (a context struct: `{const double *mass; double *pos; ...}`), ends up in
+    the function that reads it back: the defined callees `fn` gives pointers into that memory
+    when it is `fn`'s own stack object, and `fn` itself when the memory (or, for a returned
+    pointer, the pointer) came from its caller. In one function SROA makes the struct's
+    fields plain values, and a constant pointer read back from one is constant again."""
+    out: set[str] = set()
+    roots = pointer_roots(fn, holder) - {"null"} if holder else set()
+    if (holder is None or roots & {p.name for p in fn.params}) and len(engine.chain) > 1:
+        out.add(make_name("@", fn.name))
+    stack = {r for r in roots if (d := fn.defs.get(r)) is not None and d.opcode == "alloca"}
+    if stack:
+        for inst in fn.of_opcode("call"):
+            if inst.callee and callee_name(inst) in engine.module.functions and any(
+                    t == "ptr" and pointer_roots(fn, v) & stack for t, v in inst.operands):
+                out.add(inst.callee)
+    return out
+
+
+def refuse_unshadowed_pointer(engine, fn: Function, v: str, inst: Instruction) -> None:
+    """Raise the error for a pointer without a shadow stored (`inst` a store) into memory that
+    holds shadowed pointers, or returned beside its shadow: Enzyme's "mismatched activity".
+    Nothing could be stored in the shadow memory that callees reading it back would treat
+    right (the primal pointer would take derivatives into constant data; null would crash),
+    so it is ResolvedByInlining when inlining may bring the struct and its readers together."""
+    holder = inst.operands[1][1] if inst.opcode == "store" else None
+    inline = inlining_candidates(engine, fn, holder)
+    params = [p.name for p in fn.params]
+    args = sorted(params.index(r) for r in pointer_roots(fn, v) if r in params)
+    if args:
+        # a pointer the caller passed without a shadow (enzyme_const) kept in memory that
+        # carries derivatives (a struct of pointers)
+        # (IR names: ABI lowering and the optimizer may have changed the parameter list)
+        which = " and ".join(f"the pointer parameter {params[k]}" for k in args)
+        into = f" (through {v})" if v not in params else ""
+        raise ResolvedByInlining(
+            f"{which} of {demangled([fn.name]).get(fn.name, fn.name)} has no shadow ("
+            + ("it was passed with enzyme_const" if len(engine.chain) <= 1 else "its caller passes it without one")
+            + f") but is stored{into} into memory that holds differentiated data, or returned",
+            location=engine.location(inst), inline=inline,
+            hint="pass it with enzyme_dup and a zeroed buffer of the same size as its shadow (the "
+                 "derivative with respect to it is then computed too, and can be ignored), or keep "
+                 "the pointer out of the structures that hold active data")
+    raise ResolvedByInlining(
+        f"a pointer to memory without a shadow ({v}) is stored into active memory or returned "
+        f"in @{fn.name}", location=engine.location(inst), inline=inline,
+        hint="pass that memory as an enzyme_dup argument, or allocate it inside the function")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base
+from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base, shadow_is_primal
 from ..analysis.library import NODE_LINKERS, RELEASERS, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
@@ -22,6 +22,7 @@ from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads, refuse_untracked_loads,
+                          refuse_unshadowed_pointer,
                           warn_dropped_const_paths)
 from .sweep import RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of, zeroed_shadow_block
 from ..analysis.types import bits_stay_integer
@@ -428,6 +429,12 @@ class ForwardGenerator:
                 if is_active_type(vty):
                     values = self.tangents(v, vty)
                 elif vty == "ptr":
+                    if v not in ("null", "poison", "undef") and not self.has_shadow(v) and \
+                            not shadow_is_primal(self.engine.module, v, self.fn):
+                        # the primal as its shadow would give constant data a tangent (and
+                        # shadow stores would write into it): as in reverse mode, refused
+                        # unless inlining brings the struct and its readers together
+                        refuse_unshadowed_pointer(self.engine, self.fn, v, inst)
                     values = self.shadows(v)
                 elif (x := pointer_as_integer(self.fn, v)) and self.has_shadow(x):
                     # a pointer kept as an integer: its shadows, as integers, go along

@@ -26,6 +26,7 @@ from ..ir.model import (Function, Instruction, aggregate_elements, byval_attribu
                         make_name)
 from .abi import Signature
 from .diagnostics import (active_argument_not_a_float, demangled, refuse_aliased_global_pointer_loads,
+                          refuse_unshadowed_pointer,
                           refuse_untracked_loads, warn_dropped_const_paths)
 from . import openmp
 from .indirect import derived_callee
@@ -649,27 +650,7 @@ class ReverseGenerator:
             return self.shadow(v) if v not in ("null", "poison", "undef") else "null"
         if shadow_is_primal(self.engine.module, v, self.fn):   # a function or a vtable
             return v
-        params = [p.name for p in self.fn.params]
-        args = sorted(params.index(r) for r in pointer_roots(self.fn, v) if r in params)
-        if args:
-            # a pointer the caller passed without a shadow (enzyme_const) kept in memory that
-            # carries derivatives (a struct of pointers): Enzyme's "mismatched activity"
-            # (IR names: ABI lowering and the optimizer may have changed the parameter list)
-            which = " and ".join(f"the pointer parameter {params[k]}" for k in args)
-            into = f" (through {v})" if v not in params else ""
-            raise EnzymeBuildError(
-                f"{which} of {demangled([self.fn.name]).get(self.fn.name, self.fn.name)} has no shadow ("
-                + ("it was passed with enzyme_const" if len(self.engine.chain) <= 1 else
-                   "its caller passes it without one") +
-                f") but is stored{into} into memory that holds differentiated data, or returned",
-                location=self.engine.location(inst),
-                hint="pass it with enzyme_dup and a zeroed buffer of the same size as its shadow (the "
-                     "derivative with respect to it is then computed too, and can be ignored), or keep "
-                     "the pointer out of the structures that hold active data")
-        raise EnzymeBuildError(
-            f"a pointer to memory without a shadow ({v}) is stored into active memory or returned "
-            f"in @{self.fn.name}", location=self.engine.location(inst),
-            hint="pass that memory as an enzyme_dup argument, or allocate it inside the function")
+        refuse_unshadowed_pointer(self.engine, self.fn, v, inst)
 
     def _ptr_shadowed(self, p: str) -> bool:
         return self.act.has_shadow(p)

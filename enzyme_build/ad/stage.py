@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..ir.model import LOCAL, by_function
+from ..ir.model import LOCAL, by_function, make_name, strip_name
 from .abi import ENTRY_POINTS as ENZYME_CALL_MARKERS  # the entry points of Enzyme's ABI
 
 
@@ -916,6 +916,9 @@ def _straight(body: list[str], j: int, i: int) -> bool:
     return not any(l and not l.startswith(" ") for l in body[j + 1:i])
 
 
+MAX_INLINE_ROUNDS = 3   # rounds of inlining a refusal may ask for (ResolvedByInlining)
+
+
 def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = None):
     """Canonicalize markers, optimize (unless ad_before_opt), synthesize derivatives.
 
@@ -933,12 +936,43 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from ..blas import attach_blas_rules   # BLAS calls: renamed to the rule library, linked in
     text = attach_blas_rules(text)
     from ..complex import attach_complex_rules; text = attach_complex_rules(text)   # complex runtime/libm calls
-    from .openmp import pass_firstprivate_by_address, prepare_module
+    from .openmp import prepare_module
     text = prepare_module(text)   # reduction(+:…) through clang's atomic path
     registry = _collect_registry(text)
     text = _protect_registrations(text, registry)
-    m = llvm.parse_assembly(text, name)
+    from .boundaries import mark_always_inline
+    from .diagnostics import ResolvedByInlining
+    # a refusal that inlining may lift (diagnostics.ResolvedByInlining: a constant pointer in a
+    # context struct handed to a callee) is retried with those functions inlined before AD
+    inlined: set[str] = set()
+    registered = {make_name("@", n) for n in _registered(registry)}
+    for attempt in range(MAX_INLINE_ROUNDS + 1):
+        try:
+            out = _optimize_and_synthesize(mark_always_inline(text, inlined) if inlined else text, name, registry,
+                                           ad_before_opt=ad_before_opt, keep_dir=keep_dir)
+            break
+        except ResolvedByInlining as err:
+            more = set(err.inline) - inlined - registered
+            if not more or attempt == MAX_INLINE_ROUNDS:
+                raise
+            inlined |= more
+            from .. import progress
+            progress.report(f"inlining {', '.join(sorted(strip_name(n) for n in more))} before AD")
     del text
+    _keep(keep_dir, "ad-output.ll", out)
+    try:
+        new = llvm.parse_assembly(out, name)
+    except EnzymeBuildError as err:
+        raise InternalError(f"the AD stage produced invalid IR: {err.message}")
+    llvm.verify(new, generated=True)
+    return new
+
+
+def _optimize_and_synthesize(text: str, name: str, registry, *, ad_before_opt: bool, keep_dir: str | None) -> str:
+    """The AD stage after its textual preparation: pre-AD optimization and the rewrites that
+    follow it, then derivative synthesis (in a child process); returns the AD output."""
+    from .. import llvm
+    m = llvm.parse_assembly(text, name)
     from .. import progress
     from . import optrun
     progress.report("pre-AD optimization")
@@ -968,16 +1002,10 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
         lower_library_calls(_restore_opaque_calls(optimized, registry)))))))
     del optimized
     from .counters import counted_pointer_loops, lagging_ivs   # loops counted by integer IVs
+    from .openmp import pass_firstprivate_by_address
     pre = lagging_ivs(counted_pointer_loops(pass_firstprivate_by_address(pre)))
     _keep(keep_dir, "ad-input.ll", pre)
     from .isolate import synthesize
     # in a child process: its memory is gone before LLVM's module of the output grows (isolate.py)
     out = synthesize(_synthesize, pre, registry, keep_dir)
-    del pre
-    _keep(keep_dir, "ad-output.ll", out)
-    try:
-        new = llvm.parse_assembly(out, name)
-    except EnzymeBuildError as err:
-        raise InternalError(f"the AD stage produced invalid IR: {err.message}")
-    llvm.verify(new, generated=True)
-    return new
+    return out

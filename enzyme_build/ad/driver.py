@@ -17,7 +17,8 @@ import re
 from ..custom.convention import cache_mask_values
 from ..custom.registry import Registry, check_rule_arity
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, aggregate_elements, is_float_type, make_name, parse_module, strip_name
+from ..ir.model import (Function, Instruction, aggregate_elements, is_float_type, make_name, parse_instruction,
+                        parse_module, strip_name)
 from .abi import (FORWARD_ENTRY_POINTS, Signature, describe_markers, marker_kind, parse_batch_call,
                   parse_reverse_call)
 from .callsite import (bind_result, builder, call_line, clear_shadow_globals, defined_symbol, lower_batch_call,
@@ -451,6 +452,7 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None,
             continue
         fn = module.functions[name]
         entry_allocas: list[str] = []
+        unwound: dict[str, set[str]] = {}   # landing pad -> blocks whose invoke became call + br
         for inst in fn.instructions():
             if inst.opcode == "call" and marker_kind(inst.callee) and (ready is None or (name, inst.first_line) in ready):
                 context = context_of_callee(inst.callee)
@@ -470,7 +472,10 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None,
                     new_lines.append(f"  br label {make_name('%', normal)}")
                     for extra in range(inst.first_line + 1, inst.line + 1):
                         replace[extra] = []
+                    unwound.setdefault(inst.invoke_unwind, set()).add(inst.block)
                 replace[inst.first_line] = new_lines
+        if unwound:
+            replace.update(_drop_phi_entries(module.lines, fn, unwound))
         if entry_allocas:
             label_line = next(i for i in range(fn.first_line + 1, fn.last_line)
                               if module.lines[i] and not module.lines[i].startswith(" ")
@@ -588,3 +593,37 @@ def check_split_pairs(calls: list[tuple[str, Signature, str]]) -> None:
             f"the tape would be read with the wrong layout",
             location=where, hint="give __enzyme_reverse exactly the markers of the __enzyme_augmentfwd "
                                  "that made its tape, enzyme_not_overwritten included")
+
+
+def _drop_phi_entries(lines: list[str], fn, unwound: dict[str, set[str]]) -> dict[int, list[str]]:
+    """Line edits removing, from the phis of each landing pad in `unwound`, the entries of
+    the blocks whose `invoke` of an AD entry point became a call and a branch (the pad is
+    no longer their successor). A phi left without entries (the pad is now unreachable) is
+    defined as `freeze poison` right after the pad's landingpad instead."""
+    edits: dict[int, list[str]] = {}
+    at = fn.first_line + 1
+    while at < fn.last_line:
+        line = lines[at]
+        label = None
+        if line and not line.startswith((" ", ";")) and ":" in line:
+            label = strip_name("%" + line.split(":", 1)[0].strip())
+        at += 1
+        if label not in unwound:
+            continue
+        gone, orphans = unwound[label], []
+        while at < fn.last_line and lines[at].lstrip().startswith("%") and " = phi " in lines[at]:
+            phi = parse_instruction(lines[at])
+            keep = [(v, b) for v, b in phi.incoming if b not in gone]
+            if not keep:
+                edits[at] = []
+                orphans.append(f"  {phi.result} = freeze {phi.type} poison")
+            elif len(keep) != len(phi.incoming):
+                edits[at] = [f"  {phi.result} = phi {phi.type} " + ", ".join(
+                    f"[ {v}, {make_name('%', b)} ]" for v, b in keep)]
+            at += 1
+        if orphans:   # after the landingpad (the first non-phi) and its clauses
+            last = at
+            while last + 1 < fn.last_line and lines[last + 1].lstrip().startswith(("cleanup", "catch ", "filter ")):
+                last += 1
+            edits[last] = [lines[last]] + orphans
+    return edits

@@ -12,7 +12,7 @@ import re
 from collections.abc import MutableMapping
 from contextlib import contextmanager
 
-from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, is_inactive_call, pointer_roots
+from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, global_base, is_inactive_call, pointer_roots
 from ..analysis.addresses import Affine, affine_address, allocation_extent, never_same
 from ..analysis.cfg import STEP_CONSTANT, constant_step_ivs, loop_invariant
 from ..analysis.invariance import iteration_invariant
@@ -221,9 +221,15 @@ def call_write_targets(engine, inst: Instruction) -> list[str] | None:
     return None
 
 
+def memory_roots(fn, pointer: str) -> set[str]:
+    """`pointer_roots`, with a constant expression on a global (`getelementptr (i8, ptr @M,
+    i64 80)`: a member of a global struct, as -O2 folds it) named by that global."""
+    return {global_base(r) or r for r in pointer_roots(fn, pointer)}
+
+
 def _write_roots(engine, fn, skip=lambda inst: False) -> set[str] | None:
     """The roots of all memory `fn`'s stores and calls may write (`pointer_roots` of each
-    target; instructions `skip` accepts left out), or None when some write may go anywhere:
+    target but null; instructions `skip` accepts left out), or None when some write may go anywhere:
     an atomic, an invoke, a call `call_write_targets` cannot bound."""
     roots: set[str] = set()
     for inst in fn.instructions():
@@ -238,7 +244,10 @@ def _write_roots(engine, fn, skip=lambda inst: False) -> set[str] | None:
         else:
             continue
         for target in targets:
-            roots |= pointer_roots(fn, target)
+            roots |= memory_roots(fn, target)
+    # a null root is no memory: a std::vector's data pointer is null until it allocates, so its
+    # fill writes through `phi [null, new]` (every function with a local vector wrote "null")
+    roots.discard("null")
     return roots
 
 
@@ -500,7 +509,7 @@ class CachePlanner:
         if self._stable is None:
             self._stable = self.stable_roots()
         addr = inst.operands[0][1]
-        if not pointer_roots(self.fn, addr) <= self._stable and not self._final_after(inst):
+        if not memory_roots(self.fn, addr) <= self._stable and not self._final_after(inst):
             return None
         raddr = self.fetch(addr, block, depth + 1)
         return self.ir(self.recompute_lines.setdefault(block, [])).load(
@@ -847,10 +856,14 @@ class CachePlanner:
         if key in self._final_loads:
             return self._final_loads[key]
         self._final_loads[key] = False
-        roots = pointer_roots(self.fn, load.operands[0][1])
+        # a null root is no memory (a std::vector's data before it allocates)
+        roots = pointer_roots(self.fn, load.operands[0][1]) - {"null"}
         heap = {r for r in self._local_allocations()
                 if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
-        if not roots or not roots <= heap | self._stack_arrays() or roots & self._captured_allocations():
+        # heap blocks are followed through phis and selects (a std::vector's data is `phi [null,
+        # new]`); stack arrays are addressed directly
+        if not roots or not roots <= heap | self._stack_arrays() or (roots & heap) - self._private_allocations() \
+                or (roots - heap) & self._captured_allocations():
             return False
         after = self._reachable_after(load)
         written, undone, unknown = self._writes(after)
@@ -1089,7 +1102,7 @@ class CachePlanner:
         while grew:
             grew = False
             for inst in loads:
-                if inst.result not in out and (roots := pointer_roots(self.fn, inst.operands[0][1])) \
+                if inst.result not in out and (roots := memory_roots(self.fn, inst.operands[0][1])) \
                         and roots <= stable | out:
                     out.add(inst.result)
                     grew = True
@@ -1753,7 +1766,7 @@ class CachePlanner:
                 self._stable = self.stable_roots()
             addr = inst.operands[0][1]
             ok = "volatile" not in inst.flags \
-                and (pointer_roots(self.fn, addr) <= self._stable or self._final_after(inst)) \
+                and (memory_roots(self.fn, addr) <= self._stable or self._final_after(inst)) \
                 and self._costless(addr, block, depth + 1)
         elif inst.opcode in _RECOMPUTABLE or _cheap_float(inst):
             ok = all(self._costless(v, block, depth + 1) for v in dict.fromkeys(inst.values()))

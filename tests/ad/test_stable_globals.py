@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from ad_helpers import FD_HEAD, LEVELS, cache_plan, check_fd_rows, fd_main, fd_rows
+from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, FD_HEAD, LEVELS, cache_plan, check_fd_rows, fd_main, fd_rows
 
 READ_ONLY = {
     # a kernel fitted to a global image (filled at start-up), leaky ReLU, sum of squares
@@ -342,3 +342,104 @@ def test_user_split_calls_vouch_for_no_global(level, tmp_path):
     assert len(rows) == 4 and any(abs(r[0]) > 1e-3 for r in rows), rows
     for combined, split in rows:
         assert split == pytest.approx(combined, rel=1e-12, abs=1e-14), rows
+
+
+# Read-only global data seen through a global struct's pointer members (loads from
+# `getelementptr (i8, ptr @D, i64 8)`: -O2 folds a member's address into a constant
+# expression) by a function that also fills scratch memory that may be null (a std::vector's
+# data pointer until it allocates: its fill writes through `phi [null, new]`). Each of the
+# two used to make the planner keep every loaded value on the tape.
+READ_ONLY_SCRATCH = {
+    # C: a struct of global data pointers, a scratch row that is NULL when empty
+    "struct_members_and_nullable_scratch": r"""
+static struct { int n; const double *w; const double *y; } D;
+static volatile int count = 12;
+__attribute__((constructor)) static void load(void) {
+  int n = count;
+  double *w = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * n);
+  for (int i = 0; i < n; i++) { w[i] = 0.3 + 0.05 * i; y[i] = sin(0.4 * i); }
+  D.n = n; D.w = w; D.y = y;
+}
+double f(const double *x) {
+  int n = D.n;
+  double *r = n ? malloc(sizeof(double) * n) : NULL;
+  double s = 0;
+  for (int i = 0; i < n; i++) r[i] = D.w[i] * x[i % 4] - D.y[i];
+  for (int i = 0; i < n; i++) s += r[i] * r[i] * D.w[(i + 1) % n];
+  free(r);
+  return s;
+}
+""",
+}
+
+READ_ONLY_SCRATCH_CXX = {
+    # C++: std::vector members of a global object, a local std::vector of residuals
+    "vector_members_and_local_vector": r"""
+#include <vector>
+struct Data { std::vector<double> w, y; };
+static volatile int count = 12;
+static Data load() {
+  Data d;
+  for (int i = 0; i < count; i++) { d.w.push_back(0.3 + 0.05 * i); d.y.push_back(std::sin(0.4 * i)); }
+  return d;
+}
+static Data DATA = load();   // dynamic initialization, before main
+double f(const double *x) {
+  std::vector<double> r(DATA.w.size());
+  for (size_t i = 0; i < r.size(); i++) r[i] = DATA.w[i] * x[i % 4] - DATA.y[i];
+  double s = 0;
+  for (size_t i = 0; i < r.size(); i++) s += r[i] * r[i] * DATA.w[(i + 1) % r.size()];
+  return s;
+}
+""",
+    # C++: a finite-element assembly: a global mesh's index vectors, a local accumulation
+    # vector scattered into through them
+    "mesh_index_vectors": r"""
+#include <vector>
+struct Mesh { std::vector<int> tri, slot; std::vector<double> area; int nodes = 0, slots = 0; };
+static Mesh build() {
+  Mesh m;
+  m.nodes = 6;
+  int t[] = {0, 1, 2, 1, 3, 2, 2, 3, 4, 3, 5, 4};
+  m.tri.assign(t, t + 12);
+  for (int e = 0; e < 4; e++) { m.area.push_back(0.5 + 0.1 * e); for (int a = 0; a < 3; a++) m.slot.push_back(m.tri[3 * e + a]); }
+  m.slots = 6;
+  return m;
+}
+static Mesh MESH = build();
+double f(const double *x) {
+  std::vector<double> acc(MESH.slots, 0.0);
+  for (int e = 0; e < 4; e++) {
+    double u = 0;
+    for (int a = 0; a < 3; a++) u += x[MESH.tri[3 * e + a] % 4];
+    for (int a = 0; a < 3; a++) acc[MESH.slot[3 * e + a]] += MESH.area[e] * u * u;
+  }
+  double s = 0;
+  for (int k = 0; k < MESH.slots; k++) s += std::sin(acc[k]) * (k + 1);
+  return s;
+}
+""",
+}
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+@pytest.mark.parametrize("name", sorted(READ_ONLY_SCRATCH) + sorted(READ_ONLY_SCRATCH_CXX))
+def test_global_data_beside_scratch(name, level, tmp_path):
+    flags, env = LEVELS[level]
+    if name in READ_ONLY_SCRATCH:
+        rows = fd_rows(tmp_path, FD_HEAD + READ_ONLY_SCRATCH[name] + fd_main(4), flags, env)
+    else:
+        rows = fd_rows(tmp_path, CXX_FD_HEAD + READ_ONLY_SCRATCH_CXX[name] + CXX_FD_MAIN, flags, env, cxx=True)
+    check_fd_rows(rows, 4)
+
+
+@pytest.mark.parametrize("name", sorted(READ_ONLY_SCRATCH) + sorted(READ_ONLY_SCRATCH_CXX))
+def test_global_data_beside_scratch_is_read_again(name, tmp_path):
+    if name in READ_ONLY_SCRATCH:
+        plan = cache_plan(tmp_path, FD_HEAD + READ_ONLY_SCRATCH[name] + fd_main(4))
+    else:
+        plan = cache_plan(tmp_path, CXX_FD_HEAD + READ_ONLY_SCRATCH_CXX[name] + CXX_FD_MAIN, cxx=True)
+    loads = [line for line in plan.splitlines() if " load " in line]
+    assert loads and "re-read from memory" in plan, plan
+    # integer loads (sizes, indices) and the data: none kept per iteration
+    assert not [line for line in loads if "kept: static record" in line or "kept: tape" in line], plan

@@ -232,15 +232,27 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
         return out
 
     asked: set[str] = set()
+    visiting: set[str] = set()
 
     def give_shadow(ptr: str) -> bool:
         changed = False
         for r in roots_of(ptr):
-            if r not in act.shadowed and shadowable(r):
-                act.shadowed.add(r)
+            if r not in act.shadowed and r not in visiting and shadowable(r):
                 inst = fn.defs.get(r)
                 if inst is not None and inst.opcode == "load":
-                    give_shadow(inst.operands[0][1])
+                    # a loaded pointer's shadow is loaded from the shadow of its memory: when
+                    # that memory cannot have one (a pointer returned by a function that
+                    # returns no shadow: a reference into global objects), neither can it --
+                    # its "shadow" would be loaded from the primal memory, and adjoints would
+                    # accumulate into the primal object
+                    visiting.add(r)
+                    try:
+                        changed |= give_shadow(inst.operands[0][1])
+                    finally:
+                        visiting.discard(r)
+                    if not any_shadowed(inst.operands[0][1]):
+                        continue
+                act.shadowed.add(r)
                 changed = True
             elif r not in act.shadowed and r not in asked and _node_linker_call(fn.defs.get(r)):
                 # a node a container routine returns (the next node of a std::map): the same

@@ -93,6 +93,10 @@ class _Gen:
         # matrix by a row pointer), with data-dependent starts: the loops ad/counters.py
         # counts before AD: a sixteenth
         self.rk = random.Random(seed * 1_000_249 + 89)
+        # objects in global memory reached through accessors that return a reference (a table
+        # of model pointers, a slot function, a struct member), handed to a helper with active
+        # data: a seventeenth stream
+        self.ra = random.Random(seed * 1_000_253 + 97)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -817,6 +821,44 @@ class _Gen:
                 f"    for (const double *{q} = {p}; {q} != {p} + {M}; {q}++) {tgt} = 0.5 * {tgt} + 0.25 * {read('*' + q)};",
                 f"  free({m}); }}"]
 
+    def accessor_stmt(self) -> list[str]:
+        """Global objects (constant data) reached through noinline accessors returning a
+        reference to the object pointer, evaluated with the arrays, reduced into s or t."""
+        return self._drawn_from(self.ra, self._accessor_stmt)
+
+    def _accessor_stmt(self) -> list[str]:
+        ra = self.ra
+        kind = ra.choice(["table", "slot", "member"])
+        n = len(self.globals)
+        ty, data = f"struct AM{n}", f"am{n}_data"
+        w = lambda: ", ".join(f"{ra.uniform(-1, 1):.3f}" for _ in range(3))
+        self.globals += [f"{ty} {{ double w[3]; int k; }};",
+                         f"static {ty} {data}[3] = {{{{{{{w()}}}, 1}}, {{{{{w()}}}, 2}}, {{{{{w()}}}, 0}}}};"]
+        get = f"am{n}_get"
+        if kind == "table":
+            self.globals.append(f"static {ty} *am{n}_tab[3] = {{&{data}[0], &{data}[1], &{data}[2]}};")
+            self.idiom_helpers.append(f"__attribute__((noinline)) static {ty} **am{n}_entry(int i) "
+                                      f"{{ return &am{n}_tab[i % 3]; }}")
+            self.idiom_helpers.append(f"static {ty} *{get}(int i) {{ return *am{n}_entry(i); }}")
+        elif kind == "slot":
+            self.globals.append(f"static {ty} *am{n}_ptr = &{data}[1];")
+            self.idiom_helpers.append(f"__attribute__((noinline)) static {ty} **am{n}_slot(void) "
+                                      f"{{ return &am{n}_ptr; }}")
+            self.idiom_helpers.append(f"static {ty} *{get}(int i) {{ (void)i; return *am{n}_slot(); }}")
+        else:   # a global struct holding the object pointers
+            self.globals.append(f"static struct {{ int n; {ty} *m[3]; }} am{n}_holder = "
+                                f"{{3, {{&{data}[2], &{data}[0], &{data}[1]}}}};")
+            self.idiom_helpers.append(f"__attribute__((noinline)) static {ty} **am{n}_member(int i) "
+                                      f"{{ return &am{n}_holder.m[i % am{n}_holder.n]; }}")
+            self.idiom_helpers.append(f"static {ty} *{get}(int i) {{ return *am{n}_member(i); }}")
+        apply = f"am{n}_apply"
+        self.idiom_helpers.append(
+            f"__attribute__((noinline)) static double {apply}(const {ty} *m, double u, double v) {{\n"
+            f"  return m->w[0] * u + m->w[1] * {self.bexpr(['u', 'v'])} + m->w[2] * m->k * v;\n}}")
+        i, tgt = self.name("i"), ra.choice(["s", "t"])
+        return [f"for (int {i} = 0; {i} < {ra.randint(2, 5)}; {i}++) {tgt} = 0.5 * {tgt} + 0.25 * "
+                f"{apply}({get}({i} + {ra.randint(0, 2)}), {self.bexpr([f'a[{i} % {M}]', 's'])}, x[{i} % {N}]);"]
+
     def omp_stmt(self) -> list[str]:
         """An OpenMP parallel loop over the arrays, race-free: each iteration writes only its own
         element, reads what no iteration of the loop writes, and sums through a reduction, an
@@ -877,7 +919,7 @@ class _Gen:
                 (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt),
                 (self.ro, 0.25, self.omp_stmt), (self.rd, 0.3, self.data_stmt),
                 (self.rt, 0.3, self.stepper_stmt), (self.rr, 0.3, self.row_stmt),
-                (self.rk, 0.3, self.walk_stmt)):
+                (self.rk, 0.3, self.walk_stmt), (self.ra, 0.3, self.accessor_stmt)):
             if stream.random() < share:
                 at = stream.randint(0, len(body))
                 while at < len(body) and (body[at].startswith((" ", "}")) or

@@ -39,7 +39,8 @@ CI_SEEDS = [0, 1, 2, 4, 5, 6, 7, 8, 12, 15, 18, 20, 21, 26, 30, 33, 34, 35, 47, 
             15609,         # fuzz-17: a firstprivate double whose region main forks with a constant
             19368,         # fuzz-18: a dead word load typed the bytes as an integer (AD before opt)
             22273,         # fuzz-19: a copysign on bits whose magnitude was picked on a branch (-O0)
-            23978]         # fuzz-20: one counter modulo 16 and modulo 4 (LLVM 22's vectorizer)
+            23978,         # fuzz-20: one counter modulo 16 and modulo 4 (LLVM 22's vectorizer)
+            25926, 25935]  # fuzz-21: global objects behind a noinline accessor (shadows loaded from primal memory)
 CONFIGS = ["O0", "O2", "O3", "adbefore"]
 
 

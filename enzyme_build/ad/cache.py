@@ -860,10 +860,13 @@ class CachePlanner:
         roots = pointer_roots(self.fn, load.operands[0][1]) - {"null"}
         heap = {r for r in self._local_allocations()
                 if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
-        # heap blocks are followed through phis and selects (a std::vector's data is `phi [null,
-        # new]`); stack arrays are addressed directly
-        if not roots or not roots <= heap | self._stack_arrays() or (roots & heap) - self._private_allocations() \
-                or (roots - heap) & self._captured_allocations():
+        # combined mode follows heap blocks through phis and selects (a std::vector's data is
+        # `phi [null, new]`); a reverse piece names the pointer of a deferred free as the reverse
+        # of the entry block sees it (`_deferred_free_pointers`), which a pointer merged after
+        # it (buffers swapped in a loop) is not, so there a merge still counts as a capture
+        captured = (roots & heap) - self._private_allocations() if not self.split else set()
+        if not roots or not roots <= heap | self._stack_arrays() or captured \
+                or (roots - (heap if not self.split else set())) & self._captured_allocations():
             return False
         after = self._reachable_after(load)
         written, undone, unknown = self._writes(after)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ..analysis.activity import ALLOCATORS, analyze_activity, callee_name, global_base, shadow_is_primal
+from ..analysis.activity import (ALLOCATORS, analyze_activity, callee_name, global_base, is_inactive_call,
+                                 shadow_is_primal)
 from ..analysis.library import NODE_LINKERS, RELEASERS, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
                               strip_punned_tbaa)
@@ -236,9 +237,9 @@ class ForwardGenerator:
         if name == "realloc":
             return act.has_shadow(inst.operands[0][1])
         callee = self.engine.module.functions.get(name)
-        if callee is None or inst.type != "ptr" or name in self.engine.inactive \
+        if callee is None or inst.type != "ptr" or name in self.engine.inactive or is_inactive_call(inst) \
                 or (name in self.engine.custom and self.engine.custom[name].forward):
-            return False
+            return False   # an inactive routine is copied, not derived: its result has no shadow
         return returns_shadow(self.engine, callee, self._callee_signature(inst, act))
 
     # ------------------------------------------------------------------ names

@@ -251,6 +251,58 @@ def lower_library_calls(text: str) -> str:
     return text
 
 
+# libstdc++'s std::string::_M_create (an extern-template member without a body in the
+# program): a string's heap buffer, which the library table counts as an inactive routine's
+# result. Kept in an object that also holds differentiated data (`struct {std::string name;
+# double v;}`, a std::map<std::string, double> node), that buffer needs a shadow, and an
+# inactive call's result has none. Its calls go to this definition of the same thing (the
+# library's code: grow to twice the old capacity when asked for less, at most max_size(), a
+# block of capacity + 1 from operator new), whose block the engine shadows like any other.
+_STRING_CREATE_DEFINITION = """
+@__enzyme_build_string_create.what = private unnamed_addr constant [24 x i8] c"basic_string::_M_create\\00"
+define internal ptr @__enzyme_build_string_create(ptr %this, ptr %capacity, i64 %old) {
+entry:
+  %asked = load i64, ptr %capacity, align 8
+  %too.long = icmp ugt i64 %asked, 4611686018427387903
+  br i1 %too.long, label %fail, label %grow
+fail:
+  call void @_ZSt20__throw_length_errorPKc(ptr @__enzyme_build_string_create.what)
+  unreachable
+grow:
+  %more = icmp ugt i64 %asked, %old
+  %twice = shl i64 %old, 1
+  %less = icmp ult i64 %asked, %twice
+  %doubled = and i1 %more, %less
+  %capped = call i64 @llvm.umin.i64(i64 %twice, i64 4611686018427387903)
+  %new = select i1 %doubled, i64 %capped, i64 %asked
+  store i64 %new, ptr %capacity, align 8
+  %bytes = add nuw i64 %new, 1
+  %block = call noalias nonnull ptr @_Znwm(i64 %bytes)
+  ret ptr %block
+}
+"""
+_STRING_CREATE_DECLS = {"_Znwm": "declare ptr @_Znwm(i64)",
+                        "_ZSt20__throw_length_errorPKc": "declare void @_ZSt20__throw_length_errorPKc(ptr)",
+                        "llvm.umin.i64": "declare i64 @llvm.umin.i64(i64, i64)"}
+
+
+def define_string_create(text: str) -> str:
+    """Calls of std::string::_M_create go to `@__enzyme_build_string_create` (above)."""
+    from ..analysis.library import STRING_CREATE
+    callee = "@" + STRING_CREATE + "("
+    if callee not in text:
+        return text
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        if callee in line and line.startswith("  "):
+            lines[k] = line.replace(callee, "@__enzyme_build_string_create(")
+    text = "\n".join(lines) + _STRING_CREATE_DEFINITION
+    for name, decl in _STRING_CREATE_DECLS.items():
+        if not re.search(rf'^(?:declare|define) [^@]*@{re.escape(name)}\(', text, re.M):
+            text += decl + "\n"
+    return text
+
+
 OPAQUE_SUFFIX = ".enzyme.opaque"
 
 
@@ -998,8 +1050,13 @@ def _optimize_and_synthesize(text: str, name: str, registry, *, ad_before_opt: b
     optimized = m.text()
     m.close()
     del m
+    pre = lower_library_calls(_restore_opaque_calls(optimized, registry))
+    if not ad_before_opt:
+        # not inlined, std::string's members are inactive calls on the primal object only,
+        # and a shadow buffer in the shadow object would be shared by both sides of a move
+        pre = define_string_create(pre)
     pre = integer_pointer_arithmetic(pointers_as_integers(sign_bit_ops(split_float_carriers(reassemble_split_doubles(
-        lower_library_calls(_restore_opaque_calls(optimized, registry)))))))
+        pre)))))
     del optimized
     from .counters import counted_pointer_loops, lagging_ivs   # loops counted by integer IVs
     from .openmp import pass_firstprivate_by_address

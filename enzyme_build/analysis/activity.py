@@ -234,6 +234,12 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
     asked: set[str] = set()
     visiting: set[str] = set()
 
+    def _inactive(inst) -> bool:
+        # an inactive routine's returned pointer has no shadow, body or not (std::string's
+        # members keep their bodies without optimization: `data()`), since its call is never
+        # derived: the sweeps copy it as it is
+        return callee_name(inst) in inactive or is_inactive_call(inst)
+
     def give_shadow(ptr: str) -> bool:
         changed = False
         for r in roots_of(ptr):
@@ -267,7 +273,7 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 # a pointer returned by a function with a body (e.g. std::vector::operator[]):
                 # give its pointer arguments shadows so the callee can return one
                 inst = fn.defs.get(r)
-                if inst is not None and inst.opcode == "call" and callee_name(inst) in defined:
+                if inst is not None and inst.opcode == "call" and callee_name(inst) in defined and not _inactive(inst):
                     asked.add(r)
                     for t, v in inst.operands:
                         if t == "ptr" and is_local(v):
@@ -308,7 +314,8 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 elif _node_linker_call(inst) and any(t == "ptr" and any_shadowed(v) for t, v in inst.operands):
                     act.shadowed.add(res)
                     changed = True
-                elif op == "call" and returns_shadow is not None and callee_name(inst) in defined:
+                elif op == "call" and returns_shadow is not None and callee_name(inst) in defined \
+                        and not _inactive(inst):
                     args = call_args_activity(inst)
                     if any(a != "const" for a in args) and returns_shadow(callee_name(inst), tuple(args)):
                         act.shadowed.add(res)

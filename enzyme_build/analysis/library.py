@@ -164,6 +164,11 @@ LIBRARY: dict[str, LibraryFunction] = {
     "__enzyme_build_tape_push": _INACTIVE, "__enzyme_build_tape_pop": _INACTIVE,
 }
 
+# std::string::_M_create (makes a string's heap buffer; an extern-template member without a
+# body) and the definition of it the AD stage gives the program (ad/stage.py)
+STRING_CREATE = "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm"
+STRING_CREATE_DEFINED = "__enzyme_build_string_create"
+
 # Families of functions by mangled-name prefix: libstdc++'s std::string (basic_string<char>),
 # std::allocator<char> and char_traits<char> members move characters and sizes only, and
 # may write the string object they are given. At -O0 they are calls to extern-template

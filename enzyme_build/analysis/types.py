@@ -14,6 +14,7 @@ from ..errors import EnzymeBuildError
 from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
 from .memtypes import copy_kinds, range_kinds
+from .library import STRING_CREATE, STRING_CREATE_DEFINED
 
 _FLOATISH = {"double": "double", "float": "float"}
 
@@ -101,6 +102,8 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         return "record"
     if pointers is None and not n.isdigit() and _string_inline_copy(gen, inst):
         return "int"   # a short string's characters, next to doubles and pointers
+    if pointers is None and _string_buffer_fill(gen.fn, inst.operands[0][1]):
+        return "int"   # characters into a new string's buffer (a struct's, a vector element's)
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
     raise EnzymeBuildError(
         f"cannot differentiate a memcpy of {what} in @{gen.fn.name} ({inst.text.strip()})",
@@ -141,6 +144,31 @@ def _string_inline_copy(gen, inst) -> bool:
     # the source's bytes decide: the destination buffer is the new string's own (a vector
     # element's or a node's, where the analysis also sees the elements around it)
     return guarded and range_kinds(module, fn, [s], _STRING_INLINE_BYTES) <= {"int"}
+
+
+def _string_buffer_fill(fn, d: str) -> bool:
+    """Whether `d` is the buffer of a std::string being built: on every way either its inline
+    buffer or the block std::string::_M_create made for it (ad/stage.py: the AD stage's
+    definition of it). What is copied there is characters, whatever the object around the
+    string holds."""
+    ways, seen, todo = 0, set(), [d]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        inst = fn.defs.get(v)
+        if inst is not None and inst.opcode == "phi":
+            todo += [x for x, _ in inst.incoming]
+            continue
+        if inst is not None and inst.opcode == "call" and inst.callee in (
+                "@" + STRING_CREATE_DEFINED, "@" + STRING_CREATE):
+            ways += 1
+            continue
+        if _inline_string_buffer(fn, v) is None:
+            return False
+        ways += 1
+    return ways > 0
 
 
 def _string_buffer_word(gen, inst) -> bool:

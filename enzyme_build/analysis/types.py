@@ -105,10 +105,15 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
     if pointers is None and _string_buffer_fill(gen.fn, inst.operands[0][1]):
         return "int"   # characters into a new string's buffer (a struct's, a vector element's)
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
+    # clang's type tags exist at -O1 and up: their root names the C/C++ type system
+    tagged = any(" TBAA\"" in node for node in gen.engine.module.metadata.values())
     raise EnzymeBuildError(
         f"cannot differentiate a memcpy of {what} in @{gen.fn.name} ({inst.text.strip()})",
         location=gen.engine.location(inst),
-        hint="copy the fields explicitly, or build with -O1 or higher so clang emits type tags")
+        hint="copy the fields explicitly, or build with -O1 or higher so clang emits type tags" if not tagged else
+             "copy the fields explicitly: neither the type tags nor the accesses around the copy say what its bytes "
+             "hold (with ENZYME_BUILD_AD_BEFORE_OPT=1 a library's copy stays in a helper of its own; built without "
+             "it, the copy is usually inlined where its type is known)")
 
 
 # libstdc++'s std::string: {char *data; size_t size; char inline buffer[16]}; a string whose

@@ -273,3 +273,33 @@ int main(void) { double x[2] = {1, 2}, d[2] = {0, 0};
     assert "enzyme_not_overwritten enzyme_dup" in err.message
     assert "enzyme_not_overwritten" in err.hint
     assert err.location
+
+
+def test_untyped_copy_hint_fits_the_build(tmp_path):
+    """With AD before optimization, std::vector<std::array<double, 3>>::push_back relocates its
+    elements with a memmove in a helper that never touches the data: refused, and the hint must
+    not tell a -O2 build to use -O1 (the type tags are there; the helper is what hides the
+    type)."""
+    src = tmp_path / "relocate.cpp"
+    src.write_text("""
+#include <array>
+#include <vector>
+extern int enzyme_dup;
+extern "C" void __enzyme_autodiff(void *, ...);
+extern "C" double f(const double *x) {
+  std::vector<std::array<double, 3>> pts;
+  for (int i = 0; i < 4; i++) pts.push_back({x[i], x[i] * x[i], 1.0});
+  double s = 0;
+  for (auto &p : pts) s += p[0] * p[1] + p[2];
+  return s;
+}
+int main() {
+  double x[4] = {1, 2, 3, 4}, g[4] = {0};
+  __enzyme_autodiff((void *)f, enzyme_dup, x, g);
+  return g[0] != 4;
+}
+""")
+    with pytest.raises(EnzymeBuildError) as info:
+        build_with_stage(str(src), str(tmp_path), cxx=True, ad_before_opt=True)
+    assert "memcpy of data of unknown type" in info.value.message, info.value.message
+    assert "-O1" not in info.value.hint and "ENZYME_BUILD_AD_BEFORE_OPT" in info.value.hint, info.value.hint

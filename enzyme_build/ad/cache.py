@@ -864,9 +864,11 @@ class CachePlanner:
         # `phi [null, new]`); a reverse piece names the pointer of a deferred free as the reverse
         # of the entry block sees it (`_deferred_free_pointers`), which a pointer merged after
         # it (buffers swapped in a loop) is not, so there a merge still counts as a capture
-        captured = (roots & heap) - self._private_allocations() if not self.split else set()
-        if not roots or not roots <= heap | self._stack_arrays() or captured \
-                or (roots - (heap if not self.split else set())) & self._captured_allocations():
+        if self.split:
+            captured = roots & self._captured_allocations()
+        else:
+            captured = (roots & heap) - self._private_allocations() | (roots - heap) & self._captured_allocations()
+        if not roots or not roots <= heap | self._stack_arrays() or captured:
             return False
         after = self._reachable_after(load)
         written, undone, unknown = self._writes(after)

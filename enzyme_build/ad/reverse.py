@@ -25,7 +25,7 @@ from ..custom.registry import check_rule_arity
 from ..ir.model import (Function, Instruction, aggregate_elements, byval_attributes, fast_math_flags, float_leaves, pointer_leaves, is_float_type, is_local,
                         make_name)
 from .abi import Signature
-from .diagnostics import (active_argument_not_a_float, demangled, refuse_aliased_global_pointer_loads,
+from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads,
                           refuse_unshadowed_pointer,
                           refuse_untracked_loads, warn_dropped_const_paths)
 from . import openmp

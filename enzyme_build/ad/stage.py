@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..analysis.library import STRING_CREATE, STRING_CREATE_DEFINED
 from ..ir.model import LOCAL, by_function, make_name, strip_name
 from .abi import ENTRY_POINTS as ENZYME_CALL_MARKERS  # the entry points of Enzyme's ABI
 
@@ -259,14 +260,14 @@ def lower_library_calls(text: str) -> str:
 # library's code: grow to twice the old capacity when asked for less, at most max_size(), a
 # block of capacity + 1 from operator new), whose block the engine shadows like any other.
 _STRING_CREATE_DEFINITION = """
-@__enzyme_build_string_create.what = private unnamed_addr constant [24 x i8] c"basic_string::_M_create\\00"
-define internal ptr @__enzyme_build_string_create(ptr %this, ptr %capacity, i64 %old) {
+@{name}.what = private unnamed_addr constant [24 x i8] c"basic_string::_M_create\\00"
+define internal ptr @{name}(ptr %this, ptr %capacity, i64 %old) {
 entry:
   %asked = load i64, ptr %capacity, align 8
   %too.long = icmp ugt i64 %asked, 4611686018427387903
   br i1 %too.long, label %fail, label %grow
 fail:
-  call void @_ZSt20__throw_length_errorPKc(ptr @__enzyme_build_string_create.what)
+  call void @_ZSt20__throw_length_errorPKc(ptr @{name}.what)
   unreachable
 grow:
   %more = icmp ugt i64 %asked, %old
@@ -287,16 +288,15 @@ _STRING_CREATE_DECLS = {"_Znwm": "declare ptr @_Znwm(i64)",
 
 
 def define_string_create(text: str) -> str:
-    """Calls of std::string::_M_create go to `@__enzyme_build_string_create` (above)."""
-    from ..analysis.library import STRING_CREATE
+    """Calls of std::string::_M_create go to its definition above (`STRING_CREATE_DEFINED`)."""
     callee = "@" + STRING_CREATE + "("
     if callee not in text:
         return text
     lines = text.split("\n")
     for k, line in enumerate(lines):
         if callee in line and line.startswith("  "):
-            lines[k] = line.replace(callee, "@__enzyme_build_string_create(")
-    text = "\n".join(lines) + _STRING_CREATE_DEFINITION
+            lines[k] = line.replace(callee, f"@{STRING_CREATE_DEFINED}(")
+    text = "\n".join(lines) + _STRING_CREATE_DEFINITION.replace("{name}", STRING_CREATE_DEFINED)
     for name, decl in _STRING_CREATE_DECLS.items():
         if not re.search(rf'^(?:declare|define) [^@]*@{re.escape(name)}\(', text, re.M):
             text += decl + "\n"

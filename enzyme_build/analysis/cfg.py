@@ -397,7 +397,7 @@ def constant_step_ivs(fn: Function, loop: Loop) -> dict:
         if set(inc) == {pre, latch} and nxt is not None and nxt.opcode == "add":
             (_, x), (_, y) = nxt.operands
             step = y if x == phi.result else (x if y == phi.result else None)
-            if step is not None and re.fullmatch(r'-?\d+', step) and int(step) != 0:
+            if step is not None and STEP_CONSTANT.fullmatch(step):
                 out[phi.result] = (int(step), inc[pre], nxt)
     return out
 

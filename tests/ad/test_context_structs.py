@@ -25,17 +25,9 @@ import sys
 
 import pytest
 
-from ad_helpers import LEVELS, check_fd_rows
+from ad_helpers import FD_HEAD, LEVELS, check_fd_rows
 
-HEAD = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <math.h>
-extern int enzyme_dup, enzyme_const;
-void __enzyme_autodiff(void *, ...);
-double __enzyme_fwddiff(void *, ...);
-"""
+HEAD = FD_HEAD   # stdio, stdlib, string, math and the AD entry points
 
 # f(m, idx, x): m (4 doubles) and idx (4 ints) are enzyme_const; x (4 doubles) is active and
 # may be updated in place, so every evaluation starts from a fresh copy

@@ -25,7 +25,7 @@ import sys
 
 import pytest
 
-from ad_helpers import LEVELS, check_fd_rows
+from ad_helpers import FD_HEAD, LEVELS, check_fd_rows
 
 C_MAIN = r"""
 int main(void) {
@@ -45,14 +45,7 @@ int main(void) {
 }
 """
 
-C_HEAD = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <math.h>
-extern int enzyme_dup, enzyme_const;
-void __enzyme_autodiff(void *, ...);
-double __enzyme_fwddiff(void *, ...);
-"""
+C_HEAD = FD_HEAD
 
 PROGRAMS = {
     # a global object pointer reached through a function returning its address

@@ -97,6 +97,15 @@ def _rebuildable_float(inst) -> bool:
     return inst.opcode in _REBUILDABLE_FLOAT or _cheap_float(inst)
 
 
+def stack_may_release(fn, alloca) -> bool:
+    """Whether a `llvm.stackrestore` of the function may release the stack array `alloca`
+    before the reverse sweep runs: a C99 variable-length array (a count that is no constant)
+    or any array past the entry block, in a function that restores the stack. Its bytes are
+    not there to be read again, nor to hold adjoints (the sweeps give its shadow a heap block)."""
+    return (alloca.block != fn.blocks[0].label or any(not v.lstrip("-").isdigit() for _, v in alloca.operands)) \
+        and any(callee_name(i).startswith("llvm.stackrestore") for i in fn.of_opcode("call"))
+
+
 def _lifetime_pointer(inst, which: str) -> str | None:
     """The pointer of an `llvm.lifetime.<which>` call (its last operand: `(ptr)` since LLVM 22,
     `(i64 size, ptr)` before), None for any other instruction."""
@@ -891,9 +900,9 @@ class CachePlanner:
             return set()
         if self._stack is None:
             entry = self.fn.blocks[0].label
-            restores = any(callee_name(i).startswith("llvm.stackrestore") for i in self.fn.of_opcode("call"))
             self._stack = {r for r in self._local_allocations() if (d := self.fn.defs[r]).opcode == "alloca"
-                           and (d.block == entry or (not restores and not self.cfg.in_loop(d.block)))}
+                           and not stack_may_release(self.fn, d)
+                           and (d.block == entry or not self.cfg.in_loop(d.block))}
         return self._stack
 
     def _reachable_after(self, inst) -> list:

@@ -33,7 +33,7 @@ from .indirect import derived_callee
 from .sweep import (DROP, FREE, INACTIVE, RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of,
                     zeroed_shadow_block)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
-from .cache import (FRAME_OFFSET, TAPE, CachePlanner, cache_plans_wanted,
+from .cache import (FRAME_OFFSET, TAPE, CachePlanner, cache_plans_wanted, stack_may_release,
                     released_pointer)
 from .tape import CELL_BYTES, TAPE_TYPE
 
@@ -655,6 +655,14 @@ class ReverseGenerator:
     def _ptr_shadowed(self, p: str) -> bool:
         return self.act.has_shadow(p)
 
+    def _heap_shadow(self, alloca: Instruction) -> bool:
+        """Whether the shadow of a stack array is a zeroed heap block, freed where the reverse
+        sweep passes the array: in split pieces (the stack is gone between the two), and in
+        combined mode for an array a `llvm.stackrestore` may release (`stack_may_release`: a
+        C99 variable-length array): the forward sweep's restore would hand its shadow's bytes
+        to the next frame while the reverse sweep still accumulates into them."""
+        return self.split or stack_may_release(self.fn, alloca)
+
     def _forward_shadow(self, inst: Instruction, lines: list[str]) -> None:
         op, res = inst.opcode, inst.result
         sh = self.shadow(res)
@@ -666,7 +674,7 @@ class ReverseGenerator:
                 n = ir.cast("zext", cty, cnt, "i64", hint="n") if cty != "i64" else \
                     ir.binop("add", "i64", cnt, "0", hint="n")
                 size = ir.binop("mul", "i64", n, size, hint="n")
-            if self.split:
+            if self._heap_shadow(inst):
                 ir.call("ptr", "@calloc", [("i64", "1"), ("i64", size)], name=sh)
                 self.engine.declare("@calloc")
             else:
@@ -1097,7 +1105,8 @@ class ReverseGenerator:
                 got = self.fresh("dat")
                 self.ir(lines).load(ty, self.cache.fetch(self.shadow(p), label), align=8, name=got)
                 self.accumulate(v, got, lines)
-        elif op == "alloca" and res in self.act.shadowed and self.split and res not in self.cache.reverse_local:
+        elif op == "alloca" and res in self.act.shadowed and self._heap_shadow(inst) \
+                and res not in self.cache.reverse_local:
             self.ir(lines).call("void", "@free", [("ptr", self.cache.fetch(self.shadow(res), label))])
             self.engine.declare("@free")
         elif varied or (op not in _CONSUMES_ACTIVE_SAFELY

@@ -17,7 +17,7 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg, deciding_branch
 from ..analysis.library import NODE_LINKERS, shadow_allocator
-from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
+from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind, string_characters,
                               memcpy_record_type)
 from ..errors import EnzymeBuildError, InternalError
 from ..ir.builder import InsertPoint, IRBuilder, print_instruction
@@ -650,6 +650,8 @@ class ReverseGenerator:
             return self.shadow(v) if v not in ("null", "poison", "undef") else "null"
         if shadow_is_primal(self.engine.module, v, self.fn):   # a function or a vtable
             return v
+        if string_characters(self.engine.module, self.fn, v):   # a std::string's characters
+            return "null"
         refuse_unshadowed_pointer(self.engine, self.fn, v, inst)
 
     def _ptr_shadowed(self, p: str) -> bool:

@@ -48,6 +48,11 @@ LIBRARY: dict[str, LibraryFunction] = {
     "_Znam": _ALLOC(allocates=(0,)),                         # operator new[](size)
     "_ZnwmSt11align_val_t": _ALLOC(allocates=(0,)),          # operator new(size, align)
     "_ZnamSt11align_val_t": _ALLOC(allocates=(0,)),
+    # the nothrow forms (std::get_temporary_buffer: std::stable_sort's and inplace_merge's buffer)
+    "_ZnwmRKSt9nothrow_t": _ALLOC(allocates=(0,)),           # operator new(size, nothrow)
+    "_ZnamRKSt9nothrow_t": _ALLOC(allocates=(0,)),
+    "_ZnwmSt11align_val_tRKSt9nothrow_t": _ALLOC(allocates=(0,)),
+    "_ZnamSt11align_val_tRKSt9nothrow_t": _ALLOC(allocates=(0,)),
     # the engine's own fixed-capacity blocks (nested-AD tapes, ad/tape.py): zeroed address
     # space reserved once and never moved, so no derivative has to follow a copy of them
     "__enzyme_build_cells_alloc": _ALLOC(allocates=(0,), released_by="__enzyme_build_cells_free"),
@@ -59,6 +64,10 @@ LIBRARY: dict[str, LibraryFunction] = {
     # over-aligned deletes free like the others (not listed as inactive before: kept so)
     "_ZdlPvSt11align_val_t": LibraryFunction(frees=True),
     "_ZdlPvmSt11align_val_t": LibraryFunction(frees=True),
+    "_ZdaPvSt11align_val_t": LibraryFunction(frees=True),
+    "_ZdaPvmSt11align_val_t": LibraryFunction(frees=True),
+    "_ZdlPvRKSt9nothrow_t": _FREE, "_ZdaPvRKSt9nothrow_t": _FREE,
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t": _FREE, "_ZdaPvSt11align_val_tRKSt9nothrow_t": _FREE,
     # ---- I/O
     "printf": _INACTIVE, "fprintf": _INACTIVE, "puts": _INACTIVE, "fputs": _INACTIVE,
     "putchar": _INACTIVE, "fputc": _INACTIVE, "fflush": _INACTIVE, "fwrite": _INACTIVE,
@@ -168,6 +177,11 @@ LIBRARY: dict[str, LibraryFunction] = {
 # body) and the definition of it the AD stage gives the program (ad/stage.py)
 STRING_CREATE = "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm"
 STRING_CREATE_DEFINED = "__enzyme_build_string_create"
+# the type tags of libstdc++'s strings of characters (basic_string<char>, <wchar_t>, <char8_t>,
+# <char16_t>, <char32_t>): a pointer loaded from offset 0 of one (its data pointer) points to
+# characters, in its own inline buffer or on the heap
+STRING_TBAA_TYPES = tuple(f"_ZTSNSt7__cxx1112basic_stringI{c}St11char_traitsI{c}E"
+                          for c in ("c", "w", "Du", "Ds", "Di"))
 
 # Families of functions by mangled-name prefix: libstdc++'s std::string (basic_string<char>),
 # std::allocator<char> and char_traits<char> members move characters and sizes only, and

@@ -46,6 +46,7 @@ _INT_TBAA = {"int", "long", "long long", "short", "char", "bool", "_Bool", "unsi
              "unsigned long", "unsigned long long"}
 _NUW_GEP = re.compile(r'= getelementptr (?:inbounds )?(?:nusw )?nuw ')
 _MAX_ROUNDS = 6
+_SPELLED_ELEMENTS = 16   # arrays inside structs up to this length give a fact per element
 _DEPTH = 4
 
 
@@ -153,7 +154,13 @@ def type_leaves(module, ty: str, off: int = 0, stride: int = 0, depth: int = 0):
     m = re.fullmatch(r'\[(\d+) x (.+)\]', ty)
     if m:
         esize = type_size(module, m.group(2).strip())
-        if esize:
+        count = int(m.group(1))
+        if esize and 0 < count <= _SPELLED_ELEMENTS and depth:
+            # a short array inside a struct (`std::array<double, 3>` before a std::string):
+            # element by element, so its stride does not reach the fields beside it
+            for k in range(count):
+                yield from type_leaves(module, m.group(2), off + k * esize, stride, depth + 1)
+        elif esize:
             yield from type_leaves(module, m.group(2), off, math.gcd(stride, esize), depth + 1)
         return
     if ty.startswith("{") or ty.startswith("<{"):
@@ -310,6 +317,8 @@ class FunctionTypes:
     # a pointer stored into memory: (the deep root of where it went, the pointer's place);
     # the two name the same bytes (`rows[1] = w` in one function, `rows[1][k]` in another)
     links: list[tuple[Place, Place]] = field(default_factory=list)
+    # copies whose load or store is tagged as an integer member of a struct (`pair.first`)
+    member_ints: set[str] = field(default_factory=set)
 
 
 class MemoryTypes:
@@ -374,7 +383,7 @@ class MemoryTypes:
             for inst in pending:
                 op = inst.opcode
                 if op == "getelementptr":
-                    new = {r: self._gep(p, inst) for r, p in of(inst.operands[0][1]).items()}
+                    new = {r: self._gep(p, inst, fn, of) for r, p in of(inst.operands[0][1]).items()}
                 elif op == "phi":
                     new = {}
                     for v, _ in inst.incoming:
@@ -441,25 +450,31 @@ class MemoryTypes:
         delta = self._gep_offset(src_ty, [(t, val) for t, val in ops if True])
         return {base: _shift(Place(base, 0), *delta)}
 
-    def _gep(self, p: Place, inst) -> Place:
-        delta, stride = self._gep_offset(inst.source_type, inst.operands[1:])
+    def _gep(self, p: Place, inst, fn: Function | None = None, where=None) -> Place:
+        delta, stride = self._gep_offset(inst.source_type, inst.operands[1:], fn, where)
         return _shift(p, delta, stride, nonneg=_NUW_GEP.search(inst.text) is not None)
 
-    def _gep_offset(self, src_ty: str, indices) -> tuple[int | None, int]:
-        """(constant byte offset, stride of the variable part) of GEP indices."""
+    def _gep_offset(self, src_ty: str, indices, fn: Function | None = None, where=None) -> tuple[int | None, int]:
+        """(constant byte offset, stride of the variable part) of GEP indices. A variable
+        index of the outermost type is read as an affine sum (`_index_steps`): LLVM writes
+        `a[i].f` over an array of 40-byte structs as `getelementptr i8, p, (40*i + 32)`, whose
+        bytes are 32 mod 40, not any byte."""
         module = self.module
         size = type_size(module, src_ty)
         if size is None:
             return None, 0
         off, stride = 0, 0
         ty = src_ty
-        for k, (_, idx) in enumerate(indices):
+        for k, (idx_ty, idx) in enumerate(indices):
             const = _int_constant(idx)
             if k == 0:
-                if const is None:
-                    stride = math.gcd(stride, size)
-                else:
+                if const is not None:
                     off += const * size
+                elif (steps := _index_steps(fn, idx, idx_ty, where)) is not None:
+                    off += steps[0] * size
+                    stride = math.gcd(stride, steps[1] * size)
+                else:
+                    stride = math.gcd(stride, size)
                 continue
             ty = ty.strip()
             if ty.startswith("%") or ty.startswith("{") or ty.startswith("<{"):
@@ -560,6 +575,9 @@ class MemoryTypes:
                         if tag in _INT_TBAA:
                             for p in places.values():
                                 ft.facts.append(Fact(p, size, INT, False, where))
+                        if any(_integer_member_tag(module, i.metadata.get("!tbaa"))
+                               for i in (inst, *stores_reached(v))):
+                            ft.member_ints.add(v)
                         continue
                     elif op == "store" and (v in ft.copies or _int_constant(v) is not None
                                             or v in ("undef", "poison", "zeroinitializer")):
@@ -783,8 +801,11 @@ class MemoryTypes:
             for v, (size, src, dst) in ft.copies.items():
                 # what a copy moves is what its source holds; where the bytes go says what
                 # they are only when nothing is known about where they come from (a copy
-                # into a field next to pointers must not make the value a pointer)
-                found = (_kinds_at(pool, src, size) or _kinds_at(pool, dst, size)
+                # into a field next to pointers must not make the value a pointer). A copy
+                # the program tags as an integer member of a struct moves that integer,
+                # whatever imprecise places around it say.
+                found = ({INT} if v in ft.member_ints else
+                         _kinds_at(pool, src, size) or _kinds_at(pool, dst, size)
                          or _kinds_at(pool, src + dst, size, weak=True))
                 if found != kinds[v]:
                     kinds[v] = found
@@ -885,6 +906,181 @@ def _kinds_at(facts: list[Fact], places: list[Place], size: int, weak: bool = Fa
                     out.add(f.kind)
                 break
     return out
+
+
+def _index_steps(fn: Function | None, value: str, ty: str, where=None) -> tuple[int, int] | None:
+    """A variable GEP index as (constant part, a modulus its variable part is a multiple of):
+    `40*i + 32` is (32, 40), `(i << 32) >>exact 28` (a sign-extended i*16) (0, 16). None when
+    nothing better than "any integer" is known."""
+    if fn is None:
+        return None
+    from .addresses import affine_index   # addresses builds on this module's layout
+    found = affine_index(fn, value, ty.strip())
+    const, terms = found if found is not None else (0, {("v", value): 1})
+    g = 0
+    for term, coeff in terms.items():
+        g = math.gcd(g, coeff * _known_multiple(fn, term[1], {}, where=where))
+    whole = _known_multiple(fn, value, {}, where=where)
+    if whole > g and whole > 1:
+        return 0, whole
+    return (const, g) if g > 1 else None
+
+
+def _known_multiple(fn: Function, value: str, assumed: dict, depth: int = 0, where=None) -> int:
+    """A positive constant the integer `value` is always a multiple of (1: none known; 0: the
+    value is 0), as LLVM's known trailing zeros and the arithmetic that made it say:
+    products, shifts, exact divisions of multiples, sums, phis and selects of multiples, and
+    an exact division of the value itself (`sdiv exact %d, 40`: the byte distance between
+    two elements of an array of 40-byte structs, which the element count is computed from; a
+    remainder would make that count poison). A phi is solved as a fixpoint: assumed any
+    multiple while its incoming values are looked at, then the assumption narrowed until the
+    incoming values agree with it (an induction `k += 40` from 0 is a multiple of 40;
+    `k = k / 2` from 16 is no multiple of anything)."""
+    c = _int_constant(value)
+    if c is not None:
+        return abs(c)
+    if value in assumed:
+        return assumed[value]
+    inst = fn.defs.get(value) if value.startswith("%") else None
+    if inst is None or depth > 8:
+        return 1
+    op = inst.opcode
+
+    def km(v: str) -> int:
+        return _known_multiple(fn, v, assumed, depth + 1, where)
+
+    def power_part(m: int) -> int:
+        return m & -m if m else 0
+
+    out = 1
+    if op == "phi":
+        guess = 0
+        for _ in range(4):
+            assumed[value] = guess
+            found = 0
+            for v, _ in inst.incoming:
+                found = math.gcd(found, km(v))
+            if found == guess:
+                break
+            guess = math.gcd(guess, found) if guess else found
+        else:
+            guess = 1
+        del assumed[value]
+        out = guess
+    elif op in ("add", "sub", "select"):
+        vals = [inst.operands[1][1], inst.operands[2][1]] if op == "select" else [v for _, v in inst.operands]
+        out = 0
+        for v in vals:
+            out = math.gcd(out, km(v))
+        if op == "sub":
+            out = max(out, _congruence(fn, vals[0], vals[1]), _pointer_distance(fn, vals[0], vals[1], where))
+    elif op == "mul":
+        out = km(inst.operands[0][1]) * km(inst.operands[1][1])
+    elif op == "shl" and (k := _int_constant(inst.operands[1][1])) is not None and 0 <= k < 62:
+        out = km(inst.operands[0][1]) << k
+    elif op in ("ashr", "lshr", "sdiv", "udiv") and "exact" in inst.flags \
+            and (k := _int_constant(inst.operands[1][1])) is not None and k > 0:
+        d = (1 << k if k < 62 else 0) if op in ("ashr", "lshr") else k
+        m = km(inst.operands[0][1])
+        out = 0 if m == 0 else m // d if d and m % d == 0 else 1
+    elif op == "and" and (k := _int_constant(inst.operands[1][1])) is not None:
+        out = max(power_part(km(inst.operands[0][1])), power_part(k) or 1)
+    elif op in ("sext", "zext"):
+        out = km(inst.operands[0][1])
+    elif op == "trunc":
+        out = power_part(km(inst.operands[0][1]))
+    d = _exact_divisor(fn, value)
+    return out * d // math.gcd(out, d) if out else out
+
+
+def _congruence(fn: Function, a: str, b: str) -> int:
+    """A modulus a and b are known to be congruent in (0: none): each `sub x, y` whose result
+    is divided exactly by d says x = y mod d (two pointers into one array of d-byte elements,
+    their distance divided into an element count), and such statements chain: from
+    `(m - f) /exact 16` and `(l - f) /exact 16`, `m - l` is a multiple of 16 too (std::rotate's
+    `first + (middle - last)`)."""
+    edges: dict[str, list[tuple[str, int]]] = {}
+    for inst in fn.of_opcode("sub"):
+        (_, x), (_, y) = inst.operands
+        d = _exact_divisor(fn, inst.result)
+        if d > 1 and x.startswith("%") and y.startswith("%"):
+            edges.setdefault(x, []).append((y, d))
+            edges.setdefault(y, []).append((x, d))
+    if a not in edges or b not in edges:
+        return 0
+    best, seen, todo = 0, {a: 0}, [a]
+    while todo:
+        x = todo.pop()
+        for y, d in edges[x]:
+            g = math.gcd(seen[x], d)
+            if y == b:
+                best = max(best, g)
+            elif y not in seen or g > seen[y] > 0:
+                seen[y] = g
+                todo.append(y)
+    return best
+
+
+def _pointer_distance(fn: Function, a: str, b: str, where) -> int:
+    """A modulus of `ptrtoint x - ptrtoint y` when x and y each have one place, in one root:
+    two pointers into one array of 16-byte elements are 16k bytes apart (0: unknown). `where`
+    gives the places found so far (the analysis of pointers is a fixpoint: optimistic, then
+    joined)."""
+    if where is None:
+        return 0
+    px, py = _int_pointer_places(fn, a, where), _int_pointer_places(fn, b, where)
+    if not px or not py or len(px) != 1 or px.keys() != py.keys():
+        return 0
+    (p,), (q,) = px.values(), py.values()
+    g = math.gcd(p.stride, q.stride, abs(p.offset - q.offset))
+    return g if g > 1 else 0
+
+
+def _int_pointer_places(fn: Function, v: str, where) -> dict[str, Place] | None:
+    """The places of the pointers an integer is the address of (`ptrtoint p`, or phis and
+    selects of such); None when it may be something else."""
+    out: dict[str, Place] = {}
+    seen, todo = set(), [v]
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        d = fn.defs.get(x)
+        if d is None:
+            return None
+        if d.opcode == "phi":
+            todo += [i for i, _ in d.incoming]
+        elif d.opcode == "select":
+            todo += [d.operands[1][1], d.operands[2][1]]
+        elif d.opcode == "ptrtoint":
+            places = where(d.operands[0][1])
+            if not places:
+                return None
+            for r, p in places.items():
+                out[r] = _join(out[r], p) if r in out else p
+        else:
+            return None
+    return out
+
+
+def _exact_divisor(fn: Function, value: str) -> int:
+    """The least common multiple of the exact divisions of `value` (1: none)."""
+    out = 1
+    for user in fn.users().get(value, ()):
+        if user.opcode in ("sdiv", "udiv", "lshr", "ashr") and "exact" in user.flags \
+                and user.operands[0][1] == value and (k := _int_constant(user.operands[1][1])):
+            d = abs(k) if user.opcode in ("sdiv", "udiv") else (1 << k if 0 < k < 62 else 1)
+            out = out * d // math.gcd(out, d)
+    return out
+
+
+def _integer_member_tag(module: Module, tag: str | None) -> bool:
+    """Whether a !tbaa access tag is a struct path to an integer member (`{pair, int, 0}`:
+    `p->first` of a `std::pair<int, double>`), not a scalar tag (a word copy's `long`) or a
+    character (byte buffers, unions)."""
+    m = re.match(r'!\{(![0-9]+),\s*(![0-9]+),\s*i64\s+\d+', module.metadata.get(tag or "", ""))
+    return bool(m) and m.group(1) != m.group(2) and tbaa_type(module, tag) in _INT_TBAA - {"char"}
 
 
 def _int_constant(v: str) -> int | None:

@@ -14,7 +14,7 @@ from ..errors import EnzymeBuildError
 from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
 from .memtypes import copy_kinds, range_kinds
-from .library import STRING_CREATE, STRING_CREATE_DEFINED
+from .library import STRING_CREATE, STRING_CREATE_DEFINED, STRING_TBAA_TYPES
 
 _FLOATISH = {"double": "double", "float": "float"}
 
@@ -104,6 +104,8 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         return "int"   # a short string's characters, next to doubles and pointers
     if pointers is None and _string_buffer_fill(gen.fn, inst.operands[0][1]):
         return "int"   # characters into a new string's buffer (a struct's, a vector element's)
+    if pointers is None and any(string_characters(module, gen.fn, inst.operands[k][1]) for k in (0, 1)):
+        return "int"   # one string's characters into another's (assigning strings: std::sort's moves)
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
     # clang's type tags exist at -O1 and up: their root names the C/C++ type system
     tagged = any(" TBAA\"" in node for node in gen.engine.module.metadata.values())
@@ -121,13 +123,37 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
 _STRING_INLINE_OFFSET, _STRING_INLINE_BYTES = 16, 16
 
 
-def _inline_string_buffer(fn, p: str) -> str | None:
-    """The string object whose inline buffer `p` is (`getelementptr i8, ptr X, i64 16`)."""
+def _inline_string_owners(fn, p: str) -> set[str]:
+    """The pointers to the string object whose inline buffer `p` is: `getelementptr i8, ptr X,
+    i64 16` is the buffer of the string at X; `getelementptr i8, ptr X, i64 16 + k` that of
+    the string at `X + k` (a string member after other fields) when the program says so: it
+    stores p into the string's data field or compares it with what that field holds."""
     d = fn.defs.get(p)
-    if d is None or d.opcode != "getelementptr" or d.source_type != "i8" or len(d.operands) != 2 \
-            or d.operands[1][1] != str(_STRING_INLINE_OFFSET):
-        return None
-    return d.operands[0][1]
+    if d is None or d.opcode != "getelementptr" or d.source_type != "i8" or len(d.operands) != 2:
+        return set()
+    base, off = d.operands[0][1], d.operands[1][1]
+    if off == str(_STRING_INLINE_OFFSET):
+        return {base}
+    if not off.isdigit() or int(off) < _STRING_INLINE_OFFSET:
+        return set()
+    field = str(int(off) - _STRING_INLINE_OFFSET)
+    owners = {g.result for g in fn.of_opcode("getelementptr") if g.source_type == "i8" and len(g.operands) == 2
+              and g.operands[0][1] == base and g.operands[1][1] == field}
+    for user in fn.users().get(p, ()):
+        if user.opcode == "store" and user.operands[0][1] == p and user.operands[1][1] in owners:
+            return owners
+        if user.opcode == "icmp":
+            other = user.operands[1][1] if user.operands[0][1] == p else user.operands[0][1]
+            load = fn.defs.get(other)
+            if load is not None and load.opcode == "load" and load.operands[0][1] in owners:
+                return owners
+    return set()
+
+
+def _inline_string_buffer(fn, p: str) -> str | None:
+    """A pointer to the string object whose inline buffer `p` is (`_inline_string_owners`)."""
+    owners = _inline_string_owners(fn, p)
+    return min(owners) if owners else None
 
 
 def _string_inline_copy(gen, inst) -> bool:
@@ -137,15 +163,15 @@ def _string_inline_copy(gen, inst) -> bool:
     bytes move), and those bytes hold no float or pointer."""
     fn, module = gen.fn, gen.engine.module
     s = inst.operands[1][1]
-    owner = _inline_string_buffer(fn, s)
-    if owner is None:
+    owners = _inline_string_owners(fn, s)
+    if not owners:
         return False
     guarded = False
     for i in fn.of_opcode("icmp"):
         if i.predicate in ("eq", "ne") and s in (i.operands[0][1], i.operands[1][1]):
             other = i.operands[1][1] if i.operands[0][1] == s else i.operands[0][1]
             load = fn.defs.get(other)
-            guarded |= load is not None and load.opcode == "load" and load.operands[0][1] == owner
+            guarded |= load is not None and load.opcode == "load" and load.operands[0][1] in owners
     # the source's bytes decide: the destination buffer is the new string's own (a vector
     # element's or a node's, where the analysis also sees the elements around it)
     return guarded and range_kinds(module, fn, [s], _STRING_INLINE_BYTES) <= {"int"}
@@ -174,6 +200,40 @@ def _string_buffer_fill(fn, d: str) -> bool:
             return False
         ways += 1
     return ways > 0
+
+
+def string_characters(module, fn, p: str) -> bool:
+    """Whether `p` is a std::string's data pointer, on every way it may come: loaded from the
+    string's first field (the load's type tag names the string type and offset 0), or a phi
+    or select of such. Whatever the object around the string holds, that pointer points to
+    characters (the string's inline buffer or its heap block). Such a pointer without a
+    shadow of its own (made by a library routine: `std::string::_M_replace`) is kept in
+    shadow memory as null: nothing reads floats through it, and freeing null is nothing."""
+    seen, todo = set(), [p]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        inst = fn.defs.get(v)
+        if inst is None:
+            return False
+        if inst.opcode == "phi":
+            todo += [x for x, _ in inst.incoming]
+        elif inst.opcode == "select":
+            todo += [inst.operands[1][1], inst.operands[2][1]]
+        elif inst.opcode != "load" or inst.type != "ptr" or not _string_field_tag(module, inst.metadata.get("!tbaa"), 0):
+            return False
+    return True
+
+
+def _string_field_tag(module, tag: str | None, offset: int) -> bool:
+    """Whether a !tbaa access tag is the field at `offset` of a libstdc++ string of characters."""
+    m = re.match(r'!\{(![0-9]+),\s*![0-9]+,\s*i64\s+(\d+)', module.metadata.get(tag or "", ""))
+    if not m or int(m.group(2)) != offset:
+        return False
+    base = re.match(r'!\{!"([^"]*)"', module.metadata.get(m.group(1), ""))
+    return bool(base) and base.group(1).startswith(STRING_TBAA_TYPES)
 
 
 def _string_buffer_word(gen, inst) -> bool:

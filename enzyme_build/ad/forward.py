@@ -14,7 +14,7 @@ from ..analysis.activity import (ALLOCATORS, analyze_activity, callee_name, glob
                                  shadow_is_primal)
 from ..analysis.library import NODE_LINKERS, RELEASERS, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
-                              strip_punned_tbaa)
+                              string_characters, strip_punned_tbaa)
 from ..errors import EnzymeBuildError
 from ..ir.builder import FreshNames, IRBuilder, print_block
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,
@@ -375,7 +375,7 @@ class ForwardGenerator:
             return
         ty, v = term.operands[0]
         agg = self.ir.insertvalue(rty, "poison", ty, v, [0], hint="ret")
-        for k, t in enumerate(self.shadows(v) if ty == "ptr" else self.tangents(v, ty)):
+        for k, t in enumerate(self._kept_shadows(v, term) if ty == "ptr" else self.tangents(v, ty)):
             agg = self.ir.insertvalue(rty, agg, ty, t, [k + 1], hint="ret")
         self.ir.ret(rty, agg)
 
@@ -430,13 +430,7 @@ class ForwardGenerator:
                 if is_active_type(vty):
                     values = self.tangents(v, vty)
                 elif vty == "ptr":
-                    if v not in ("null", "poison", "undef") and not self.has_shadow(v) and \
-                            not shadow_is_primal(self.engine.module, v, self.fn):
-                        # the primal as its shadow would give constant data a tangent (and
-                        # shadow stores would write into it): as in reverse mode, refused
-                        # unless inlining brings the struct and its readers together
-                        refuse_unshadowed_pointer(self.engine, self.fn, v, inst)
-                    values = self.shadows(v)
+                    values = self._kept_shadows(v, inst)
                 elif (x := pointer_as_integer(self.fn, v)) and self.has_shadow(x):
                     # a pointer kept as an integer: its shadows, as integers, go along
                     values = []
@@ -446,6 +440,21 @@ class ForwardGenerator:
                     values = self._stored_bits(inst, vty, v)
                 for value, at in zip(values, self.shadows(p)):
                     self.ir.store(vty, value, at, align=_alignment(inst))
+
+    def _kept_shadows(self, v: str, inst: Instruction) -> list[str]:
+        """The shadows of a pointer stored into shadow memory or returned beside its shadow.
+        One without a shadow of its own: null for a std::string's characters, itself for a
+        function or a constant table; else refused, as in reverse mode (the primal as its own
+        shadow would give constant data a tangent, shadow stores would write into it and a
+        shadow free would free it twice), unless inlining brings the pointer's maker and its
+        users together."""
+        if v in ("null", "poison", "undef") or self.has_shadow(v):
+            return self.shadows(v)
+        if string_characters(self.engine.module, self.fn, v):
+            return ["null"] * self.width
+        if not shadow_is_primal(self.engine.module, v, self.fn):
+            refuse_unshadowed_pointer(self.engine, self.fn, v, inst)
+        return self.shadows(v)
 
     def _load_bits(self, inst: Instruction) -> None:
         """A non-float load from shadowed memory (an integer or vector copy of the data, e.g. a

@@ -229,6 +229,7 @@ def right_or_refused(workdir, text: str, flags=("-O2",), env=None, *, fd_tol: fl
                        timeout=300, env={**os.environ, **(env or {})})
     if r.returncode == 0:
         out = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout.strip(), (out.returncode, out.stderr)
         for rev, fwd, fd in ([float(v) for v in line.split()] for line in out.stdout.splitlines()):
             assert rev == pytest.approx(fd, rel=fd_tol, abs=fd_tol)
         return None

@@ -922,9 +922,11 @@ class _Gen:
                 (self.rk, 0.3, self.walk_stmt), (self.ra, 0.3, self.accessor_stmt)):
             if stream.random() < share:
                 at = stream.randint(0, len(body))
-                while at < len(body) and (body[at].startswith((" ", "}")) or
+                while at < len(body) and (body[at].startswith((" ", "}")) or _in_parallel_region(body[:at]) or
                                           (stream in (self.rd, self.rt, self.rr, self.rk) and _depth(body[:at]) > 0)):
-                    at += 1   # the data stream also stays out of an OpenMP region's braces
+                    # no statement goes inside an OpenMP region (every thread would run it:
+                    # a race on s, t, a and b); the data streams stay out of any braces
+                    at += 1
                 body[at:at] = make()
         wa = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
         wb = [f"{r.uniform(-1, 1):.3f}" for _ in range(M)]
@@ -994,6 +996,12 @@ class _Gen:
 def _depth(lines: list[str]) -> int:
     """How many braces the lines leave open (a `#pragma omp parallel` region's)."""
     return sum(line.count("{") - line.count("}") for line in lines)
+
+
+def _in_parallel_region(lines: list[str]) -> bool:
+    """Whether the lines end inside a `#pragma omp parallel { ... }` region (not a `parallel for`)."""
+    starts = [k for k, line in enumerate(lines) if line.strip() == "#pragma omp parallel"]
+    return bool(starts) and _depth(lines[starts[-1]:]) > 0
 
 
 def gen(seed: int) -> str:

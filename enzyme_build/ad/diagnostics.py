@@ -336,3 +336,26 @@ def refuse_unshadowed_pointer(engine, fn: Function, v: str, inst: Instruction) -
         f"a pointer to memory without a shadow ({v}) is stored into active memory or returned "
         f"in @{fn.name}", location=engine.location(inst), inline=inline,
         hint="pass that memory as an enzyme_dup argument, or allocate it inside the function")
+
+
+_BIT_SLICES = {"lshr", "ashr", "shl", "and", "or", "xor", "trunc"}
+
+
+def float_bits_travel(fn: Function, v: str, use: Instruction, location) -> EnzymeBuildError:
+    """The refusal of an active float's bits used as an integer (`use` reads `v`), with the
+    fix that fits: a whole float's bits cut by shifts and masks are an exponent or a mantissa
+    read from it; other integer arithmetic is a value moved through an integer register (a
+    small struct passed by value)."""
+    d = fn.defs.get(v)
+    whole = d is not None and d.opcode == "bitcast" and d.operands[0][0] in ("double", "float") \
+        and d.type == {"double": "i64", "float": "i32"}[d.operands[0][0]]
+    sliced = whole and use.opcode in _BIT_SLICES   # not a struct's fields packed into one register
+    return EnzymeBuildError(
+        f"the bits of an active float travel as an integer ('{use.opcode}' on {v}) in @{fn.name}; "
+        f"its derivative cannot follow them", location=location,
+        hint="read the exponent with frexp() or ilogb() instead of the float's bits (an exponent used only "
+             "in comparisons, as an index or as an ldexp/scalbn scale within the function is accepted; "
+             "returned or passed to other functions it is not)" if sliced else
+             "move floating-point data as double/float values, not through integer registers: a small struct "
+             "mixing a float with other fields passed or returned by value travels in one; pass it by pointer")
+

@@ -23,7 +23,7 @@ from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads, refuse_untracked_loads,
-                          refuse_unshadowed_pointer,
+                          float_bits_travel, refuse_unshadowed_pointer,
                           warn_dropped_const_paths)
 from .sweep import RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of, zeroed_shadow_block
 from ..analysis.types import bits_stay_integer
@@ -493,10 +493,7 @@ class ForwardGenerator:
                 continue
             if u.result and u.type.startswith("i") and bits_stay_integer(self.fn, u.result):
                 continue
-            raise EnzymeBuildError(
-                f"the bits of an active float travel as an integer ('{u.opcode}' on {value}) in "
-                f"@{self.fn.name}; its derivative cannot follow them", location=self.where(u),
-                hint="move floating-point data as double/float values, not through integer phis or arithmetic")
+            raise float_bits_travel(self.fn, value, u, self.where(u))
 
     def _stored_bits(self, inst: Instruction, vty: str, v: str) -> list[str]:
         """What a non-float store writes into shadow memory: the bytes loaded along with the

@@ -26,7 +26,7 @@ from ..ir.model import (Function, Instruction, aggregate_elements, byval_attribu
                         make_name)
 from .abi import Signature
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads,
-                          refuse_unshadowed_pointer,
+                          float_bits_travel, refuse_unshadowed_pointer,
                           refuse_untracked_loads, warn_dropped_const_paths)
 from . import openmp
 from .indirect import derived_callee
@@ -297,12 +297,7 @@ class ReverseGenerator:
                     continue
                 if u.opcode in ("br", "switch"):
                     continue
-                raise EnzymeBuildError(
-                    f"the bits of an active float travel as an integer ('{u.opcode}' on {v}) in @{self.fn.name}; "
-                    f"its derivative cannot follow them",
-                    location=self.engine.location(u),
-                    hint="this happens when a small struct mixing a float with other fields is passed or "
-                         "returned by value in one register: pass it by pointer, or use double fields")
+                raise float_bits_travel(self.fn, v, u, self.engine.location(u))
 
     def _check_precisions(self) -> None:
         """Only double, float and x86 long double carry derivatives (half, fp128 do not)."""

@@ -11,6 +11,7 @@ ad/rules/table.py.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -285,3 +286,18 @@ def math_arity(base: str) -> int:
     """Float operands of the math function `base` (1 when unknown)."""
     f = MATH.get(base)
     return f.arity if f is not None else 1
+
+
+_MATH_SPELLING = re.compile(r'@?"?(?:llvm\.)?([a-z0-9]+?)(?:\.(?:f64|f32|f80)(?:\.i32)?|f|l)?"?')
+
+
+def math_integer_operand(callee: str, index: int) -> bool:
+    """Whether operand `index` of a call of `callee` (`@ldexp`, `@scalbnf`, `@llvm.powi.f64.i32`)
+    is a math function's integer parameter (an exponent): the result is a step function of it,
+    so it carries no derivative."""
+    m = _MATH_SPELLING.fullmatch(callee.strip())
+    f = MATH.get(m.group(1)) if m else None
+    return f is not None and m.group(1) in _INTEGER_PARAMETERS and index >= f.arity
+
+
+_INTEGER_PARAMETERS = frozenset({"ldexp", "scalbn", "powi"})

@@ -14,7 +14,7 @@ from ..errors import EnzymeBuildError
 from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, take_type, tbaa_type
 from .activity import pointer_roots
 from .memtypes import copy_kinds, range_kinds
-from .library import STRING_CREATE, STRING_CREATE_DEFINED, STRING_TBAA_TYPES
+from .library import STRING_CREATE, STRING_CREATE_DEFINED, STRING_TBAA_TYPES, math_integer_operand
 
 _FLOATISH = {"double": "double", "float": "float"}
 
@@ -514,7 +514,17 @@ def bits_stay_integer(fn, value: str) -> bool:
     addresses — never a bitcast back to a float, a store or a call that could turn the
     bits into a float again. Such uses carry no derivative."""
     follow = _integer_result(_INT_PROPAGATORS)
-    return all(u.opcode in _INT_SINKS or follow(u) for _, u in _walk_users(fn, value, follow))
+    return all(u.opcode in _INT_SINKS or follow(u) or _exponent_operand(u, v)
+               for v, u in _walk_users(fn, value, follow))
+
+
+def _exponent_operand(call, v: str) -> bool:
+    """Whether `v` is only an exponent of the math call (`ldexp(1.0, -e)` with e read from a
+    float's bits: the scale is a step function of it)."""
+    if call.opcode != "call" or not call.callee:
+        return False
+    at = [k for k, (_, x) in enumerate(call.operands) if x == v]
+    return bool(at) and all(math_integer_operand(call.callee, k) for k in at)
 
 
 def declared_element_types(gen, inst) -> set[str]:

@@ -359,3 +359,13 @@ def float_bits_travel(fn: Function, v: str, use: Instruction, location) -> Enzym
              "move floating-point data as double/float values, not through integer registers: a small struct "
              "mixing a float with other fields passed or returned by value travels in one; pass it by pointer")
 
+
+def lost_active_store(engine, fn: Function, inst: Instruction) -> EnzymeBuildError:
+    """The refusal of a store (or a copy) of active data into memory no shadow can follow:
+    memory a library routine the engine does not know returned, for instance."""
+    return EnzymeBuildError(
+        f"an active value is stored where enzyme-build cannot give the memory a shadow "
+        f"({inst.text.strip()} in @{fn.name})", location=engine.location(inst),
+        hint="pass that memory as an enzyme_dup argument, allocate it in the differentiated "
+             "code, or mark the pointer argument enzyme_const if its contents do not matter")
+

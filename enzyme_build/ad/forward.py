@@ -13,7 +13,8 @@ import re
 from ..analysis.activity import (ALLOCATORS, analyze_activity, callee_name, global_base, is_inactive_call,
                                  shadow_is_primal)
 from ..analysis.library import NODE_LINKERS, RELEASERS, shadow_allocator
-from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, pointer_as_integer,
+from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, memcpy_element_kind,
+                              pointer_as_integer,
                               string_characters, strip_punned_tbaa)
 from ..errors import EnzymeBuildError
 from ..ir.builder import FreshNames, IRBuilder, print_block
@@ -23,7 +24,7 @@ from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads, refuse_untracked_loads,
-                          float_bits_travel, refuse_unshadowed_pointer,
+                          float_bits_travel, lost_active_store, refuse_unshadowed_pointer,
                           warn_dropped_const_paths)
 from .sweep import RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of, zeroed_shadow_block
 from ..analysis.types import bits_stay_integer
@@ -130,6 +131,11 @@ class ForwardGenerator:
         refuse_untracked_loads(engine, fn, self.act, "tangent")
         refuse_aliased_global_pointer_loads(engine, fn, self.act, "tangent")
         warn_dropped_const_paths(engine, fn, self.act)
+        for inst in self.act.lost_stores:   # as in reverse mode: the tangent would be dropped
+            raise lost_active_store(engine, fn, inst)
+        for inst in self.act.lost_copies:
+            if memcpy_element_kind(self, inst) != "int":
+                raise lost_active_store(engine, fn, inst)
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
             if inst.result:
@@ -635,7 +641,9 @@ class ForwardGenerator:
 
     # ------------------------------------------------------------------ calls
     def _call_active(self, inst: Instruction) -> bool:
-        if inst.result and inst.result in self.act.varied:
+        # a result with a shadow too (a pointer an allocating helper returns, given no active
+        # argument): the derived call defines the shadow, as in reverse mode
+        if inst.result and (inst.result in self.act.varied or inst.result in self.act.shadowed):
             return True
         if inst.callee and callee_name(inst) in self.engine.differentiable \
                 and callee_name(inst) in self.engine.global_users:

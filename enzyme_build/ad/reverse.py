@@ -26,7 +26,7 @@ from ..ir.model import (Function, Instruction, aggregate_elements, byval_attribu
                         make_name)
 from .abi import Signature
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads,
-                          float_bits_travel, refuse_unshadowed_pointer,
+                          float_bits_travel, lost_active_store, refuse_unshadowed_pointer,
                           refuse_untracked_loads, warn_dropped_const_paths)
 from . import openmp
 from .indirect import derived_callee
@@ -196,11 +196,10 @@ class ReverseGenerator:
         warn_dropped_const_paths(engine, fn, self.act)
         for inst in self.act.lost_stores:
             self._refuse_global_pointer_store(inst)
-            raise EnzymeBuildError(
-                f"an active value is stored where enzyme-build cannot give the memory a shadow "
-                f"({inst.text.strip()} in @{fn.name})", location=engine.location(inst),
-                hint="pass that memory as an enzyme_dup argument, allocate it in the differentiated "
-                     "code, or mark the pointer argument enzyme_const if its contents do not matter")
+            raise lost_active_store(engine, fn, inst)
+        for inst in self.act.lost_copies:
+            if memcpy_element_kind(self, inst) != "int":
+                raise lost_active_store(engine, fn, inst)
         refuse_aliased_global_pointer_loads(engine, fn, self.act, "derivative")
         self.diffe_slots: dict[str, str] = {}
         self.fmf = ""   # fast-math flags of the instruction being reversed

@@ -27,6 +27,9 @@ class Activity:
     shadowed: set[str] = field(default_factory=set)   # pointers with a shadow
     unshadowable: set[str] = field(default_factory=set)  # roots that cannot get a shadow
     lost_stores: list = field(default_factory=list)       # active stores no shadow can follow
+    # memcpy/memmove from shadowed memory into memory no shadow can follow (the engine asks
+    # what they copy: only floats and pointers lose a derivative)
+    lost_copies: list = field(default_factory=list)
     # enzyme_const pointer parameter -> an active store into its memory that the memory
     # absorbs, when floats are also read from that memory (a derivative path is dropped)
     dropped_const_paths: dict = field(default_factory=dict)
@@ -378,6 +381,12 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
             elif vty != "ptr":
                 for r in roots_of(p):
                     act.dropped_const_paths.setdefault(r, inst)
+    for inst in fn.of_opcode("call"):
+        if inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
+            d, s = inst.operands[0][1], inst.operands[1][1]
+            if any_shadowed(s) and not any_shadowed(d) and is_local(d) \
+                    and not all(r in const_params for r in roots_of(d)):
+                act.lost_copies.append(inst)
     if act.dropped_const_paths:   # only where the written memory is read back as floats too
         read = {r for inst in fn.of_opcode("load") if is_active_type(inst.type)
                 for r in roots_of(inst.operands[0][1])}

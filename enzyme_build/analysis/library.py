@@ -45,6 +45,7 @@ LIBRARY: dict[str, LibraryFunction] = {
     "calloc": _ALLOC(allocates=(0, 1)),
     "realloc": _ALLOC(allocates=(1,)),
     "aligned_alloc": _ALLOC(allocates=(1,)),
+    "memalign": _ALLOC(allocates=(1,)), "valloc": _ALLOC(allocates=(0,)), "pvalloc": _ALLOC(allocates=(0,)),
     "_Znwm": _ALLOC(allocates=(0,)),                         # operator new(size)
     "_Znam": _ALLOC(allocates=(0,)),                         # operator new[](size)
     "_ZnwmSt11align_val_t": _ALLOC(allocates=(0,)),          # operator new(size, align)

@@ -990,6 +990,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from ..complex import attach_complex_rules; text = attach_complex_rules(text)   # complex runtime/libm calls
     from .openmp import prepare_module
     text = prepare_module(text)   # reduction(+:…) through clang's atomic path
+    from .qsort import define_qsort
+    text = define_qsort(text)   # qsort with a constant size and comparator: a heapsort in IR
     registry = _collect_registry(text)
     text = _protect_registrations(text, registry)
     from .boundaries import mark_always_inline

@@ -291,6 +291,17 @@ def _kinds_in(fn, pointers) -> set[str]:
     for p in pointers:
         roots |= pointer_roots(fn, p)
     roots.discard("null")
+    # memory copied to or from these roots holds the same bytes: what its accesses say counts
+    # too (std::vector<double> u(x, x + n); std::vector<double> e = u; then e's elements read)
+    copies = [(pointer_roots(fn, i.operands[0][1]) - {"null"}, pointer_roots(fn, i.operands[1][1]) - {"null"})
+              for i in fn.of_opcode("call") if i.callee and ("llvm.memcpy" in i.callee or "llvm.memmove" in i.callee)]
+    grew = True
+    while grew:
+        grew = False
+        for d, s in copies:
+            if (d & roots or s & roots) and not (d | s) <= roots:
+                roots |= d | s
+                grew = True
     kinds = set()
     for inst in fn.instructions():
         if inst.opcode in ("load", "store"):

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from ..analysis.activity import ALLOCATORS, DEALLOCATORS, callee_name, global_base, is_inactive_call, pointer_roots
 from ..analysis.addresses import Affine, affine_address, allocation_extent, never_same
-from ..analysis.cfg import STEP_CONSTANT, constant_step_ivs, loop_invariant
+from ..analysis.cfg import STEP_CONSTANT, constant_step_ivs, loop_invariant, returning_blocks
 from ..analysis.invariance import iteration_invariant
 from ..analysis.library import REUSABLE_MATH, writes_through_args
 from ..errors import InternalError
@@ -1086,15 +1086,9 @@ class CachePlanner:
         return stable
 
     def _returning_blocks(self) -> set[str]:
-        """The blocks from which some way leads to a `ret`."""
+        """The blocks from which some way leads to a `ret` (`cfg.returning_blocks`)."""
         if self._returning is None:
-            todo = list(self.cfg.returns)
-            self._returning = set()
-            while todo:
-                b = todo.pop()
-                if b not in self._returning:
-                    self._returning.add(b)
-                    todo.extend(self.cfg.preds.get(b, ()))
+            self._returning = returning_blocks(self.fn)
         return self._returning
 
     def mutable_stable_globals(self) -> frozenset:

@@ -12,6 +12,7 @@ import re
 
 from ..analysis.activity import (ALLOCATORS, analyze_activity, callee_name, global_base, is_inactive_call,
                                  shadow_is_primal)
+from ..analysis.cfg import returning_blocks
 from ..analysis.library import NODE_LINKERS, RELEASERS, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, memcpy_element_kind,
                               pointer_as_integer,
@@ -124,6 +125,7 @@ class ForwardGenerator:
     def __init__(self, engine, fn: Function, sig: Signature, name: str):
         self.engine, self.fn, self.sig, self.name = engine, fn, sig, name
         self.width = sig.width
+        self._returning: set[str] | None = None
         openmp.prepare(engine, fn)
         if fn.name in openmp.parallel_functions(engine):
             openmp.refuse_unsupported(engine, fn, "forward")
@@ -653,6 +655,10 @@ class ForwardGenerator:
 
     def _call_kind(self, inst: Instruction) -> str:
         """'drop' | 'free' | 'memory' | 'custom' | 'inactive' | 'math' | 'derived' | 'unknown'."""
+        if self._returning is None:
+            self._returning = returning_blocks(self.fn)
+        if inst.block not in self._returning:
+            return "inactive"   # on a way that never returns (a throw): only the primal runs
         return classify_call(self.engine, inst, mode="forward", active=lambda: self._call_active(inst))
 
     def _call(self, inst: Instruction) -> None:

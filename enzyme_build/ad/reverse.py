@@ -15,7 +15,7 @@ import re
 
 from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, callee_name, shadow_is_primal,
                                  global_base, pointer_global, pointer_roots)
-from ..analysis.cfg import analyze_cfg, deciding_branch
+from ..analysis.cfg import analyze_cfg, deciding_branch, returning_blocks
 from ..analysis.library import NODE_LINKERS, shadow_allocator
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind, string_characters,
                               memcpy_record_type)
@@ -162,6 +162,7 @@ class ReverseGenerator:
             if split and fn.name in openmp.fork_targets(engine):
                 self.footprint = openmp.Footprint(self)
         self.cfg = analyze_cfg(fn)
+        self._returning = returning_blocks(fn)
         self.views = float_views(fn, engine.module)
         # integer copies of bytes that hold pointers (and integers): the forward sweep moves
         # the shadow's bytes with them (`pointer_carriers`), as a memcpy of pointers does
@@ -722,6 +723,8 @@ class ReverseGenerator:
         return kind
 
     def _classify_call(self, inst: Instruction) -> str:
+        if inst.block not in self._returning:
+            return INACTIVE   # on a way that never returns (a throw): only the primal runs
         kind = classify_call(self.engine, inst, mode="reverse", active=lambda: self._call_active(inst))
         # frees and debug intrinsics are copied like inactive calls (the reverse sweep frees
         # shadows where it passes their allocation)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ir.model import Function, Instruction, is_active_type, is_float_type, is_local, make_name, split_top
+from .cfg import returning_blocks
 # the library facts this module and its importers use (the one table: analysis/library.py)
 from .library import (ALLOCATORS, DEALLOCATORS, INACTIVE_FUNCTIONS,  # noqa: F401  (re-exported)
                       INACTIVE_INTRINSIC_PREFIXES, INACTIVE_WRITING_PREFIXES, NODE_LINKERS)
@@ -373,8 +374,11 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 act.shadowed.add(inst.result)
     # active data written where no shadow can follow it: only memory the caller declared
     # constant (an enzyme_const pointer argument) may silently absorb it
+    returning = returning_blocks(fn)   # what runs on a way to a throw needs no derivative
     for inst in fn.of_opcode("store"):
         (vty, v), (_, p) = inst.operands
+        if inst.block not in returning:
+            continue
         if (v in act.varied or (vty == "ptr" and any_shadowed(v))) and not any_shadowed(p):
             if not all(r in const_params for r in roots_of(p)):
                 act.lost_stores.append(inst)
@@ -382,7 +386,7 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                 for r in roots_of(p):
                     act.dropped_const_paths.setdefault(r, inst)
     for inst in fn.of_opcode("call"):
-        if inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
+        if inst.block in returning and inst.callee and ("llvm.memcpy" in inst.callee or "llvm.memmove" in inst.callee):
             d, s = inst.operands[0][1], inst.operands[1][1]
             if any_shadowed(s) and not any_shadowed(d) and is_local(d) \
                     and not all(r in const_params for r in roots_of(d)):

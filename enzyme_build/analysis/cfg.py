@@ -136,6 +136,25 @@ class CFG:
         self._tree_in, self._tree_out = tree_in, tree_out
 
 
+def returning_blocks(fn: Function) -> set[str]:
+    """The blocks from which some way leads to a `ret`. The others end in `unreachable` (a
+    `throw`, `abort`, a failed length check): the function never returns normally from them,
+    so no derivative is asked of what runs there -- the reverse sweep runs only after a
+    return, and a tangent leaves only through one."""
+    preds: dict[str, list[str]] = {}
+    for b in fn.blocks:
+        for t in b.terminator.targets:
+            preds.setdefault(t, []).append(b.label)
+    todo = [b.label for b in fn.blocks if b.terminator.opcode == "ret"]
+    out: set[str] = set()
+    while todo:
+        b = todo.pop()
+        if b not in out:
+            out.add(b)
+            todo.extend(preds.get(b, ()))
+    return out
+
+
 def analyze_cfg(fn: Function) -> CFG:
     order = [b.label for b in fn.blocks]
     succs = {b.label: list(b.terminator.targets) for b in fn.blocks}

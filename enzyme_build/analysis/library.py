@@ -190,10 +190,14 @@ STRING_TBAA_TYPES = tuple(f"_ZTSNSt7__cxx1112basic_stringI{c}St11char_traitsI{c}
 # may write the string object they are given. At -O0 they are calls to extern-template
 # instantiations with no body (`_M_local_data`, `_M_set_length`, the constructors); a string
 # built inside differentiated code must not stop it.
+# std::to_string and the vsnprintf-based formatter behind its floating-point overloads
+# (`__gnu_cxx::__to_xstring`, variadic) write characters into the string they return: a
+# value formatted into a message carries no derivative.
 INACTIVE_WRITING_PREFIXES = ("_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE",
                              "_ZNKSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE",
                              "_ZNSt11char_traitsIcE", "_ZNSaIcE", "_ZNSt15__new_allocatorIcE",
-                             "_ZNKSt15__new_allocatorIcE")
+                             "_ZNKSt15__new_allocatorIcE", "_ZNSt7__cxx119to_stringE",
+                             "_ZN9__gnu_cxx12__to_xstringINSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEcEE")
 
 
 def writes_through_args(name: str) -> bool:

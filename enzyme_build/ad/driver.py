@@ -453,6 +453,7 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None,
         fn = module.functions[name]
         entry_allocas: list[str] = []
         unwound: dict[str, set[str]] = {}   # landing pad -> blocks whose invoke became call + br
+        continued: dict[str, list] = {}   # normal destination -> (invoking block, its continuation)
         for inst in fn.instructions():
             if inst.opcode == "call" and marker_kind(inst.callee) and (ready is None or (name, inst.first_line) in ready):
                 context = context_of_callee(inst.callee)
@@ -469,13 +470,24 @@ def _differentiate_pass(module, registry: Registry | None, ready, contexts=None,
                                  for ln in new_lines]
                 normal = inst.invoke_normal
                 if normal is not None:   # an invoke: continue to its normal destination
-                    new_lines.append(f"  br label {make_name('%', normal)}")
                     for extra in range(inst.first_line + 1, inst.line + 1):
                         replace[extra] = []
-                    unwound.setdefault(inst.invoke_unwind, set()).add(inst.block)
+                    cont = f"{inst.block}.ad.cont{len(continued)}"
+                    kept = _invoke_derived_call(new_lines, cont, inst.invoke_unwind)
+                    if kept is not None:
+                        # the derived function unwinds to the program's landing pad as the
+                        # primal would (an exception a check throws is caught by the caller)
+                        new_lines = kept
+                        continued.setdefault(normal, []).append((inst.block, cont))
+                    else:
+                        unwound.setdefault(inst.invoke_unwind, set()).add(inst.block)
+                    new_lines.append(f"  br label {make_name('%', normal)}")
                 replace[inst.first_line] = new_lines
         if unwound:
             replace.update(_drop_phi_entries(module.lines, fn, unwound))
+        if continued:
+            for k, edited in _rename_phi_entries(module.lines, fn, continued).items():
+                replace[k] = edited
         if entry_allocas:
             label_line = next(i for i in range(fn.first_line + 1, fn.last_line)
                               if module.lines[i] and not module.lines[i].startswith(" ")
@@ -593,6 +605,46 @@ def check_split_pairs(calls: list[tuple[str, Signature, str]]) -> None:
             f"the tape would be read with the wrong layout",
             location=where, hint="give __enzyme_reverse exactly the markers of the __enzyme_augmentfwd "
                                  "that made its tape, enzyme_not_overwritten included")
+
+
+_DERIVED_CALL = re.compile(r'^(\s*(?:%\S+\s*=\s*)?)(?:tail |notail |musttail )?call (.*@"?(?:diffe|fwddiffe|augmented|reverse)_.*?\))'
+                           r'((?:\s*#\d+)?)((?:, ![-\w.]+ ![0-9]+)*)\s*$')
+
+
+def _invoke_derived_call(lines: list[str], cont: str, pad: str) -> list[str] | None:
+    """The lines of a rewritten AD call site with its derived-function call made an invoke
+    unwinding to `pad`, the rest of the lines moved into a new block `cont`; None when the
+    lines hold no such call (the site keeps a plain call then)."""
+    at = next((k for k in range(len(lines) - 1, -1, -1) if _DERIVED_CALL.match(lines[k])), None)
+    if at is None:
+        return None
+    m = _DERIVED_CALL.match(lines[at])
+    invoke = f"{m.group(1)}invoke {m.group(2)}{m.group(3)} to label {make_name('%', cont)} " \
+             f"unwind label {make_name('%', pad)}{m.group(4)}"
+    return lines[:at] + [invoke, f"{make_name('%', cont)[1:]}:"] + lines[at + 1:]
+
+
+def _rename_phi_entries(lines: list[str], fn, continued: dict[str, list]) -> dict[int, list[str]]:
+    """Line edits of the phis of each normal destination in `continued`: the entries of an
+    invoking block now come from its continuation block (`_invoke_derived_call`)."""
+    edits: dict[int, list[str]] = {}
+    at = fn.first_line + 1
+    while at < fn.last_line:
+        line = lines[at]
+        label = None
+        if line and not line.startswith((" ", ";")) and ":" in line:
+            label = strip_name("%" + line.split(":", 1)[0].strip())
+        at += 1
+        if label not in continued:
+            continue
+        renamed = dict(continued[label])
+        while at < fn.last_line and lines[at].lstrip().startswith("%") and " = phi " in lines[at]:
+            phi = parse_instruction(lines[at])
+            if any(b in renamed for _, b in phi.incoming):
+                edits[at] = [f"  {phi.result} = phi {phi.type} " + ", ".join(
+                    f"[ {v}, {make_name('%', renamed.get(b, b))} ]" for v, b in phi.incoming)]
+            at += 1
+    return edits
 
 
 def _drop_phi_entries(lines: list[str], fn, unwound: dict[str, set[str]]) -> dict[int, list[str]]:

@@ -37,6 +37,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from ..ir.model import Function, Module, is_float_type, make_name, named_type_body, split_top, tbaa_type
+from .indices import affine_index
 
 # kinds: what bytes hold
 DOUBLE, FLOAT, INT, POINTER = "double", "float", "int", "pointer"
@@ -914,7 +915,6 @@ def _index_steps(fn: Function | None, value: str, ty: str, where=None) -> tuple[
     nothing better than "any integer" is known."""
     if fn is None:
         return None
-    from .addresses import affine_index   # addresses builds on this module's layout
     found = affine_index(fn, value, ty.strip())
     const, terms = found if found is not None else (0, {("v", value): 1})
     g = 0

@@ -97,6 +97,10 @@ class _Gen:
         # of model pointers, a slot function, a struct member), handed to a helper with active
         # data: a seventeenth stream
         self.ra = random.Random(seed * 1_000_253 + 97)
+        # scratch memory of other kinds: a variable-length array in a block whose scope ends
+        # before a helper with a frame of its own runs, records sorted with qsort, a buffer
+        # from memalign, a check that aborts on a way that never runs: an eighteenth
+        self.rq = random.Random(seed * 1_000_273 + 101)
         self.globals: list[str] = []
         self.resets: list[str] = []
         self.idiom_helpers: list[str] = []
@@ -859,6 +863,49 @@ class _Gen:
         return [f"for (int {i} = 0; {i} < {ra.randint(2, 5)}; {i}++) {tgt} = 0.5 * {tgt} + 0.25 * "
                 f"{apply}({get}({i} + {ra.randint(0, 2)}), {self.bexpr([f'a[{i} % {M}]', 's'])}, x[{i} % {N}]);"]
 
+    def scratch_stmt(self) -> list[str]:
+        """A VLA in a block followed by a helper using the stack, a qsort of records built from
+        the arrays (keys kept apart), a memalign'd buffer, or an aborting check, reduced into
+        s or t."""
+        return self._drawn_from(self.rq, self._scratch_stmt)
+
+    def _scratch_stmt(self) -> list[str]:
+        rq = self.rq
+        kind = rq.choice(["vla", "qsort", "memalign", "abort"])
+        k, n, v, tgt = self.name("k"), self.name("n"), self.name("v"), rq.choice(["s", "t"])
+        own = lambda: self.bexpr([f"a[{k} % {M}]", f"b[({k} + 1) % {M}]", f"x[{k} % {N}]", "s"])
+        if kind == "vla":
+            clob = self.name("clobber")
+            self.idiom_helpers.append(
+                f"__attribute__((noinline)) static double {clob}(const double *p, int m) {{\n"
+                f"  volatile double w[48];\n  double r = 0;\n"
+                f"  for (int i = 0; i < 48; i++) w[i] = 1e3 * p[i % m] + i;\n"
+                f"  for (int i = 0; i < 48; i++) r += w[i] * 1e-12;\n  return r;\n}}")
+            count = f"{M // 2} + (int)({M / 4:.1f} * (1.0 + tanh({self.expr(['s', 't', f'x[{rq.randrange(N)}]'])})))"
+            return [f"{{ int {n} = {count};", f"  {{ double {v}[{n}];",
+                    f"    for (int {k} = 0; {k} < {n}; {k}++) {v}[{k}] = {own()};",
+                    f"    for (int {k} = 0; {k} < {n}; {k}++) {tgt} = 0.5 * {tgt} + 0.25 * {v}[{k}] * {v}[({k} + 1) % {n}]; }}",
+                    f"  {tgt} += {clob}(a, {M}); }}"]
+        if kind == "qsort":
+            ty, cmp = self.name("struct QR"), self.name("qcmp")
+            self.globals.append(f"{ty} {{ double key; double w; int id; }};")
+            self.idiom_helpers.append(
+                f"static int {cmp}(const void *p, const void *q) {{\n"
+                f"  double u = ((const {ty} *)p)->key, v = ((const {ty} *)q)->key;\n"
+                f"  return (u > v) - (u < v);\n}}")
+            return [f"{{ {ty} {v}[{M}];",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {{ {v}[{k}].key = 0.25 * {own()} + 0.7 * {k} * ({k} % 2 ? 1 : -1); "
+                    f"{v}[{k}].w = {own()}; {v}[{k}].id = {k}; }}",
+                    f"  qsort({v}, {M}, sizeof {v}[0], {cmp});",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {tgt} = 0.5 * {tgt} + 0.25 * {v}[{k}].w * ({k} + 1) "
+                    f"* {v}[{k}].key + 0.01 * {v}[{k}].id; }}"]
+        if kind == "memalign":
+            return [f"{{ double *{v} = memalign(64, {M} * sizeof(double));",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {v}[{k}] = {own()};",
+                    f"  for (int {k} = 0; {k} < {M}; {k}++) {tgt} = 0.5 * {tgt} + 0.25 * {v}[{k}] * {v}[({M} - 1 - {k})];",
+                    f"  free({v}); }}"]
+        return [f"if (!({tgt} > -1e300) || isnan(a[{rq.randrange(M)}])) {{ fprintf(stderr, \"bad %g\\n\", {tgt} * a[0]); abort(); }}"]
+
     def omp_stmt(self) -> list[str]:
         """An OpenMP parallel loop over the arrays, race-free: each iteration writes only its own
         element, reads what no iteration of the loop writes, and sums through a reduction, an
@@ -919,7 +966,8 @@ class _Gen:
                 (self.rf, 0.2, self.float_stmt), (self.rh, 0.3, self.heap_stmt),
                 (self.ro, 0.25, self.omp_stmt), (self.rd, 0.3, self.data_stmt),
                 (self.rt, 0.3, self.stepper_stmt), (self.rr, 0.3, self.row_stmt),
-                (self.rk, 0.3, self.walk_stmt), (self.ra, 0.3, self.accessor_stmt)):
+                (self.rk, 0.3, self.walk_stmt), (self.ra, 0.3, self.accessor_stmt),
+                (self.rq, 0.3, self.scratch_stmt)):
             if stream.random() < share:
                 at = stream.randint(0, len(body))
                 while at < len(body) and (body[at].startswith((" ", "}")) or _in_parallel_region(body[:at]) or
@@ -935,7 +983,7 @@ class _Gen:
                 f"b[i] = {self.bexpr([f'x[(i + 2) % {N}]', 'a[i]'])}; }}"]
         lines = [
             "#include <math.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
-            "#include <string.h>", "#include <emmintrin.h>",
+            "#include <string.h>", "#include <malloc.h>", "#include <emmintrin.h>",
             "typedef double v2d __attribute__((vector_size(16)));",
             "extern int enzyme_dup, enzyme_const;",
             "void __enzyme_autodiff(void *, ...);",

@@ -40,7 +40,9 @@ CI_SEEDS = [0, 1, 2, 4, 5, 6, 7, 8, 12, 15, 18, 20, 21, 26, 30, 33, 34, 35, 47, 
             19368,         # fuzz-18: a dead word load typed the bytes as an integer (AD before opt)
             22273,         # fuzz-19: a copysign on bits whose magnitude was picked on a branch (-O0)
             23978,         # fuzz-20: one counter modulo 16 and modulo 4 (LLVM 22's vectorizer)
-            25926, 25935]  # fuzz-21: global objects behind a noinline accessor (shadows loaded from primal memory)
+            25926, 25935,  # fuzz-21: global objects behind a noinline accessor (shadows loaded from primal memory)
+            26357, 26405,  # fuzz-22: a VLA whose scope ends before a helper's frame reuses its shadow's stack
+            26351, 26355]  # the eighteenth stream: a memalign'd buffer, records sorted with qsort
 CONFIGS = ["O0", "O2", "O3", "adbefore"]
 
 

@@ -368,4 +368,3 @@ def lost_active_store(engine, fn: Function, inst: Instruction) -> EnzymeBuildErr
         f"({inst.text.strip()} in @{fn.name})", location=engine.location(inst),
         hint="pass that memory as an enzyme_dup argument, allocate it in the differentiated "
              "code, or mark the pointer argument enzyme_const if its contents do not matter")
-

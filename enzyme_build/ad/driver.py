@@ -628,6 +628,18 @@ def _rename_phi_entries(lines: list[str], fn, continued: dict[str, list]) -> dic
     """Line edits of the phis of each normal destination in `continued`: the entries of an
     invoking block now come from its continuation block (`_invoke_derived_call`)."""
     edits: dict[int, list[str]] = {}
+    for label, phis in _block_phis(lines, fn, continued):
+        renamed = dict(continued[label])
+        for at, phi in phis:
+            if any(b in renamed for _, b in phi.incoming):
+                edits[at] = [f"  {phi.result} = phi {phi.type} " + ", ".join(
+                    f"[ {v}, {make_name('%', renamed.get(b, b))} ]" for v, b in phi.incoming)]
+    return edits
+
+
+def _block_phis(lines: list[str], fn, labels):
+    """(label, [(line index, phi)]) for each block of `fn` whose label is in `labels`: the
+    phis at its head, in order."""
     at = fn.first_line + 1
     while at < fn.last_line:
         line = lines[at]
@@ -635,16 +647,13 @@ def _rename_phi_entries(lines: list[str], fn, continued: dict[str, list]) -> dic
         if line and not line.startswith((" ", ";")) and ":" in line:
             label = strip_name("%" + line.split(":", 1)[0].strip())
         at += 1
-        if label not in continued:
+        if label not in labels:
             continue
-        renamed = dict(continued[label])
+        phis = []
         while at < fn.last_line and lines[at].lstrip().startswith("%") and " = phi " in lines[at]:
-            phi = parse_instruction(lines[at])
-            if any(b in renamed for _, b in phi.incoming):
-                edits[at] = [f"  {phi.result} = phi {phi.type} " + ", ".join(
-                    f"[ {v}, {make_name('%', renamed.get(b, b))} ]" for v, b in phi.incoming)]
+            phis.append((at, parse_instruction(lines[at])))
             at += 1
-    return edits
+        yield label, phis
 
 
 def _drop_phi_entries(lines: list[str], fn, unwound: dict[str, set[str]]) -> dict[int, list[str]]:
@@ -653,18 +662,9 @@ def _drop_phi_entries(lines: list[str], fn, unwound: dict[str, set[str]]) -> dic
     no longer their successor). A phi left without entries (the pad is now unreachable) is
     defined as `freeze poison` right after the pad's landingpad instead."""
     edits: dict[int, list[str]] = {}
-    at = fn.first_line + 1
-    while at < fn.last_line:
-        line = lines[at]
-        label = None
-        if line and not line.startswith((" ", ";")) and ":" in line:
-            label = strip_name("%" + line.split(":", 1)[0].strip())
-        at += 1
-        if label not in unwound:
-            continue
+    for label, phis in _block_phis(lines, fn, unwound):
         gone, orphans = unwound[label], []
-        while at < fn.last_line and lines[at].lstrip().startswith("%") and " = phi " in lines[at]:
-            phi = parse_instruction(lines[at])
+        for at, phi in phis:
             keep = [(v, b) for v, b in phi.incoming if b not in gone]
             if not keep:
                 edits[at] = []
@@ -672,9 +672,8 @@ def _drop_phi_entries(lines: list[str], fn, unwound: dict[str, set[str]]) -> dic
             elif len(keep) != len(phi.incoming):
                 edits[at] = [f"  {phi.result} = phi {phi.type} " + ", ".join(
                     f"[ {v}, {make_name('%', b)} ]" for v, b in keep)]
-            at += 1
         if orphans:   # after the landingpad (the first non-phi) and its clauses
-            last = at
+            last = phis[-1][0] + 1   # the landingpad: the first line after the phis
             while last + 1 < fn.last_line and lines[last + 1].lstrip().startswith(("cleanup", "catch ", "filter ")):
                 last += 1
             edits[last] = [lines[last]] + orphans

@@ -14,9 +14,8 @@ from ..analysis.activity import (ALLOCATORS, analyze_activity, callee_name, glob
                                  shadow_is_primal)
 from ..analysis.cfg import returning_blocks
 from ..analysis.library import NODE_LINKERS, RELEASERS, shadow_allocator
-from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views, memcpy_element_kind,
-                              pointer_as_integer,
-                              string_characters, strip_punned_tbaa)
+from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views,
+                              memcpy_element_kind, pointer_as_integer, string_characters, strip_punned_tbaa)
 from ..errors import EnzymeBuildError
 from ..ir.builder import FreshNames, IRBuilder, print_block
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,

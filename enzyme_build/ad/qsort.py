@@ -49,9 +49,7 @@ sortdown.body:
   %end.next = sub i64 %end, 1
   %last.at = mul i64 %end.next, {size}
   %last = getelementptr inbounds i8, ptr %base, i64 %last.at
-  call void @llvm.memcpy.p0.p0.i64(ptr align 1 %tmp, ptr align 1 %base, i64 {size}, i1 false)
-  call void @llvm.memcpy.p0.p0.i64(ptr align 1 %base, ptr align 1 %last, i64 {size}, i1 false)
-  call void @llvm.memcpy.p0.p0.i64(ptr align 1 %last, ptr align 1 %tmp, i64 {size}, i1 false)
+{swap_ends}
   call void @{sift}(ptr %base, i64 0, i64 %end.next, ptr %tmp)
   br label %sortdown
 done:
@@ -90,15 +88,19 @@ compare:
   %below = icmp slt i32 %order, 0
   br i1 %below, label %swap, label %done
 swap:
-  call void @llvm.memcpy.p0.p0.i64(ptr align 1 %tmp, ptr align 1 %root.p, i64 {size}, i1 false)
-  call void @llvm.memcpy.p0.p0.i64(ptr align 1 %root.p, ptr align 1 %child.p, i64 {size}, i1 false)
-  call void @llvm.memcpy.p0.p0.i64(ptr align 1 %child.p, ptr align 1 %tmp, i64 {size}, i1 false)
+{swap_down}
   br label %loop
 done:
   ret void
 }}
 """
 _MEMCPY_DECL = "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)"
+
+
+def _swap(a: str, b: str, size: str) -> str:
+    """The three copies exchanging the records at %a and %b through the stack record %tmp."""
+    copy = "  call void @llvm.memcpy.p0.p0.i64(ptr align 1 %{}, ptr align 1 %{}, i64 " + size + ", i1 false)"
+    return "\n".join(copy.format(d, s) for d, s in (("tmp", a), (a, b), (b, "tmp")))
 
 
 def define_qsort(text: str) -> str:
@@ -126,7 +128,8 @@ def define_qsort(text: str) -> str:
     out = "\n".join(lines)
     for (size, cmp), sort in made.items():
         sift = make_name("@", f"{PREFIX}_sift.{size}.{cmp[1:].strip(chr(34))}")[1:]
-        out += _SORT.format(sort=sort, sift=sift, size=size, cmp=cmp)
+        out += _SORT.format(sort=sort, sift=sift, size=size, cmp=cmp, swap_ends=_swap("base", "last", size),
+                            swap_down=_swap("root.p", "child.p", size))
     if not re.search(r'^declare [^@]*@llvm\.memcpy\.p0\.p0\.i64\(', out, re.M):
         out += _MEMCPY_DECL + "\n"
     return out

@@ -17,8 +17,8 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg, deciding_branch, returning_blocks
 from ..analysis.library import NODE_LINKERS, shadow_allocator
-from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind, string_characters,
-                              memcpy_record_type)
+from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
+                              memcpy_record_type, string_characters)
 from ..errors import EnzymeBuildError, InternalError
 from ..ir.builder import InsertPoint, IRBuilder, print_instruction
 from ..custom.registry import check_rule_arity

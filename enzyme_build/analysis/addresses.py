@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.model import Function, Module
+from ..ir.model import Function, Module, merged_values
 from .activity import pointer_roots
 from .indices import _int, affine_index
 from .memtypes import field_offset, type_size
@@ -96,36 +96,13 @@ def affine_address(fn: Function, module: Module | None, ptr: str, depth: int = 0
     return Affine(inner.base, const, _normal(terms))
 
 
-def _leaves(fn: Function, ptr: str, seen: set[str]) -> list[str] | None:
-    """The values a pointer may be, through phis and selects; None when one is not local."""
-    if ptr in seen:
-        return []
-    seen.add(ptr)
-    inst = fn.defs.get(ptr)
-    if inst is None:
-        return [ptr]
-    if inst.opcode == "phi":
-        values = [v for v, _ in inst.incoming]
-    elif inst.opcode == "select":
-        values = [inst.operands[1][1], inst.operands[2][1]]
-    else:
-        return [ptr]
-    out = []
-    for v in values:
-        got = _leaves(fn, v, seen)
-        if got is None:
-            return None
-        out += got
-    return out
-
-
 def allocation_extent(fn: Function, ptr: str, *, null_ok: bool = False) -> str | None:
     """The size operand (an SSA name or a constant) shared by every heap allocation `ptr` may
     be the start of; None when some way to it is not such an allocation. With `null_ok`, ways
     that are the null pointer are allowed too (a block allocated only when its size is not
     0, as `std::vector` allocates; at least one way must be an allocation): the size then
     holds only where ptr is not null."""
-    leaves = _leaves(fn, ptr, set())
+    leaves = merged_values(fn, ptr)
     if null_ok:
         leaves = [leaf for leaf in leaves if leaf != "null"] if leaves else leaves
     if not leaves:

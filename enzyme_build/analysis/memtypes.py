@@ -36,7 +36,7 @@ import re
 import weakref
 from dataclasses import dataclass, field
 
-from ..ir.model import Function, Module, is_float_type, make_name, named_type_body, split_top, tbaa_type
+from ..ir.model import Function, Module, is_float_type, make_name, merged_values, named_type_body, split_top, tbaa_type
 from .indices import affine_index
 
 # kinds: what bytes hold
@@ -1040,27 +1040,12 @@ def _int_pointer_places(fn: Function, v: str, where) -> dict[str, Place] | None:
     """The places of the pointers an integer is the address of (`ptrtoint p`, or phis and
     selects of such); None when it may be something else."""
     out: dict[str, Place] = {}
-    seen, todo = set(), [v]
-    while todo:
-        x = todo.pop()
-        if x in seen:
-            continue
-        seen.add(x)
+    for x in merged_values(fn, v):
         d = fn.defs.get(x)
-        if d is None:
+        if d is None or d.opcode != "ptrtoint" or not (places := where(d.operands[0][1])):
             return None
-        if d.opcode == "phi":
-            todo += [i for i, _ in d.incoming]
-        elif d.opcode == "select":
-            todo += [d.operands[1][1], d.operands[2][1]]
-        elif d.opcode == "ptrtoint":
-            places = where(d.operands[0][1])
-            if not places:
-                return None
-            for r, p in places.items():
-                out[r] = _join(out[r], p) if r in out else p
-        else:
-            return None
+        for r, p in places.items():
+            out[r] = _join(out[r], p) if r in out else p
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import EnzymeBuildError
-from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, take_type, tbaa_type
+from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, merged_values, take_type, tbaa_type
 from .activity import pointer_roots
 from .memtypes import copy_kinds, range_kinds
 from .library import STRING_CREATE, STRING_CREATE_DEFINED, STRING_TBAA_TYPES, math_integer_operand
@@ -182,24 +182,14 @@ def _string_buffer_fill(fn, d: str) -> bool:
     buffer or the block std::string::_M_create made for it (ad/stage.py: the AD stage's
     definition of it). What is copied there is characters, whatever the object around the
     string holds."""
-    ways, seen, todo = 0, set(), [d]
-    while todo:
-        v = todo.pop()
-        if v in seen:
-            continue
-        seen.add(v)
+    ways = merged_values(fn, d)
+    for v in ways:
         inst = fn.defs.get(v)
-        if inst is not None and inst.opcode == "phi":
-            todo += [x for x, _ in inst.incoming]
-            continue
-        if inst is not None and inst.opcode == "call" and inst.callee in (
-                "@" + STRING_CREATE_DEFINED, "@" + STRING_CREATE):
-            ways += 1
-            continue
-        if _inline_string_buffer(fn, v) is None:
+        made = inst is not None and inst.opcode == "call" and inst.callee in (
+            "@" + STRING_CREATE_DEFINED, "@" + STRING_CREATE)
+        if not made and _inline_string_buffer(fn, v) is None:
             return False
-        ways += 1
-    return ways > 0
+    return bool(ways)
 
 
 def string_characters(module, fn, p: str) -> bool:
@@ -209,20 +199,10 @@ def string_characters(module, fn, p: str) -> bool:
     characters (the string's inline buffer or its heap block). Such a pointer without a
     shadow of its own (made by a library routine: `std::string::_M_replace`) is kept in
     shadow memory as null: nothing reads floats through it, and freeing null is nothing."""
-    seen, todo = set(), [p]
-    while todo:
-        v = todo.pop()
-        if v in seen:
-            continue
-        seen.add(v)
+    for v in merged_values(fn, p):
         inst = fn.defs.get(v)
-        if inst is None:
-            return False
-        if inst.opcode == "phi":
-            todo += [x for x, _ in inst.incoming]
-        elif inst.opcode == "select":
-            todo += [inst.operands[1][1], inst.operands[2][1]]
-        elif inst.opcode != "load" or inst.type != "ptr" or not _string_field_tag(module, inst.metadata.get("!tbaa"), 0):
+        if inst is None or inst.opcode != "load" or inst.type != "ptr" \
+                or not _string_field_tag(module, inst.metadata.get("!tbaa"), 0):
             return False
     return True
 

@@ -1035,6 +1035,25 @@ def tbaa_type(module: Module, tag: str | None) -> str | None:
     return name
 
 
+def merged_values(fn: Function, value: str) -> list[str]:
+    """The values `value` may be through phis and selects (each once, loops cut): itself when
+    it is neither."""
+    out, seen, todo = [], set(), [value]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        inst = fn.defs.get(v)
+        if inst is not None and inst.opcode == "phi":
+            todo += [x for x, _ in reversed(inst.incoming)]
+        elif inst is not None and inst.opcode == "select":
+            todo += [inst.operands[2][1], inst.operands[1][1]]
+        else:
+            out.append(v)
+    return out
+
+
 def by_function(text: str, rewrite) -> str:
     """Apply a line rewrite to each function body of module text (and to the text before
     the first one) separately: value names are local to a function."""

@@ -179,8 +179,9 @@ LEVELS = {"O0": (["-O0"], {}), "O2": (["-O2"], {}),
           "adbefore": (["-O2"], {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})}
 
 
-def fd_rows(workdir, text: str, flags=("-O2",), env=None, *, cxx: bool = False, extra=()) -> list[list[float]]:
-    """Build `text` with the enzyme-build CLI, run it, return its "rev fwd fd" rows."""
+def built_and_run(workdir, text: str, flags=("-O2",), env=None, *, cxx: bool = False, extra=()):
+    """Build `text` with the enzyme-build CLI (the build must succeed) and run it; returns the
+    run's CompletedProcess (stdout and stderr as text)."""
     src = os.path.join(str(workdir), "p.cc" if cxx else "p.c")
     exe = os.path.join(str(workdir), "p")
     with open(src, "w") as fh:
@@ -189,7 +190,12 @@ def fd_rows(workdir, text: str, flags=("-O2",), env=None, *, cxx: bool = False, 
     r = subprocess.run([cli, "c++" if cxx else "cc", *flags, *extra, src, "-o", exe, "-lm"], capture_output=True,
                        text=True, timeout=600, env={**os.environ, **(env or {})})
     assert r.returncode == 0, r.stderr
-    out = subprocess.run([exe], capture_output=True, text=True, timeout=120)
+    return subprocess.run([exe], capture_output=True, text=True, timeout=120)
+
+
+def fd_rows(workdir, text: str, flags=("-O2",), env=None, *, cxx: bool = False, extra=()) -> list[list[float]]:
+    """Build `text` with the enzyme-build CLI, run it, return its "rev fwd fd" rows."""
+    out = built_and_run(workdir, text, flags, env, cxx=cxx, extra=extra)
     assert out.returncode == 0, out.stderr
     return [[float(v) for v in line.split()] for line in out.stdout.splitlines()]
 

@@ -11,13 +11,9 @@ them) at -O0, -O2 and with AD before optimization; the primal's results equal li
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
+from ad_helpers import FD_HEAD, LEVELS, built_and_run, check_fd_rows, fd_main, fd_rows
 
 PROGRAMS = {
     # the median and an L-estimator of computed values (a copy sorted as doubles)
@@ -118,11 +114,6 @@ int main(void) {
 def test_qsort_sorts_large_arrays(tmp_path):
     """The heapsort sorts (1000 records whose ids are a permutation) and each input record's
     adjoint is its rank + 1, back where the record came from."""
-    src, exe = tmp_path / "p.c", tmp_path / "p"
-    src.write_text(PRIMAL)
-    cli = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-    r = subprocess.run([cli, "cc", "-O2", str(src), "-o", str(exe)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    out = built_and_run(tmp_path, PRIMAL)
     assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
     assert out.stdout.split() == ["0", "999", "1", "920"], out.stdout

@@ -18,13 +18,9 @@ plain call: the program terminated).
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, LEVELS, check_fd_rows, fd_rows
+from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, LEVELS, built_and_run, check_fd_rows, fd_rows
 
 PROGRAMS = {
     "formatted_message": r"""
@@ -116,10 +112,5 @@ int main() {
 
 
 def test_bad_input_still_throws(tmp_path):
-    src, exe = tmp_path / "p.cc", tmp_path / "p"
-    src.write_text(BAD_INPUT)
-    cli = os.path.join(os.path.dirname(sys.executable), "enzyme-build")
-    r = subprocess.run([cli, "c++", "-O2", str(src), "-o", str(exe)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    out = built_and_run(tmp_path, BAD_INPUT, cxx=True)
     assert out.returncode == 0 and "caught: checked_log: bad argument -2.500000" in out.stdout, (out.stdout, out.stderr)

@@ -1047,8 +1047,9 @@ def _depth(lines: list[str]) -> int:
 
 
 def _in_parallel_region(lines: list[str]) -> bool:
-    """Whether the lines end inside a `#pragma omp parallel { ... }` region (not a `parallel for`)."""
-    starts = [k for k, line in enumerate(lines) if line.strip() == "#pragma omp parallel"]
+    """Whether the lines end inside an OpenMP parallel construct: a `parallel { ... }` region,
+    or the braced body of a `parallel for` loop (the atomic and private forms)."""
+    starts = [k for k, line in enumerate(lines) if line.strip().startswith("#pragma omp parallel")]
     return bool(starts) and _depth(lines[starts[-1]:]) > 0
 
 

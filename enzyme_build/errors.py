@@ -105,9 +105,11 @@ def run_guarded(fn, *args, **kwargs) -> int:
         return err.exit_code
     except Terminated as stop:
         import signal
+        _quiet_finalizers()
         print(f"enzyme-build: stopped by {signal.Signals(stop.signum).name}", file=sys.stderr)
         return 128 + stop.signum
     except KeyboardInterrupt:
+        _quiet_finalizers()
         print("enzyme-build: interrupted", file=sys.stderr)
         return 130
     except OSError as err:
@@ -118,6 +120,14 @@ def run_guarded(fn, *args, **kwargs) -> int:
         return known.exit_code
     except Exception as err:  # a bug: say so, without a traceback unless asked
         return _internal(err)
+
+
+def _quiet_finalizers() -> None:
+    """After a stop, the objects dropped on the way out are finalized without a word: the
+    signal may have landed inside a library's constructor (llvmlite's ObjectRef before it
+    holds its handle), whose finalizer then fails, and Python would print that failure as
+    an "Exception ignored" traceback after our one message."""
+    sys.unraisablehook = lambda _unraisable: None
 
 
 def _internal(err: Exception) -> int:

@@ -97,15 +97,6 @@ def _rebuildable_float(inst) -> bool:
     return inst.opcode in _REBUILDABLE_FLOAT or _cheap_float(inst)
 
 
-def stack_may_release(fn, alloca) -> bool:
-    """Whether a `llvm.stackrestore` of the function may release the stack array `alloca`
-    before the reverse sweep runs: a C99 variable-length array (a count that is no constant)
-    or any array past the entry block, in a function that restores the stack. Its bytes are
-    not there to be read again, nor to hold adjoints (the sweeps give its shadow a heap block)."""
-    return (alloca.block != fn.blocks[0].label or any(not v.lstrip("-").isdigit() for _, v in alloca.operands)) \
-        and any(callee_name(i).startswith("llvm.stackrestore") for i in fn.of_opcode("call"))
-
-
 def _lifetime_pointer(inst, which: str) -> str | None:
     """The pointer of an `llvm.lifetime.<which>` call (its last operand: `(ptr)` since LLVM 22,
     `(i64 size, ptr)` before), None for any other instruction."""
@@ -339,6 +330,7 @@ class CachePlanner:
         self._captured: set[str] | None = None
         self._locals: set[str] | None = None
         self._stack: set[str] | None = None       # stack arrays that live through the reverse sweep
+        self._restores: bool | None = None        # whether the function calls llvm.stackrestore
         self._final_loads: dict[int, bool] = {}   # load -> its memory is final once it ran
         self._parents: dict[int, object] = {}   # loop -> the innermost loop around it (_parent_loop)
         self._mask_args: dict[int, list[str]] = {}   # cache-mask rule call -> its two masks
@@ -901,9 +893,21 @@ class CachePlanner:
         if self._stack is None:
             entry = self.fn.blocks[0].label
             self._stack = {r for r in self._local_allocations() if (d := self.fn.defs[r]).opcode == "alloca"
-                           and not stack_may_release(self.fn, d)
+                           and not self.stack_may_release(d)
                            and (d.block == entry or not self.cfg.in_loop(d.block))}
         return self._stack
+
+    def stack_may_release(self, alloca) -> bool:
+        """Whether a `llvm.stackrestore` of the function may release the stack array `alloca`
+        before the reverse sweep runs: a C99 variable-length array (a count that is no
+        constant) or any array past the entry block, in a function that restores the stack.
+        Its bytes are not there to be read again, nor to hold adjoints (the sweeps give its
+        shadow a heap block)."""
+        if not (alloca.block != self.fn.blocks[0].label or any(not v.lstrip("-").isdigit() for _, v in alloca.operands)):
+            return False
+        if self._restores is None:
+            self._restores = any(callee_name(i).startswith("llvm.stackrestore") for i in self.fn.of_opcode("call"))
+        return self._restores
 
     def _reachable_after(self, inst) -> list:
         """The instructions that may run after `inst` in the forward sweep: the rest of its

@@ -33,7 +33,7 @@ from .indirect import derived_callee
 from .sweep import (DROP, FREE, INACTIVE, RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of,
                     zeroed_shadow_block)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
-from .cache import (FRAME_OFFSET, TAPE, CachePlanner, cache_plans_wanted, stack_may_release,
+from .cache import (FRAME_OFFSET, TAPE, CachePlanner, cache_plans_wanted,
                     released_pointer)
 from .tape import CELL_BYTES, TAPE_TYPE
 
@@ -658,7 +658,7 @@ class ReverseGenerator:
         combined mode for an array a `llvm.stackrestore` may release (`stack_may_release`: a
         C99 variable-length array): the forward sweep's restore would hand its shadow's bytes
         to the next frame while the reverse sweep still accumulates into them."""
-        return self.split or stack_may_release(self.fn, alloca)
+        return self.split or self.cache.stack_may_release(alloca)
 
     def _forward_shadow(self, inst: Instruction, lines: list[str]) -> None:
         op, res = inst.opcode, inst.result

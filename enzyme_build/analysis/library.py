@@ -222,12 +222,13 @@ class MathFunction:
     intrinsic: bool = False     # LLVM has llvm.<name>.f64 / .f32
     libm: bool = True           # libm has <name>, <name>f, <name>l
     reusable: bool = False      # the reverse sweep may reuse the primal's call of it (cos for sin')
+    exponent: bool = False      # its integer operands are exponents: the result steps with them
 
 
 _M = MathFunction
 MATH: dict[str, MathFunction] = {
     "sqrt": _M(intrinsic=True, reusable=True), "cbrt": _M(), "pow": _M(2, intrinsic=True),
-    "powi": _M(1, intrinsic=True, libm=False), "hypot": _M(2),
+    "powi": _M(1, intrinsic=True, libm=False, exponent=True), "hypot": _M(2),
     "exp": _M(intrinsic=True, reusable=True), "exp2": _M(intrinsic=True), "exp10": _M(), "expm1": _M(),
     "log": _M(intrinsic=True, reusable=True), "log2": _M(intrinsic=True), "log10": _M(intrinsic=True),
     "log1p": _M(),
@@ -237,7 +238,7 @@ MATH: dict[str, MathFunction] = {
     "atanh": _M(),
     "erf": _M(), "erfc": _M(), "lgamma": _M(), "tgamma": _M(),
     "j0": _M(), "j1": _M(), "y0": _M(), "y1": _M(), "logb": _M(),
-    "ldexp": _M(1), "scalbn": _M(1), "frexp": _M(1), "modf": _M(1),
+    "ldexp": _M(1, exponent=True), "scalbn": _M(1, exponent=True), "frexp": _M(1), "modf": _M(1),
     "fma": _M(3, intrinsic=True), "fmuladd": _M(3, intrinsic=True, libm=False),
     "fmod": _M(2), "remainder": _M(2), "fdim": _M(2),
     "fabs": _M(intrinsic=True), "copysign": _M(2, intrinsic=True),
@@ -302,7 +303,4 @@ def math_integer_operand(callee: str, index: int) -> bool:
     so it carries no derivative."""
     m = _MATH_SPELLING.fullmatch(callee.strip())
     f = MATH.get(m.group(1)) if m else None
-    return f is not None and m.group(1) in _INTEGER_PARAMETERS and index >= f.arity
-
-
-_INTEGER_PARAMETERS = frozenset({"ldexp", "scalbn", "powi"})
+    return f is not None and f.exponent and index >= f.arity

@@ -291,6 +291,17 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
     def any_shadowed(ptr: str) -> bool:
         return ptr in act.shadowed or any(r in act.shadowed for r in roots_of(ptr))
 
+    users = fn.users()
+
+    def word_copy_source(v: str) -> str | None:
+        """The address an `i64` load whose value is only stored again reads from."""
+        d = fn.defs.get(v) if is_local(v) else None
+        if d is None or d.opcode != "load" or d.type != "i64" or v in views:
+            return None
+        if all(u.opcode == "store" and u.operands[0][1] == v for u in users.get(v, [])):
+            return d.operands[0][1]
+        return None
+
     insts = list(fn.instructions())
     changed = True
     while changed:
@@ -326,10 +337,19 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                         changed = True
             if op == "store":
                 (vty, v), (_, p) = inst.operands
-                if v in act.varied or (vty == "ptr" and any_shadowed(v)):
+                # a pointer stored as an integer (`ptrtoint`: std::unique_ptr moved through
+                # i64, uintptr_t fields) is a stored pointer: its shadow goes along
+                stored_ptr = v if vty == "ptr" else pointer_as_integer(fn, v)
+                if v in act.varied or (stored_ptr is not None and any_shadowed(stored_ptr)):
                     changed |= give_shadow(p)
-                if vty == "ptr" and is_local(v) and any_shadowed(p) and not any_shadowed(v):
-                    changed |= give_shadow(v)
+                if stored_ptr is not None and is_local(stored_ptr) and any_shadowed(p) \
+                        and not any_shadowed(stored_ptr):
+                    changed |= give_shadow(stored_ptr)
+                elif (source := word_copy_source(v)) is not None and any_shadowed(p) and not any_shadowed(source):
+                    # a word copied from memory into shadowed memory (a std::vector relocating
+                    # its unique_ptrs through i64): the bytes may be a pointer, whose shadow
+                    # the sweeps copy along from the source's shadow (pointer carriers)
+                    changed |= give_shadow(source)
             elif op == "atomicrmw" and (rmw := atomic_fadd_operands(inst)) is not None:
                 if rmw[2] in act.varied:          # *p += v: like a store of a varied value
                     changed |= give_shadow(rmw[0])
@@ -425,6 +445,14 @@ def pointer_global(fn: Function, ptr: str, shadowed: set[str] = frozenset()) -> 
             g = global_base(a)
             if g is not None and g not in shadowed:
                 return g
+    return None
+
+
+def pointer_as_integer(fn: Function, value: str) -> str | None:
+    """The pointer an integer value is (`ptrtoint ptr %p to i64`), or None."""
+    d = fn.defs.get(value) if is_local(value) else None
+    if d is not None and d.opcode == "ptrtoint" and d.operands and d.operands[0][0] == "ptr":
+        return d.operands[0][1]
     return None
 
 

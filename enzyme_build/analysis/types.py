@@ -12,7 +12,7 @@ import re
 
 from ..errors import EnzymeBuildError
 from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, merged_values, take_type, tbaa_type
-from .activity import pointer_roots
+from .activity import pointer_as_integer, pointer_roots  # noqa: F401  (re-exported)
 from .memtypes import copy_kinds, range_kinds
 from .library import STRING_CREATE, STRING_CREATE_DEFINED, STRING_TBAA_TYPES, math_integer_operand
 
@@ -645,11 +645,4 @@ def only_reaches_integers(fn, value: str) -> bool:
             and (u.callee or "").startswith("@llvm.x86."))
     return all(follow(u) or integer_result(u) for _, u in _walk_users(fn, value, follow))
 
-
-def pointer_as_integer(fn, value: str) -> str | None:
-    """The pointer an integer value is (`ptrtoint ptr %p to i64`), or None."""
-    d = fn.defs.get(value)
-    if d is not None and d.opcode == "ptrtoint" and d.operands and d.operands[0][0] == "ptr":
-        return d.operands[0][1]
-    return None
 

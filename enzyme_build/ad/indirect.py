@@ -23,6 +23,7 @@ from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
 from ..ir.model import (NAME, is_float_type, is_local, make_name, parse_module, source_location, split_top, strip_name,
                         take_type)
+from ..ir.model import _parse_metadata_attachments as split_metadata_attachments
 from ..ir.model import _return_type as return_type_of
 from .abi import marker_kind
 
@@ -319,9 +320,10 @@ def _emit_dispatch(out: list[str], inst, pointer: str, targets: list[str], tag: 
     fallback; returns the label of the block that continues after the call and the
     labels of the blocks that call (for an invoke: that unwind to its landing pad)."""
     res, ty = inst.result, inst.type or "void"
-    text = inst.text.split(", !dbg ")[0] if ", !dbg " in inst.text else inst.text
-    dbg = inst.metadata.get("!dbg")
-    dbg_tail = f", !dbg {dbg}" if dbg else ""
+    # the attachments (`, !dbg !7, !noalias !21`) follow an invoke's destinations: cut them
+    # off here, put them back after `to label … unwind label …`
+    text, attachments = split_metadata_attachments(inst.text)
+    dbg_tail = "".join(f", {kind} {node}" for kind, node in attachments.items())
     call = re.sub(r'^\s*%\S+\s*=\s*', "", text).strip()
     join = f"%{tag}.join"
     normal, unwind = inst.invoke_normal, inst.invoke_unwind

@@ -288,6 +288,22 @@ INTRINSIC_ONLY = frozenset(n for n, f in MATH.items() if not f.libm)
 REUSABLE_MATH = frozenset(n for n, f in MATH.items() if f.reusable)
 
 
+# The managers of type-punned storage: std::function's (`_Function_handler<...>::_M_manager`,
+# `_Function_base::_Base_manager<...>::_M_manager`) and std::any's (`_Manager_internal` /
+# `_Manager_external::_S_manage`). One routine answers several operations through the same
+# bytes that hold the callable or value: `&typeid(T)` or a pointer to the stored object
+# written over a destination's storage, the object itself cloned into it. The pointers they
+# store say nothing about what the storage holds otherwise (analysis/memtypes.py keeps them
+# as weak facts).
+_STORAGE_MANAGER = re.compile(r'_ZNSt(?:17_Function_handler|14_Function_base13_Base_manager)\S*_M_manager'
+                              r'|_ZNSt3any(?:17_Manager_internal|17_Manager_external)\S*_S_manage')
+
+
+def manages_punned_storage(function_name: str) -> bool:
+    """Whether `function_name` is a manager of type-punned storage (std::function, std::any)."""
+    return _STORAGE_MANAGER.match(function_name.strip('@"')) is not None
+
+
 def math_arity(base: str) -> int:
     """Float operands of the math function `base` (1 when unknown)."""
     f = MATH.get(base)

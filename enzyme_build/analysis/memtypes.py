@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from ..ir.model import Function, Module, is_float_type, make_name, merged_values, named_type_body, split_top, tbaa_type
 from .indices import affine_index
+from .library import manages_punned_storage
 
 # kinds: what bytes hold
 DOUBLE, FLOAT, INT, POINTER = "double", "float", "int", "pointer"
@@ -301,6 +302,9 @@ class Fact:
     kind: str
     strong: bool
     where: str               # the instruction, for printing
+    # carried over from the memory a stored pointer points to (`links_for`): the analysis
+    # merges places, so such a fact may land on bytes the pointer never reaches
+    linked: bool = False
 
     def __str__(self) -> str:
         return f"{self.place} [{self.size}] {self.kind}{'' if self.strong else ' (weak)'}  ; {self.where}"
@@ -504,6 +508,7 @@ class MemoryTypes:
         fn, module = ft.fn, self.module
         users = fn.users()
         carried = carried_integers(fn, users)
+        punning_manager = manages_punned_storage(fn.name)
 
         def pure_copy(v: str) -> bool:
             return v in carried
@@ -590,7 +595,10 @@ class MemoryTypes:
                 elif kind is None:
                     continue
                 else:
-                    strong = True
+                    # a pointer a manager of type-punned storage writes (std::function's
+                    # `&typeid(F)` or pointer to the functor, over the bytes that hold the
+                    # callable) says nothing of what the bytes hold otherwise
+                    strong = not (op == "store" and kind == POINTER and punning_manager)
                 for p in places.values():
                     ft.facts.append(Fact(p, size, kind, strong, where))
             elif op == "call":
@@ -712,15 +720,17 @@ class MemoryTypes:
                         g = math.gcd(q.stride, f.place.stride)
                         off = f.place.offset - q.offset
                         found.append(Fact(Place(deep.root, off % g if g else off, g), f.size, f.kind, f.strong,
-                                          f"{f.where} (stored at {deep.root[1:]})"))
+                                          f"{f.where} (stored at {deep.root[1:]})", linked=True))
                     else:
                         found.append(Fact(_shift(q, f.place.offset, f.place.stride), f.size, f.kind, f.strong,
-                                          f"{f.where} (stored at {deep.root[1:]})"))
+                                          f"{f.where} (stored at {deep.root[1:]})", linked=True))
             out += found
         # the same fact arrives along many paths (every caller, every level): keep one of each
         unique: dict[tuple, Fact] = {}
         for f in out:
-            unique.setdefault((f.place, f.size, f.kind, f.strong), f)
+            key = (f.place, f.size, f.kind, f.strong)
+            if key not in unique or (unique[key].linked and not f.linked):
+                unique[key] = f
         out = list(unique.values())
         self._facts_memo[key] = out
         return out
@@ -740,14 +750,14 @@ class MemoryTypes:
                 if root == pname:
                     for p in places:
                         out.append(Fact(_shift(p, f.place.offset, f.place.stride), f.size, f.kind, f.strong,
-                                        f"{f.where} (in @{callee})"))
+                                        f"{f.where} (in @{callee})", f.linked))
                 elif root[0] == "*" and root.startswith(over):
                     # what the callee knows of memory its parameter's fields point to
                     for p in places:
                         deep = _rebased(f.place.root, pname, p)
                         if deep is not None:
                             out.append(Fact(Place(deep, f.place.offset, f.place.stride, f.place.lo), f.size,
-                                            f.kind, f.strong, f"{f.where} (in @{callee})"))
+                                            f.kind, f.strong, f"{f.where} (in @{callee})", f.linked))
         # callers: their facts about the memory they pass as our parameters
         index = {p.name: i for i, p in enumerate(fn.params) if p.type == "ptr"}
         if index:
@@ -777,13 +787,14 @@ class MemoryTypes:
                                     deep = _rebased(f.place.root, root, Place(pname, -at.offset, at.stride))
                                     if deep is not None:
                                         out.append(Fact(Place(deep, f.place.offset, f.place.stride, f.place.lo),
-                                                        f.size, f.kind, f.strong, f"{f.where} (in @{cname})"))
+                                                        f.size, f.kind, f.strong, f"{f.where} (in @{cname})",
+                                                        f.linked))
                                     continue
                                 # the caller's fact relative to the argument's place
                                 g = math.gcd(at.stride, f.place.stride)
                                 rel = Place(pname, (f.place.offset - at.offset) % g if g else
                                             f.place.offset - at.offset, g)
-                                out.append(Fact(rel, f.size, f.kind, f.strong, f"{f.where} (in @{cname})"))
+                                out.append(Fact(rel, f.size, f.kind, f.strong, f"{f.where} (in @{cname})", f.linked))
         return out
 
     # ------------------------------------------------------------ queries
@@ -890,6 +901,44 @@ def range_kinds(module: Module, fn: Function, pointers: list[str], nbytes: int |
                 out.add(f.kind)
                 break
     return out
+
+
+# the longest copy laid out word by word (`range_words`)
+_MAX_WORDS = 16
+
+
+def range_words(module: Module, fn: Function, pointers: list[str], nbytes: int) -> list[str] | None:
+    """What each 8-byte word of a constant-length copy at `pointers` holds, from the strong
+    facts at exactly those bytes: 'double', 'pointer' or 'int' per word (a lambda's captures
+    `{const double *t; double a}` moved inside a std::function's storage: ['pointer',
+    'double']); None when a word holds anything else, more than one kind, a part of a
+    value, or nothing known, or the copy is not a few whole words."""
+    if nbytes <= 0 or nbytes % 8 or nbytes // 8 > _MAX_WORDS:
+        return None
+    mt = MemoryTypes.of(module)
+    ft = mt.function(fn)
+    places = [p for v in pointers for p in (ft.places.get(v) or mt._global_places(v)).values()]
+    if not places:
+        return None
+    strong = [f for f in mt.facts_for(fn) if f.strong]
+    # the function's own accesses first (a closure built field by field right before the
+    # copy), then those of callers and callees, and what was carried over from pointers
+    # stored into the bytes only when those do not say. The analysis does not follow the
+    # order of accesses: std::function's manager writes a type_info pointer over the
+    # storage a closure's double occupies (for one of its operations), and stores a
+    # pointer to an element's storage into storage of the same vector, which carried the
+    # captured pointer's target onto the capture itself
+    own = [f for f in ft.facts if f.strong]
+    for facts in (own, [f for f in strong if not f.linked], strong):
+        words = []
+        for k in range(0, nbytes, 8):
+            kinds = _kinds_at(facts, [_shift(p, k) for p in places], 8)
+            if len(kinds) != 1 or next(iter(kinds)) not in (DOUBLE, POINTER, INT):
+                break
+            words.append(next(iter(kinds)))
+        else:
+            return words
+    return None
 
 
 def _kinds_at(facts: list[Fact], places: list[Place], size: int, weak: bool = False) -> set[str]:

@@ -13,7 +13,7 @@ import re
 from ..errors import EnzymeBuildError
 from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, merged_values, take_type, tbaa_type
 from .activity import pointer_as_integer, pointer_roots  # noqa: F401  (re-exported)
-from .memtypes import copy_kinds, range_kinds
+from .memtypes import copy_kinds, range_kinds, range_words
 from .library import STRING_CREATE, STRING_CREATE_DEFINED, STRING_TBAA_TYPES, math_integer_operand
 
 _FLOATISH = {"double": "double", "float": "float"}
@@ -62,6 +62,25 @@ def _tbaa_struct_kinds(module, tag: str | None) -> list[str | None]:
     return [_kind_of_tbaa(tbaa_type(module, m)) for m in re.findall(r'(![0-9]+)', node)]
 
 
+def _tbaa_struct_words(module, tag: str | None, nbytes: int) -> list[str] | None:
+    """The kind of each 8-byte word of a copy whose `!tbaa.struct` (offset, size, tag
+    triples: clang's own statement of the copied fields) lays out every word as one double,
+    pointer or integer field; None otherwise."""
+    node = module.metadata.get(tag or "", "")
+    triples = re.findall(r'i64 (\d+), i64 (\d+), (![0-9]+)', node)
+    if not triples or nbytes % 8:
+        return None
+    words: list[str | None] = [None] * (nbytes // 8)
+    for off, size, t in triples:
+        off, size = int(off), int(size)
+        kind = _kind_of_tbaa(tbaa_type(module, t))
+        if kind not in ("double", "pointer", "int") or off % 8 or off + size > nbytes \
+                or (kind != "int" and size != 8) or size > 8 or words[off // 8] not in (None, kind):
+            return None
+        words[off // 8] = kind
+    return words if all(words) else None
+
+
 def memcpy_element_kind(gen, inst, pointers=None) -> str:
     """'double' | 'float' | 'pointer' | 'int' for what a memcpy/memmove (or the realloc of
     `pointers`) of active memory copies; 'record' for a memcpy of records mixing float
@@ -88,6 +107,14 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         kinds = range_kinds(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]],
                             int(n) if n.isdigit() else None)
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
+    if pointers is None and kinds - {"int"} and _union_copy_unknown(gen, inst):
+        raise EnzymeBuildError(
+            f"cannot differentiate a copy of a union in @{gen.fn.name} ({inst.text.strip()}): the memory "
+            f"type analysis knows some of its words as {'/'.join(sorted(kinds))}, not what the others hold, and "
+            f"a floating-point value among them would lose its derivative", location=gen.engine.location(inst),
+            hint="build with optimization (-O1 or higher) and without ENZYME_BUILD_AD_BEFORE_OPT (the library's "
+                 "copies are then inlined where the union's contents are known), or keep the differentiated values "
+                 "out of the union (a std::function's lambda capturing them by reference instead of by value)")
     if kinds == {"int", "pointer"}:
         # a record of integers and pointers (`*frame1 = *frame` of {int lo, hi; float *data}):
         # copied as pointers, the shadow's bytes along (its integer bytes mean nothing)
@@ -552,22 +579,86 @@ def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
     from .memtypes import type_size
     found = {t for t in declared_element_types(gen, inst) if t.startswith(("%", "{", "<{"))}
     if len(found) != 1:
-        return None
+        return _word_record(gen, inst, with_pointers)
     ty = found.pop()
     module = gen.engine.module
     if with_pointers:
         if "<" in ty.replace("<{", "").replace("}>", "") or not any(True for _ in pointer_leaves(module, ty)):
-            return None
+            return _word_record(gen, inst, with_pointers)
         body = ty if not ty.startswith("%") else (named_type_body(module, ty) or "")
         if "<" in body.replace("<{", "").replace("}>", ""):
             return None   # vectors: not a record of scalars
     elif not _float_record_type(module, ty):
-        return None
+        return _word_record(gen, inst, with_pointers)
     size = type_size(module, ty)
     n = inst.operands[2][1] if len(inst.operands) > 2 else ""
     if not size or (n.isdigit() and int(n) % size):
-        return None
+        return _word_record(gen, inst, with_pointers)
     return ty
+
+
+_WORD_TYPES = {"double": "double", "pointer": "ptr", "int": "i64"}
+
+
+def _union_type_at(gen, ptr: str) -> bool:
+    """Whether `ptr` is declared as pointing to a union (`%union.*`): a stack union, or a
+    GEP to a union field (std::function's `_Any_data`, a variant's storage)."""
+    from .memtypes import field_offset
+    d = gen.fn.defs.get(ptr)
+    if d is None:
+        return False
+    if d.opcode == "alloca":
+        return _is_union(d.source_type)
+    if d.opcode != "getelementptr":
+        return False
+    ty = d.source_type.strip()
+    indices = [v for _, v in d.operands[1:]]
+    for idx in indices[1:]:
+        if not idx.lstrip("-").isdigit():
+            return False
+        found = field_offset(gen.engine.module, ty, int(idx))
+        if found is None:
+            return False
+        ty = found[1]
+    return len(indices) > 1 and _is_union(ty)
+
+
+def _is_union(ty: str) -> bool:
+    return ty.strip().replace('"', "").startswith("%union.")
+
+
+def _union_copy_unknown(gen, inst) -> bool:
+    """A constant-length copy of a union (type-punned storage: what it holds depends on who
+    wrote it last) some of whose words the memory type analysis cannot name. Its kinds come
+    from the words it does know; a double among the unknown ones would lose its adjoint
+    (std::function's `_Any_data` holding a lambda's captures `{const double *; double}`,
+    moved by std::function's move constructor, read as a pointer copy)."""
+    n = inst.operands[2][1] if len(inst.operands) > 2 else ""
+    if not n.isdigit() or not any(_union_type_at(gen, inst.operands[k][1]) for k in (0, 1)):
+        return False
+    module = gen.engine.module
+    return not (range_words(module, gen.fn, [inst.operands[1][1]], int(n))
+                or range_words(module, gen.fn, [inst.operands[0][1]], int(n)))
+
+
+def _word_record(gen, inst, with_pointers: bool) -> str | None:
+    """A literal struct for a constant-length copy whose every 8-byte word the memory type
+    analysis knows (`memtypes.range_words`): a part of a larger object copied alone, such
+    as a lambda's captures `{const double *; double}` moved into a std::function's inline
+    storage (the declared type, `std::function`'s 32 bytes, is not what the 16-byte copy
+    holds). Only a mix of doubles with pointers (with `with_pointers`) or integers."""
+    n = inst.operands[2][1] if len(inst.operands) > 2 else ""
+    if not n.isdigit():
+        return None
+    # what a copy moves is what its source holds; where it goes only when that is unknown
+    # (the destination may be an element of a container whose places the analysis merges)
+    module = gen.engine.module
+    words = _tbaa_struct_words(module, inst.metadata.get("!tbaa.struct"), int(n)) or \
+        range_words(module, gen.fn, [inst.operands[1][1]], int(n)) or \
+        range_words(module, gen.fn, [inst.operands[0][1]], int(n))
+    if not words or "double" not in words or len(set(words)) < 2 or ("pointer" in words and not with_pointers):
+        return None
+    return "{ " + ", ".join(_WORD_TYPES[w] for w in words) + " }"
 
 
 def check_vector_operands(fn, inst, varied, location) -> None:

@@ -893,12 +893,33 @@ def _pointers_as_integers_in(body: list[str]) -> list[str]:
             uses[n] = uses.get(n, 0) + 1
     body = list(body)
     drop: set[int] = set()
+    # an integer load converted back to a pointer more than once (LLVM sinks a copy of the
+    # conversion into each successor): a pointer load beside it, each conversion a view of it
+    conversions: dict[str, list[int]] = {}
+    for i, line in enumerate(body):
+        m = _INTTOPTR_RE.match(line)
+        if m and m.group(2) in defs and _LOAD_I64_RE.match(body[defs[m.group(2)]]) and defs[m.group(2)] < i:
+            conversions.setdefault(m.group(2), []).append(i)
+    added: dict[int, str] = {}
+    for v, at in conversions.items():
+        if len(at) < 2:
+            continue
+        j = defs[v]
+        ld = _LOAD_I64_RE.match(body[j])
+        p = _sub(v, "asptr")
+        added[j] = f"  {p} = load ptr, ptr {ld.group(2)}{ld.group(3) or ''}"
+        for i in at:
+            body[i] = f"  {_INTTOPTR_RE.match(body[i]).group(1)} = getelementptr i8, ptr {p}, i64 0"
     for i, line in enumerate(body):
         m = _INTTOPTR_RE.match(line)
         if m and uses.get(m.group(2)) == 1 and m.group(2) in defs:
             j = defs[m.group(2)]
             ld = _LOAD_I64_RE.match(body[j])
-            if ld and j < i and _straight(body, j, i):
+            # the load defines the integer, so it dominates the inttoptr and every use of its
+            # result: the load itself can define the pointer, wherever the conversion sat
+            # (LLVM sinks it to the exit of a loop the load is in: std::sort's heap of
+            # tuples holding a pointer)
+            if ld and j < i:
                 body[j] = f"  {m.group(1)} = load ptr, ptr {ld.group(2)}{ld.group(3) or ''}"
                 drop.add(i)
             continue
@@ -909,7 +930,13 @@ def _pointers_as_integers_in(body: list[str]) -> list[str]:
             if pi:
                 body[i] = f"  store ptr {pi.group(2)}, ptr {st.group(2)}{st.group(3) or ''}"
                 drop.add(j)
-    return [l for k, l in enumerate(body) if k not in drop]
+    out = []
+    for k, line in enumerate(body):
+        if k not in drop:
+            out.append(line)
+        if k in added:
+            out.append(added[k])
+    return out
 
 
 _INT_ARITH_RE = re.compile(r'^  ' + _V + r' = (add|sub|and|or|xor)(?: nuw| nsw| disjoint)* i64 ([^,]+), (.+?)$')
@@ -961,11 +988,6 @@ def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
                 continue
         out.append(line)
     return out
-
-
-def _straight(body: list[str], j: int, i: int) -> bool:
-    """Lines j..i are in one block (moving the load's use up to it is safe: the load stays)."""
-    return not any(l and not l.startswith(" ") for l in body[j + 1:i])
 
 
 MAX_INLINE_ROUNDS = 3   # rounds of inlining a refusal may ask for (ResolvedByInlining)

@@ -819,6 +819,11 @@ class MemoryTypes:
                 found = ({INT} if v in ft.member_ints else
                          _kinds_at(pool, src, size) or _kinds_at(pool, dst, size)
                          or _kinds_at(pool, src + dst, size, weak=True))
+                if v in ft.member_ints and size == 8 and _pointer_filled(pool, src + dst):
+                    # an integer member the program fills with a pointer (`uintptr_t at =
+                    # (uintptr_t)&x[i]`, a `store ptr` once the AD stage undid the cast):
+                    # a pointer, whose shadow moves with it
+                    found = {POINTER}
                 if found != kinds[v]:
                     kinds[v] = found
                     changed = True
@@ -903,6 +908,23 @@ def range_kinds(module: Module, fn: Function, pointers: list[str], nbytes: int |
     return out
 
 
+def _pointer_filled(facts: list[Fact], places: list[Place]) -> bool:
+    """Whether a pointer store (a strong fact of the program's own, not one carried over
+    from a stored pointer) writes exactly the 8 bytes at one of `places`, and no float
+    access touches them."""
+    hit = False
+    for f in facts:
+        if not f.strong or f.linked:
+            continue
+        for p in places:
+            if may_overlap(p, 8, f.place, f.size):
+                if f.kind in (DOUBLE, FLOAT):
+                    return False
+                if f.kind == POINTER and f.size == 8 and same_bytes(p, 8, f.place, f.size):
+                    hit = True
+    return hit
+
+
 # the longest copy laid out word by word (`range_words`)
 _MAX_WORDS = 16
 
@@ -933,12 +955,27 @@ def range_words(module: Module, fn: Function, pointers: list[str], nbytes: int) 
         words = []
         for k in range(0, nbytes, 8):
             kinds = _kinds_at(facts, [_shift(p, k) for p in places], 8)
+            if kinds == {INT, POINTER}:
+                # an integer that holds a pointer (`uintptr_t`), or a pointer next to integers
+                # the analysis cannot tell apart: moved as a pointer, its shadow with it (the
+                # shadow of a true integer means nothing)
+                kinds = {POINTER}
             if len(kinds) != 1 or next(iter(kinds)) not in (DOUBLE, POINTER, INT):
                 break
             words.append(next(iter(kinds)))
         else:
             return words
     return None
+
+
+def word_kinds(module: Module, fn: Function, pointers: list[str], nbytes: int) -> list[set[str]]:
+    """The kinds of every strong fact at each 8-byte word of `nbytes` bytes at `pointers`."""
+    mt = MemoryTypes.of(module)
+    ft = mt.function(fn)
+    places = [p for v in pointers for p in (ft.places.get(v) or mt._global_places(v)).values()]
+    strong = [f for f in mt.facts_for(fn) if f.strong]
+    return [_kinds_at(strong, [_shift(p, k) for p in places], 8) if places else set()
+            for k in range(0, nbytes - nbytes % 8, 8)]
 
 
 def _kinds_at(facts: list[Fact], places: list[Place], size: int, weak: bool = False) -> set[str]:

@@ -13,7 +13,7 @@ import re
 from ..errors import EnzymeBuildError
 from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, merged_values, take_type, tbaa_type
 from .activity import pointer_as_integer, pointer_roots  # noqa: F401  (re-exported)
-from .memtypes import copy_kinds, range_kinds, range_words
+from .memtypes import copy_kinds, range_kinds, range_words, word_kinds
 from .library import STRING_CREATE, STRING_CREATE_DEFINED, STRING_TBAA_TYPES, math_integer_operand
 
 _FLOATISH = {"double": "double", "float": "float"}
@@ -86,14 +86,16 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
     `pointers`) of active memory copies; 'record' for a memcpy of records mixing float
     types and integers whose type `memcpy_record_type` knows."""
     module = gen.engine.module
-    kinds = set(_tbaa_struct_kinds(module, inst.metadata.get("!tbaa.struct")))
-    kinds.discard(None)
+    tagged = _tbaa_struct_kinds(module, inst.metadata.get("!tbaa.struct"))
+    kinds = set(tagged) - {None}
     n = inst.operands[2][1] if len(inst.operands) > 2 and pointers is None else ""
-    if not kinds and n.isdigit():
+    if (not kinds or None in tagged) and n.isdigit():
         # a constant-length copy: the memory type analysis at exactly the copied bytes
         # (an evaluator's 16-byte dimensions inside a struct that also holds doubles and
-        # pointers copy only integers)
-        kinds = range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n))
+        # pointers copy only integers); also when some fields are tagged only as `char`
+        # (a union member, `struct {int tag; union {double d; long i;} u;}`: the tag alone
+        # said "int", and the double's adjoint was not moved)
+        kinds |= range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n))
     if not kinds:
         kinds = _kinds_through_roots(gen, pointers or [inst.operands[0][1], inst.operands[1][1]])
     if not kinds:
@@ -106,6 +108,11 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         n = inst.operands[2][1] if len(inst.operands) > 2 and pointers is None else ""
         kinds = range_kinds(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]],
                             int(n) if n.isdigit() else None)
+    if n.isdigit() and "int" in kinds and "pointer" not in kinds and kinds & {"double", "float"} \
+            and "pointer" in range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n)):
+        # an integer field that holds a pointer (`uintptr_t at` beside `double w`, tagged
+        # `long`): its shadow must move with it, it is not an integer to drop
+        kinds.add("pointer")
     kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
     if pointers is None and kinds - {"int"} and _union_copy_unknown(gen, inst):
         raise EnzymeBuildError(
@@ -653,9 +660,17 @@ def _word_record(gen, inst, with_pointers: bool) -> str | None:
     # what a copy moves is what its source holds; where it goes only when that is unknown
     # (the destination may be an element of a container whose places the analysis merges)
     module = gen.engine.module
-    words = _tbaa_struct_words(module, inst.metadata.get("!tbaa.struct"), int(n)) or \
-        range_words(module, gen.fn, [inst.operands[1][1]], int(n)) or \
+    tagged = _tbaa_struct_words(module, inst.metadata.get("!tbaa.struct"), int(n))
+    found = range_words(module, gen.fn, [inst.operands[1][1]], int(n)) or \
         range_words(module, gen.fn, [inst.operands[0][1]], int(n))
+    if tagged:
+        # a word tagged as an integer that the program fills with a pointer (`uintptr_t`):
+        # a pointer, whose shadow moves with it
+        held = word_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n))
+        words = ["pointer" if t == "int" and "pointer" in k and not k & {"double", "float"} else t
+                 for t, k in zip(tagged, held)]
+    else:
+        words = found
     if not words or "double" not in words or len(set(words)) < 2 or ("pointer" in words and not with_pointers):
         return None
     return "{ " + ", ".join(_WORD_TYPES[w] for w in words) + " }"

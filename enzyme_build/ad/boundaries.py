@@ -18,7 +18,9 @@ to whatever register type holds their bytes:
   cannot give a derivative (without optimization nothing simplifies it away);
 - `struct {double *p; long n;}` (a span, a pair of pointers) is returned as `{ ptr, i64 }`:
   the pointer inside reaches the caller without the shadow the engine gives a pointer
-  returned on its own, so loads through it would silently carry no derivative.
+  returned on its own, so loads through it would silently carry no derivative;
+- a pointer passed or returned as an integer (`uintptr_t`, a tagged pointer made or read
+  by a helper) reaches the other side without a shadow in the same way.
 
 Inside one function the Scalarizer (vectors) and instcombine (`trunc(or(zext(bitcast f),
 shl …))` folds to `f`) remove these forms, and the engine sees plain floats.  Across a
@@ -73,30 +75,54 @@ _CARRIERS = {"zext", "sext", "trunc", "or", "and", "shl", "lshr", "insertvalue",
 _NAME = re.compile(r'%(?:"[^"]*"|[-\w$.]+)')
 
 
+def _crosses_as_integer(params: str, body: list[str], param_types: str, into: re.Pattern, out_of: re.Pattern,
+                        carriers: set[str], single: bool = False) -> bool:
+    """Whether a value arrives in an integer parameter (of `param_types`) and is turned back
+    by `into`, or is turned into an integer by `out_of` and leaves in the result, followed
+    through the integer operations in `carriers`. With `single`, an operation combining two
+    such values makes something else (`last - first`: a distance, not a pointer)."""
+    from_param = set(re.findall(r'\b(?:' + param_types + r') (?:noundef |signext |zeroext |range\([^)]*\) )*'
+                                r'(%[-\w$.]+)', params))
+    made: set[str] = set()
+    for line in body:
+        m = into.match(line)
+        if m and m.group(2) in from_param:
+            return True
+        m = out_of.match(line)
+        if m:
+            made.add(m.group(1))
+            continue
+        m = _DEF.match(line)
+        if m and m.group(2) in carriers:
+            used = set(_NAME.findall(line[m.end():]))
+            if used & from_param and not (single and len(used & from_param) > 1):
+                from_param.add(m.group(1))
+            if used & made and not (single and len(used & made) > 1):
+                made.add(m.group(1))
+        elif line.startswith("  ret ") and set(_NAME.findall(line)) & made:
+            return True
+    return False
+
+
 def _integer_float_params(params: str, body: list[str]) -> bool:
     """A float arrives in an integer parameter or leaves in an integer (or aggregate of
     integers) result: a `double` copied into a `uint64_t` field and passed or returned by
     value. Bits are followed through the integer operations the ABI lowering uses."""
-    from_param = set(re.findall(r'\bi\d+ (?:noundef |signext |zeroext |range\([^)]*\) )*(%[-\w$.]+)', params))
-    from_fp: set[str] = set()
-    for line in body:
-        m = _INT_TO_FP.match(line)
-        if m and m.group(2) in from_param:
-            return True
-        m = _FP_TO_INT.match(line)
-        if m:
-            from_fp.add(m.group(1))
-            continue
-        m = _DEF.match(line)
-        if m and m.group(2) in _CARRIERS:
-            used = set(_NAME.findall(line[m.end():]))
-            if used & from_param:
-                from_param.add(m.group(1))
-            if used & from_fp:
-                from_fp.add(m.group(1))
-        elif line.startswith("  ret ") and set(_NAME.findall(line)) & from_fp:
-            return True
-    return False
+    return _crosses_as_integer(params, body, r'i\d+', _INT_TO_FP, _FP_TO_INT, _CARRIERS)
+
+
+_INTTOPTR = re.compile(r'^  ' + _V + r' = inttoptr i64 ' + _V + r' to ptr$')
+_PTRTOINT = re.compile(r'^  ' + _V + r' = ptrtoint ptr ' + _V + r' to i64$')
+_POINTER_BITS = _CARRIERS | {"add", "sub", "xor"}
+
+
+def _integer_pointer_params(params: str, body: list[str]) -> bool:
+    """A pointer arrives in an integer parameter (turned back into a pointer with
+    `inttoptr`) or leaves in an integer result (`ptrtoint`): a tagged pointer made or
+    read by a helper (`box(double *d) { return (uintptr_t)d | 1; }`, a `PointerIntPair`
+    passed by value). Inside one function the AD stage turns such arithmetic into GEPs
+    (`stage.integer_pointer_arithmetic`); across a call the pointer would have no shadow."""
+    return _crosses_as_integer(params, body, "i64", _INTTOPTR, _PTRTOINT, _POINTER_BITS, single=True)
 
 
 def _returns_mixed_aggregate(prefix: str) -> bool:
@@ -169,7 +195,8 @@ def coerced_float_functions(text: str, exclude=frozenset()) -> set[str]:
         defined.add(name)
         m = _DEFINE_RE.match(lines[at])
         if (_FP_VECTOR.search(m.group(1)) or _FP_VECTOR.search(m.group(3)) or _packs_floats(body)
-                or _integer_float_params(m.group(3), body) or _returns_mixed_aggregate(m.group(1))
+                or _integer_float_params(m.group(3), body) or _integer_pointer_params(m.group(3), body)
+                or _returns_mixed_aggregate(m.group(1))
                 or _returns_pointer_aggregate(m.group(1))):
             found.add(name)
     found |= passed_bits & defined

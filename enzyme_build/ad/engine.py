@@ -490,12 +490,13 @@ class Engine:
             return False
         self._returns_shadow[key] = True
         from ..analysis.activity import analyze_activity
-        from ..analysis.types import float_views
+        from ..analysis.types import float_views, pointer_carriers
         act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
                                custom=self.custom, active_globals=set(self.active_globals),
                                views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
                                ret_needs_shadow=needed, global_users=self.global_users,
-                               shadow_outputs=self.shadow_outputs, slot_writes=self.writes_through)
+                               shadow_outputs=self.shadow_outputs, slot_writes=self.writes_through,
+                               pointer_words=pointer_carriers(fn, self.module))
         rets = [b.terminator.operands[0][1] for b in fn.blocks
                 if b.terminator.opcode == "ret" and b.terminator.operands]
         answer = any(act.has_shadow(v) for v in rets)

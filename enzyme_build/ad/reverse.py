@@ -174,7 +174,8 @@ class ReverseGenerator:
                                     active_globals=set(engine.active_globals), views=self.views,
                                     returns_shadow=engine.returns_shadow,
                                     ret_needs_shadow=sig.ret_shadow, global_users=engine.global_users,
-                                    shadow_outputs=engine.shadow_outputs, slot_writes=engine.writes_through)
+                                    shadow_outputs=engine.shadow_outputs, slot_writes=engine.writes_through,
+                                    pointer_words=self.pointer_carriers)
         self.counter = 0
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():

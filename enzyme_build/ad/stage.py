@@ -946,47 +946,84 @@ def integer_pointer_arithmetic(text: str) -> str:
     """`inttoptr` of integer arithmetic on one `ptrtoint ptr %p` (aligning a buffer by
     hand: `(double *)(((uintptr_t)raw + 63) & ~63)`) becomes a GEP of %p by the difference,
     the same address: the engine follows GEPs to the allocation (and its shadow), not
-    integers."""
-    if "inttoptr i64" not in text or "ptrtoint ptr" not in text:
+    integers. The same for arithmetic on one pointer loaded as an integer (`(node *)(p->link
+    & ~1)`: a tagged pointer; a pointer load of the same word is the base) and for a store
+    of such arithmetic (`p->link = (uintptr_t)q | 1`: the GEP is stored as a pointer). The
+    bits are the program's own either way; the engine then moves shadows with them."""
+    if "inttoptr i64" not in text and "ptrtoint ptr" not in text:
         return text
     return by_function(text, _integer_pointer_arithmetic_in)
 
 
+def _pointer_leaf(v: str, defs: dict[str, str]):
+    """The one pointer an integer is computed from by add/sub/and/or/xor with other
+    integers (a tag, a mask, an offset: anything else that is not a pointer's bits):
+    ('ptrtoint', its integer, the pointer) or ('load', the integer, the address it was
+    loaded from, for a word read back from memory); None when there is none or more than
+    one."""
+    leaves, work, seen = set(), [v], set()
+    while work and len(seen) < 64:
+        x = work.pop()
+        if x in seen or not x.startswith("%"):
+            continue
+        seen.add(x)
+        d = defs.get(x, "")
+        pi = _PTRTOINT_RE.match(d)
+        ar = _INT_ARITH_RE.match(d)
+        ld = _LOAD_I64_RE.match(d)
+        if pi:
+            leaves.add(("ptrtoint", pi.group(1), pi.group(2)))
+        elif ld:
+            if x == v and not leaves:
+                return None    # the value itself loaded: `stage.pointers_as_integers`' case
+            leaves.add(("load", ld.group(1), ld.group(2)))
+        elif ar:
+            work.extend([ar.group(3).strip(), ar.group(4).strip()])
+    if len(leaves) != 1 or work:
+        return None
+    return next(iter(leaves))
+
+
 def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
-    if not any("inttoptr i64" in l for l in body):
+    if not any("inttoptr i64" in l for l in body) and not any(" or i64 " in l or " and i64 " in l or " add i64 " in l
+                                                                 for l in body):
         return body
     defs = {}
     for i, line in enumerate(body):
         m = re.match(r'^  ' + _V + r' = ', line)
         if m:
             defs[m.group(1)] = line
+    loaded: dict[str, str] = {}      # an i64 load -> the pointer load beside it
     out = []
     for line in body:
         m = _INTTOPTR_RE.match(line)
-        if m:
-            leaves, ok, work, seen = set(), True, [m.group(2)], set()
-            while work and ok and len(seen) < 64:
-                v = work.pop()
-                if v in seen or not v.startswith("%"):
-                    continue
-                seen.add(v)
-                d = defs.get(v, "")
-                pi = _PTRTOINT_RE.match(d)
-                ar = _INT_ARITH_RE.match(d)
-                if pi:
-                    leaves.add((pi.group(1), pi.group(2)))
-                elif ar:
-                    work.extend([ar.group(3).strip(), ar.group(4).strip()])
-                else:
-                    ok = False        # a loaded or computed integer: not derived from one pointer
-            if ok and len(leaves) == 1:
-                (as_int, base), = leaves
-                q = m.group(1)
-                off = q[:-1] + '.intoff"' if q.endswith('"') else q + ".intoff"
-                out.append(f"  {off} = sub i64 {m.group(2)}, {as_int}")
-                out.append(f"  {q} = getelementptr i8, ptr {base}, i64 {off}")
-                continue
-        out.append(line)
+        st = _STORE_I64_RE.match(line) if m is None else None
+        value = m.group(2) if m else (st.group(1) if st and _INT_ARITH_RE.match(defs.get(st.group(1), "")) else None)
+        leaf = _pointer_leaf(value, defs) if value else None
+        if leaf is None:
+            out.append(line)
+            continue
+        kind, as_int, base = leaf
+        if kind == "load":
+            if as_int not in loaded:
+                loaded[as_int] = _sub(as_int, "asptr")
+            base = loaded[as_int]
+        name = m.group(1) if m else _sub(value, "asptr")
+        off = _sub(name, "intoff")
+        out.append(f"  {off} = sub i64 {value}, {as_int}")
+        out.append(f"  {name} = getelementptr i8, ptr {base}, i64 {off}")
+        if st:
+            out.append(f"  store ptr {name}, ptr {st.group(2)}{st.group(3) or ''}")
+    if loaded:
+        # the pointer loads, right after the integer loads they mirror
+        final = []
+        for line in out:
+            final.append(line)
+            mm = re.match(r'^  ' + _V + r' = load i64, ptr ', line)
+            if mm and mm.group(1) in loaded:
+                ld = _LOAD_I64_RE.match(line)
+                final.append(f"  {loaded[mm.group(1)]} = load ptr, ptr {ld.group(2)}{ld.group(3) or ''}")
+        out = final
     return out
 
 

@@ -139,7 +139,8 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                      active_globals: set[str] = frozenset(),
                      views: dict[str, str] | None = None,
                      returns_shadow=None, ret_needs_shadow: bool = False,
-                     global_users=frozenset(), shadow_outputs=None, slot_writes=None) -> Activity:
+                     global_users=frozenset(), shadow_outputs=None, slot_writes=None,
+                     pointer_words=frozenset()) -> Activity:
     """arg_activity[i] in {'out', 'dup', 'dupnoneed', 'const'} for fn.params[i].
 
     `defined` are functions with bodies (differentiated interprocedurally), `custom` those
@@ -149,7 +150,9 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
     parameter: an active call of one gives shadows only to the pointers marked 'o' (those
     it writes derivative-carrying data through), not to the memory it only reads.
     `slot_writes(callee, k)`: whether the module's function `callee` may write through its
-    k-th parameter (`constant_pointer_slot`)."""
+    k-th parameter (`constant_pointer_slot`). `pointer_words`: the `i64` loads that only copy
+    words holding pointers (`types.pointer_carriers`): stored into shadowed memory, they give
+    the memory they were read from a shadow."""
     shadow_outputs = shadow_outputs or {}
     act = Activity()
     views = views or {}
@@ -291,16 +294,18 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
     def any_shadowed(ptr: str) -> bool:
         return ptr in act.shadowed or any(r in act.shadowed for r in roots_of(ptr))
 
-    users = fn.users()
-
     def word_copy_source(v: str) -> str | None:
-        """The address an `i64` load whose value is only stored again reads from."""
-        d = fn.defs.get(v) if is_local(v) else None
-        if d is None or d.opcode != "load" or d.type != "i64" or v in views:
+        """The address a pointer-carrying `i64` load (only stored again) reads from, when
+        that is heap memory (a container's storage). Not a stack object: the engine's own
+        tapes and side tables are `{ptr, i64, i64}` allocas copied as words when derivative
+        code is differentiated again, and a shadow for them is a shadow for tape memory."""
+        d = fn.defs.get(v) if v in pointer_words else None
+        if d is None or d.opcode != "load":
             return None
-        if all(u.opcode == "store" and u.operands[0][1] == v for u in users.get(v, [])):
-            return d.operands[0][1]
-        return None
+        src = d.operands[0][1]
+        if any((r_inst := fn.defs.get(r)) is not None and r_inst.opcode == "alloca" for r in roots_of(src)):
+            return None
+        return src
 
     insts = list(fn.instructions())
     changed = True

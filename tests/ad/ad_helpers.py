@@ -179,6 +179,16 @@ LEVELS = {"O0": (["-O0"], {}), "O2": (["-O2"], {}),
           "adbefore": (["-O2"], {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})}
 
 
+def level_params(names, known_wrong: dict[tuple[str, str], str]) -> list:
+    """(level, name) pairs over LEVELS for `@pytest.mark.parametrize("level,name", ...)`; the
+    pairs in `known_wrong` (mapped to the reason) are strict xfails: still wrong, and a fix
+    must remove them from the table."""
+    import pytest
+    return [pytest.param(level, name, marks=pytest.mark.xfail(strict=True, reason=known_wrong[(name, level)]))
+            if (name, level) in known_wrong else (level, name)
+            for name in sorted(names) for level in sorted(LEVELS)]
+
+
 def built_and_run(workdir, text: str, flags=("-O2",), env=None, *, cxx: bool = False, extra=()):
     """Build `text` with the enzyme-build CLI (the build must succeed) and run it; returns the
     run's CompletedProcess (stdout and stderr as text)."""

@@ -15,7 +15,7 @@ before optimization).
 from __future__ import annotations
 
 import pytest
-from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows, right_or_refused
+from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows, level_params, right_or_refused
 
 PROGRAMS = {
     # an array of tagged numbers reversed by struct assignment, read by a helper
@@ -85,14 +85,11 @@ double f(const double *x) {
 # x86-64 passes the 16-byte cell as two i64 registers; the double inside the union crosses
 # them as integer bits that no float operation shows (ad/boundaries.py only finds bits made
 # by a bitcast or packed into a vector), so both gradients are 0.
-KNOWN_WRONG = {("stack_machine", "adbefore")}
+KNOWN_WRONG = {("stack_machine", "adbefore"): "union passed by value in integer registers between functions "
+                                             "kept apart"}
 
 
-@pytest.mark.parametrize("level,name", [
-    pytest.param(level, name, marks=pytest.mark.xfail(strict=True, reason="union passed by value in integer "
-                                                      "registers between functions kept apart"))
-    if (name, level) in KNOWN_WRONG else (level, name)
-    for name in sorted(PROGRAMS) for level in sorted(LEVELS)])
+@pytest.mark.parametrize("level,name", level_params(PROGRAMS, KNOWN_WRONG))
 def test_tagged_unions(tmp_path, name, level):
     flags, env = LEVELS[level]
     check_fd_rows(fd_rows(tmp_path, FD_HEAD + PROGRAMS[name] + fd_main(4), flags, env), 4, agree=1e-9)

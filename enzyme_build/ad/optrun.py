@@ -59,6 +59,9 @@ def let_in(text: str) -> str:
             line = re.sub(r'\boptnone ', "", line)
             if not keep_noinline:
                 line = re.sub(r'\bnoinline ', "", line)
+            # a function that had no attributes of its own leaves its group empty, which
+            # LLVM's parser rejects: a neutral string attribute keeps the group valid
+            line = re.sub(r'= \{\s*\}$', '= { "enzyme-build-let-in" }', line)
         out.append(line)
     return "\n".join(out)
 

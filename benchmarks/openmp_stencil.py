@@ -25,7 +25,6 @@ table). Writes the table and benchmarks/results/openmp_stencil.svg.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys

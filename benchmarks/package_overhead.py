@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import timeit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir.model import LOCAL as _V, _DEFINE_RE
+from ..ir.model import LOCAL as _V, DEFINE_RE
 
 _FP_VECTOR = re.compile(r'<\s*\d+\s+x\s+(?:double|float|half)\s*>')
 # float bits placed into a wider integer, and taken back out of one
@@ -59,7 +59,7 @@ def _functions(text: str):
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        m = _DEFINE_RE.match(lines[i]) if lines[i].startswith("define ") else None
+        m = DEFINE_RE.match(lines[i]) if lines[i].startswith("define ") else None
         if not m:
             i += 1
             continue
@@ -129,8 +129,8 @@ def _returns_mixed_aggregate(prefix: str) -> bool:
     """The return type (in the define line before the name) is a struct mixing floats and
     integers: `{ double, i64 }` for a `struct {double d; long k;}` returned in two registers."""
     from ..analysis.types import mixed_float_aggregate
-    from ..ir.model import _return_type
-    return mixed_float_aggregate(_return_type(prefix))
+    from ..ir.model import header_return_type
+    return mixed_float_aggregate(header_return_type(prefix))
 
 
 def _returns_pointer_aggregate(prefix: str) -> bool:
@@ -138,8 +138,8 @@ def _returns_pointer_aggregate(prefix: str) -> bool:
     `struct {double *p; long n;}` (a span, a pair of iterators) returned in two registers.
     The engine gives a returned pointer a shadow only when it is the whole result, so a
     pointer inside the aggregate would reach the caller without one."""
-    from ..ir.model import _return_type
-    ty = _return_type(prefix)
+    from ..ir.model import header_return_type
+    ty = header_return_type(prefix)
     return ty.startswith(("{", "[", "<{")) and re.search(r'(?<![\w.])ptr\b', ty) is not None
 
 
@@ -193,7 +193,7 @@ def coerced_float_functions(text: str, exclude=frozenset()) -> set[str]:
         if name[1:].strip('"') in exclude:
             continue
         defined.add(name)
-        m = _DEFINE_RE.match(lines[at])
+        m = DEFINE_RE.match(lines[at])
         if (_FP_VECTOR.search(m.group(1)) or _FP_VECTOR.search(m.group(3)) or _packs_floats(body)
                 or _integer_float_params(m.group(3), body) or _integer_pointer_params(m.group(3), body)
                 or _returns_mixed_aggregate(m.group(1))

@@ -23,8 +23,7 @@ from ..custom.registry import Registry
 from ..errors import EnzymeBuildError
 from ..ir.model import (NAME, is_float_type, is_local, make_name, parse_module, source_location, split_top, strip_name,
                         take_type)
-from ..ir.model import _parse_metadata_attachments as split_metadata_attachments
-from ..ir.model import _return_type as return_type_of
+from ..ir.model import header_return_type, split_metadata_attachments
 from .abi import marker_kind
 
 UNKNOWN_CALLEE = "@__enzyme_build_unknown_callee"
@@ -155,7 +154,7 @@ def _signature_of_declaration(line: str) -> tuple[str, tuple[str, ...]] | None:
         if part.strip() == "...":
             return None
         params.append(take_type(part)[0])
-    return return_type_of(m.group(1)), tuple(params)
+    return header_return_type(m.group(1)), tuple(params)
 
 
 def _address_taken(module, registry: Registry) -> dict[tuple[str, tuple[str, ...]], list[str]]:

@@ -315,7 +315,7 @@ def _protect_registrations(text: str, registry) -> str:
     nor use attributes inferred from their bodies (a `returned` argument, `readnone`…) to
     make the call disappear. `_restore_opaque_calls` undoes it before the engine runs.
     """
-    from ..ir.model import _DEFINE_RE, _parse_params, _return_type, make_name
+    from ..ir.model import DEFINE_RE, parse_params, header_return_type, make_name
     keep_visible = set()
     for rule in registry.rules.values():
         keep_visible.update(n for n in (rule.augment, rule.gradient, rule.forward) if n)
@@ -324,7 +324,7 @@ def _protect_registrations(text: str, registry) -> str:
     defined = set()
     for line in text.split("\n"):
         if line.startswith("define "):
-            m = _DEFINE_RE.match(line)
+            m = DEFINE_RE.match(line)
             if m:
                 defined.add(m.group(2)[1:].strip('"'))
     opaque &= defined   # declared-only functions are opaque to the optimizer anyway
@@ -334,13 +334,13 @@ def _protect_registrations(text: str, registry) -> str:
                          + r')\(') if names else None
     for line in text.split("\n"):
         if line.startswith("define "):
-            m = _DEFINE_RE.match(line)
+            m = DEFINE_RE.match(line)
             raw = m.group(2) if m else None
             if raw and raw[1:].strip('"') in keep_visible:
                 line = re.sub(r'^define (internal |private )', "define ", line)
             if raw in names:
-                params = ", ".join(p.type for p in _parse_params(m.group(3)))
-                decls.append(f"declare {_return_type(m.group(1))} {make_name('@', names[raw] + OPAQUE_SUFFIX)}({params})")
+                params = ", ".join(p.type for p in parse_params(m.group(3)))
+                decls.append(f"declare {header_return_type(m.group(1))} {make_name('@', names[raw] + OPAQUE_SUFFIX)}({params})")
         elif call_re is not None and " call " in line:
             line = call_re.sub(lambda mm: mm.group(1) + make_name("@", names[mm.group(2)] + OPAQUE_SUFFIX) + "(", line)
         out.append(line)
@@ -893,23 +893,6 @@ def _pointers_as_integers_in(body: list[str]) -> list[str]:
             uses[n] = uses.get(n, 0) + 1
     body = list(body)
     drop: set[int] = set()
-    # an integer load converted back to a pointer more than once (LLVM sinks a copy of the
-    # conversion into each successor): a pointer load beside it, each conversion a view of it
-    conversions: dict[str, list[int]] = {}
-    for i, line in enumerate(body):
-        m = _INTTOPTR_RE.match(line)
-        if m and m.group(2) in defs and _LOAD_I64_RE.match(body[defs[m.group(2)]]) and defs[m.group(2)] < i:
-            conversions.setdefault(m.group(2), []).append(i)
-    added: dict[int, str] = {}
-    for v, at in conversions.items():
-        if len(at) < 2:
-            continue
-        j = defs[v]
-        ld = _LOAD_I64_RE.match(body[j])
-        p = _sub(v, "asptr")
-        added[j] = f"  {p} = load ptr, ptr {ld.group(2)}{ld.group(3) or ''}"
-        for i in at:
-            body[i] = f"  {_INTTOPTR_RE.match(body[i]).group(1)} = getelementptr i8, ptr {p}, i64 0"
     for i, line in enumerate(body):
         m = _INTTOPTR_RE.match(line)
         if m and uses.get(m.group(2)) == 1 and m.group(2) in defs:
@@ -930,13 +913,7 @@ def _pointers_as_integers_in(body: list[str]) -> list[str]:
             if pi:
                 body[i] = f"  store ptr {pi.group(2)}, ptr {st.group(2)}{st.group(3) or ''}"
                 drop.add(j)
-    out = []
-    for k, line in enumerate(body):
-        if k not in drop:
-            out.append(line)
-        if k in added:
-            out.append(added[k])
-    return out
+    return [line for k, line in enumerate(body) if k not in drop]
 
 
 _INT_ARITH_RE = re.compile(r'^  ' + _V + r' = (add|sub|and|or|xor)(?: nuw| nsw| disjoint)* i64 ([^,]+), (.+?)$')
@@ -974,8 +951,6 @@ def _pointer_leaf(v: str, defs: dict[str, str]):
         if pi:
             leaves.add(("ptrtoint", pi.group(1), pi.group(2)))
         elif ld:
-            if x == v and not leaves:
-                return None    # the value itself loaded: `stage.pointers_as_integers`' case
             leaves.add(("load", ld.group(1), ld.group(2)))
         elif ar:
             work.extend([ar.group(3).strip(), ar.group(4).strip()])
@@ -1009,8 +984,13 @@ def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
                 loaded[as_int] = _sub(as_int, "asptr")
             base = loaded[as_int]
         name = m.group(1) if m else _sub(value, "asptr")
-        off = _sub(name, "intoff")
-        out.append(f"  {off} = sub i64 {value}, {as_int}")
+        if value == as_int:
+            # the loaded word itself, converted more than once (LLVM sinks a copy of the
+            # conversion into each successor; `pointers_as_integers` took the single ones)
+            off = "0"
+        else:
+            off = _sub(name, "intoff")
+            out.append(f"  {off} = sub i64 {value}, {as_int}")
         out.append(f"  {name} = getelementptr i8, ptr {base}, i64 {off}")
         if st:
             out.append(f"  store ptr {name}, ptr {st.group(2)}{st.group(3) or ''}")

@@ -89,13 +89,21 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
     tagged = _tbaa_struct_kinds(module, inst.metadata.get("!tbaa.struct"))
     kinds = set(tagged) - {None}
     n = inst.operands[2][1] if len(inst.operands) > 2 and pointers is None else ""
+    exact: set[str] | None = None     # the memory type analysis at exactly the copied bytes
+
+    def at_copied_bytes() -> set[str]:
+        nonlocal exact
+        if exact is None:
+            exact = range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n))
+        return exact
+
     if (not kinds or None in tagged) and n.isdigit():
         # a constant-length copy: the memory type analysis at exactly the copied bytes
         # (an evaluator's 16-byte dimensions inside a struct that also holds doubles and
         # pointers copy only integers); also when some fields are tagged only as `char`
         # (a union member, `struct {int tag; union {double d; long i;} u;}`: the tag alone
         # said "int", and the double's adjoint was not moved)
-        kinds |= range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n))
+        kinds |= at_copied_bytes()
     if not kinds:
         kinds = _kinds_through_roots(gen, pointers or [inst.operands[0][1], inst.operands[1][1]])
     if not kinds:
@@ -105,11 +113,10 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
     if not kinds:
         # the memory type analysis: accesses at the copied offsets (every offset of a
         # realloc'd block), across copies, calls and pointers kept in memory
-        n = inst.operands[2][1] if len(inst.operands) > 2 and pointers is None else ""
         kinds = range_kinds(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]],
                             int(n) if n.isdigit() else None)
     if n.isdigit() and "int" in kinds and "pointer" not in kinds and kinds & {"double", "float"} \
-            and "pointer" in range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n)):
+            and "pointer" in at_copied_bytes():
         # an integer field that holds a pointer (`uintptr_t at` beside `double w`, tagged
         # `long`): its shadow must move with it, it is not an integer to drop
         kinds.add("pointer")
@@ -643,9 +650,16 @@ def _union_copy_unknown(gen, inst) -> bool:
     n = inst.operands[2][1] if len(inst.operands) > 2 else ""
     if not n.isdigit() or not any(_union_type_at(gen, inst.operands[k][1]) for k in (0, 1)):
         return False
+    return not _copied_words(gen, inst, int(n))
+
+
+def _copied_words(gen, inst, n: int) -> list[str] | None:
+    """The kind of each 8-byte word an `n`-byte copy moves (`memtypes.range_words`): what its
+    source holds, where it goes only when that is unknown (the destination may be an element
+    of a container whose places the analysis merges); None when some word is unknown."""
     module = gen.engine.module
-    return not (range_words(module, gen.fn, [inst.operands[1][1]], int(n))
-                or range_words(module, gen.fn, [inst.operands[0][1]], int(n)))
+    return range_words(module, gen.fn, [inst.operands[1][1]], n) or \
+        range_words(module, gen.fn, [inst.operands[0][1]], n)
 
 
 def _word_record(gen, inst, with_pointers: bool) -> str | None:
@@ -657,12 +671,8 @@ def _word_record(gen, inst, with_pointers: bool) -> str | None:
     n = inst.operands[2][1] if len(inst.operands) > 2 else ""
     if not n.isdigit():
         return None
-    # what a copy moves is what its source holds; where it goes only when that is unknown
-    # (the destination may be an element of a container whose places the analysis merges)
     module = gen.engine.module
     tagged = _tbaa_struct_words(module, inst.metadata.get("!tbaa.struct"), int(n))
-    found = range_words(module, gen.fn, [inst.operands[1][1]], int(n)) or \
-        range_words(module, gen.fn, [inst.operands[0][1]], int(n))
     if tagged:
         # a word tagged as an integer that the program fills with a pointer (`uintptr_t`):
         # a pointer, whose shadow moves with it
@@ -670,7 +680,7 @@ def _word_record(gen, inst, with_pointers: bool) -> str | None:
         words = ["pointer" if t == "int" and "pointer" in k and not k & {"double", "float"} else t
                  for t, k in zip(tagged, held)]
     else:
-        words = found
+        words = _copied_words(gen, inst, int(n))
     if not words or "double" not in words or len(set(words)) < 2 or ("pointer" in words and not with_pointers):
         return None
     return "{ " + ", ".join(_WORD_TYPES[w] for w in words) + " }"

@@ -437,7 +437,9 @@ def _strip_comment(line: str) -> str:
 _METADATA_ATTACHMENT = re.compile(r',\s*(![-a-zA-Z._0-9]+)\s+(![0-9]+|!\{[^}]*\}|distinct\s+![0-9]+)\s*$')
 
 
-def _parse_metadata_attachments(text: str) -> tuple[str, Mapping[str, str]]:
+def split_metadata_attachments(text: str) -> tuple[str, Mapping[str, str]]:
+    """An instruction's text without its trailing metadata attachments, and those
+    attachments (name -> node)."""
     md = {}
     # attachments come at the very end: ', !tbaa !5, !dbg !12'
     while True:
@@ -504,7 +506,7 @@ def _parse_call(inst: Instruction, body: str) -> None:
 
 def parse_instruction(text: str) -> Instruction:
     source = _strip_comment(text) if "\n" not in text else " ".join(text.split())
-    body, md = _parse_metadata_attachments(source)
+    body, md = split_metadata_attachments(source)
     result = None
     m = _RESULT_RE.match(body)
     if m:
@@ -636,10 +638,10 @@ def _element_type(ty: str, indices: list[int]) -> str:
     return ty
 
 
-_DEFINE_RE = re.compile(r'^define\s+(.*?)(' + NAME + r')\((.*)\)(.*)\{\s*$')
+DEFINE_RE = re.compile(r'^define\s+(.*?)(' + NAME + r')\((.*)\)(.*)\{\s*$')
 
 
-def _parse_params(text: str) -> list[Param]:
+def parse_params(text: str) -> list[Param]:
     params = []
     for part in split_top(text):
         if part == "...":
@@ -653,12 +655,12 @@ def _parse_params(text: str) -> list[Param]:
 
 def parse_function(lines: list[str], start: int) -> tuple[Function, int]:
     header = lines[start]
-    m = _DEFINE_RE.match(header)
+    m = DEFINE_RE.match(header)
     if not m:
         raise InternalError(f"cannot parse function header: {header}")
     prefix, name, params_text, tail = m.groups()
-    ret_type = _return_type(prefix)   # the last word that is a type (attributes precede it)
-    fn = Function(name=strip_name(name), return_type=ret_type, params=_parse_params(params_text),
+    ret_type = header_return_type(prefix)   # the last word that is a type (attributes precede it)
+    fn = Function(name=strip_name(name), return_type=ret_type, params=parse_params(params_text),
                   header=header, first_line=start)
     dm = re.search(r'!dbg\s+(![0-9]+)', tail)
     fn.dbg = dm.group(1) if dm else None
@@ -754,7 +756,9 @@ def _drop_unreachable_blocks(fn: Function) -> None:
                 inst.text = f"  {inst.result} = phi {inst.type} {entries}"
 
 
-def _return_type(prefix: str) -> str:
+def header_return_type(prefix: str) -> str:
+    """The return type in a `define`/`declare` header's text before the function's name
+    (linkage, visibility and return attributes skipped)."""
     words = split_top(prefix.strip(), " ")
     skip = {"internal", "private", "dso_local", "external", "linkonce_odr", "weak_odr", "weak",
             "linkonce", "available_externally", "hidden", "protected", "default", "local_unnamed_addr",
@@ -789,7 +793,7 @@ def header_signature(line: str) -> tuple[str, str, list[str]] | None:
                 close = i
                 break
     head = line[:m.start()].split(None, 1)
-    return (m.group(0)[1:-1], _return_type(head[1] if len(head) > 1 else ""),
+    return (m.group(0)[1:-1], header_return_type(head[1] if len(head) > 1 else ""),
             split_top(line[m.end():close]))
 
 
@@ -874,7 +878,7 @@ def parse_module(text: str) -> Module:
     while i < len(lines):
         line = lines[i]
         if line.startswith("define "):
-            m = _DEFINE_RE.match(line)
+            m = DEFINE_RE.match(line)
             if not m:
                 raise InternalError(f"cannot parse function header: {line}")
             starts[strip_name(m.group(2))] = i

@@ -253,6 +253,21 @@ def right_or_refused(workdir, text: str, flags=("-O2",), env=None, *, fd_tol: fl
     return r.stderr
 
 
+def check_gradients(workdir, text: str, flags=("-O2",), env=None, *, cxx: bool = False, n: int = 4,
+                    may_refuse: str | tuple[str, ...] | None = None, agree: float = 1e-10,
+                    fd_tol: float = 1e-5) -> None:
+    """Build and run `text` (an fd_main program, or a CXX_FD_MAIN one with `cxx`). Without
+    `may_refuse`, reverse, forward and central differences must agree on all `n` inputs
+    (`check_fd_rows`). With it, a clean refusal whose message names one of `may_refuse` is
+    accepted too (`right_or_refused`): a build that succeeds must still be right."""
+    if may_refuse is None:
+        check_fd_rows(fd_rows(workdir, text, flags, env, cxx=cxx), n, agree=agree, fd_tol=fd_tol)
+        return
+    stderr = right_or_refused(workdir, text, flags, env, cxx=cxx, fd_tol=fd_tol)
+    words = (may_refuse,) if isinstance(may_refuse, str) else may_refuse
+    assert stderr is None or any(w in stderr for w in words), stderr
+
+
 def cache_plan(workdir, text: str, head: str = "cache plan of @diffe_f (combined mode)", *,
                cxx: bool = False) -> str:
     """Build `text` (an fd_main program, or a CXX_FD_MAIN one with `cxx`) at -O2 keeping its

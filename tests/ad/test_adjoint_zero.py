@@ -7,7 +7,7 @@ import re
 from enzyme_build import llvm
 
 from ad_helpers import function_body  # noqa: E402
-from test_cache_shapes import DECLS, differentiate  # noqa: E402
+from test_cache_shapes import differentiate  # noqa: E402
 
 
 SUMSQ = """

@@ -6,7 +6,6 @@ branches, reverse and forward, split pieces and combined gradients, checked agai
 differences; after the post-AD pipeline the steps' derivatives are still separate functions."""
 from __future__ import annotations
 
-import os
 import re
 
 import pytest

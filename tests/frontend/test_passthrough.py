@@ -1,7 +1,6 @@
 """Invocations the wrapper hands to clang untouched: same output, same exit code."""
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest

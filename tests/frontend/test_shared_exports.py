@@ -6,7 +6,6 @@ hides. A helper hidden that way is internalized (here: inlined and gone from the
 and the library still gives the right gradient when a program loads it."""
 from __future__ import annotations
 
-import subprocess
 
 import pytest
 

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 
-import pytest
 
 from test_failure_handling import ENZYME_BUILD
 

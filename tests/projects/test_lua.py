@@ -1,7 +1,6 @@
 """Lua 5.4 (Debian's lua5.4 source package) built with `make CC="enzyme-build cc"`, then run."""
 from __future__ import annotations
 
-import os
 import shutil
 import textwrap
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
 
 
 def _fails_cleanly(proc, out_path):

@@ -335,6 +335,7 @@ class CachePlanner:
         self._parents: dict[int, object] = {}   # loop -> the innermost loop around it (_parent_loop)
         self._mask_args: dict[int, list[str]] = {}   # cache-mask rule call -> its two masks
         self.deferred_frees: dict[int, Instruction] = {}   # frees run after the reverse sweep
+        self._null_roots: set[str] | None = None   # _no_memory
         self._invariants: dict[str, set[str]] = {}   # top-level loop header -> iteration invariants
         self.reverse_local: dict[str, str] = self.reverse_local_allocas()  # pointer -> its alloca
         self.undone_stores: dict[int, str] = self.undoable_stores()   # store -> saved old value
@@ -446,22 +447,39 @@ class CachePlanner:
         return self.rev_names[key]
 
     def _hoisted(self, value: str, block: str) -> str | None:
-        """A value from outside the innermost loop of `block` (invariant in it) is kept once
-        per execution of the loop, not per iteration: the reverse sweep stores it into a slot
-        when it enters the loop's reverse through an exit edge, and reads the slot inside."""
+        """A value invariant in the innermost loop of `block` is kept once per execution of
+        the loop, not per iteration: the reverse sweep stores it into a slot when it enters
+        the loop's reverse through an exit edge, and reads the slot inside. Invariant: from
+        outside the loop, or computed inside it the same in every iteration
+        (`_invariant_inside`)."""
         if not self.hoist_enabled:
             return None
         loop = self.cfg.loop_of.get(block)
         home = self.sweep.def_block(value)
         # natural loops only (irreducible cycles have no single entry to hoist to)
-        if loop is None or home is None or home in loop.blocks or not loop.exits \
-                or not self.cfg.is_natural(loop):
+        if loop is None or home is None or not loop.exits or not self.cfg.is_natural(loop):
+            return None
+        if home in loop.blocks and not self._invariant_inside(value, home, loop):
             return None
         key = (loop.header, value)
         if key not in self.hoists:
             self.hoists[key] = make_name("%", value, "inv", loop.header)
         return self.ir(self.recompute_lines.setdefault(block, [])).load(
             self.types.get(value, "ptr"), self.hoists[key], align=8, hint="inv")
+
+    def _invariant_inside(self, value: str, home: str, loop) -> bool:
+        """Whether `value`, computed in `loop` itself (not in a loop inside it), is the same
+        in every iteration of one execution of the loop and computed before every exit: a load
+        through an address the loop does not change from memory the loop does not write
+        (`x[i]` read in `for (j...) out[j] += l[k++] * x[i]`, where the optimizer could not
+        hoist it past the stores to `out`), or arithmetic on such values. Its value on leaving
+        the loop is then its value in each iteration, and one copy per execution of the loop
+        serves them all."""
+        if self.cfg.loop_of.get(home) is not loop:
+            return False
+        exiting = [p for e in loop.exits for p in self.cfg.preds[e] if p in loop.blocks]
+        return bool(exiting) and all(self.cfg.dominates(home, p) for p in exiting) \
+            and value in self._iteration_invariants(loop)
 
     def fill_exit_edges(self) -> None:
         """Write the loop-invariant slots on every exit edge (markers left by the reverse
@@ -860,15 +878,11 @@ class CachePlanner:
         # a null root is no memory (a std::vector's data before it allocates)
         roots = pointer_roots(self.fn, load.operands[0][1]) - {"null"}
         heap = {r for r in self._local_allocations()
-                if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
-        # combined mode follows heap blocks through phis and selects (a std::vector's data is
-        # `phi [null, new]`); a reverse piece names the pointer of a deferred free as the reverse
-        # of the entry block sees it (`_deferred_free_pointers`), which a pointer merged after
-        # it (buffers swapped in a loop) is not, so there a merge still counts as a capture
-        if self.split:
-            captured = roots & self._captured_allocations()
-        else:
-            captured = (roots & heap) - self._private_allocations() | (roots - heap) & self._captured_allocations()
+                if (d := self.fn.defs.get(r)) is not None and d.opcode in ("call", "invoke")}
+        # heap blocks are followed through phis and selects (a std::vector's data is
+        # `phi [null, new]`, buffers swapped in a loop); a reverse piece names the pointer of a
+        # deferred free as the reverse of the free's own block sees it (`_deferred_free_pointers`)
+        captured = (roots & heap) - self._private_allocations() | (roots - heap) & self._captured_allocations()
         if not roots or not roots <= heap | self._stack_arrays() or captured:
             return False
         after = self._reachable_after(load)
@@ -1006,7 +1020,7 @@ class CachePlanner:
 
     def _local_allocations(self) -> set[str]:
         if self._locals is None:
-            self._locals = {i.result for i in self.fn.of_opcode("alloca", "call")
+            self._locals = {i.result for i in self.fn.of_opcode("alloca", "call", "invoke")
                             if i.result and (i.opcode == "alloca" or i.callee in ALLOCATORS)}
         return self._locals
 
@@ -1169,26 +1183,8 @@ class CachePlanner:
         callee that does not capture it (`_captured_allocations`, which also follows phis)."""
         if self._private is None:
             heap = {r for r in self._local_allocations()
-                    if (d := self.fn.defs.get(r)) is not None and d.opcode == "call"}
-            derived: dict[str, set[str]] = {r: {r} for r in heap}
-            grew = True
-            while grew:
-                grew = False
-                for inst in self.fn.instructions():
-                    if not inst.result or inst.opcode not in ("getelementptr", "bitcast", "phi", "select"):
-                        continue
-                    sources = [v for v, _ in inst.incoming] if inst.opcode == "phi" else \
-                        [inst.operands[1][1], inst.operands[2][1]] if inst.opcode == "select" else [inst.operands[0][1]]
-                    roots = set().union(*(derived.get(v, set()) for v in sources))
-                    if roots - derived.get(inst.result, set()):
-                        derived[inst.result] = derived.get(inst.result, set()) | roots
-                        grew = True
-            captured: set[str] = set()
-            for inst in self.fn.instructions():
-                for v in inst.values():
-                    if v in derived and self._use_captures(inst, v, through_merges=True):
-                        captured |= derived[v]
-            self._private = heap - captured
+                    if (d := self.fn.defs.get(r)) is not None and d.opcode in ("call", "invoke")}
+            self._private = heap - self._captured_allocations()
         return self._private
 
     def _parent_loop(self, loop):
@@ -2078,8 +2074,18 @@ class CachePlanner:
         return self._invariants[loop.header]
 
     def _unwritten(self, addr: str, written: set[str]) -> bool:
-        roots = pointer_roots(self.fn, addr)
-        return bool(roots) and all(self._distinct(r, w) for r in roots for w in written)
+        """Whether nothing written through the roots `written` may be memory `addr` reads. A
+        pointer based on `null` reaches no memory (LLVM's rule in address space 0, unless the
+        function says `null_pointer_is_valid`): a std::vector's storage is `new`'d or null
+        when empty, and its null root is no memory the two vectors could share."""
+        roots = pointer_roots(self.fn, addr) - self._no_memory()
+        return bool(roots) and all(self._distinct(r, w) for r in roots for w in written - self._no_memory())
+
+    def _no_memory(self) -> set[str]:
+        if self._null_roots is None:
+            valid = "null_pointer_is_valid" in function_attributes(self.engine.module, self.fn)
+            self._null_roots = set() if valid else {"null"}
+        return self._null_roots
 
     def _constant_global(self, name: str) -> bool:
         line = self.engine.module.globals.get(name[1:].strip('"')) if name.startswith("@") else None
@@ -2107,16 +2113,35 @@ class CachePlanner:
     def _captured_allocations(self) -> set[str]:
         """Allocations some pointer to which goes anywhere but into loads, stores (as the
         address), GEPs, compares, frees, memory intrinsics and derived callees that do not
-        capture it."""
+        capture it. Pointers merged by phis and selects (a std::vector's storage or null, two
+        buffers swapped every step) are followed: their uses count for every allocation they
+        may be, and `pointer_roots` looks through the same merges to name an access's roots."""
         if self._captured is None:
-            local = {r: r for r in self._local_allocations()}
-            derived = derived_pointers(self.fn, local)
+            derived = self._derived_roots(self._local_allocations())
             self._captured = set()
             for inst in self.fn.instructions():
                 for v in inst.values():
-                    if v in derived and self._use_captures(inst, v):
-                        self._captured.add(derived[v])
+                    if v in derived and self._use_captures(inst, v, through_merges=True):
+                        self._captured |= derived[v]
         return self._captured
+
+    def _derived_roots(self, roots: set[str]) -> dict[str, set[str]]:
+        """Each pointer derived from `roots` by GEPs, casts, phis and selects -> the roots it
+        may be derived from."""
+        derived: dict[str, set[str]] = {r: {r} for r in roots}
+        grew = True
+        while grew:
+            grew = False
+            for inst in self.fn.instructions():
+                if not inst.result or inst.opcode not in ("getelementptr", "bitcast", "phi", "select"):
+                    continue
+                sources = [v for v, _ in inst.incoming] if inst.opcode == "phi" else \
+                    [inst.operands[1][1], inst.operands[2][1]] if inst.opcode == "select" else [inst.operands[0][1]]
+                found = set().union(*(derived.get(v, set()) for v in sources))
+                if found - derived.get(inst.result, set()):
+                    derived[inst.result] = derived.get(inst.result, set()) | found
+                    grew = True
+        return derived
 
     def _use_captures(self, inst, v: str, *, through_merges: bool = False) -> bool:
         """Whether the use of the pointer `v` in `inst` may let it escape: any use but a load

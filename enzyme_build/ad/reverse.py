@@ -491,14 +491,20 @@ class ReverseGenerator:
         self.freed_pointers = freed
         return self._assemble()
 
-    def _deferred_free_pointers(self) -> dict[int, str]:
-        """The pointer each deferred free releases, as the end of the reverse sweep names it.
-        A combined function frees the forward value itself; a reverse piece fetches it in the
-        reverse of the entry block (which alone leads to the exit), so the frame record keeps
-        it from the augmented piece."""
-        entry = self.fn.blocks[0].label
-        released = {key: released_pointer(inst) for key, inst in self.cache.deferred_frees.items()}
-        return {key: self.cache.fetch(p, entry) if self.split else p for key, p in released.items()}
+    def _deferred_free_pointers(self) -> dict[int, dict[str, str]]:
+        """The operands of each deferred free as the end of the reverse sweep names them
+        (forward value -> name). A combined function uses the forward values themselves; a
+        reverse piece fetches them in the reverse of the free's own block, so the frame record
+        keeps them from the augmented piece: the pointer, which may be merged after the entry
+        block (buffers swapped in a loop, freed after it), and any other operand (the size a
+        sized `operator delete(void *, size_t)` takes). A deferred free's block runs once and
+        dominates every return (`cache._defer_frees`), so every way back to `exit$` passes
+        through the reverse of that block."""
+        out: dict[int, dict[str, str]] = {}
+        for key, inst in self.cache.deferred_frees.items():
+            values = dict.fromkeys([released_pointer(inst), *(v for v in inst.values() if is_local(v))])
+            out[key] = {v: self.cache.fetch(v, inst.block) if self.split else v for v in values}
+        return out
 
     def _freed_allocations(self) -> set[str]:
         freed = set()
@@ -1409,7 +1415,7 @@ class ReverseGenerator:
             self.ir(out).call("void", "@__enzyme_build_tape_free_data", [("ptr", TAPE)])
         out += self.cache.side_free()
         for key, inst in self.cache.deferred_frees.items():
-            self.ir(out).clone(inst, mapping={released_pointer(inst): self.freed_pointers[key]})
+            self.ir(out).clone(inst, mapping=self.freed_pointers[key])
         if self.parallel:
             out += openmp.flush_partials(self)
         rty = adjoint_type(self.fn, self.sig)

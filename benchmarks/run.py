@@ -49,6 +49,7 @@ class Kernel:
     title: str
     asymptotic: bool = False  # AD before opt changes the complexity: kept out of the second geomean
     family: str = ""          # the harness it shares (kernels/harness/<family>.h); default: name
+    flags: tuple = ()         # extra compile flags (an include path), the same for every build of it
 
     @property
     def family_name(self) -> str:
@@ -67,6 +68,15 @@ class Kernel:
         """The enzyme-build driver that compiles the kernel: cc, or c++ for a C++ kernel."""
         return "c++" if self.cxx else "cc"
 
+    def missing(self) -> str | None:
+        """Why the kernel cannot be built here (an include directory of its flags is absent)."""
+        for flag in self.flags:
+            if flag.startswith("-I") and not Path(flag[2:]).is_dir():
+                return f"{flag[2:]} not found (Eigen: apt-get install libeigen3-dev; ./bootstrap test installs it)"
+        return None
+
+
+EIGEN = ("-I/usr/include/eigen3",)   # Debian's libeigen3-dev (./bootstrap installs it)
 
 # The families' reference kernels first, then every code-style variant (docs/benchmarks.md).
 KERNELS = {k.name: k for k in (
@@ -81,17 +91,23 @@ KERNELS = {k.name: k for k in (
     Kernel("gmm_fresh", "GMM, scratch malloc'd per (point, component)", family="gmm"),
     Kernel("gmm_restrict", "GMM, restrict pointers and a dense Q per component", family="gmm"),
     Kernel("gmm_stl", "GMM in C++: std::vector scratch, <algorithm>/<numeric>, range-for", family="gmm"),
+    Kernel("gmm_eigen", "GMM in C++ with Eigen: VectorXd scratch, a triangular view per component", family="gmm",
+           flags=EIGEN),
     Kernel("lstm_adbench", "LSTM, ADBench's original C (fresh gates per step)", family="lstm"),
     Kernel("lstm_inlined", "LSTM in one function", family="lstm"),
     Kernel("lstm_restrict", "LSTM, restrict, predictions kept for a second loss pass", family="lstm"),
+    Kernel("lstm_stl", "LSTM in C++: std::vector layer state, lambdas, <algorithm>/<numeric>", family="lstm"),
     Kernel("ba_inlined", "BA, the projection written out in scalars", family="ba"),
     Kernel("ba_struct", "BA, structs passed and returned by value", family="ba"),
     Kernel("ba_residuals", "BA, ADBench's residual vector reduced in a second pass", family="ba"),
+    Kernel("ba_eigen", "BA in C++ with Eigen: fixed-size vectors, Maps over the inputs", family="ba", flags=EIGEN),
     Kernel("nbody_step", "n-body, step() per time step on an in-place state struct", family="nbody"),
     Kernel("nbody_soa", "n-body, struct of arrays", family="nbody"),
     Kernel("nbody_aos", "n-body, array of structs with pairwise forces", family="nbody"),
     Kernel("nbody_restrict", "n-body, restrict pointers", family="nbody"),
     Kernel("nbody_vec3", "n-body in C++: a Vec3 class with operators, std::vector state in a class", family="nbody"),
+    Kernel("nbody_eigen", "n-body in C++ with Eigen::Vector3d state in std::vector, pairwise", family="nbody",
+           flags=EIGEN),
     Kernel("norm_hoisted", "normalization, mag() hoisted by hand", family="norm"),
     Kernel("norm_inline", "normalization in one function, no restrict", family="norm"),
     Kernel("heat_copy", "heat stepper, scratch copied back every step", family="heat"),
@@ -160,15 +176,19 @@ def first_error_line(text: str) -> str:
 # ---------------------------------------------------------------- build and run
 
 def build_once(kernel: Kernel, variant: str, out_dir: Path, clang: str, defines: list[str]) -> Step:
+    if (why := kernel.missing()) is not None:
+        return Step(False, 0.0, why)
     source = kernel.source
     binary = out_dir / f"{kernel.name}_{variant}"
     env = dict(os.environ)
     for var in ("ENZYME_BUILD_AD_BEFORE_OPT", "ENZYME_BUILD_KEEP", "ENZYME_BUILD_CONFIGURE_ONLY"):
         env.pop(var, None)
     if variant == "clang":
-        cmd = [cxx_of(clang) if kernel.cxx else clang, *CFLAGS, "-DBENCH_NO_AD", str(source), "-o", str(binary), "-lm"]
+        cmd = [cxx_of(clang) if kernel.cxx else clang, *CFLAGS, *kernel.flags, "-DBENCH_NO_AD", str(source), "-o",
+               str(binary), "-lm"]
     else:
-        cmd = [enzyme_build_exe(), kernel.driver(), *CFLAGS, *defines, str(source), "-o", str(binary), "-lm"]
+        cmd = [enzyme_build_exe(), kernel.driver(), *CFLAGS, *kernel.flags, *defines, str(source), "-o", str(binary),
+               "-lm"]
         keep = out_dir / f"keep_{kernel.name}_{variant}"
         shutil.rmtree(keep, ignore_errors=True)
         keep.mkdir(parents=True)

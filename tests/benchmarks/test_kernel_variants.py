@@ -36,8 +36,9 @@ def build(name: str, out: Path) -> tuple[str, subprocess.CompletedProcess]:
     binary = out / name
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENZYME_BUILD_")}
     kernel = RUN.KERNELS[name]
-    proc = subprocess.run([RUN.enzyme_build_exe(), kernel.driver(), *RUN.CFLAGS, *REVERSE_ONLY, str(kernel.source),
-                           "-o", str(binary), "-lm"], capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run([RUN.enzyme_build_exe(), kernel.driver(), *RUN.CFLAGS, *kernel.flags, *REVERSE_ONLY,
+                           str(kernel.source), "-o", str(binary), "-lm"], capture_output=True, text=True, env=env,
+                          timeout=600)
     return str(binary), proc
 
 

@@ -728,9 +728,9 @@ class MemoryTypes:
         # the same fact arrives along many paths (every caller, every level): keep one of each
         unique: dict[tuple, Fact] = {}
         for f in out:
-            key = (f.place, f.size, f.kind, f.strong)
-            if key not in unique or (unique[key].linked and not f.linked):
-                unique[key] = f
+            same = (f.place, f.size, f.kind, f.strong)
+            if same not in unique or (unique[same].linked and not f.linked):
+                unique[same] = f
         out = list(unique.values())
         self._facts_memo[key] = out
         return out

@@ -665,3 +665,45 @@ __attribute__((noinline)) double f(const double *x) {
     for i, line in enumerate(out.splitlines()):
         rev, fwd = (float(v) for v in line.split())
         assert rev == pytest.approx(2 * X[i] * (i + 1)) and fwd == pytest.approx(2 * X[i] * (i + 1))
+
+
+CALL_CHAIN = r"""
+define void @leaf(ptr %p) {
+entry:
+  store double 1.0, ptr %p, align 8
+  ret void
+}
+define void @mid(ptr %q) {
+entry:
+  call void @leaf(ptr %q)
+  ret void
+}
+define void @top(ptr %r) {
+entry:
+  call void @mid(ptr %r)
+  %w = load i64, ptr %r, align 8
+  %r1 = getelementptr inbounds i8, ptr %r, i64 8
+  store i64 %w, ptr %r1, align 8
+  ret void
+}
+"""
+
+
+def test_facts_of_a_function_are_computed_once_per_question():
+    """`facts_for` answers the same (function, depth, path) question from its memo: the facts
+    reached through callers and callees are gathered once (they were stored under the wrong
+    key and gathered again at every question, along every path of a deep call chain)."""
+    from enzyme_build.analysis.memtypes import MemoryTypes
+    from enzyme_build.ir.model import parse_module
+
+    module = parse_module(CALL_CHAIN)
+    mt = MemoryTypes(module)
+    top = module.functions["top"]
+    first = mt.facts_for(top)
+    assert any(f.kind == "double" for f in first), first   # @leaf's store, seen through @mid
+    calls = []
+    inner = mt._facts_for
+    mt._facts_for = lambda *args: calls.append(args) or inner(*args)
+    assert mt.facts_for(top) is first
+    assert calls == []
+    assert mt.solve(top)["%w"] == {"double"}

@@ -12,15 +12,15 @@
  * vouch that memory reached through the pointer stored in a MatrixXd stays unchanged until the
  * reverse piece runs, and the gemv's frame record reserves a cell for every value on every
  * path of its unrolled code. The element-accessor loops are inlined but keep L's loads per
- * iteration too. Three runs on 2026-12-07 (2 cores, a test suite running beside them):
+ * iteration too. Three runs on 2026-12-07 17:38 UTC (2 cores, nothing else running):
  *
- *   triangularView  primal 142-182 us, gradient 747-789 us: 4.2-5.5x
- *   accessors       primal  31 us,     gradient 183-241 us: 5.9-7.7x
- *   plain arrays    primal  33 us,     gradient 159-160 us: 4.8x
+ *   triangularView  primal 184-202 us, gradient 1169-1362 us: 6.3-7.1x
+ *   accessors       primal  40-41 us,  gradient  243 us:      5.9-6.1x
+ *   plain arrays    primal  42-44 us,  gradient  230-238 us:  5.2-5.7x
  *
  * So the shape itself -- a serial dot-product reduction per row, whose adjoint updates both
- * shadows element by element -- costs about 5x here whatever the container, and Eigen's
- * out-of-line product costs 3-4x more gradient time than the inlined loops (and 4-5x more
+ * shadows element by element -- costs 5-6x here whatever the container, and Eigen's
+ * out-of-line product costs about 5x more gradient time than the inlined loops (and 4-5x more
  * primal time: for d = 10 its blocking is overhead). gmm_eigen calls that product 25,000 times per
  * gradient with the factor inside a std::vector<MatrixXd>, where the tape grows to ~100 MB. */
 #include <chrono>
@@ -31,27 +31,36 @@
 extern int enzyme_dup, enzyme_const;
 extern "C" void __enzyme_autodiff(void *, ...);
 
-__attribute__((noinline)) double with_trmv(const double *q, const double *x, int d, int n) {
+/* the lower-triangular factor, column by column from q; the k-th data vector, shifted */
+static Eigen::MatrixXd lower_factor(const double *q, int d) {
   Eigen::MatrixXd L = Eigen::MatrixXd::Zero(d, d);
   for (int j = 0, p = 0; j < d; j++)
     for (int i = j; i < d; i++) L(i, j) = q[p++];
+  return L;
+}
+
+static void sample(Eigen::VectorXd &v, const double *x, int k) {
+  const int d = v.size();
+  for (int i = 0; i < d; i++) v(i) = x[(k * d + i) % (4 * d)] - 0.5;
+}
+
+__attribute__((noinline)) double with_trmv(const double *q, const double *x, int d, int n) {
+  const Eigen::MatrixXd L = lower_factor(q, d);
   Eigen::VectorXd v(d);
   double s = 0;
   for (int k = 0; k < n; k++) {
-    for (int i = 0; i < d; i++) v(i) = x[(k * d + i) % (4 * d)] - 0.5;
+    sample(v, x, k);
     s += (L.triangularView<Eigen::Lower>() * v).squaredNorm();
   }
   return s;
 }
 
 __attribute__((noinline)) double with_accessors(const double *q, const double *x, int d, int n) {
-  Eigen::MatrixXd L = Eigen::MatrixXd::Zero(d, d);
-  for (int j = 0, p = 0; j < d; j++)
-    for (int i = j; i < d; i++) L(i, j) = q[p++];
+  const Eigen::MatrixXd L = lower_factor(q, d);
   Eigen::VectorXd v(d);
   double s = 0;
   for (int k = 0; k < n; k++) {
-    for (int i = 0; i < d; i++) v(i) = x[(k * d + i) % (4 * d)] - 0.5;
+    sample(v, x, k);
     for (int i = 0; i < d; i++) {
       double t = 0;
       for (int j = 0; j <= i; j++) t += L(i, j) * v(j);

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir.model import LOCAL as _V, DEFINE_RE
+from ..ir.model import LOCAL as _V, DEFINE_RE, INTTOPTR_RE, PTRTOINT_RE
 
 _FP_VECTOR = re.compile(r'<\s*\d+\s+x\s+(?:double|float|half)\s*>')
 # float bits placed into a wider integer, and taken back out of one
@@ -111,8 +111,6 @@ def _integer_float_params(params: str, body: list[str]) -> bool:
     return _crosses_as_integer(params, body, r'i\d+', _INT_TO_FP, _FP_TO_INT, _CARRIERS)
 
 
-_INTTOPTR = re.compile(r'^  ' + _V + r' = inttoptr i64 ' + _V + r' to ptr$')
-_PTRTOINT = re.compile(r'^  ' + _V + r' = ptrtoint ptr ' + _V + r' to i64$')
 _POINTER_BITS = _CARRIERS | {"add", "sub", "xor"}
 
 
@@ -122,7 +120,7 @@ def _integer_pointer_params(params: str, body: list[str]) -> bool:
     read by a helper (`box(double *d) { return (uintptr_t)d | 1; }`, a `PointerIntPair`
     passed by value). Inside one function the AD stage turns such arithmetic into GEPs
     (`stage.integer_pointer_arithmetic`); across a call the pointer would have no shadow."""
-    return _crosses_as_integer(params, body, "i64", _INTTOPTR, _PTRTOINT, _POINTER_BITS, single=True)
+    return _crosses_as_integer(params, body, "i64", INTTOPTR_RE, PTRTOINT_RE, _POINTER_BITS, single=True)
 
 
 def _returns_mixed_aggregate(prefix: str) -> bool:

@@ -325,7 +325,7 @@ class Engine:
         self.write_summaries: dict[str, frozenset | None] = {}   # cache.call_write_targets
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}
-        self._carriers: dict[str, tuple[Function, set[str]]] = {}   # _pointer_words
+        self._carriers: dict[str, tuple[Function, set[str]]] = {}   # pointer_words
         self.split_calls: list[tuple[str, Signature, str]] = []   # (kind, signature, call site)
         # record type -> the helper that moves the adjoints of a memcpy of such records
         self.record_adjoint_helpers: dict[tuple[str, str], str] = {}
@@ -491,24 +491,26 @@ class Engine:
             return False
         self._returns_shadow[key] = True
         from ..analysis.activity import analyze_activity
-        from ..analysis.types import float_views, pointer_carriers
+        from ..analysis.types import float_views
         act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
                                custom=self.custom, active_globals=set(self.active_globals),
                                views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
                                ret_needs_shadow=needed, global_users=self.global_users,
                                shadow_outputs=self.shadow_outputs, slot_writes=self.writes_through,
-                               pointer_words=self._pointer_words(fn, pointer_carriers))
+                               pointer_words=self.pointer_words(fn))
         rets = [b.terminator.operands[0][1] for b in fn.blocks
                 if b.terminator.opcode == "ret" and b.terminator.operands]
         answer = any(act.has_shadow(v) for v in rets)
         self._returns_shadow[key] = answer
         return answer
 
-    def _pointer_words(self, fn: Function, carriers) -> set[str]:
-        """`types.pointer_carriers` of `fn`, once per function for every activity asked of it."""
+    def pointer_words(self, fn: Function) -> set[str]:
+        """`types.pointer_carriers` of `fn`: integer copies of bytes holding pointers. Once
+        per function object, for every activity and derivative asked of it."""
         known = self._carriers.get(fn.name)
         if known is None or known[0] is not fn:
-            known = self._carriers[fn.name] = (fn, carriers(fn, self.module))
+            from ..analysis.types import pointer_carriers
+            known = self._carriers[fn.name] = (fn, pointer_carriers(fn, self.module))
         return known[1]
 
     def _generate(self, fn: Function, sig: Signature, split: bool) -> None:

@@ -15,7 +15,7 @@ from ..analysis.activity import (ALLOCATORS, analyze_activity, callee_name, glob
 from ..analysis.cfg import returning_blocks
 from ..analysis.library import NODE_LINKERS, RELEASERS, shadow_allocator
 from ..analysis.types import (check_packed_floats, check_mixed_aggregates, check_vector_operands, float_views,
-                              memcpy_element_kind, pointer_as_integer, pointer_carriers, string_characters, strip_punned_tbaa)
+                              memcpy_element_kind, pointer_as_integer, string_characters, strip_punned_tbaa)
 from ..errors import EnzymeBuildError
 from ..ir.builder import FreshNames, IRBuilder, print_block
 from ..ir.model import (entry_point_name, Function, Instruction, byval_attributes, fast_math_flags, is_active_type, is_float_type, is_local,
@@ -166,7 +166,7 @@ class ForwardGenerator:
         copies = {v for v in views if not is_float_type(self.fn.defs[v].type if v in self.fn.defs else "double")}
         self.int_views = copies
         strip_punned_tbaa(self.fn, self.engine.module, views)
-        words = pointer_carriers(self.fn, self.engine.module)
+        words = self.engine.pointer_words(self.fn)
         while True:
             act = analyze_activity(self.fn, [_ANALYSIS_ACTIVITY[a] for a in self.sig.args],
                                    defined=self.engine.differentiable, inactive=self.engine.inactive,

@@ -17,7 +17,7 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg, deciding_branch, returning_blocks
 from ..analysis.library import NODE_LINKERS, shadow_allocator
-from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, pointer_carriers, strip_punned_tbaa, memcpy_element_kind,
+from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type, string_characters)
 from ..errors import EnzymeBuildError, InternalError
 from ..ir.builder import InsertPoint, IRBuilder, print_instruction
@@ -166,7 +166,7 @@ class ReverseGenerator:
         self.views = float_views(fn, engine.module)
         # integer copies of bytes that hold pointers (and integers): the forward sweep moves
         # the shadow's bytes with them (`pointer_carriers`), as a memcpy of pointers does
-        self.pointer_carriers = pointer_carriers(fn, engine.module)
+        self.pointer_carriers = engine.pointer_words(fn)
         self.carried_bits: dict[str, str] = {}
         strip_punned_tbaa(fn, engine.module, self.views)
         self.act = analyze_activity(fn, list(sig.args), defined=engine.differentiable,

@@ -11,7 +11,7 @@ import os
 import re
 
 from ..analysis.library import STRING_CREATE, STRING_CREATE_DEFINED
-from ..ir.model import LOCAL, by_function, make_name, strip_name
+from ..ir.model import INTTOPTR_RE, LOCAL, PTRTOINT_RE, by_function, make_name, strip_name
 from .abi import ENTRY_POINTS as ENZYME_CALL_MARKERS  # the entry points of Enzyme's ABI
 
 
@@ -861,8 +861,6 @@ def _sub(name: str, suffix: str) -> str:
 
 
 _LOAD_I64_RE = re.compile(r'^  ' + _V + r' = load i64, ptr ' + _V + r'(, align \d+)?(?:, !.*)?$')
-_INTTOPTR_RE = re.compile(r'^  ' + _V + r' = inttoptr i64 ' + _V + r' to ptr$')
-_PTRTOINT_RE = re.compile(r'^  ' + _V + r' = ptrtoint ptr ' + _V + r' to i64$')
 _STORE_I64_RE = re.compile(r'^  store i64 ' + _V + r', ptr ' + _V + r'(, align \d+)?(?:, !.*)?$')
 _NAME_TOKEN_RE = re.compile(r'%(?:"[^"]*"|[-\w$.]+)')
 
@@ -894,7 +892,7 @@ def _pointers_as_integers_in(body: list[str]) -> list[str]:
     body = list(body)
     drop: set[int] = set()
     for i, line in enumerate(body):
-        m = _INTTOPTR_RE.match(line)
+        m = INTTOPTR_RE.match(line)
         if m and uses.get(m.group(2)) == 1 and m.group(2) in defs:
             j = defs[m.group(2)]
             ld = _LOAD_I64_RE.match(body[j])
@@ -909,7 +907,7 @@ def _pointers_as_integers_in(body: list[str]) -> list[str]:
         st = _STORE_I64_RE.match(line)
         if st and uses.get(st.group(1)) == 1 and st.group(1) in defs:
             j = defs[st.group(1)]
-            pi = _PTRTOINT_RE.match(body[j])
+            pi = PTRTOINT_RE.match(body[j])
             if pi:
                 body[i] = f"  store ptr {pi.group(2)}, ptr {st.group(2)}{st.group(3) or ''}"
                 drop.add(j)
@@ -945,7 +943,7 @@ def _pointer_leaf(v: str, defs: dict[str, str]):
             continue
         seen.add(x)
         d = defs.get(x, "")
-        pi = _PTRTOINT_RE.match(d)
+        pi = PTRTOINT_RE.match(d)
         ar = _INT_ARITH_RE.match(d)
         ld = _LOAD_I64_RE.match(d)
         if pi:
@@ -971,7 +969,7 @@ def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
     loaded: dict[str, str] = {}      # an i64 load -> the pointer load beside it
     out = []
     for line in body:
-        m = _INTTOPTR_RE.match(line)
+        m = INTTOPTR_RE.match(line)
         st = _STORE_I64_RE.match(line) if m is None else None
         value = m.group(2) if m else (st.group(1) if st and _INT_ARITH_RE.match(defs.get(st.group(1), "")) else None)
         leaf = _pointer_leaf(value, defs) if value else None
@@ -999,10 +997,9 @@ def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
         final = []
         for line in out:
             final.append(line)
-            mm = re.match(r'^  ' + _V + r' = load i64, ptr ', line)
-            if mm and mm.group(1) in loaded:
-                ld = _LOAD_I64_RE.match(line)
-                final.append(f"  {loaded[mm.group(1)]} = load ptr, ptr {ld.group(2)}{ld.group(3) or ''}")
+            ld = _LOAD_I64_RE.match(line)
+            if ld and ld.group(1) in loaded:
+                final.append(f"  {loaded[ld.group(1)]} = load ptr, ptr {ld.group(2)}{ld.group(3) or ''}")
         out = final
     return out
 

@@ -18,6 +18,9 @@ from ..errors import InternalError
 NAME = r'[%@](?:"[^"]*"|[-a-zA-Z$._0-9]+)'
 # a local value's name as one regex group, for line patterns of the AD stage's text passes
 LOCAL = r'(%[-\w$.]+|%"[^"]*")'
+# `%a = inttoptr i64 %b to ptr` and `%a = ptrtoint ptr %b to i64`: (result, operand)
+INTTOPTR_RE = re.compile(r'^  ' + LOCAL + r' = inttoptr i64 ' + LOCAL + r' to ptr$')
+PTRTOINT_RE = re.compile(r'^  ' + LOCAL + r' = ptrtoint ptr ' + LOCAL + r' to i64$')
 _NAME_RE = re.compile(NAME)
 _RESULT_RE = re.compile(r'^\s*(' + NAME + r')\s*=\s*(.*)$')
 _META_ATTACH_RE = re.compile(r',\s*(![-a-zA-Z._0-9]+)\s+(![0-9]+|!\{[^}]*\})')

@@ -1530,10 +1530,8 @@ class CachePlanner:
         more reads (loads and carried-load phis) at addresses that differ by whole numbers of
         steps of one IV of the loop nest (a stencil's neighbours: without a copy the reverse
         sweep keeps about one cell per neighbour, with it one per element), or a load through
-        an index that is no IV (a gather) in a loop nested inside `loop`, or a sweep nested
-        inside `loop` that every iteration of a loop around it repeats (`_sweeps_again`: a
-        triangular product's `v[j]`). Two such reads (a pair `x[i]`, `x[i + 1]`) keep about as
-        many cells either way."""
+        an index that is no IV (a gather) in a loop nested inside `loop`. Two such reads (a
+        pair `x[i]`, `x[i + 1]`) keep about as many cells either way."""
         key = ("rereads", loop.header, base)
         if key in self._snapshot_loops:
             return self._snapshot_loops[key]
@@ -1552,9 +1550,6 @@ class CachePlanner:
                     if a is not None and a.base == base and self.cfg.loop_of.get(inst.block) is not loop \
                             and any(t[1] not in ivs for t, _ in a.terms):
                         self._snapshot_loops[key] = True   # a gather in an inner loop
-                        return True
-                    if a is not None and a.base == base and self._sweeps_again(inst, a, loop, ivs):
-                        self._snapshot_loops[key] = True
                         return True
                 else:
                     continue
@@ -1592,27 +1587,6 @@ class CachePlanner:
                     self._snapshot_loops[key] = True
                     return True
         return False
-
-    def _sweeps_again(self, inst, address: Affine, loop, ivs) -> bool:
-        """Whether the load `inst`, in a loop nested inside `loop`, reads the same elements in
-        every iteration of a loop between: its address moves only with IVs of loops strictly
-        inside another loop of `loop`'s nest (`for i: for j <= i: t += L[i][j] * v[j]` reads
-        `v[0..i]` again for every i). Kept per read, `v` costs a cell per (i, j); a copy, one
-        per element of the block."""
-        inner = self.cfg.loop_of.get(inst.block)
-        if inner is None or inner is loop:
-            return False
-        moving = set()
-        for term, _ in address.terms:
-            if term[1] in ivs:
-                moving.add(term[1])
-            elif self.sweep.def_block(term[1]) in loop.blocks:
-                return False     # some other value of the nest moves it
-        if not moving:
-            return False         # one address: `_invariant_inside` keeps it once
-        owners = [lp for lp in self.cfg.loops if lp.blocks <= loop.blocks and moving & set(self._loop_ivs(lp))]
-        outer = max(owners, key=lambda lp: len(lp.blocks), default=None)
-        return outer is not None and outer is not loop and len(outer.blocks) < len(loop.blocks)
 
     def _snapshot_costless(self, inst, block: str, depth: int) -> bool:
         """Whether the reverse block of `block` reads `inst` from a snapshot without a cell."""

@@ -413,13 +413,15 @@ def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: st
     """Parse and link the selected bitcode into one module, then internalize it.
 
     The bitcode comes from objects anyone may have made: a child process reads it first
-    (llvm.probe), so a damaged section is reported by name instead of aborting us.
+    (llvm.probe), so a damaged section is reported by name instead of aborting us. Objects
+    this command compiled itself, into its own private `tmpdir` (`cc a.c b.c -o prog`), are
+    clang's output of a moment ago and skip that child.
     """
     from .. import llvm
     if not sel.bitcode:
         raise EnzymeBuildError("no embedded bitcode among the linked inputs", location=name,
                                hint="compile the objects with enzyme-build cc -c")
-    check_bitcode(sel.bitcode, tmpdir,
+    check_bitcode([(label, data) for label, data in sel.bitcode if not _compiled_here(label, tmpdir)], tmpdir,
                   hint="rebuild that object with enzyme-build cc -c, or leave it out of the link")
     modules = [llvm.parse_bitcode(data, label) for label, data in sel.bitcode]
     if exports is not None and exports.excluded_libraries:
@@ -432,6 +434,16 @@ def build_module(sel: Selection, *, shared: bool, export_dynamic: bool, name: st
         module = llvm.link_modules([module, library_module(library, tmpdir)])
     llvm.verify(module)
     return module
+
+
+def _compiled_here(label: str, tmpdir: str | None) -> bool:
+    """Whether a bitcode label (an object's path, `path#k` for the k-th of several modules)
+    names an object in this command's own temporary directory, made with mkdtemp for it:
+    only its own compiles write there."""
+    if tmpdir is None:
+        return False
+    path = label if os.path.exists(label) else label.rpartition("#")[0]
+    return bool(path) and os.path.dirname(os.path.realpath(path)) == os.path.realpath(tmpdir)
 
 
 def check_bitcode(modules: list[tuple[str, bytes]], tmpdir: str | None, *, hint: str) -> None:

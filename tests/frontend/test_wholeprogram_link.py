@@ -342,3 +342,19 @@ def test_freed_large_blocks_leave_the_process():
         kept[mode] = int(out.strip())
     assert kept["on"] < 8, kept
     assert kept["off"] > 20, kept   # the behaviour the setting changes (else the test proves nothing)
+
+
+def test_objects_compiled_into_the_commands_temp_directory_skip_the_probe(tmp_path):
+    """`_compiled_here`: an object (or the k-th module of its section) in the link's own
+    temporary directory is the command's own compile; anything else is checked first."""
+    own = tmp_path / "enzyme-build-x"
+    own.mkdir()
+    (own / "0-a.o").write_bytes(b"")
+    (tmp_path / "user.o").write_bytes(b"")
+    assert wholeprogram._compiled_here(str(own / "0-a.o"), str(own))
+    assert wholeprogram._compiled_here(str(own / "0-a.o") + "#1", str(own))
+    assert not wholeprogram._compiled_here(str(tmp_path / "user.o"), str(own))
+    assert not wholeprogram._compiled_here(str(tmp_path / "user.o") + "#0", str(own))
+    assert not wholeprogram._compiled_here(str(own / "0-a.o"), None)
+    assert not wholeprogram._compiled_here("#1", str(own))
+

@@ -104,3 +104,29 @@ def test_member_names_are_never_paths(work):
     assert result.returncode == 0, result.stderr
     out = subprocess.run([str(directory / "prog")], capture_output=True, text=True)
     assert out.stdout.strip() == "29"
+
+
+def test_a_given_object_is_checked_beside_sources_compiled_by_the_same_command(work):
+    """`cc helper.c damaged.o -o prog`: the object this command compiled from helper.c skips
+    the checking child (clang's output of a moment ago, in the command's own temp directory),
+    the object the user gave does not: its damage is named as in a link of objects alone."""
+    directory, env, tmpdir = work
+    write(directory, "helper.c", "double twice(double x) { return 2 * x; }\n")
+    original = (directory / "main.o").read_bytes()
+    damaged = None
+    for k, data in enumerate(mutated_objects(original, 30, seed=23)):
+        obj = directory / f"d{k}.o"
+        obj.write_bytes(data)
+        alone = run([ENZYME_BUILD, "cc", str(obj), "-o", f"d{k}"], directory, env=env, timeout=120)
+        if alone.returncode == 1 and "malformed embedded bitcode in" in alone.stderr:
+            damaged = obj
+            break
+    assert damaged is not None, "no mutation of the object was malformed"
+    mixed = run([ENZYME_BUILD, "cc", "helper.c", str(damaged), "-o", "mixed"], directory, env=env, timeout=120)
+    no_traceback(mixed)
+    assert mixed.returncode == 1, mixed.stderr
+    assert f"malformed embedded bitcode in {damaged}" in mixed.stderr, mixed.stderr
+    assert os.listdir(tmpdir) == []
+    fine = run([ENZYME_BUILD, "cc", "-O2", "main.c", "helper.c", "-o", "fine"], directory, env=env, timeout=120)
+    assert fine.returncode == 0, fine.stderr
+    assert subprocess.run([str(directory / "fine")], capture_output=True, text=True).stdout.strip() == "29"

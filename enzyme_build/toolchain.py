@@ -24,6 +24,8 @@ TOOLS: dict[str, tuple[str, bool]] = {
     "ld.lld": ("ld.lld", False),  # for users' -fuse-ld=lld; our own links use clang's default
     "llvm-nm": ("llvm-nm", False),
     "opt": ("opt", False),          # the AD stage's scalarizer (vector float code)
+    "llc": ("llc", False),          # code generation out of process (llvm/backend.py)
+    "llvm-split": ("llvm-split", False),
 }
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
@@ -196,21 +198,35 @@ def _cached(key: str) -> Tool | None:
 
 def find(key: str) -> Tool:
     """The tool for ``key`` or an EnzymeBuildError naming every candidate tried."""
+    tool, attempts = _find(key)
+    if tool is None:
+        tried = "\n".join(f"    {a.candidate}: {a.outcome}" for a in attempts)
+        raise EnzymeBuildError(
+            f"no usable {TOOLS[key][0]} of LLVM {LLVM_MAJOR}; tried:\n{tried}",
+            hint=f"{INSTALL_HINT} (or point ENZYME_BUILD_LLVM_BIN / ENZYME_BUILD_CLANG "
+                 f"at LLVM {LLVM_MAJOR} tools)")
+    return tool
+
+
+def find_optional(key: str) -> Tool | None:
+    """The tool for ``key``, or None when no candidate is usable (optional tools: opt and
+    llc out of process, llvm-split). Remembered on disk like clang, so that a compile does
+    not run ``--version`` of each again."""
+    return _find(key)[0]
+
+
+def _find(key: str) -> tuple[Tool | None, list[Attempt]]:
     if key in _memo:
-        return _memo[key]
-    tool = _cached(key)
+        return _memo[key], []
+    tool, attempts = _cached(key), []
     if tool is None:
         tool, attempts, trusted = _search(key)
         if tool is None:
-            tried = "\n".join(f"    {a.candidate}: {a.outcome}" for a in attempts)
-            raise EnzymeBuildError(
-                f"no usable {TOOLS[key][0]} of LLVM {LLVM_MAJOR}; tried:\n{tried}",
-                hint=f"{INSTALL_HINT} (or point ENZYME_BUILD_LLVM_BIN / ENZYME_BUILD_CLANG "
-                     f"at LLVM {LLVM_MAJOR} tools)")
+            return None, attempts    # a missing tool is looked for again next time
         if trusted:
             _store_cache(_cache_key(key), tool)
     _memo[key] = tool
-    return tool
+    return tool, attempts
 
 
 def clang_command(cxx: bool = False) -> list[str]:

@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import tempfile
 
-from .. import LLVM_MAJOR
 from ..errors import EnzymeBuildError, InternalError
 from . import vecmath
 
@@ -40,23 +39,12 @@ _tools: dict[str, str | None] = {}
 def find_tool(name: str) -> str | None:
     """A release LLVM tool of our major version, or None: `$ENZYME_BUILD_LLVM_BIN/<name>[-N]`
     when that is set, else `<name>-N` on PATH, else /usr/lib/llvm-N/bin/<name> (the
-    discovery order of ARCHITECTURE §2)."""
-    if name in _tools:
-        return _tools[name]
-    from .. import toolchain
-    bindir = os.environ.get("ENZYME_BUILD_LLVM_BIN")
-    if bindir:
-        candidates = [os.path.join(bindir, f"{name}-{LLVM_MAJOR}"), os.path.join(bindir, name)]
-    else:
-        candidates = [f"{name}-{LLVM_MAJOR}", os.path.join(f"/usr/lib/llvm-{LLVM_MAJOR}/bin", name)]
-    found = None
-    for candidate in candidates:
-        tool, _attempt = toolchain.probe(name, candidate)
-        if tool is not None:
-            found = tool.path
-            break
-    _tools[name] = found
-    return found
+    discovery order of ARCHITECTURE §2; `toolchain.find_optional`, which remembers it)."""
+    if name not in _tools:
+        from .. import toolchain
+        tool = toolchain.find_optional(name)
+        _tools[name] = tool.path if tool is not None else None
+    return _tools[name]
 
 
 def external_tools_enabled() -> bool:

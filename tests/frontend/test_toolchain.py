@@ -54,6 +54,29 @@ def test_cache_is_invalidated_when_the_tool_changes(tmp_path):
     assert (first.stdout.strip(), second.stdout.strip()) == ("22.0.1", "22.1.1")
 
 
+def test_optional_tools_are_remembered_and_a_missing_one_is_not(tmp_path):
+    """opt and llc out of process (`backend.find_tool`): the first compile runs `--version`
+    of each, later ones read the on-disk cache; a tool that is missing stays unremembered,
+    so installing it later is seen."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "ran"
+    fake = bindir / f"opt-{LLVM_MAJOR}"
+    fake.write_text(f"#!/bin/sh\necho run >> {log}\necho 'LLVM version {LLVM_MAJOR}.1.8'\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, ENZYME_BUILD_LLVM_BIN=str(bindir), XDG_CACHE_HOME=str(tmp_path / "c"))
+    code = ("from enzyme_build.llvm import backend; print(backend.find_tool('opt'), backend.find_tool('llc'))")
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+            for _ in range(3)]
+    assert [r.stdout.split() for r in runs] == [[str(fake), "None"]] * 3, [r.stderr for r in runs]
+    assert log.read_text().split() == ["run"]
+    llc = bindir / f"llc-{LLVM_MAJOR}"
+    llc.write_text(f"#!/bin/sh\necho 'LLVM version {LLVM_MAJOR}.1.8'\n")
+    llc.chmod(0o755)
+    later = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert later.stdout.split() == [str(fake), str(llc)], later.stderr
+
+
 def test_doctor_reports_tools_and_llvmlite():
     proc = subprocess.run([ENZYME_BUILD, "doctor"], capture_output=True, text=True,
                           env=dict(os.environ, COLUMNS="200"))

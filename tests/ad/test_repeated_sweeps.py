@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows
+from ad_helpers import CXX_FD_HEAD, CXX_FD_MAIN, FD_HEAD, LEVELS, check_gradients, fd_main
 
 PRELUDE = "static volatile int dim = 6, count = 5;\n"
 
@@ -168,13 +168,10 @@ double f(const double *x) {
 @pytest.mark.parametrize("level", sorted(LEVELS))
 @pytest.mark.parametrize("name", sorted(PROGRAMS) + sorted(NOT_SERVED))
 def test_programs_of_the_class(name, level, tmp_path):
-    flags, env = LEVELS[level]
-    text = FD_HEAD + {**PROGRAMS, **NOT_SERVED}[name] + fd_main(4)
-    check_fd_rows(fd_rows(tmp_path, text, flags, env), 4)
+    check_gradients(tmp_path, FD_HEAD + {**PROGRAMS, **NOT_SERVED}[name] + fd_main(4), *LEVELS[level])
 
 
 @pytest.mark.parametrize("level", sorted(LEVELS))
 @pytest.mark.parametrize("name", sorted(CXX_PROGRAMS))
 def test_cxx_programs_of_the_class(name, level, tmp_path):
-    flags, env = LEVELS[level]
-    check_fd_rows(fd_rows(tmp_path, CXX_FD_HEAD + CXX_PROGRAMS[name] + CXX_FD_MAIN, flags, env, cxx=True), 4)
+    check_gradients(tmp_path, CXX_FD_HEAD + CXX_PROGRAMS[name] + CXX_FD_MAIN, *LEVELS[level], cxx=True)

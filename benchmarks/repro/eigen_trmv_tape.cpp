@@ -10,16 +10,24 @@
  * it calls out of line (EIGEN_DONT_INLINE), so enzyme-build differentiates them in split mode,
  * once per product, and tapes every load of the factor and of the vector: the caller cannot
  * vouch that memory reached through the pointer stored in a MatrixXd stays unchanged until the
- * reverse piece runs, and the gemv's frame record reserves a cell for every value on every
- * path of its unrolled code. The element-accessor loops are inlined but keep L's loads per
- * iteration too. Three runs on 2026-12-07 17:38 UTC (2 cores, nothing else running):
+ * reverse piece runs, and the gemv's frame record keeps a cell for every value of its
+ * unrolled remainder blocks, which run one after the other. The element-accessor loops are
+ * inlined but keep L's loads per iteration too. Three runs on 2026-12-07 17:38 UTC (2 cores,
+ * nothing else running):
  *
  *   triangularView  primal 184-202 us, gradient 1169-1362 us: 6.3-7.1x
  *   accessors       primal  40-41 us,  gradient  243 us:      5.9-6.1x
  *   plain arrays    primal  42-44 us,  gradient  230-238 us:  5.2-5.7x
  *
+ * Six runs on 2026-12-07 19:42 UTC, the same derived code (load 0.5-0.8; the first run of each
+ * batch of three ran about 1.5x faster than the next two, primal and gradient alike):
+ *
+ *   triangularView  primal  97-176 us, gradient  525-830 us:  4.7-5.4x
+ *   accessors       primal  20-25 us,  gradient  142-212 us:  7.1-8.8x
+ *   plain arrays    primal  20-25 us,  gradient  130-201 us:  6.4-8.5x
+ *
  * So the shape itself -- a serial dot-product reduction per row, whose adjoint updates both
- * shadows element by element -- costs 5-6x here whatever the container, and Eigen's
+ * shadows element by element -- costs 5-9x here whatever the container, and Eigen's
  * out-of-line product costs about 5x more gradient time than the inlined loops (and 4-5x more
  * primal time: for d = 10 its blocking is overhead). gmm_eigen calls that product 25,000 times per
  * gradient with the factor inside a std::vector<MatrixXd>, where the tape grows to ~100 MB. */

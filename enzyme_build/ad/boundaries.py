@@ -163,6 +163,7 @@ def _packs_floats(body: list[str]) -> bool:
 
 
 _DEF_CALL = re.compile(r'^  ' + _V + r' = (?:tail |musttail |notail )?(?:call|invoke)\b')
+_EXTRACT = re.compile(r'^  ' + _V + r' = extractvalue .+ ' + _V + r', \d+$')
 
 
 def coerced_float_functions(text: str, exclude=frozenset()) -> set[str]:
@@ -185,6 +186,12 @@ def coerced_float_functions(text: str, exclude=frozenset()) -> set[str]:
                     r = _DEF_CALL.match(line)
                     if r:
                         from_call[r.group(1)] = m.group(1)
+            m = _EXTRACT.match(line)
+            if m and m.group(2) in from_call:
+                # an element of an aggregate result (`{ i8, i64 }`: a struct holding a union
+                # of a double and an int, returned in integer registers)
+                from_call[m.group(1)] = from_call[m.group(2)]
+                continue
             m = _INT_TO_FP.match(line)
             if m and m.group(2) in from_call:
                 passed_bits.add(from_call[m.group(2)])

@@ -9,13 +9,14 @@ optimization (at -O0 and -O2 the copies are inlined and split into fields first)
 tagged only `char` now send the copy to the memory type analysis as well
 (`types.memcpy_element_kind`). Checked in reverse and forward mode against central
 differences at -O0, -O2 and with AD before optimization (3 of 12 builds wrong or crashing
-before, one still wrong: see KNOWN_WRONG); a union that also holds a pointer must be right or refused (it crashed with AD
-before optimization).
+before; the stack machine's stayed wrong with AD before optimization until calls returning
+the union in integer registers were inlined: KEPT_APART); a union that also holds a pointer
+must be right or refused (it crashed with AD before optimization).
 """
 from __future__ import annotations
 
 import pytest
-from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows, level_params, right_or_refused
+from ad_helpers import FD_HEAD, LEVELS, check_gradients, fd_main, right_or_refused
 
 PROGRAMS = {
     # an array of tagged numbers reversed by struct assignment, read by a helper
@@ -81,18 +82,85 @@ double f(const double *x) {
 """
 
 
-# Still wrong: with AD before optimization `push(stack *, cell)` and `pop` stay calls, and
-# x86-64 passes the 16-byte cell as two i64 registers; the double inside the union crosses
-# them as integer bits that no float operation shows (ad/boundaries.py only finds bits made
-# by a bitcast or packed into a vector), so both gradients are 0.
-KNOWN_WRONG = {("stack_machine", "adbefore"): "union passed by value in integer registers between functions "
-                                             "kept apart"}
-
-
-@pytest.mark.parametrize("level,name", level_params(PROGRAMS, KNOWN_WRONG))
+@pytest.mark.parametrize("level", sorted(LEVELS))
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_tagged_unions(tmp_path, name, level):
-    flags, env = LEVELS[level]
-    check_fd_rows(fd_rows(tmp_path, FD_HEAD + PROGRAMS[name] + fd_main(4), flags, env), 4, agree=1e-9)
+    check_gradients(tmp_path, FD_HEAD + PROGRAMS[name] + fd_main(4), *LEVELS[level], agree=1e-9)
+
+
+# The class of `stack_machine` with AD before optimization: a struct holding a union of a
+# double and an integer crosses a call that stays a call, in integer registers (x86-64
+# classes the union INTEGER): `pop` returns `{ i8, i64 }` and the caller takes the `i64`
+# element as a double (`extractvalue` then `bitcast`). Nothing on the callee's side shows a
+# float, so the callee was not inlined (ad/boundaries.py) and both gradients were 0, silently.
+# An element of a call's aggregate result taken as a float now marks the callee for inlining,
+# as a whole integer result does. The members keep their helpers `noinline`, so they cross
+# the call at every level; two are refused cleanly with AD before optimization (the int and
+# the double of one union merged by a conditional, as integers).
+KEPT_APART = {
+    # a tagged value made by a helper kept apart and returned by value ({ i32, i64 })
+    "tagged_value_returned": r"""
+typedef struct { int tag; union { double d; long i; } u; } value;
+__attribute__((noinline)) static value make(double d, int k) {
+  value v; v.tag = k % 2; if (v.tag) v.u.d = d * d + k; else v.u.i = k; return v;
+}
+double f(const double *x) {
+  double s = 0;
+  for (int k = 0; k < 6; k++) { value v = make(x[k % 4], k); s += v.tag ? v.u.d * x[(k + 1) % 4] : (double)v.u.i; }
+  return s;
+}
+""",
+    # the stack machine with push and pop kept apart
+    "stack_pop_kept_apart": r"""
+typedef struct { char kind; union { double num; int op; } as; } cell;
+typedef struct { cell items[16]; int top; } stack;
+__attribute__((noinline)) static void push(stack *s, cell c) { s->items[s->top++] = c; }
+__attribute__((noinline)) static cell pop(stack *s) { return s->items[--s->top]; }
+double f(const double *x) {
+  stack s = {.top = 0};
+  for (int i = 0; i < 4; i++) { cell c = {'n', {.num = x[i]}}; push(&s, c); }
+  for (int k = 0; k < 3; k++) {
+    cell b = pop(&s), a = pop(&s);
+    cell r = {'n', {.num = k % 2 ? a.as.num * b.as.num : a.as.num + sin(b.as.num)}};
+    push(&s, r);
+  }
+  return pop(&s).as.num;
+}
+""",
+    # an 8-byte union alone, returned in one integer register
+    "union_word_returned": r"""
+typedef union { double d; long bits; } word;
+__attribute__((noinline)) static word at(const word *w, int k) { return w[k]; }
+double f(const double *x) {
+  word ws[4];
+  for (int i = 0; i < 4; i++) ws[i].d = x[i] * (i + 1);
+  double s = 0;
+  for (int i = 0; i < 4; i++) { word w = at(ws, 3 - i); s += w.d * w.d * x[i]; }
+  return s;
+}
+""",
+    # the union passed by value into a reader kept apart
+    "union_passed_by_value": r"""
+typedef struct { int tag; union { double d; long i; } u; } value;
+__attribute__((noinline)) static double num(value v) { return v.tag ? v.u.d : (double)v.u.i; }
+double f(const double *x) {
+  double s = 0;
+  for (int k = 0; k < 6; k++) {
+    value v; v.tag = k != 2; if (v.tag) v.u.d = x[k % 4] * x[(k + 2) % 4]; else v.u.i = k;
+    s += num(v) * (k + 1);
+  }
+  return s;
+}
+""",
+}
+REFUSED_BEFORE_OPT = {"tagged_value_returned", "union_passed_by_value"}
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+@pytest.mark.parametrize("name", sorted(KEPT_APART))
+def test_unions_crossing_calls_kept_apart(tmp_path, name, level):
+    refused = "travel as an integer" if level == "adbefore" and name in REFUSED_BEFORE_OPT else None
+    check_gradients(tmp_path, FD_HEAD + KEPT_APART[name] + fd_main(4), *LEVELS[level], may_refuse=refused)
 
 
 @pytest.mark.parametrize("level", sorted(LEVELS))

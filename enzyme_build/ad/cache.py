@@ -2135,10 +2135,11 @@ class CachePlanner:
             v = work.pop()
             for inst in users.get(v, ()):
                 op = inst.opcode
-                if not inst.result or op not in ("getelementptr", "bitcast", "phi", "select") or \
-                        (op in ("getelementptr", "bitcast") and inst.operands[0][1] != v) or \
-                        (op == "select" and inst.operands[0][1] == v and v not in (inst.operands[1][1],
-                                                                                  inst.operands[2][1])):
+                if not inst.result or op not in ("getelementptr", "bitcast", "phi", "select"):
+                    continue
+                sources = [x for x, _ in inst.incoming] if op == "phi" else \
+                    [inst.operands[1][1], inst.operands[2][1]] if op == "select" else [inst.operands[0][1]]
+                if v not in sources:   # an index or a select's condition
                     continue
                 known = derived.setdefault(inst.result, set())
                 if not derived[v] <= known:

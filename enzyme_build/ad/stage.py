@@ -967,6 +967,7 @@ def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
         if m:
             defs[m.group(1)] = line
     loaded: dict[str, str] = {}      # an i64 load -> the pointer load beside it
+    stored: dict[str, int] = {}      # a stored word -> the stores of it rewritten so far
     out = []
     for line in body:
         m = INTTOPTR_RE.match(line)
@@ -981,7 +982,11 @@ def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
             if as_int not in loaded:
                 loaded[as_int] = _sub(as_int, "asptr")
             base = loaded[as_int]
-        name = m.group(1) if m else _sub(value, "asptr")
+        if m:
+            name = m.group(1)
+        else:   # one twin per store: a word stored in several places (a boxed value copied)
+            stored[value] = stored.get(value, 0) + 1
+            name = _sub(value, "asptr" if stored[value] == 1 else f"asptr{stored[value]}")
         if value == as_int:
             # the loaded word itself, converted more than once (LLVM sinks a copy of the
             # conversion into each successor; `pointers_as_integers` took the single ones)
@@ -992,6 +997,7 @@ def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
         out.append(f"  {name} = getelementptr i8, ptr {base}, i64 {off}")
         if st:
             out.append(f"  store ptr {name}, ptr {st.group(2)}{st.group(3) or ''}")
+    out = _merged_pointer_words(out, defs, loaded)
     if loaded:
         # the pointer loads, right after the integer loads they mirror
         final = []
@@ -1001,6 +1007,139 @@ def _integer_pointer_arithmetic_in(body: list[str]) -> list[str]:
             if ld and ld.group(1) in loaded:
                 final.append(f"  {loaded[ld.group(1)]} = load ptr, ptr {ld.group(2)}{ld.group(3) or ''}")
         out = final
+    return out
+
+
+_PHI_I64_RE = re.compile(r'^  ' + _V + r' = phi i64 (.+)$')
+_SELECT_I64_RE = re.compile(r'^  ' + _V + r' = select i1 ([^,]+), i64 ([^,]+), i64 ([^,]+)$')
+_INCOMING_RE = re.compile(r'\[ ([^,]+), %([^\]]+?) \]')
+_LABEL_RE = re.compile(r'^("[^"]+"|[-\w$.]+):')
+_TERMINATOR_RE = re.compile(r'^  (br|switch|ret|unreachable|resume|indirectbr) ')
+_PLAIN_OPS_RE = re.compile(r'^  ' + _V + r' = (?:(?:add|sub|mul|shl|lshr|ashr|and|or|xor|udiv|sdiv|urem|srem)'
+                           r'(?: nuw| nsw| disjoint| exact)* i64 ([^,]+), (.+?)|(zext|sext)(?: nneg)? i(\d+) \S+ to i64'
+                           r'|phi i64 (.+)|(?:tail )?call [^@]*@[-\w$.]+\(([^)]*)\).*)$')
+
+
+def _plain_integer(v: str, defs: dict[str, str], seen: set[str] | None = None) -> bool:
+    """`v` is an integer no pointer's bits flow into: a constant, an integer extended from a
+    narrower one, or arithmetic, phis and calls without pointer arguments over such integers
+    (`(uintptr_t)(i << 1)`, a small integer made by a helper). A load, a `ptrtoint`, an i64
+    parameter or anything else is not (it may hold a pointer's bits). A cycle of phis and
+    arithmetic is plain when everything entering it is."""
+    v = v.strip()
+    if not v.startswith("%"):
+        return bool(re.fullmatch(r'-?\d+', v))
+    seen = set() if seen is None else seen
+    if v in seen:
+        return True
+    if len(seen) > 64:
+        return False
+    seen.add(v)
+    m = _PLAIN_OPS_RE.match(defs.get(v, ""))
+    if m is None:
+        return False
+    if m.group(4):               # extended from a narrower integer: no pointer fits
+        return int(m.group(5)) < 64
+    if m.group(7) is not None:   # a call: plain when no pointer goes in
+        return "ptr" not in m.group(7)
+    operands = ([v for v, _ in _INCOMING_RE.findall(m.group(6))] if m.group(6) is not None
+                else [m.group(2), m.group(3)])
+    return all(_plain_integer(o, defs, seen) for o in operands)
+
+
+def _merged_pointer_words(body: list[str], defs: dict[str, str], loaded: dict[str, str]) -> list[str]:
+    """A word stored to memory that a phi or select merges from arithmetic on one pointer and
+    from plain integers (a tagged value: `v = is_boxed ? (uintptr_t)p | 1 : (uintptr_t)i << 1`)
+    is stored as a pointer: the merge is made again over pointers, each pointer incoming as a
+    GEP of its pointer (`integer_pointer_arithmetic`), each plain integer as a GEP of null by
+    its value. The stored bits are the program's; the engine then stores the pointer's shadow
+    beside it, which as an integer it had none of (the gradient through the word was 0).
+    Optimization usually unrolls such a merge away; AD before optimization meets it."""
+    stores = [(i, st) for i, line in enumerate(body) if (st := _STORE_I64_RE.match(line))
+              and (_PHI_I64_RE.match(defs.get(st.group(1), "")) or _SELECT_I64_RE.match(defs.get(st.group(1), "")))]
+    if not stores:
+        return body
+
+    # a loaded word counts as a pointer's bits only where words are read back as pointers;
+    # integer tables merged with constants (`b[i] = c ? a[i] : 5`) stay integers
+    reads_words = any(" = inttoptr i64 " in line for line in defs.values())   # as it was before
+
+    def pointer_leaf(v: str):
+        leaf = _pointer_leaf(v.strip(), defs)
+        return leaf if leaf is not None and (leaf[0] != "load" or reads_words) else None
+
+    def as_pointer(v: str, name: str, twins: dict[str, str]):
+        """Lines making `name` a pointer with v's bits, or None when v is neither kind; a
+        loaded word's pointer load goes into `twins` (added to `loaded` if the merge is made)."""
+        v = v.strip()
+        leaf = pointer_leaf(v)
+        if leaf is not None:
+            kind, as_int, base = leaf
+            if kind == "load":
+                base = twins.setdefault(as_int, loaded.get(as_int, _sub(as_int, "asptr")))
+            if v == as_int:
+                return [f"  {name} = getelementptr i8, ptr {base}, i64 0"]
+            return [f"  {_sub(name, 'intoff')} = sub i64 {v}, {as_int}",
+                    f"  {name} = getelementptr i8, ptr {base}, i64 {_sub(name, 'intoff')}"]
+        if _plain_integer(v, defs):
+            return [f"  {name} = getelementptr i8, ptr null, i64 {v}"]
+        return None
+
+    labels = {m.group(1): i for i, line in enumerate(body) if (m := _LABEL_RE.match(line))}
+
+    def block_end(block: str):
+        """The index of the terminator of `block`, None when it is not a plain one."""
+        for k in range(labels.get(block, len(body)) + 1, len(body)):
+            if _TERMINATOR_RE.match(body[k]):
+                return k
+            if _LABEL_RE.match(body[k]) or not body[k].startswith("  "):
+                return None
+        return None
+
+    before: dict[int, list[str]] = {}    # line index -> lines to insert before it
+    after: dict[int, list[str]] = {}     # line index -> lines to insert after it
+    replace: dict[int, str] = {}
+    done: dict[str, str] = {}            # merged integer -> its pointer twin
+    for i, st in stores:
+        value = st.group(1)
+        if value not in done:
+            d = defs[value]
+            j = next(k for k, line in enumerate(body) if line == d)
+            twin = _sub(value, "asptr")
+            phi, sel = _PHI_I64_RE.match(d), _SELECT_I64_RE.match(d)
+            twins: dict[str, str] = {}
+            if phi:
+                incoming = _INCOMING_RE.findall(phi.group(2))
+                made, ok = [], len({b for _, b in incoming}) == len(incoming)   # one entry per edge
+                for n, (v, block) in enumerate(incoming):
+                    lines, end = as_pointer(v, _sub(value, f"in{n}"), twins), block_end(block)
+                    if lines is None or end is None:
+                        ok = False
+                        break
+                    made.append((end, lines, f"[ {_sub(value, f'in{n}')}, %{block} ]"))
+                if not ok or not any(pointer_leaf(v) for v, _ in incoming):
+                    continue
+                for end, lines, _ in made:
+                    before.setdefault(end, []).extend(lines)
+                after.setdefault(j, []).append(f"  {twin} = phi ptr " + ", ".join(t for _, _, t in made))
+            elif sel:
+                a = as_pointer(sel.group(3), _sub(value, "in0"), twins)
+                b = as_pointer(sel.group(4), _sub(value, "in1"), twins)
+                if a is None or b is None or not (pointer_leaf(sel.group(3)) or pointer_leaf(sel.group(4))):
+                    continue
+                before.setdefault(j, []).extend(a + b)
+                after.setdefault(j, []).append(
+                    f"  {twin} = select i1 {sel.group(2)}, ptr {_sub(value, 'in0')}, ptr {_sub(value, 'in1')}")
+            loaded.update(twins)
+            done[value] = twin
+        replace[i] = f"  store ptr {done[value]}, ptr {st.group(2)}{st.group(3) or ''}"
+    if not replace:
+        return body
+    out = []
+    for k, line in enumerate(body):
+        out.extend(before.get(k, ()))
+        out.append(replace.get(k, line))
+        out.extend(after.get(k, ()))
     return out
 
 

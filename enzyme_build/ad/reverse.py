@@ -17,6 +17,7 @@ from ..analysis.activity import (ALLOCATORS, DEALLOCATORS, analyze_activity, cal
                                  global_base, pointer_global, pointer_roots)
 from ..analysis.cfg import analyze_cfg, deciding_branch, returning_blocks
 from ..analysis.library import NODE_LINKERS, shadow_allocator
+from ..analysis.speculation import speculated_values
 from ..analysis.types import (bits_stay_integer, check_memory_access, check_mixed_aggregates, check_vector_operands, float_views, only_reaches_integers, pointer_as_integer, strip_punned_tbaa, memcpy_element_kind,
                               memcpy_record_type, string_characters)
 from ..errors import EnzymeBuildError, InternalError
@@ -205,6 +206,8 @@ class ReverseGenerator:
         refuse_aliased_global_pointer_loads(engine, fn, self.act, "derivative")
         self.diffe_slots: dict[str, str] = {}
         self.fmf = ""   # fast-math flags of the instruction being reversed
+        # values a select (or min/max) may leave unchosen: their partials get a strong zero
+        self.speculated = speculated_values(fn)
         # adjoints kept as SSA values in their block's reverse (no slot): value -> running sum
         self.local_adjoints: set[str] = set()
         self.register_adjoints: dict[str, str] = {}
@@ -1146,6 +1149,7 @@ class ReverseGenerator:
         args = RuleOperands([v for _, v in operands], res, b, fetch=lambda v: self.cache.fetch(v, label),
                             at_hand=lambda v: self.cache.at_hand(v, label),
                             costless=lambda v: self.cache.costless(v, label))
+        dropped = None    # a speculated value's adjoint is 0: its partials may be inf or NaN
         for i, (ty, v) in enumerate(operands):
             if not (is_local(v) and v in self.act.varied):
                 continue
@@ -1160,6 +1164,10 @@ class ReverseGenerator:
                 contrib = b.fneg(dr)
             else:
                 contrib = b.fmul(dr, partial)
+                if res in self.speculated:
+                    # strong zero (analysis/speculation.py): 0 * inf would be NaN
+                    dropped = dropped or b.fcmp("oeq", dr, b.const(0.0))
+                    contrib = b.select(dropped, b.const(0.0), contrib)
             self.accumulate(v, contrib, lines)
         for callee, decl in b.declarations.items():
             self.engine.declare(callee, decl)

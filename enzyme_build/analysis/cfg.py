@@ -174,6 +174,44 @@ def analyze_cfg(fn: Function) -> CFG:
     return cfg
 
 
+class PostDominators:
+    """Post-dominance over a function's blocks: a post-dominates b when every path from b to
+    the function's end (a `ret`, an `unreachable`, a `resume`) passes through a. Blocks that
+    never reach an end (an endless loop) post-dominate nothing and are post-dominated by
+    nothing but themselves."""
+
+    EXIT = "<exit>"
+
+    def __init__(self, fn: Function):
+        succs = {b.label: list(b.terminator.targets) for b in fn.blocks}
+        preds: dict[str, list[str]] = {label: [] for label in succs}
+        for label, targets in succs.items():
+            for t in targets:
+                if label not in preds.setdefault(t, []):
+                    preds[t].append(label)
+        ends = [b.label for b in fn.blocks if not b.terminator.targets]
+        rsuccs = {self.EXIT: ends, **preds}
+        rpreds = {label: targets + ([self.EXIT] if label in ends else []) for label, targets in succs.items()}
+        rpreds[self.EXIT] = []
+        self.ipdom = _dominators([self.EXIT, *succs], rsuccs, rpreds)
+        self._memo: dict[tuple[str, str], bool] = {}
+
+    def post_dominates(self, a: str, b: str) -> bool:
+        if a == b:
+            return True
+        key = (a, b)
+        found = self._memo.get(key)
+        if found is None:
+            found, x = False, self.ipdom.get(b)
+            while x is not None and x != self.EXIT:
+                if x == a:
+                    found = True
+                    break
+                x = self.ipdom.get(x)
+            self._memo[key] = found
+        return found
+
+
 def _reverse_postorder(entry: str, succs: dict[str, list[str]]) -> list[str]:
     seen, post = set(), []
     stack = [(entry, iter(succs[entry]))]

@@ -95,6 +95,18 @@ def _minmax(pred_first):
 _min_first, _min_second = _minmax("ole")
 _max_first, _max_second = _minmax("oge")
 
+
+def _chosen_terms(pred_first):
+    """Forward mode's terms of min/max: the chosen operand's tangent itself, 0 for the other
+    (not 1 * t and 0 * t: the operand not chosen may be -inf or NaN with a NaN tangent, as
+    log(0) is under fmax(-2, log(x * x)), and 0 * NaN is NaN)."""
+    def first(b, x, t):
+        return b.select(b.fcmp(pred_first, x[0], x[1]), t, b.const(0.0))
+
+    def second(b, x, t):
+        return b.select(b.fcmp(pred_first, x[0], x[1]), b.const(0.0), t)
+    return first, second
+
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -170,8 +182,8 @@ _MATH: list[Rule] = [
     Rule(("fabs",), (lambda b, x: b.call("copysign", b.const(1.0), x[0]),)),
     Rule(("copysign",), (lambda b, x: b.fmul(b.call("copysign", b.const(1.0), x[0]),
                                              b.call("copysign", b.const(1.0), x[1])), _zero)),
-    Rule(("fmin", "minnum", "minimum", "minimumnum"), (_min_first, _min_second)),
-    Rule(("fmax", "maxnum", "maximum", "maximumnum"), (_max_first, _max_second)),
+    Rule(("fmin", "minnum", "minimum", "minimumnum"), (_min_first, _min_second), terms=_chosen_terms("ole")),
+    Rule(("fmax", "maxnum", "maximum", "maximumnum"), (_max_first, _max_second), terms=_chosen_terms("oge")),
     Rule(("floor", "ceil", "trunc", "round", "rint", "nearbyint", "roundeven"), (_zero,)),
 ]
 

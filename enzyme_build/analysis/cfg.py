@@ -191,25 +191,36 @@ class PostDominators:
                     preds[t].append(label)
         ends = [b.label for b in fn.blocks if not b.terminator.targets]
         rsuccs = {self.EXIT: ends, **preds}
-        rpreds = {label: targets + ([self.EXIT] if label in ends else []) for label, targets in succs.items()}
+        rpreds = {label: targets or [self.EXIT] for label, targets in succs.items()}
         rpreds[self.EXIT] = []
         self.ipdom = _dominators([self.EXIT, *succs], rsuccs, rpreds)
-        self._memo: dict[tuple[str, str], bool] = {}
+        # the post-dominator tree's DFS intervals: a query is two comparisons
+        children: dict[str, list[str]] = {}
+        for b, parent in self.ipdom.items():
+            if parent is not None:
+                children.setdefault(parent, []).append(b)
+        self._in: dict[str, int] = {}
+        self._out: dict[str, int] = {}
+        clock, stack = 0, [(self.EXIT, iter(children.get(self.EXIT, ())))]
+        self._in[self.EXIT] = clock
+        while stack:
+            node, it = stack[-1]
+            child = next(it, None)
+            clock += 1
+            if child is None:
+                self._out[node] = clock
+                stack.pop()
+            else:
+                self._in[child] = clock
+                stack.append((child, iter(children.get(child, ()))))
 
     def post_dominates(self, a: str, b: str) -> bool:
         if a == b:
             return True
-        key = (a, b)
-        found = self._memo.get(key)
-        if found is None:
-            found, x = False, self.ipdom.get(b)
-            while x is not None and x != self.EXIT:
-                if x == a:
-                    found = True
-                    break
-                x = self.ipdom.get(x)
-            self._memo[key] = found
-        return found
+        ina, inb = self._in.get(a), self._in.get(b)
+        if ina is None or inb is None:
+            return False
+        return ina < inb and self._out[b] <= self._out[a]
 
 
 def _reverse_postorder(entry: str, succs: dict[str, list[str]]) -> list[str]:

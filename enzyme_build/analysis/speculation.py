@@ -18,12 +18,15 @@ the value's own block may not run (`PostDominators`, analysis/cfg.py): the value
 stay 0 there too.
 
 A value used anywhere else (stored, returned, passed to a call whose result is used, compared,
-merged by a phi, read by an instruction that always runs after it) is not speculated, nor is
-anything only it feeds. It is a greatest fixed point: cycles through phis are not followed (a
-phi use disqualifies)."""
+read by an instruction that always runs after it) is not speculated, nor is anything only it
+feeds. A phi's use counts as skippable only on edges out of blocks with one way out that may be
+skipped (`u = c ? t : 1` left as branches and a phi, with AD before optimization); a loop's
+phis, fed from the latch that makes the value or branches back, are not. It is a greatest fixed
+point."""
 from __future__ import annotations
 
-from ..ir.model import Function, Instruction
+from ..ir.model import Function, Instruction, is_float_type
+from .activity import callee_name
 from .cfg import PostDominators
 
 # calls that choose one of their operands, like a select
@@ -36,10 +39,14 @@ def _chooses_among_operands(inst: Instruction, v: str) -> bool:
     """Whether `inst` uses `v` only as an operand it may not choose."""
     if inst.opcode == "select":
         return inst.operands[0][1] != v and v in (inst.operands[1][1], inst.operands[2][1])
-    if inst.opcode == "call" and inst.callee_name:
-        name = inst.callee_name
-        return name.startswith(_CHOOSING_CALLS) or name in _CHOOSING_LIBM
+    if inst.opcode == "call":
+        return _choosing(inst)
     return False
+
+
+def _choosing(inst: Instruction) -> bool:
+    name = callee_name(inst)
+    return name.startswith(_CHOOSING_CALLS) or name in _CHOOSING_LIBM
 
 
 def speculated_values(fn: Function) -> frozenset[str]:
@@ -48,22 +55,34 @@ def speculated_values(fn: Function) -> frozenset[str]:
     not post-dominate it: `t = 1 / x; if (x > 0.1) s += t * t;` at x = 0), directly or
     through instructions whose results are such values."""
     users = fn.users()
-    if len(fn.blocks) == 1 and not fn.of_opcode("select") and not any(
-            inst.callee_name and (inst.callee_name.startswith(_CHOOSING_CALLS) or inst.callee_name in _CHOOSING_LIBM)
-            for inst in fn.of_opcode("call")):
+    if len(fn.blocks) == 1 and not fn.of_opcode("select") and not any(_choosing(c) for c in fn.of_opcode("call")):
         return frozenset()
+    # floats only: adjoints flow through nothing else, and a use whose result is not a
+    # candidate disqualifies (a float converted to an integer, compared, ...)
     defining: dict[str, Instruction] = {}
     for inst in fn.instructions():
-        if inst.result and inst.opcode != "phi":
+        if inst.result and inst.opcode != "phi" and is_float_type(inst.type) and inst.result in users:
             defining[inst.result] = inst
-    cand = {v for v in defining if users.get(v)}
-    pdom = PostDominators(fn) if len(fn.blocks) > 1 else None
+    cand = set(defining)
+    pdom: list[PostDominators] = []     # built on the first question
+
+    def skipped(block: str, home: str) -> bool:
+        if block == home:
+            return False
+        if not pdom:
+            pdom.append(PostDominators(fn))
+        return not pdom[0].post_dominates(block, home)
 
     def skippable(u: Instruction, v: str) -> bool:
-        """u may not run although v's block did (a phi's use is on an edge: not followed)."""
+        """u may not run although v's block did. A phi reads v on edges: each from a block
+        with that one way out (the edge is taken whenever the block runs) that may be
+        skipped after v's block; a loop's own phis (an edge from where v is made, or a
+        conditional latch) are not."""
         home = defining[v].block
-        return (pdom is not None and u.opcode != "phi" and u.block != home
-                and not pdom.post_dominates(u.block, home))
+        if u.opcode != "phi":
+            return skipped(u.block, home)
+        return all(len(fn.block(b).terminator.targets) == 1 and skipped(b, home)
+                   for value, b in u.incoming if value == v)
 
     def qualifies(v: str) -> bool:
         return all(_chooses_among_operands(u, v) or (u.result is not None and u.result in cand)
@@ -77,3 +96,14 @@ def speculated_values(fn: Function) -> frozenset[str]:
             # what v reads may have qualified through v alone
             work.extend(x for x in defining[v].values() if x in cand)
     return frozenset(cand)
+
+
+def print_speculation(fn: Function) -> str:
+    """The speculated values of `fn`, one per line in program order, with the instruction that
+    defines each (for tests and debugging)."""
+    found = speculated_values(fn)
+    lines = [f"speculated values of @{fn.name}: {len(found)}"]
+    for inst in fn.instructions():
+        if inst.result in found:
+            lines.append(f"  {inst.result}  ({inst.opcode} in {inst.block})")
+    return "\n".join(lines)

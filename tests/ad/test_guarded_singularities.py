@@ -3,10 +3,10 @@ guard is false (`k > 0 ? y / k : ...` at k = 0, `ok ? log(x) : ...` at x = 0, a 
 `fmax(-2, log(x * x))` at x = 0). Once the optimizer if-converts the guard, the expression is
 computed anyway; the reverse sweep gives the operand the select did not choose a zero adjoint,
 and the expression's rule multiplied that zero by an infinite or NaN partial: the gradient was
-NaN (conformance failure rev-08). Before analysis/speculation.py 8 of these 18 builds gave a
+NaN (conformance failure rev-08). Before analysis/speculation.py 9 of these 21 builds gave a
 NaN: quotient_by_count and nan_skipped at -O0 and -O2, floored_log at every level (in forward
-mode: fmax's tangent was 1 * t + 0 * NaN), reciprocal_chain with AD before optimization (the
-reciprocal computed before the guard, used only under it). Those partials now get a strong
+mode: fmax's tangent was 1 * t + 0 * NaN), reciprocal_chain and merged_by_phi with AD before
+optimization (a quotient computed before the guard, used only under it or merged by a phi). Those partials now get a strong
 zero (0 stays 0), and min/max's tangent is the chosen operand's. Each program is checked in reverse and
 forward mode against central differences at -O0, -O2 and with AD before optimization, at an
 input where the guard is false by a margin (the function is smooth there)."""
@@ -76,6 +76,20 @@ double f(const double *x) {
   for (int i = 0; i < 4; i++) {
     double t = 1.0 / x[i];
     s += x[i] > 0.1 ? t * t * x[(i + 2) % 4] : x[(i + 2) % 4] * 3.0;
+  }
+  return s;
+}
+""",
+    # the quotient taken or not by branches that a phi merges (if-converted after optimization;
+    # a phi when AD runs before it)
+    "merged_by_phi": r"""
+double f(const double *x) {
+  double s = 0;
+  for (int i = 0; i < 4; i++) {
+    double t = x[(i + 2) % 4] / x[i];
+    double u;
+    if (x[i] > 0.1) u = t; else u = x[(i + 3) % 4];
+    s += u * x[(i + 1) % 4];
   }
   return s;
 }

@@ -269,6 +269,7 @@ def parse_reverse_call(engine, fn: Function, inst: Instruction, fresh) -> Revers
     lines, passed = call.lines, call.passed
     activity, kept = [], []
     params = [p for p in primal.params if p.type != "..."]
+    twin = lanes_twin(engine, primal)   # vectors of floats go lane by lane to f's twin
     try:
         for number, p in enumerate(params, 1):
             call.split_markers()
@@ -282,6 +283,27 @@ def parse_reverse_call(engine, fn: Function, inst: Instruction, fresh) -> Revers
                     call.keep_next = True
             elif m is not None:
                 raise EnzymeBuildError(f"unknown marker {m} in call to {kind}", location=where)
+            if twin is not None and _FLOAT_VECTOR.fullmatch(p.type) and act in (None, OUT, CONST):
+                try:
+                    value = coerce_arg(p.type, args.next(), fresh, lines)
+                except BadArgument as err:
+                    raise EnzymeBuildError(f"in the call to {kind}, parameter {number} ({p.type}) of "
+                                           f"@{primal.name} gets {err}", location=where,
+                                           hint="pass the struct by value, as the function takes it")
+                for lane in vector_lanes(p.type, value, fresh, lines):
+                    passed.append(lane)
+                    activity.append(CONST if act == CONST else OUT)
+                    kept.append(False)
+                call.keep_next = False
+                continue
+            if act != CONST and _FLOAT_VECTOR.fullmatch(p.type):
+                # as a constant it would silently get no derivative (the gradient read 0)
+                raise EnzymeBuildError(
+                    f"parameter {number} ({p.type}) of @{primal.name} is a vector of floats — e.g. a "
+                    f"struct of two floats passed by value, which the ABI packs into one {p.type} "
+                    f"register — and {kind} does not support it", location=where,
+                    hint="pass the struct by pointer with enzyme_dup (pointer, shadow), or mark it "
+                         "enzyme_const if it carries no derivative")
             if act is None:
                 act = OUT if is_float_type(p.type) else DUP if p.type == "ptr" else CONST
             if act == OUT and not is_float_type(p.type):
@@ -333,7 +355,9 @@ def parse_reverse_call(engine, fn: Function, inst: Instruction, fresh) -> Revers
             hint="differentiate a function that returns a floating-point value, or pass the "
                  "data it reads and writes through pointers marked enzyme_dup")
     split_call = kind in SPLIT_ENTRY_POINTS
-    call.sig = Signature(primal.name, tuple(activity), ret_active,
+    if twin is not None:
+        head.primal = twin   # what is differentiated: the lanes arrive as scalars
+    call.sig = Signature((twin or primal).name, tuple(activity), ret_active,
                          stable_args=tuple(kept) if split_call and any(kept) else ())
     return call
 
@@ -347,6 +371,27 @@ def describe_markers(sig: Signature) -> str:
 # ---------------------------------------------------------------- forward and vector mode
 
 _FLOAT_VECTOR = re.compile(r"<\d+ x (?:float|double|half|bfloat)>")
+LANES_SUFFIX = ".lanes"   # stage.vector_lane_entries: f's twin taking each vector lane as a scalar
+_LANES = re.compile(r"<(\d+) x (float|double)>")
+
+
+def lanes_twin(engine, primal: Function) -> Function | None:
+    """The twin `stage.vector_lane_entries` made of a function taking vectors of floats."""
+    if not any(_FLOAT_VECTOR.fullmatch(p.type) for p in primal.params):
+        return None
+    return engine.module.functions.get(primal.name + LANES_SUFFIX)
+
+
+def vector_lanes(ty: str, value: str, fresh, lines) -> list[str]:
+    """Each lane of a `<N x float|double>` value, as `T %lane` arguments."""
+    m = _LANES.fullmatch(ty)
+    ir = builder(fresh, lines)
+    out = []
+    for lane in range(int(m.group(1))):
+        name = fresh()
+        ir.extractelement(ty, value, "i64", str(lane), m.group(2), name=name)
+        out.append(f"{m.group(2)} {name}")
+    return out
 
 
 @dataclass
@@ -373,6 +418,7 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
         raise EnzymeBuildError(f"{kind} of the variadic function @{primal.name} is not supported", location=where)
     lines: list[str] = []
     activity, passed = [], []
+    twin = lanes_twin(engine, primal)   # vectors of floats go lane by lane to f's twin
     groups = _struct_groups(engine, primal, params)
     inside_group: set[int] = set()
     for j, p in enumerate(params, 1):
@@ -382,7 +428,7 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
             group = groups[j - 1]
             inside_group.update(group)
             _parse_struct_group(args, [params[k] for k in group], j, primal, kind, where, width, fresh,
-                                lines, activity, passed)
+                                lines, activity, passed, lanes_twin=twin is not None)
             continue
         what = f"parameter {j} ({p.type}) of @{primal.name}"
         m = _skip_modifier(args)
@@ -400,12 +446,28 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
                                                         "enzyme_dup, (pointer, shadow)")
         elif m is not None:
             raise EnzymeBuildError(f"unknown marker {m} before {what} in the call to {kind}", location=where)
+        if twin is not None and _FLOAT_VECTOR.fullmatch(p.type):
+            value = _take(args, kind, where, f"the value of {what}")
+            lanes = vector_lanes(p.type, _coerce(p.type, value, fresh, lines, where, f"the value of {what}"),
+                                 fresh, lines)
+            tangents = []
+            if act != CONST:
+                for k in range(width):
+                    lane = f" {k + 1} of {width}" if width > 1 else ""
+                    have = _take(args, kind, where, f"the tangent{lane} of {what}")
+                    tangents.append(vector_lanes(p.type, _coerce(p.type, have, fresh, lines, where,
+                                                                 f"the tangent{lane} of {what}"), fresh, lines))
+            for i, value_lane in enumerate(lanes):
+                passed.append(value_lane)
+                passed.extend(t[i] for t in tangents)
+                activity.append(CONST if act == CONST else ACTIVE)
+            continue
         if act != CONST and _FLOAT_VECTOR.fullmatch(p.type):
             raise EnzymeBuildError(
                 f"{what} is a vector of floats — e.g. a struct of two floats passed by value, which the "
                 f"ABI packs into one {p.type} register — and forward mode does not support it",
-                location=where, hint=f"pass the struct by pointer with enzyme_dup (pointer, shadow), or mark "
-                                     f"it enzyme_const if it carries no derivative")
+                location=where, hint="pass the struct by pointer with enzyme_dup (pointer, shadow), or mark "
+                                     "it enzyme_const if it carries no derivative")
         if act is None:
             act = ACTIVE if is_float_type(p.type) else DUP if p.type == "ptr" else CONST
         if act in (DUP, DUPNONEED) and is_float_type(p.type):
@@ -434,6 +496,7 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
                                f"left over after all {len(params)} parameters", location=where,
                                hint="each float parameter takes (value, tangent), each pointer (pointer, "
                                     "shadow); enzyme_const parameters take only the value")
+    primal = twin or primal   # what is differentiated: the lanes arrive as scalars
     sig = Signature(primal.name, tuple(activity), mode="forward", width=width)
     return ForwardCall(primal, sig, passed, lines, head.sret, head.sret_type)
 
@@ -449,10 +512,12 @@ def _struct_groups(engine, primal: Function, params) -> dict[int, tuple[int, ...
 
 
 def _parse_struct_group(args: CallArgs, members, j: int, primal: Function, kind: str, where: str,
-                        width: int, fresh, lines: list[str], activity: list[str], passed: list[str]) -> None:
+                        width: int, fresh, lines: list[str], activity: list[str], passed: list[str],
+                        lanes_twin: bool = False) -> None:
     """A struct the ABI split into registers: the call passes the whole value (its pieces),
     then the whole tangent per lane; the derived function takes each piece followed by
-    its own tangents."""
+    its own tangents. With `lanes_twin` (the function's twin takes vectors lane by lane) a
+    piece that is a vector of floats goes lane by lane, each lane followed by its tangents."""
     types = ", ".join(p.type for p in members)
     what = f"the struct parameter {j} (passed in registers as {types}) of @{primal.name}"
     m = args.marker()
@@ -465,7 +530,8 @@ def _parse_struct_group(args: CallArgs, members, j: int, primal: Function, kind:
                                hint="a struct passed by value takes its value then its tangent, or "
                                     "enzyme_const and its value")
     odd = [p.type for p in members if not (is_float_type(p.type) or p.type == "ptr"
-                                           or re.fullmatch(r"i\d+", p.type))]
+                                           or re.fullmatch(r"i\d+", p.type)
+                                           or (lanes_twin and _LANES.fullmatch(p.type)))]
     if odd and act != CONST:
         raise EnzymeBuildError(f"forward mode through {what} is not supported ({odd[0]} piece)",
                                location=where, hint="pass a pointer to the struct with enzyme_dup "
@@ -475,6 +541,16 @@ def _parse_struct_group(args: CallArgs, members, j: int, primal: Function, kind:
         [_take(args, kind, where, f"piece {k + 1} of the tangent{f' {lane + 1} of {width}' if width > 1 else ''} "
                                   f"of {what}") for k in range(len(members))] for lane in range(width)]
     for k, (p, value) in enumerate(zip(members, values)):
+        if lanes_twin and _LANES.fullmatch(p.type):
+            own = vector_lanes(p.type, _coerce(p.type, value, fresh, lines, where, f"the value of {what}"),
+                               fresh, lines)
+            tangents = [vector_lanes(p.type, _coerce(p.type, lane[k], fresh, lines, where,
+                                                     f"the tangent of {what}"), fresh, lines) for lane in lanes]
+            for i, scalar in enumerate(own):
+                passed.append(scalar)
+                passed.extend(t[i] for t in tangents)
+                activity.append(CONST if act == CONST else ACTIVE)
+            continue
         passed.append(f"{p.type} {_coerce(p.type, value, fresh, lines, where, f'the value of {what}')}")
         piece = CONST if act == CONST else ACTIVE if is_float_type(p.type) else DUP if p.type == "ptr" else CONST
         if piece != CONST:

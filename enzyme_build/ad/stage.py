@@ -11,8 +11,9 @@ import os
 import re
 
 from ..analysis.library import STRING_CREATE, STRING_CREATE_DEFINED
-from ..ir.model import INTTOPTR_RE, LOCAL, PTRTOINT_RE, by_function, make_name, strip_name
+from ..ir.model import INTTOPTR_RE, LOCAL, NAME, PTRTOINT_RE, by_function, make_name, strip_name
 from .abi import ENTRY_POINTS as ENZYME_CALL_MARKERS  # the entry points of Enzyme's ABI
+from .abi import LANES_SUFFIX
 
 
 def module_needs_ad(function_names) -> bool:
@@ -101,6 +102,61 @@ def distinct_ad_sites(text: str) -> str:
         decls.append(f"declare {ret} {site}(ptr, ...)")
         lines[i] = line[:cm.start(2)] + site + line[cm.end(2):]
     return "\n".join(lines + decls)
+
+
+_FLOAT_VECTOR_TYPE_RE = re.compile(r'<(\d+) x (float|double)>')
+_AD_TARGET_RE = re.compile(r'@[-a-zA-Z$._0-9]*__enzyme_[A-Za-z0-9_.]*\(ptr (?:[a-z]+ )*(' + NAME + r')[,)]')
+
+
+def vector_lane_entries(text: str, registered: set[str] = frozenset()) -> str:
+    """A function given to an AD call that takes a vector of floats (a struct of two floats
+    passed by value: x86-64 packs it into one `<2 x float>` register; `float _Complex` too) gets
+    a twin taking each lane as a scalar parameter, `@f.lanes(float, float, ...)`, which
+    rebuilds the vectors and calls f (inlined into the twin before AD, like any function whose
+    floats cross a call packed: `boundaries`). The call sites still name f; the argument
+    parser (`abi.py`) differentiates the twin instead, passing each lane of the vector (and of
+    its tangents) as a float of its own, so the derivative of such a parameter is one per lane
+    and comes back, for a reverse-mode call declared to return the struct, packed as the
+    struct. The twin is `hidden`, not internal, so the pre-AD pipeline keeps it although
+    nothing calls it yet. Functions with byval, sret or variadic parameters, and functions with
+    a registered rule, are left alone (the argument parser refuses their vectors clearly)."""
+    if "__enzyme_" not in text or not _FLOAT_VECTOR_TYPE_RE.search(text):
+        return text
+    from ..ir.model import DEFINE_RE, header_return_type, parse_params
+    targets = set(_AD_TARGET_RE.findall(text))
+    if not targets:
+        return text
+    twins = []
+    for line in text.split("\n"):
+        if not line.startswith("define ") or "<" not in line:
+            continue
+        m = DEFINE_RE.match(line)
+        if not m or m.group(2) not in targets or strip_name(m.group(2)) in registered:
+            continue
+        params = parse_params(m.group(3))
+        if not any(_FLOAT_VECTOR_TYPE_RE.fullmatch(p.type) for p in params) or any(
+                p.type == "..." or re.search(r'\b(byval|sret|inalloca|preallocated)\b', p.attrs) for p in params):
+            continue
+        ret = header_return_type(m.group(1))
+        name = make_name("@", strip_name(m.group(2)) + LANES_SUFFIX)
+        head, body, args = [], [], []
+        for k, p in enumerate(params):
+            v = _FLOAT_VECTOR_TYPE_RE.fullmatch(p.type)
+            if v is None:
+                head.append(f"{p.type} %a{k}")
+                args.append(f"{p.type} %a{k}")
+                continue
+            n, elem = int(v.group(1)), v.group(2)
+            prev = "poison"
+            for lane in range(n):
+                head.append(f"{elem} %a{k}.{lane}")
+                body.append(f"  %v{k}.{lane} = insertelement {p.type} {prev}, {elem} %a{k}.{lane}, i64 {lane}")
+                prev = f"%v{k}.{lane}"
+            args.append(f"{p.type} {prev}")
+        call = f"call {ret} {m.group(2)}({', '.join(args)})"
+        body.append(f"  {call}\n  ret void" if ret == "void" else f"  %r = {call}\n  ret {ret} %r")
+        twins.append(f"\ndefine hidden {ret} {name}({', '.join(head)}) {{\nentry:\n" + "\n".join(body) + "\n}")
+    return text + "".join(twins) + ("\n" if twins else "")
 
 
 _MODF_RE = re.compile(r'^(\s*)(%[-a-zA-Z$._0-9]+) = (?:tail |notail )?call (?:[a-z]+ )*\{ (double|float), \3 \} '
@@ -1168,6 +1224,8 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from .qsort import define_qsort
     text = define_qsort(text)   # qsort with a constant size and comparator: a heapsort in IR
     registry = _collect_registry(text)
+    # (a function with a registered rule keeps its vectors: its rule takes them as they are)
+    text = vector_lane_entries(text, set(registry.rules) | set(registry.inactive) | set(registry.function_like))
     text = _protect_registrations(text, registry)
     from .boundaries import mark_always_inline
     from .diagnostics import ResolvedByInlining

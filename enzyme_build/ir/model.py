@@ -144,7 +144,7 @@ def split_type_value(text: str) -> tuple[str, str]:
 _CONSTEXPR_WORDS = {"getelementptr", "bitcast", "ptrtoint", "inttoptr", "addrspacecast", "trunc",
                     "sub", "add", "mul", "xor", "shl", "icmp", "fcmp", "select", "extractelement",
                     "insertelement", "shufflevector", "blockaddress", "dso_local_equivalent",
-                    "no_cfi", "ptrauth"}
+                    "no_cfi", "ptrauth", "splat"}
 _ATTR_WORDS = {"noundef", "nonnull", "noalias", "nocapture", "readonly", "writeonly", "zeroext",
                "signext", "inreg", "returned", "immarg", "nofree", "noesc"}
 

@@ -160,8 +160,10 @@ def test_long_double_parameters_and_results(tmp_path):
     assert subprocess.run([exe]).returncode == 0
 
 def test_float_pair_by_value_is_a_clear_error(tmp_path):
-    """{float, float} by value is one <2 x float> register: refused by name (not "too many
-    arguments"), unless it is enzyme_const; {double, double} by value works (byvalue.c)."""
+    """{float, float} by value is one <2 x float> register. It is differentiated lane by lane
+    through the function's twin (stage.vector_lane_entries; tests/ad/test_vector_parameters.py);
+    a function that also takes a struct in memory (byval) gets no twin, and there the pair is
+    refused by name (not "too many arguments"), unless it is enzyme_const."""
     from enzyme_build import llvm
     from enzyme_build.ad.stage import run_ad_stage
     from enzyme_build.errors import EnzymeBuildError
@@ -169,9 +171,10 @@ def test_float_pair_by_value_is_a_clear_error(tmp_path):
     src = tmp_path / "fpair.c"
     src.write_text("extern int enzyme_const;\ndouble __enzyme_fwddiff(void *, ...);\n"
                    "typedef struct { float x, y; } fvec2;\n"
-                   "double flen(fvec2 v, double s) { return (v.x * v.x + 3.0f * v.y) * s; }\n"
-                   "double act(fvec2 f, fvec2 df) { return __enzyme_fwddiff((void *)flen, f, df, 2.0, 0.0); }\n"
-                   "double cst(fvec2 f) { return __enzyme_fwddiff((void *)flen, enzyme_const, f, 2.0, 1.0); }\n")
+                   "typedef struct { double a[4]; } big;\n"
+                   "double flen(fvec2 v, big b) { return (v.x * v.x + 3.0f * v.y) * b.a[1]; }\n"
+                   "double act(fvec2 f, fvec2 df, big b) { return __enzyme_fwddiff((void *)flen, f, df, enzyme_const, &b); }\n"
+                   "double cst(fvec2 f, big b) { return __enzyme_fwddiff((void *)flen, enzyme_const, f, enzyme_const, &b); }\n")
     text = frontend_ir(str(src), str(tmp_path))
     with pytest.raises(EnzymeBuildError) as info:
         run_ad_stage(llvm.parse_assembly(text, "fpair.c"))

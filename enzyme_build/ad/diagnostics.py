@@ -10,7 +10,7 @@ import sys
 from ..analysis.activity import callee_name, pointer_roots
 from ..custom import convention
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, entry_point_name, make_name, strip_name
+from ..ir.model import Function, Instruction, entry_point_name, is_float_type, is_local, make_name, strip_name
 from .abi import marker_kind
 
 
@@ -262,19 +262,24 @@ def warn_dropped_const_paths(engine, fn: Function, act) -> None:
     caller declared it constant, as in Enzyme). Whether the store and the load meet in one
     function depends on inlining, so the result may differ between -O0 and -O2: say so once
     per function and argument, on stderr, and go on."""
-    seen = engine.memo.setdefault(("warned-const-paths",), set())
-    names = [p.name for p in fn.params]
     for root, inst in sorted(act.dropped_const_paths.items()):
-        key = (fn.name, root)
-        if key in seen:
-            continue
-        seen.add(key)
-        which = f"argument {names.index(root) + 1}" if root in names else root
-        where = engine.location(inst) or f"@{fn.name}"
-        print(f"enzyme-build: warning: {where}: @{fn.name} stores an active value into the memory of its "
-              f"{which}, passed as enzyme_const, and reads floats back from it; the derivative through "
-              f"that memory is dropped (fix: pass it as enzyme_dup with a zeroed shadow to keep it)",
-              file=sys.stderr)
+        _warn_dropped_const_path(engine, fn, root, inst)
+
+
+def _warn_dropped_const_path(engine, fn: Function, root: str, inst: Instruction, by: str = "") -> None:
+    """The warning of `warn_dropped_const_paths`, once per function and argument."""
+    seen = engine.memo.setdefault(("warned-const-paths",), set())
+    key = (fn.name, root)
+    if key in seen:
+        return
+    seen.add(key)
+    names = [p.name for p in fn.params]
+    which = f"argument {names.index(root) + 1}" if root in names else root
+    where = engine.location(inst) or f"@{fn.name}"
+    print(f"enzyme-build: warning: {where}: @{fn.name} stores an active value{by} into the memory of its "
+          f"{which}, passed as enzyme_const, and reads floats back from it; the derivative through "
+          f"that memory is dropped (fix: pass it as enzyme_dup with a zeroed shadow to keep it)",
+          file=sys.stderr)
 
 
 class ResolvedByInlining(EnzymeBuildError):
@@ -358,6 +363,55 @@ def float_bits_travel(fn: Function, v: str, use: Instruction, location) -> Enzym
              "returned or passed to other functions it is not)" if sliced else
              "move floating-point data as double/float values, not through integer registers: a small struct "
              "mixing a float with other fields passed or returned by value travels in one; pass it by pointer")
+
+
+def refuse_lost_call_stores(engine, fn: Function, act, arg_activity) -> None:
+    """The call form of `lost_active_store`: a call hands a pointer that has no shadow, and
+    that the user did not declare constant (a workspace pointer loaded from an enzyme_const
+    struct: `fill(w->buf, x)`), to a function that stores derivative-carrying data through
+    it (`Engine.writes_active_through`). The callee would take the memory for constant and
+    drop those writes, and what is read back from it here would count as constant: the
+    gradient through it was 0, silently, where the same store written inline was refused."""
+    from ..analysis.activity import global_base
+    declared = {p.name for p, a in zip(fn.params, arg_activity) if a == "const" and p.type == "ptr"}
+    returning = read_back = None
+    for inst in fn.of_opcode("call"):
+        name = callee_name(inst)
+        if name not in engine.module.functions or name in engine.custom or not engine.module.functions[name].blocks:
+            continue
+        ops = inst.operands
+        if not any(is_local(v) and (v in act.varied or act.has_shadow(v)) for _, v in ops):
+            continue
+        if returning is None:
+            from ..analysis.cfg import returning_blocks
+            returning = returning_blocks(fn)
+        if inst.block not in returning:
+            continue
+        sub = tuple("out" if is_local(v) and v in act.varied and is_float_type(t)
+                    else "dup" if t == "ptr" and act.has_shadow(v) else "const" for t, v in ops)
+        for j, (t, v) in enumerate(ops):
+            if t != "ptr" or sub[j] != "const" or not is_local(v):
+                continue
+            roots = {global_base(r) or r for r in pointer_roots(fn, v)}
+            if roots and roots <= declared:
+                # memory the user declared constant may absorb it: warned of where it is
+                # read back as floats, as for a store written here
+                if read_back is None:
+                    read_back = {global_base(r) or r for ld in fn.of_opcode("load") if ld.type in ("double", "float")
+                                 for r in pointer_roots(fn, ld.operands[0][1])}
+                if roots & read_back and engine.writes_active_through(name, sub, j):
+                    for r in sorted(roots & read_back):
+                        _warn_dropped_const_path(engine, fn, r, inst, f" (through @{name})")
+                continue
+            if engine.writes_active_through(name, sub, j):
+                raise EnzymeBuildError(
+                    f"an active value is stored where enzyme-build cannot give the memory a shadow: "
+                    f"@{name} writes derivative-carrying data through its parameter {j + 1}, and "
+                    f"@{fn.name} passes it {v}, which has no shadow ({inst.text.strip()})",
+                    location=engine.location(inst),
+                    hint="pass that memory as an enzyme_dup argument (a workspace inside an "
+                         "enzyme_const struct has no shadow), allocate it in the differentiated "
+                         "code, or mark the pointer argument enzyme_const if its contents do not matter")
 
 
 def lost_active_store(engine, fn: Function, inst: Instruction) -> EnzymeBuildError:

@@ -14,7 +14,7 @@ from ..analysis.activity import callee_name, global_names_pattern, written_float
 from ..analysis.effects import derivative_free
 from ..custom import convention
 from ..custom.registry import Registry
-from ..ir.model import Function, Instruction, function_attributes, make_name
+from ..ir.model import Function, Instruction, function_attributes, is_float_type, is_local, make_name
 from .abi import Signature
 from .cache import _written_parameters, derived_pointers, float_data_misuses, passes_reverse_only_shadow
 from .diagnostics import missing_derivative
@@ -325,6 +325,7 @@ class Engine:
         self.write_summaries: dict[str, frozenset | None] = {}   # cache.call_write_targets
         self.shadow_globals_used: set[str] = set()
         self._returns_shadow: dict[tuple, bool] = {}
+        self._writes_active: dict[tuple, bool] = {}   # writes_active_through
         self._carriers: dict[str, tuple[Function, set[str]]] = {}   # pointer_words
         self.split_calls: list[tuple[str, Signature, str]] = []   # (kind, signature, call site)
         # record type -> the helper that moves the adjoints of a memcpy of such records
@@ -502,6 +503,56 @@ class Engine:
                 if b.terminator.opcode == "ret" and b.terminator.operands]
         answer = any(act.has_shadow(v) for v in rets)
         self._returns_shadow[key] = answer
+        return answer
+
+    def writes_active_through(self, name: str, args: tuple[str, ...], k: int) -> bool:
+        """Whether `name`, called with this activity ('out', 'dup', 'const' per parameter),
+        stores data carrying a derivative through its k-th parameter: itself, by a copy from
+        shadowed memory, or through the functions it hands that pointer to. A caller that
+        passes a pointer it cannot shadow (one loaded from memory the user declared constant)
+        asks this: the callee would take the parameter for constant and drop what it writes,
+        and the caller would read the memory back as constant data. Recursive questions in
+        flight are answered False."""
+        key = (name, args, k)
+        if key in self._writes_active:
+            return self._writes_active[key]
+        fn = self.module.functions.get(name)
+        params = [p for p in fn.params if p.type != "..."] if fn is not None else []
+        if fn is None or not fn.blocks or k >= len(params) or params[k].type != "ptr":
+            return False
+        self._writes_active[key] = False
+        from ..analysis.activity import analyze_activity, callee_name, pointer_roots
+        from ..analysis.types import float_views
+        act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
+                               custom=self.custom, active_globals=set(self.active_globals),
+                               views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
+                               global_users=self.global_users, shadow_outputs=self.shadow_outputs,
+                               slot_writes=self.writes_through, pointer_words=self.pointer_words(fn))
+        target = params[k].name
+        cache: dict = {}
+
+        def through(v: str) -> bool:
+            return is_local(v) and target in pointer_roots(fn, v, cache)
+
+        answer = False
+        for inst in fn.instructions():
+            if inst.opcode == "store":
+                (vty, v), (_, p) = inst.operands
+                if (v in act.varied or (vty == "ptr" and act.has_shadow(v))) and through(p):
+                    answer = True
+            elif inst.opcode == "call":
+                callee = callee_name(inst)
+                if callee.startswith(("llvm.memcpy", "llvm.memmove")):
+                    answer = act.has_shadow(inst.operands[1][1]) and through(inst.operands[0][1])
+                elif callee in self.module.functions and callee not in self.custom:
+                    ops = inst.operands
+                    sub = tuple("out" if is_local(v) and v in act.varied and is_float_type(t)
+                                else "dup" if t == "ptr" and act.has_shadow(v) else "const" for t, v in ops)
+                    answer = any(t == "ptr" and sub[j] == "const" and through(v)
+                                 and self.writes_active_through(callee, sub, j) for j, (t, v) in enumerate(ops))
+            if answer:
+                break
+        self._writes_active[key] = answer
         return answer
 
     def pointer_words(self, fn: Function) -> set[str]:

@@ -283,7 +283,7 @@ def parse_reverse_call(engine, fn: Function, inst: Instruction, fresh) -> Revers
                     call.keep_next = True
             elif m is not None:
                 raise EnzymeBuildError(f"unknown marker {m} in call to {kind}", location=where)
-            if twin is not None and _FLOAT_VECTOR.fullmatch(p.type) and act in (None, OUT, CONST):
+            if twin is not None and _LANES.fullmatch(p.type) and act in (None, OUT, CONST):
                 try:
                     value = coerce_arg(p.type, args.next(), fresh, lines)
                 except BadArgument as err:
@@ -446,7 +446,7 @@ def parse_forward_call(engine, fn: Function, inst: Instruction, fresh) -> Forwar
                                                         "enzyme_dup, (pointer, shadow)")
         elif m is not None:
             raise EnzymeBuildError(f"unknown marker {m} before {what} in the call to {kind}", location=where)
-        if twin is not None and _FLOAT_VECTOR.fullmatch(p.type):
+        if twin is not None and _LANES.fullmatch(p.type):
             value = _take(args, kind, where, f"the value of {what}")
             lanes = vector_lanes(p.type, _coerce(p.type, value, fresh, lines, where, f"the value of {what}"),
                                  fresh, lines)

@@ -21,6 +21,15 @@ from __future__ import annotations
 import pytest
 from ad_helpers import FD_HEAD, LEVELS, check_fd_rows, fd_main, fd_rows, level_params
 
+# value words of boxed_values and copied_values: a tagged pointer to a boxed double, or an
+# integer shifted left by one
+BOXES = r"""
+typedef uintptr_t value;
+static value box(double *d) { return (uintptr_t)d | 1; }
+static value small(long i) { return (uintptr_t)(i << 1); }
+static double as_double(value v) { return (v & 1) ? *(double *)(v & ~(uintptr_t)1) : (double)((long)v >> 1); }
+"""
+
 PROGRAMS = {
     # a singly linked list whose next words carry a flag in bit 0
     "flagged_list": r"""
@@ -59,11 +68,7 @@ double f(const double *x) {
 }
 """,
     # value words: a tagged pointer to a boxed double, or an integer shifted left by one
-    "boxed_values": r"""
-typedef uintptr_t value;
-static value box(double *d) { return (uintptr_t)d | 1; }
-static value small(long i) { return (uintptr_t)(i << 1); }
-static double as_double(value v) { return (v & 1) ? *(double *)(v & ~(uintptr_t)1) : (double)((long)v >> 1); }
+    "boxed_values": BOXES + r"""
 double f(const double *x) {
   double *heap = malloc(4 * sizeof(double));
   value *vals = malloc(8 * sizeof(value));
@@ -112,11 +117,7 @@ double f(const double *x) {
 }
 """,
     # a word copied from another table of tagged words, or made fresh (a loaded word merged)
-    "copied_values": r"""
-typedef uintptr_t value;
-static value box(double *d) { return (uintptr_t)d | 1; }
-static value small(long i) { return (uintptr_t)(i << 1); }
-static double as_double(value v) { return (v & 1) ? *(double *)(v & ~(uintptr_t)1) : (double)((long)v >> 1); }
+    "copied_values": BOXES + r"""
 double f(const double *x) {
   double *heap = malloc(4 * sizeof(double));
   value *a = malloc(8 * sizeof(value)), *b = malloc(8 * sizeof(value));

@@ -134,16 +134,7 @@ def test_constant_writes_through_a_workspace_build(tmp_path, name, level):
     check_fd_rows(fd_rows(tmp_path, program(BUILT[name]), flags, env), 4)
 
 
-SHADOWED = r"""
-__attribute__((noinline)) void fill(double *out, const double *in, int n) {
-  for (int i = 0; i < n; i++) out[i] = in[i] * in[i];
-}
-double g(const double *x, ws *w) {
-  fill(w->buf, x, w->n);
-  double s = 0;
-  for (int i = 0; i < w->n; i++) s += w->buf[i] * (i + 1);
-  return s;
-}
+SHADOWED = REFUSED["one_level"] + r"""
 int main(void) {
   static double b[4], sb[4];
   ws w = {b, 4, 0, 0}, sw = {sb, 4, 0, 0};

@@ -365,6 +365,34 @@ def float_bits_travel(fn: Function, v: str, use: Instruction, location) -> Enzym
              "mixing a float with other fields passed or returned by value travels in one; pass it by pointer")
 
 
+def refuse_mixed_shadow_merges(engine, fn: Function, act) -> None:
+    """A phi or select that merges a pointer with a shadow and one without (`bufout = odd ?
+    out : st->tmpbuf`, kissfft's multi-dimensional FFT; `p = k ? a : c` with `c` passed
+    enzyme_const). The merged pointer has a shadow, and on the way without one that shadow was
+    the pointer itself: derivatives were added into the primal memory (the caller's constant
+    input changed by the gradient call) and read back from it as if they were derivatives.
+    Constants (null, a sentinel address), globals, and pointers only ever to functions or
+    constant tables without floats keep their old treatment (their own shadows)."""
+    from ..analysis.activity import _ptr_inputs, shadow_is_primal
+    for inst in fn.of_opcode("phi", "select"):
+        if inst.type != "ptr" or inst.result is None or not act.has_shadow(inst.result):
+            continue
+        for v in _ptr_inputs(inst):
+            v = v.strip()
+            # (constants and globals keep the old treatment: a sentinel `inttoptr (i64 -24 to
+            # ptr)` is never dereferenced)
+            if not is_local(v) or act.has_shadow(v) or shadow_is_primal(engine.module, v, fn):
+                continue
+            raise EnzymeBuildError(
+                f"a pointer that has no shadow ({v}) is merged with one that has one "
+                f"({inst.text.strip()} in @{fn.name}): the derivatives through the merged pointer "
+                f"would be added into the memory {v} points to, as if it were its own shadow",
+                location=engine.location(inst),
+                hint="pass that memory as an enzyme_dup argument with a zeroed shadow (memory inside an "
+                     "enzyme_const struct, or an enzyme_const argument, has none), or keep the two "
+                     "pointers apart")
+
+
 def refuse_lost_call_stores(engine, fn: Function, act, arg_activity) -> None:
     """The call form of `lost_active_store`: a call hands a pointer that has no shadow, and
     that the user did not declare constant (a workspace pointer loaded from an enzyme_const

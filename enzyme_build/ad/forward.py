@@ -24,7 +24,8 @@ from . import openmp
 from .abi import ACTIVE, CONST, DUP, DUPNONEED, Signature, parse_forward_call
 from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads, refuse_untracked_loads,
-                          float_bits_travel, lost_active_store, refuse_lost_call_stores, refuse_unshadowed_pointer,
+                          float_bits_travel, lost_active_store, refuse_lost_call_stores, refuse_mixed_shadow_merges,
+                          refuse_unshadowed_pointer,
                           warn_dropped_const_paths)
 from .sweep import RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of, zeroed_shadow_block
 from ..analysis.types import bits_stay_integer
@@ -138,6 +139,7 @@ class ForwardGenerator:
             if memcpy_element_kind(self, inst) != "int":
                 raise lost_active_store(engine, fn, inst)
         refuse_lost_call_stores(engine, fn, self.act, sig.args)
+        refuse_mixed_shadow_merges(engine, fn, self.act)
         self.types: dict[str, str] = {p.name: p.type for p in fn.params}
         for inst in fn.instructions():
             if inst.result:

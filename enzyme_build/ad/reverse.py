@@ -27,7 +27,8 @@ from ..ir.model import (Function, Instruction, aggregate_elements, byval_attribu
                         make_name)
 from .abi import Signature
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads,
-                          float_bits_travel, lost_active_store, refuse_lost_call_stores, refuse_unshadowed_pointer,
+                          float_bits_travel, lost_active_store, refuse_lost_call_stores, refuse_mixed_shadow_merges,
+                          refuse_unshadowed_pointer,
                           refuse_untracked_loads, warn_dropped_const_paths)
 from . import openmp
 from .indirect import derived_callee
@@ -204,6 +205,7 @@ class ReverseGenerator:
             if memcpy_element_kind(self, inst) != "int":
                 raise lost_active_store(engine, fn, inst)
         refuse_lost_call_stores(engine, fn, self.act, sig.args)
+        refuse_mixed_shadow_merges(engine, fn, self.act)
         refuse_aliased_global_pointer_loads(engine, fn, self.act, "derivative")
         self.diffe_slots: dict[str, str] = {}
         self.fmf = ""   # fast-math flags of the instruction being reversed

@@ -10,7 +10,7 @@ import sys
 from ..analysis.activity import callee_name, pointer_roots
 from ..custom import convention
 from ..errors import EnzymeBuildError
-from ..ir.model import Function, Instruction, entry_point_name, is_float_type, is_local, make_name, strip_name
+from ..ir.model import Function, Instruction, entry_point_name, is_local, make_name, strip_name
 from .abi import marker_kind
 
 
@@ -400,7 +400,7 @@ def refuse_lost_call_stores(engine, fn: Function, act, arg_activity) -> None:
     it (`Engine.writes_active_through`). The callee would take the memory for constant and
     drop those writes, and what is read back from it here would count as constant: the
     gradient through it was 0, silently, where the same store written inline was refused."""
-    from ..analysis.activity import global_base
+    from ..analysis.activity import call_arg_activity, global_base
     declared = {p.name for p, a in zip(fn.params, arg_activity) if a == "const" and p.type == "ptr"}
     returning = read_back = None
     for inst in fn.of_opcode("call"):
@@ -415,8 +415,7 @@ def refuse_lost_call_stores(engine, fn: Function, act, arg_activity) -> None:
             returning = returning_blocks(fn)
         if inst.block not in returning:
             continue
-        sub = tuple("out" if is_local(v) and v in act.varied and is_float_type(t)
-                    else "dup" if t == "ptr" and act.has_shadow(v) else "const" for t, v in ops)
+        sub = call_arg_activity(act, ops)
         for j, (t, v) in enumerate(ops):
             if t != "ptr" or sub[j] != "const" or not is_local(v):
                 continue

@@ -14,7 +14,7 @@ from ..analysis.activity import callee_name, global_names_pattern, written_float
 from ..analysis.effects import derivative_free
 from ..custom import convention
 from ..custom.registry import Registry
-from ..ir.model import Function, Instruction, function_attributes, is_float_type, is_local, make_name
+from ..ir.model import Function, Instruction, function_attributes, is_local, make_name
 from .abi import Signature
 from .cache import _written_parameters, derived_pointers, float_data_misuses, passes_reverse_only_shadow
 from .diagnostics import missing_derivative
@@ -491,19 +491,24 @@ class Engine:
         if fn is None or fn.return_type != "ptr":
             return False
         self._returns_shadow[key] = True
-        from ..analysis.activity import analyze_activity
-        from ..analysis.types import float_views
-        act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
-                               custom=self.custom, active_globals=set(self.active_globals),
-                               views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
-                               ret_needs_shadow=needed, global_users=self.global_users,
-                               shadow_outputs=self.shadow_outputs, slot_writes=self.writes_through,
-                               pointer_words=self.pointer_words(fn))
+        act = self._callee_activity(fn, args, ret_needs_shadow=needed)
         rets = [b.terminator.operands[0][1] for b in fn.blocks
                 if b.terminator.opcode == "ret" and b.terminator.operands]
         answer = any(act.has_shadow(v) for v in rets)
         self._returns_shadow[key] = answer
         return answer
+
+    def _callee_activity(self, fn: Function, args: tuple[str, ...], ret_needs_shadow: bool = False):
+        """The activity of `fn` called with `args` ('out', 'dup', 'const' per parameter), as
+        the engine's questions about a callee ask it (`returns_shadow`, `writes_active_through`)."""
+        from ..analysis.activity import analyze_activity
+        from ..analysis.types import float_views
+        return analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
+                                custom=self.custom, active_globals=set(self.active_globals),
+                                views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
+                                ret_needs_shadow=ret_needs_shadow, global_users=self.global_users,
+                                shadow_outputs=self.shadow_outputs, slot_writes=self.writes_through,
+                                pointer_words=self.pointer_words(fn))
 
     def writes_active_through(self, name: str, args: tuple[str, ...], k: int) -> bool:
         """Whether `name`, called with this activity ('out', 'dup', 'const' per parameter),
@@ -521,13 +526,8 @@ class Engine:
         if fn is None or not fn.blocks or k >= len(params) or params[k].type != "ptr":
             return False
         self._writes_active[key] = False
-        from ..analysis.activity import analyze_activity, callee_name, pointer_roots
-        from ..analysis.types import float_views
-        act = analyze_activity(fn, list(args), defined=self.differentiable, inactive=self.inactive,
-                               custom=self.custom, active_globals=set(self.active_globals),
-                               views=float_views(fn, self.module), returns_shadow=self.returns_shadow,
-                               global_users=self.global_users, shadow_outputs=self.shadow_outputs,
-                               slot_writes=self.writes_through, pointer_words=self.pointer_words(fn))
+        from ..analysis.activity import call_arg_activity, callee_name, pointer_roots
+        act = self._callee_activity(fn, args)
         target = params[k].name
         cache: dict = {}
 
@@ -546,8 +546,7 @@ class Engine:
                     answer = act.has_shadow(inst.operands[1][1]) and through(inst.operands[0][1])
                 elif callee in self.module.functions and callee not in self.custom:
                     ops = inst.operands
-                    sub = tuple("out" if is_local(v) and v in act.varied and is_float_type(t)
-                                else "dup" if t == "ptr" and act.has_shadow(v) else "const" for t, v in ops)
+                    sub = call_arg_activity(act, ops)
                     answer = any(t == "ptr" and sub[j] == "const" and through(v)
                                  and self.writes_active_through(callee, sub, j) for j, (t, v) in enumerate(ops))
             if answer:

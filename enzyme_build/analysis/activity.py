@@ -536,6 +536,14 @@ def _no_pointers(module, t: str, depth: int = 0) -> bool:
 _GLOBAL_DEFINITION = re.compile(r'^@(?:"[^"]*"|\S+)\s*=\s*(.*?)\bglobal\s+(.*)$')
 
 
+def call_arg_activity(act: Activity, operands) -> tuple[str, ...]:
+    """The activity a call's operands give its callee in `act`: 'out' for a varied float,
+    'dup' for a pointer with a shadow, 'const' otherwise (the plain form of the reverse
+    sweep's callee signature)."""
+    return tuple("out" if is_local(v) and v in act.varied and is_float_type(t)
+                 else "dup" if t == "ptr" and act.has_shadow(v) else "const" for t, v in operands)
+
+
 def written_float_globals(module) -> dict[str, str]:
     """Mutable globals holding floats that some function writes: they get shadow globals.
 

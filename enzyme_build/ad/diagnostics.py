@@ -106,12 +106,14 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
 def _function_pointer_origin(fn: Function, inst: Instruction) -> str | None:
     """Where an indirect call's target comes from, in the user's terms, when it is a
     parameter or is loaded from memory a parameter points to."""
-    from ..analysis.activity import pointer_roots
     m = re.search(r'\bcall\b[^%(]*?(%[-a-zA-Z$._0-9]+)\(', inst.text)
-    if m is None:
-        return None
+    return _pointer_origin(fn, m.group(1)) if m else None
+
+
+def _pointer_origin(fn: Function, value: str) -> str | None:
+    """`_function_pointer_origin` for the pointer `value`."""
+    from ..analysis.activity import pointer_roots
     params = {p.name: k for k, p in enumerate(fn.params, 1)}
-    value = m.group(1)
     if value in params:
         return f"parameter {params[value]} of {fn.name}"
     d = fn.defs.get(value)
@@ -280,6 +282,41 @@ def _warn_dropped_const_path(engine, fn: Function, root: str, inst: Instruction,
           f"{which}, passed as enzyme_const, and reads floats back from it; the derivative through "
           f"that memory is dropped (fix: pass it as enzyme_dup with a zeroed shadow to keep it)",
           file=sys.stderr)
+
+
+def uncallable_pointer(engine, fn: Function, marker: Instruction) -> None:
+    """Derived code keeps a call through a function pointer that no function of the program
+    can be (`indirect.uncallable`: none whose address is taken has the call's type) with
+    arguments that carry derivatives, where `marker` is. When every call of `fn` makes it
+    (its block post-dominates the entry), refuse it; otherwise derived code stops the program
+    there if it gets there (an interpreter's branch for an arity no expression uses, a hook
+    left unset): say so once per function and place, on stderr, and go on."""
+    from ..analysis.cfg import PostDominators
+    pointer = marker.operands[0][1]
+    call = next((i for i in fn.instructions() if i.opcode in ("call", "invoke") and i.callee is None
+                 and i.block == marker.block and f" {pointer}(" in i.text), None)
+    fnty = f"{call.type or 'void'} ({', '.join(t for t, _ in call.operands)})" if call else "the call's type"
+    chain = " -> ".join([c for c, _ in engine.chain])
+    origin = _pointer_origin(fn, pointer)
+    where = engine.location(marker) or f"@{fn.name}"
+    what = (f"no function of the program whose address is taken has its type {fnty}, so the pointer comes "
+            f"from outside the program (a library, dlsym) or was cast" + (f"; the function pointer is {origin}"
+                                                                          if origin else ""))
+    fix = ("build the callee's source with enzyme-build and take its address in the program, give the callee "
+           "a custom rule and call it directly, or mark the data it touches enzyme_const")
+    if PostDominators(fn).post_dominates(marker.block, fn.blocks[0].label):
+        raise EnzymeBuildError(
+            f"cannot differentiate through an indirect call (function pointer or virtual call) with active "
+            f"arguments (call chain: {chain} -> ?): {what}", location=where,
+            hint="indirect calls are differentiated when the pointer is one of the program's functions "
+                 f"(callbacks in structs, tables, vtables: docs/indirect-calls.md); {fix}")
+    seen = engine.memo.setdefault(("warned-uncallable",), set())
+    if (fn.name, where) in seen:
+        return
+    seen.add((fn.name, where))
+    print(f"enzyme-build: warning: {where}: @{fn.name} calls a function pointer with arguments that carry "
+          f"derivatives (call chain: {chain} -> ?) on some of its paths, and {what}: derived code stops with "
+          f"a message if it reaches this call (fix: {fix}; docs/indirect-calls.md)", file=sys.stderr)
 
 
 class ResolvedByInlining(EnzymeBuildError):

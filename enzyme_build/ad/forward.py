@@ -26,10 +26,10 @@ from .callsite import builder, call_line, clear_shadow_globals, shadow_linkage
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads, refuse_untracked_loads,
                           float_bits_travel, lost_active_store, refuse_lost_call_stores, refuse_mixed_shadow_merges,
                           refuse_unshadowed_pointer,
-                          warn_dropped_const_paths)
+                          warn_dropped_const_paths, uncallable_pointer)
 from .sweep import RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of, zeroed_shadow_block
 from ..analysis.types import bits_stay_integer
-from .indirect import derived_callee
+from .indirect import derived_callee, uncallable
 from .forward_abi import bind_tangents, layout, value_leaves
 from .rules import FORWARD_INSTRUCTION_RULES, Builder, fused_fmul_rule, math_rule
 from .shadowinit import mirrored_closure, shadow_definitions
@@ -693,6 +693,8 @@ class ForwardGenerator:
             self._custom_call(inst)
             return
         retarget = derived_callee(inst, self.act.varied, self.has_shadow)
+        if not retarget and uncallable(inst):
+            uncallable_pointer(self.engine, self.fn, inst)
         if retarget:
             self.ir.clone(inst, mapping=retarget)
         else:

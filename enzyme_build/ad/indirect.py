@@ -27,6 +27,9 @@ from ..ir.model import header_return_type, split_metadata_attachments
 from .abi import marker_kind
 
 UNKNOWN_CALLEE = "@__enzyme_build_unknown_callee"
+# the fallback's marker at a call no function of the program can be the target of (no
+# candidate): the same as UNKNOWN_CALLEE, and the engine warns when derived code keeps it
+NO_CALLEE = "@__enzyme_build_unknown_callee.none"
 UNKNOWN_CALLEE_TRAP = "@__enzyme_build_unknown_callee.trap"
 UNKNOWN_CALLEE_INACTIVE = "@__enzyme_build_unknown_callee.inactive"
 # how many candidates a dispatch may compare against before the call is left as it is
@@ -52,8 +55,6 @@ def dispatch_indirect_calls(text: str, registry: Registry | None, inactive_value
     module = parse_module(text)
     registry = registry or Registry()
     candidates = _address_taken(module, registry)
-    if not candidates:
-        return text, registry
     reached = _reached_functions(module, candidates)
     detached: set[str] = set()
     bodies: dict[int, tuple[int, list[str]]] = {}     # first line -> (line count, new lines)
@@ -82,6 +83,7 @@ def dispatch_indirect_calls(text: str, registry: Registry | None, inactive_value
     extra += _unknown_callee_functions(module)
     inactive = set(registry.inactive) | {strip_name(make_name("@", inactive_value, ty)) for ty in detached}
     inactive.add(strip_name(UNKNOWN_CALLEE))
+    inactive.add(strip_name(NO_CALLEE))
     inactive.add(strip_name(UNKNOWN_CALLEE_INACTIVE))
     inactive.add(strip_name(UNKNOWN_CALLEE_TRAP))   # in derived code an outer nested-AD pass reads
     out = "\n".join(lines) + "\n" + "\n".join(extra) + "\n"
@@ -92,7 +94,8 @@ def trap_unknown_callees(derived_text: str) -> str:
     """In derived code the fallback of a dispatch stops the program (see the module doc),
     unless the engine found that none of the call's arguments carries a derivative
     (`derived_callee`)."""
-    return derived_text.replace(UNKNOWN_CALLEE + "(", UNKNOWN_CALLEE_TRAP + "(")
+    return derived_text.replace(UNKNOWN_CALLEE + "(", UNKNOWN_CALLEE_TRAP + "(") \
+        .replace(NO_CALLEE + "(", UNKNOWN_CALLEE_TRAP + "(")
 
 
 def derived_callee(inst, varied, has_shadow) -> dict[str, str]:
@@ -102,10 +105,16 @@ def derived_callee(inst, varied, has_shadow) -> dict[str, str]:
     program when none of them carries a derivative (`varied` values, pointers for which
     `has_shadow` holds): the library function (`delete` of a `std::filebuf` through its
     vtable) cannot reach active memory then, so derived code calls it as the program does."""
-    if inst.callee != UNKNOWN_CALLEE or any((is_local(v) and v in varied) or (t == "ptr" and has_shadow(v))
+    if inst.callee not in (UNKNOWN_CALLEE, NO_CALLEE) or any((is_local(v) and v in varied) or (t == "ptr" and has_shadow(v))
                                             for t, v in inst.operands[1:]):
         return {}
-    return {UNKNOWN_CALLEE: UNKNOWN_CALLEE_INACTIVE}
+    return {inst.callee: UNKNOWN_CALLEE_INACTIVE}
+
+
+def uncallable(inst) -> bool:
+    """Whether `inst` is the fallback's marker at a call no function of the program can be
+    the target of (its derived copy stops the program unless `derived_callee` retargets it)."""
+    return inst.callee == NO_CALLEE
 
 
 def lower_virtualreverse(text: str) -> str:
@@ -252,7 +261,7 @@ def _dispatch_function(module, fn, candidates, detached: set[str], inactive_valu
         sig = _call_signature(inst)
         targets = candidates.get(sig, [])
         m = _CALLEE_POINTER.search(inst.text)
-        if not targets or len(targets) > MAX_CANDIDATES or m is None or "musttail" in inst.text \
+        if len(targets) > MAX_CANDIDATES or m is None or "musttail" in inst.text \
                 or not _may_carry_derivatives(sig) or _FALLBACK_BLOCK.fullmatch(inst.block):
             continue
         sites[inst.first_line - fn.first_line] = (inst, m.group(1), targets)
@@ -350,9 +359,13 @@ def _emit_dispatch(out: list[str], inst, pointer: str, targets: list[str], tag: 
     # the fallback: a pointer none of the candidates is (the program's own call, detached
     # from the derivatives so the engine copies it; derived code stops before it when an
     # argument, passed to the marker too, carries a derivative)
+    if not targets:     # the fallback alone, in a block of its own as after a comparison
+        out.append(f"  br label %{tag}.n0")
+        out.append(f"{tag}.n0:")
     carried = "".join(f", {t} {v}" for t, v in inst.operands
                       if t == "ptr" or is_float_type(t) or t.startswith(("{", "[", "<")))
-    out.append(f"  call void (ptr, ...) {UNKNOWN_CALLEE}(ptr {pointer}{carried})")
+    marker = UNKNOWN_CALLEE if targets else NO_CALLEE
+    out.append(f"  call void (ptr, ...) {marker}(ptr {pointer}{carried})")
     head, paren, rest = call.partition(pointer + "(")
     for a, (t, v) in enumerate(inst.operands):
         if t == "ptr" or is_float_type(t) or t.startswith(("{", "[", "<")):
@@ -360,7 +373,7 @@ def _emit_dispatch(out: list[str], inst, pointer: str, targets: list[str], tag: 
             out.append(f"  {d} = call {t} {make_name('@', inactive_value, t)}({t} {v})")
             detached.add(t)
             rest = re.sub(r'(?<=\s)' + re.escape(v) + r'(?=[,)])', d, rest, count=1)
-    emit(f"%{tag}.rf", head + paren + rest, f"%{tag}.n{len(targets) - 1}")
+    emit(f"%{tag}.rf", head + paren + rest, f"%{tag}.n{max(len(targets) - 1, 0)}")
     out.append(f"{join[1:]}:")
     if res:
         out.append(f"  {res} = phi {ty} " + ", ".join(f"[ {v}, {b} ]" for v, b in incoming))
@@ -391,6 +404,7 @@ def _unknown_callee_functions(module) -> list[str]:
     escaped = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else f"\\{ord(c):02X}" for c in message)
     out = [f"@__enzyme_build_unknown_callee.msg = private unnamed_addr constant [{n} x i8] c\"{escaped}\"",
            f"define internal void {UNKNOWN_CALLEE}(ptr %f, ...) {{", "entry:", "  ret void", "}",
+           f"define internal void {NO_CALLEE}(ptr %f, ...) {{", "entry:", "  ret void", "}",
            f"define internal void {UNKNOWN_CALLEE_INACTIVE}(ptr %f, ...) {{", "entry:", "  ret void", "}",
            f"define internal void {UNKNOWN_CALLEE_TRAP}(ptr %f, ...) cold noinline {{", "entry:",
            f"  %w = call i64 @write(i32 2, ptr @__enzyme_build_unknown_callee.msg, i64 {n})",

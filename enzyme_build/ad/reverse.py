@@ -29,9 +29,9 @@ from .abi import Signature
 from .diagnostics import (active_argument_not_a_float, refuse_aliased_global_pointer_loads,
                           float_bits_travel, lost_active_store, refuse_lost_call_stores, refuse_mixed_shadow_merges,
                           refuse_unshadowed_pointer,
-                          refuse_untracked_loads, warn_dropped_const_paths)
+                          refuse_untracked_loads, warn_dropped_const_paths, uncallable_pointer)
 from . import openmp
-from .indirect import derived_callee
+from .indirect import derived_callee, uncallable
 from .sweep import (DROP, FREE, INACTIVE, RuleOperands, classify_call, mirror_node_call, shadow_release, zero_of,
                     zeroed_shadow_block)
 from .rules import INSTRUCTION_RULES, Builder, float_constant, fused_fmul_rule, math_rule
@@ -610,6 +610,8 @@ class ReverseGenerator:
             (vty, _), (_, p) = inst.operands
             self.ir(lines).load(vty, p, name=self.cache.undone_stores[id(inst)])
         retarget = derived_callee(inst, self.act.varied, self.act.has_shadow) if op == "call" else {}
+        if not retarget and op == "call" and uncallable(inst):
+            uncallable_pointer(self.engine, self.fn, inst)
         if retarget:
             self.ir(lines).clone(inst, mapping=retarget)
         else:

@@ -445,7 +445,8 @@ def refuse_lost_call_stores(engine, fn: Function, act, arg_activity) -> None:
         if name not in engine.module.functions or name in engine.custom or not engine.module.functions[name].blocks:
             continue
         ops = inst.operands
-        if not any(is_local(v) and (v in act.varied or act.has_shadow(v)) for _, v in ops):
+        if not any(is_local(v) and (v in act.varied or act.has_shadow(v)) for _, v in ops) \
+                and name not in engine.global_users:     # active anyway: it reads active globals
             continue
         if returning is None:
             from ..analysis.cfg import returning_blocks

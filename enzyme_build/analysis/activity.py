@@ -380,11 +380,18 @@ def analyze_activity(fn: Function, arg_activity: list[str], *, defined: set[str]
                         if not any_shadowed(v):
                             changed |= give_shadow(v)
             elif op == "call" and (callee_name(inst) in defined or callee_name(inst) in custom):
+                name = callee_name(inst)
                 args = [v for _, v in inst.operands]
-                if any(a in act.varied or any_shadowed(a) for a in args if is_local(a)):
-                    outputs = shadow_outputs.get(callee_name(inst))
+                given = any(a in act.varied or any_shadowed(a) for a in args if is_local(a))
+                # a callee that reads active globals itself is active without an active
+                # argument: what it writes through a pointer (`solve(&x)` computing x from a
+                # global the caller set) carries derivatives, and that memory needs a shadow
+                if given or (name in defined and name in global_users and not _inactive(inst)):
+                    outputs = shadow_outputs.get(name)
                     for k, (ty, a) in enumerate(inst.operands):
                         if outputs is not None and outputs[k:k + 1] != "o":
+                            continue
+                        if not given and slot_writes is not None and not slot_writes(name, k):
                             continue
                         if ty == "ptr" and is_local(a) and not any_shadowed(a):
                             changed |= give_shadow(a)

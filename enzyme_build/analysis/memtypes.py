@@ -368,12 +368,16 @@ class MemoryTypes:
             if p.type == "ptr":
                 places[p.name] = {p.name: Place(p.name, 0)}
         pending, loads, stores = [], [], []
+        forwarded: dict[str, tuple[int, int]] = {}   # call result -> (argument index, offset)
         for inst in fn.instructions():
             if inst.opcode == "store" and inst.operands and inst.operands[0][0] == "ptr":
                 stores.append(inst)
             if not inst.result or inst.type != "ptr":
                 continue
-            if inst.opcode in _FORWARDERS:
+            if inst.opcode == "call" and (fwd := self._forwarding_call(inst)) is not None:
+                forwarded[inst.result] = fwd
+                pending.append(inst)
+            elif inst.opcode in _FORWARDERS:
                 pending.append(inst)
             else:
                 places[inst.result] = {inst.result: Place(inst.result, 0)}
@@ -399,6 +403,9 @@ class MemoryTypes:
                     for v in (inst.operands[1][1], inst.operands[2][1]):
                         for r, p in of(v).items():
                             new[r] = _join(new[r], p) if r in new else p
+                elif op == "call":
+                    k, delta = forwarded[inst.result]
+                    new = {r: _shift(p, delta) for r, p in of(inst.operands[k][1]).items()}
                 else:
                     new = dict(of(inst.operands[0][1]))
                 old = places.get(inst.result)
@@ -758,6 +765,36 @@ class MemoryTypes:
                         if deep is not None:
                             out.append(Fact(Place(deep, f.place.offset, f.place.stride, f.place.lo), f.size,
                                             f.kind, f.strong, f"{f.where} (in @{callee})", f.linked))
+        # callees returning pointers: their facts about the memory they return, at the call's
+        # result (`Hdr *h = make(x, n)` whose `make` fills a fresh block)
+        for inst, cfn in self._pointer_results(fn):
+            if cfn.name in seen:
+                continue
+            rets = self._returned_places(cfn)
+            if not rets:
+                continue
+            for f in self.facts_for(cfn, depth - 1, seen):
+                at = rets.get(f.place.root)
+                if at is not None:
+                    out.append(Fact(Place(inst.result, f.place.offset - at, f.place.stride), f.size, f.kind,
+                                    f.strong, f"{f.where} (in @{cfn.name}, returned)", f.linked))
+        # callers: their facts about the memory we return, at what we return (the doubles a
+        # caller reads after the header of the block `make` returns)
+        rets = self._returned_places(fn)
+        if rets:
+            target = make_name("@", fn.name)
+            for cname in self._callers_of(fn.name):
+                caller = self.module.functions.get(cname)
+                if caller is None or cname in seen:
+                    continue
+                results = {inst.result for inst, cfn in self._pointer_results(caller) if cfn.name == fn.name}
+                if not results:
+                    continue
+                for f in self.facts_for(caller, depth - 1, seen):
+                    if f.place.root in results:
+                        for root, at in rets.items():
+                            out.append(Fact(Place(root, at + f.place.offset, f.place.stride), f.size, f.kind,
+                                            f.strong, f"{f.where} (in @{cname}, of the result)", f.linked))
         # callers: their facts about the memory they pass as our parameters
         index = {p.name: i for i, p in enumerate(fn.params) if p.type == "ptr"}
         if index:
@@ -796,6 +833,70 @@ class MemoryTypes:
                                             f.place.offset - at.offset, g)
                                 out.append(Fact(rel, f.size, f.kind, f.strong, f"{f.where} (in @{cname})", f.linked))
         return out
+
+    def _forwarding_call(self, inst) -> tuple[int, int] | None:
+        """(k, offset) when `inst` calls a defined function that returns its k-th argument
+        moved by a constant offset on every way (`data(h)` returning `(double *)(h + 1)`):
+        the result is that argument's memory, as after a GEP. A function whose analysis is
+        under way (recursion) says nothing."""
+        if not inst.callee:
+            return None
+        cfn = self.module.functions.get(inst.callee[1:].strip('"'))
+        if cfn is None or not cfn.blocks:
+            return None
+        cft = self.functions.get(cfn.name)
+        if cft is not None and cft.fn is cfn and not cft.places:
+            return None        # under way
+        cft = self.function(cfn)
+        params = {p.name: k for k, p in enumerate(cfn.params)}
+        found = None
+        for ret in cfn.of_opcode("ret"):
+            if not ret.operands or ret.operands[0][0] != "ptr":
+                return None
+            places = cft.places.get(ret.operands[0][1]) or {}
+            if len(places) != 1:
+                return None
+            (root, at), = places.items()
+            if root not in params or at.stride or at.offset is None or found not in (None, (params[root], at.offset)):
+                return None
+            found = (params[root], at.offset)
+        if found is None or found[0] >= len(inst.operands):
+            return None
+        return found
+
+    def _pointer_results(self, fn: Function) -> list:
+        """(call, callee) for each call in fn of a defined function returning a pointer."""
+        out = []
+        for inst in fn.of_opcode("call"):
+            if inst.result and inst.type == "ptr" and inst.callee:
+                cfn = self.module.functions.get(inst.callee[1:].strip('"'))
+                if cfn is not None and cfn.blocks:
+                    out.append((inst, cfn))
+        return out
+
+    def _returned_places(self, fn: Function) -> dict[str, int]:
+        """The roots fn returns pointers into, at a constant offset (the same on every `ret`),
+        for blocks fn makes itself (an allocation call or another function's result): what
+        the callers do with the returned memory is known of those bytes. Empty when fn
+        returns anything else (a parameter, a global, a loaded pointer, a walk)."""
+        ft = self.function(fn)
+        found: dict[str, int] = {}
+        for inst in fn.of_opcode("ret"):
+            if not inst.operands or inst.operands[0][0] != "ptr":
+                return {}
+            v = inst.operands[0][1]
+            if v == "null":
+                continue
+            places = ft.places.get(v)
+            if not places:
+                return {}
+            for root, at in places.items():
+                d = fn.defs.get(root)
+                if at.stride or at.offset is None or d is None or d.opcode != "call" \
+                        or found.get(root, at.offset) != at.offset:
+                    return {}
+                found[root] = at.offset
+        return found
 
     # ------------------------------------------------------------ queries
     def solve(self, fn: Function) -> dict[str, set[str]]:

@@ -166,28 +166,33 @@ _STRING_INLINE_OFFSET, _STRING_INLINE_BYTES = 16, 16
 
 def _inline_string_owners(fn, p: str) -> set[str]:
     """The pointers to the string object whose inline buffer `p` is: `getelementptr i8, ptr X,
-    i64 16` is the buffer of the string at X; `getelementptr i8, ptr X, i64 16 + k` that of
-    the string at `X + k` (a string member after other fields) when the program says so: it
-    stores p into the string's data field or compares it with what that field holds."""
+    i64 16 + k` is the buffer of the string at `X + k` (k = 0: X itself; k > 0: a string
+    member after other fields) when the program says so: it stores p (or the same address
+    computed again) into the string's data field or compares it with what that field holds.
+    Without that, offset 16 of a block is just offset 16: a C header `{size_t n, dim;}`
+    followed by the doubles a memcpy fills was taken for a string's characters, and the
+    copy's derivative dropped."""
     d = fn.defs.get(p)
     if d is None or d.opcode != "getelementptr" or d.source_type != "i8" or len(d.operands) != 2:
         return set()
     base, off = d.operands[0][1], d.operands[1][1]
-    if off == str(_STRING_INLINE_OFFSET):
-        return {base}
     if not off.isdigit() or int(off) < _STRING_INLINE_OFFSET:
         return set()
     field = str(int(off) - _STRING_INLINE_OFFSET)
-    owners = {g.result for g in fn.of_opcode("getelementptr") if g.source_type == "i8" and len(g.operands) == 2
-              and g.operands[0][1] == base and g.operands[1][1] == field}
-    for user in fn.users().get(p, ()):
-        if user.opcode == "store" and user.operands[0][1] == p and user.operands[1][1] in owners:
-            return owners
-        if user.opcode == "icmp":
-            other = user.operands[1][1] if user.operands[0][1] == p else user.operands[0][1]
-            load = fn.defs.get(other)
-            if load is not None and load.opcode == "load" and load.operands[0][1] in owners:
+    geps = [g for g in fn.of_opcode("getelementptr") if g.source_type == "i8" and len(g.operands) == 2
+            and g.operands[0][1] == base]
+    owners = {g.result for g in geps if g.operands[1][1] == field} | ({base} if field == "0" else set())
+    same = {g.result for g in geps if g.operands[1][1] == off} | {p}
+    users = fn.users()
+    for q in same:
+        for user in users.get(q, ()):
+            if user.opcode == "store" and user.operands[0][1] == q and user.operands[1][1] in owners:
                 return owners
+            if user.opcode == "icmp":
+                other = user.operands[1][1] if user.operands[0][1] == q else user.operands[0][1]
+                load = fn.defs.get(other)
+                if load is not None and load.opcode == "load" and load.operands[0][1] in owners:
+                    return owners
     return set()
 
 

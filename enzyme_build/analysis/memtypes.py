@@ -608,7 +608,7 @@ class MemoryTypes:
                     strong = not (op == "store" and kind == POINTER and punning_manager)
                 for p in places.values():
                     ft.facts.append(Fact(p, size, kind, strong, where))
-            elif op == "call":
+            elif op in ("call", "invoke"):
                 name = (inst.callee or "")[1:].strip('"')
                 base = re.sub(r'\.(p0|i\d+).*$', "", name)
                 if base in ("llvm.memcpy", "llvm.memmove", "llvm.memcpy.inline", "memcpy", "memmove"):
@@ -663,7 +663,7 @@ class MemoryTypes:
             self._callers = {}
             for fname in list(self.module.functions):
                 for line in self.module.functions.body_lines(fname):
-                    for callee in set(re.findall(r'call[^@]*(@(?:"[^"]*"|[-\w$.]+))\(', line)):
+                    for callee in set(re.findall(r'(?:call|invoke)[^@]*(@(?:"[^"]*"|[-\w$.]+))\(', line)):
                         lst = self._callers.setdefault(callee[1:].strip('"'), [])
                         if fname not in lst:
                             lst.append(fname)
@@ -806,7 +806,7 @@ class MemoryTypes:
                 cft = self.function(caller)
                 cfacts = None
                 for inst in caller.instructions():
-                    if inst.opcode != "call" or inst.callee != target:
+                    if inst.opcode not in ("call", "invoke") or inst.callee != target:
                         continue
                     if cfacts is None:
                         cfacts = self.facts_for(caller, depth - 1, seen)
@@ -867,7 +867,7 @@ class MemoryTypes:
     def _pointer_results(self, fn: Function) -> list:
         """(call, callee) for each call in fn of a defined function returning a pointer."""
         out = []
-        for inst in fn.of_opcode("call"):
+        for inst in fn.of_opcode("call", "invoke"):
             if inst.result and inst.type == "ptr" and inst.callee:
                 cfn = self.module.functions.get(inst.callee[1:].strip('"'))
                 if cfn is not None and cfn.blocks:
@@ -1006,6 +1006,52 @@ def range_kinds(module: Module, fn: Function, pointers: list[str], nbytes: int |
                            f.place, f.size):
                 out.add(f.kind)
                 break
+    return out
+
+
+# how many callers up `caller_range_kinds` follows a parameter (constructor chains of
+# library wrappers: std::optional's storage is built five calls below the object's own)
+_CALLER_LEVELS = 10
+
+
+def caller_range_kinds(module: Module, fn: Function, pointers: list[str], nbytes: int) -> set[str]:
+    """Kinds of the strong facts the callers know at exactly the `nbytes` bytes at `pointers`
+    (constant places over fn's pointer parameters), following the arguments up while a
+    caller knows nothing there and only passes its own parameter on: a move constructor
+    copying `{double b0, y1}` five wrapper levels below the function that stored them."""
+    mt = MemoryTypes.of(module)
+    ft = mt.function(fn)
+    todo = [(fn, p, _CALLER_LEVELS) for v in pointers for p in (ft.places.get(v) or {}).values()]
+    seen: set[tuple[str, Place]] = set()
+    out: set[str] = set()
+    while todo:
+        f, place, levels = todo.pop()
+        if levels <= 0 or place.stride or (f.name, place) in seen:
+            continue
+        seen.add((f.name, place))
+        index = next((i for i, prm in enumerate(f.params) if prm.name == place.root), None)
+        if index is None:
+            continue
+        target = make_name("@", f.name)
+        for cname in mt._callers_of(f.name):
+            caller = module.functions.get(cname)
+            if caller is None:
+                continue
+            cft = mt.function(caller)
+            facts = None
+            for inst in caller.of_opcode("call", "invoke"):
+                if inst.callee != target or index >= len(inst.operands):
+                    continue
+                arg = inst.operands[index][1]
+                for at in (cft.places.get(arg) or mt._global_places(arg)).values():
+                    here = _shift(at, place.offset)
+                    if facts is None:
+                        facts = [x for x in mt.facts_for(caller) if x.strong]
+                    found = {x.kind for x in facts if may_overlap(here, nbytes, x.place, x.size)}
+                    if found:
+                        out |= found
+                    else:
+                        todo.append((caller, here, levels - 1))
     return out
 
 

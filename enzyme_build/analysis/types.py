@@ -13,7 +13,7 @@ import re
 from ..errors import EnzymeBuildError
 from ..ir.model import named_type_body, is_active_type, is_float_type, make_name, merged_values, take_type, tbaa_type
 from .activity import pointer_as_integer, pointer_roots  # noqa: F401  (re-exported)
-from .memtypes import copy_kinds, range_kinds, range_words, word_kinds
+from .memtypes import caller_range_kinds, copy_kinds, range_kinds, range_words, word_kinds
 from .library import STRING_CREATE, STRING_CREATE_DEFINED, STRING_TBAA_TYPES, math_integer_operand
 
 _FLOATISH = {"double": "double", "float": "float"}
@@ -104,6 +104,10 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         # (a union member, `struct {int tag; union {double d; long i;} u;}`: the tag alone
         # said "int", and the double's adjoint was not moved)
         kinds |= at_copied_bytes()
+    if not kinds and n.isdigit() and pointers is None:
+        # nothing known at the copied bytes here: what the callers know at exactly those bytes
+        # of the memory they pass, however many wrapper constructors up
+        kinds = caller_range_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]], int(n))
     if not kinds:
         kinds = _kinds_through_roots(gen, pointers or [inst.operands[0][1], inst.operands[1][1]])
     if not kinds:

@@ -73,6 +73,31 @@ def _make_variadic_call(line: str, cm: re.Match) -> str:
     return line[:start] + "(ptr, ...) " + line[start:]
 
 
+_FUNCTION_ALIAS = re.compile(r'^(@(?:"[^"]*"|[-a-zA-Z$._0-9]+)) = [^\n]*?\balias [^\n]*, ptr (@(?:"[^"]*"|[-a-zA-Z$._0-9]+))\s*$',
+                             re.M)
+
+
+def resolve_function_aliases(text: str) -> str:
+    """Uses of an alias of a function defined in the module name the function itself:
+    clang emits a C++ class's complete constructor as an alias of its base constructor
+    (`@_ZN1PC1Ev = alias void (ptr), ptr @_ZN1PC2Ev`) when the class has no virtual bases.
+    The optimizer resolves such calls; with AD before optimization the engine met a call
+    of a function "without body" (a constructor defined out of line: box2d-lite's `Body`)."""
+    if " alias " not in text:
+        return text
+    defined = set(re.findall(r'^define [^@\n]*(@(?:"[^"]*"|[-a-zA-Z$._0-9]+))\(', text, re.M))
+    aliases = {a: f for a, f in _FUNCTION_ALIAS.findall(text) if f in defined}
+    if not aliases:
+        return text
+    use = re.compile("(" + "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True))
+                     + r')(?![-a-zA-Z$._0-9"])')
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        if "@" in line and not _FUNCTION_ALIAS.match(line) and use.search(line):
+            lines[k] = use.sub(lambda m: aliases[m.group(1)], line)
+    return "\n".join(lines)
+
+
 def distinct_ad_sites(text: str) -> str:
     """Give every __enzyme_* call its own declaration (`@__enzyme_autodiff.site3`).
 
@@ -1214,7 +1239,7 @@ def run_ad_stage(module, *, ad_before_opt: bool = False, keep_dir: str | None = 
     from ..errors import EnzymeBuildError, InternalError
 
     name = module.name
-    text = distinct_ad_sites(canonicalize_markers(module.text()))
+    text = resolve_function_aliases(distinct_ad_sites(canonicalize_markers(module.text())))
     module.close()
     from ..blas import attach_blas_rules   # BLAS calls: renamed to the rule library, linked in
     text = attach_blas_rules(text)

@@ -151,6 +151,8 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         return "int"   # characters into a new string's buffer (a struct's, a vector element's)
     if pointers is None and any(string_characters(module, gen.fn, inst.operands[k][1]) for k in (0, 1)):
         return "int"   # one string's characters into another's (assigning strings: std::sort's moves)
+    if pointers is None and _constant_text(module, inst.operands[1][1]):
+        return "int"   # characters of a constant string (sprintf of a literal, strcpy of a message)
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
     # clang's type tags exist at -O1 and up: their root names the C/C++ type system
     tagged = any(" TBAA\"" in node for node in gen.engine.module.metadata.values())
@@ -161,6 +163,20 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
              "copy the fields explicitly: neither the type tags nor the accesses around the copy say what its bytes "
              "hold (with ENZYME_BUILD_AD_BEFORE_OPT=1 a library's copy stays in a helper of its own; built without "
              "it, the copy is usually inlined where its type is known)")
+
+
+def _constant_text(module, v: str) -> bool:
+    """Whether `v` points into a constant global holding a string (`@.str = constant [16 x
+    i8] c"input too small\00"`) or an array of 8-bit integers: characters, whatever memory
+    they are copied into (clang turns `sprintf(buf, "literal")` and `strcpy` of a literal
+    into such a memcpy)."""
+    m = re.match(r'(?:getelementptr\s+(?:inbounds\s+|nuw\s+|nusw\s+)*\(\s*i8\s*,\s*ptr\s+)?'
+                 r'@("[^"]*"|[-a-zA-Z$._0-9]+)', v.strip())
+    line = module.globals.get(m.group(1).strip('"')) if m else None
+    if line is None or not re.search(r'\bconstant\s+\[\d+ x i8\]', line):
+        return False
+    init = line.split(" = ", 1)[1]
+    return bool(re.search(r'\[\d+ x i8\]\s+(c"|zeroinitializer|\[)', init))
 
 
 # libstdc++'s std::string: {char *data; size_t size; char inline buffer[16]}; a string whose

@@ -124,7 +124,23 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         # an integer field that holds a pointer (`uintptr_t at` beside `double w`, tagged
         # `long`): its shadow must move with it, it is not an integer to drop
         kinds.add("pointer")
-    kinds.discard("int") if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"} else None
+    if len(kinds) > 1 and "int" in kinds and kinds - {"int"} <= {"double", "float"}:
+        # floats beside integers: a record whose layout is known moves each float's adjoint
+        # where it is; taken as a run of floats, a packed record's doubles (at offsets 20 and
+        # 28 of `#pragma pack(4) {double; int, int, int; double, double; bool}`) straddle the
+        # words the run adds, which is a byte move only while the source's adjoints are zero:
+        # copied twice from the same record, the gradient was wrong
+        if pointers is None and n.isdigit() and not _union_copy_unknown(gen, inst) \
+                and memcpy_record_type(gen, inst) is not None:
+            return "record"
+        if pointers is None and n.isdigit() and _misaligned_floats(gen, inst, int(n)):
+            raise EnzymeBuildError(
+                f"cannot differentiate a copy of a packed record in @{gen.fn.name} ({inst.text.strip()}): its "
+                f"floating-point fields are not at multiples of their size from the copy's start, and neither "
+                f"a type tag nor a declared type lays the record out", location=gen.engine.location(inst),
+                hint="drop `#pragma pack` / `__attribute__((packed))` from the differentiated type, or copy "
+                     "its fields explicitly")
+        kinds.discard("int")
     if pointers is None and kinds - {"int"} and _union_copy_unknown(gen, inst):
         raise EnzymeBuildError(
             f"cannot differentiate a copy of a union in @{gen.fn.name} ({inst.text.strip()}): the memory "
@@ -151,6 +167,12 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         return "int"   # characters into a new string's buffer (a struct's, a vector element's)
     if pointers is None and any(string_characters(module, gen.fn, inst.operands[k][1]) for k in (0, 1)):
         return "int"   # one string's characters into another's (assigning strings: std::sort's moves)
+    if not kinds and pointers is None:
+        # the pointers' own C types, as clang's pointer type tags spell them (`double *` loaded
+        # from a std::vector<double>'s `_M_start`: "p1 double"), when nothing else says
+        pointee = _pointee_kinds(module, gen.fn, [inst.operands[0][1], inst.operands[1][1]])
+        if len(pointee) == 1:
+            return pointee.pop()
     if pointers is None and _constant_text(module, inst.operands[1][1]):
         return "int"   # characters of a constant string (sprintf of a literal, strcpy of a message)
     what = "mixed " + "/".join(sorted(kinds)) if kinds else "data of unknown type"
@@ -163,6 +185,50 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
              "copy the fields explicitly: neither the type tags nor the accesses around the copy say what its bytes "
              "hold (with ENZYME_BUILD_AD_BEFORE_OPT=1 a library's copy stays in a helper of its own; built without "
              "it, the copy is usually inlined where its type is known)")
+
+
+# the scalar a "p1 T" pointer type tag points to, as a copy's element kind
+_POINTEE_KINDS = {"double": "double", "float": "float", "int": "int", "long": "int", "long long": "int",
+                  "short": "int", "unsigned int": "int", "unsigned long": "int", "unsigned long long": "int"}
+
+
+def _pointee_kinds(module, fn, pointers) -> set[str]:
+    """Element kinds the pointers' C types give: each pointer followed back through GEPs,
+    phis and selects to the loads it comes from, and each load's pointer type tag (clang
+    tags a pointer access with its pointee: "p1 double" for a `double *` field, "p2 double"
+    for `double **`). Characters and `void *` say nothing (byte buffers hold anything)."""
+    kinds: set[str] = set()
+    seen: set[str] = set()
+    work = list(pointers)
+
+    def tagged(inst) -> None:
+        node = module.metadata.get(inst.metadata.get("!tbaa") or "", "")
+        m = re.match(r'!\{![0-9]+,\s*(![0-9]+)', node)
+        acc = re.match(r'!\{!"p(\d+) ([^"]*)"', module.metadata.get(m.group(1), "")) if m else None
+        if acc is not None and int(acc.group(1)) > 1:
+            kinds.add("pointer")
+        elif acc is not None and acc.group(2) in _POINTEE_KINDS:
+            kinds.add(_POINTEE_KINDS[acc.group(2)])
+
+    users = fn.users()
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for u in users.get(v, ()):    # stored as a pointer of a known type (a new vector's storage)
+            if u.opcode == "store" and u.operands[0] == ("ptr", v):
+                tagged(u)
+        d = fn.defs.get(v)
+        if d is None:
+            continue
+        if d.opcode == "getelementptr" and d.operands:
+            work.append(d.operands[0][1])
+        elif d.opcode in ("phi", "select"):
+            work += merged_values(fn, v)
+        elif d.opcode == "load" and d.type == "ptr":
+            tagged(d)
+    return kinds
 
 
 def _constant_text(module, v: str) -> bool:
@@ -607,6 +673,73 @@ def declared_element_types(gen, inst) -> set[str]:
 
 
 def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
+    """The layout clang states for the copy (`_tbaa_struct_record`), `_memcpy_record_type`,
+    or the fields of a struct the copy spans (`_field_range_record`)."""
+    return _tbaa_struct_record(gen, inst, with_pointers) or _memcpy_record_type(gen, inst, with_pointers) \
+        or _field_range_record(gen, inst, with_pointers)
+
+
+def _misaligned_floats(gen, inst, n: int) -> bool:
+    """Whether an access the memory type analysis knows reads or writes a float inside the
+    `n` copied bytes at an offset from the copy's start that is not a multiple of its size
+    (a packed record's `double` at offset 20): a run of floats would cut it in two."""
+    from .memtypes import MemoryTypes, may_overlap
+    module, fn = gen.engine.module, gen.fn
+    mt = MemoryTypes.of(module)
+    ft = mt.function(fn)
+    starts = [p for v in (inst.operands[0][1], inst.operands[1][1])
+              for p in (ft.places.get(v) or mt._global_places(v)).values() if not p.stride]
+    if not starts:
+        return False
+    for f in mt.facts_for(fn):
+        if not f.strong or f.kind not in ("double", "float") or f.place.stride:
+            continue
+        for p in starts:
+            if may_overlap(p, n, f.place, f.size) and (f.place.offset - p.offset) % f.size:
+                return True
+    return False
+
+
+_TBAA_FIELD_TYPES = {"double": "double", "float": "float", "pointer": "ptr"}
+
+
+def _tbaa_struct_record(gen, inst, with_pointers: bool) -> str | None:
+    """A literal packed struct laid out by the copy's `!tbaa.struct` (clang's (offset, size,
+    type) of every field an aggregate copy moves), when every field is a float, an integer
+    or a pointer and the copy's length is constant: a packed record's doubles at offsets 20
+    and 28 are where the helper moves their adjoints, whatever the alignment."""
+    from ..ir.model import pointer_leaves
+    from .activity import _float_record_type
+    from .memtypes import type_size
+    n = inst.operands[2][1] if len(inst.operands) > 2 else ""
+    module = gen.engine.module
+    node = module.metadata.get(inst.metadata.get("!tbaa.struct") or "", "")
+    triples = re.findall(r'i64 (\d+), i64 (\d+), (![0-9]+)', node)
+    if not n.isdigit() or not triples:
+        return None
+    parts, at = [], 0
+    for off, size, tag in sorted(((int(o), int(z), t) for o, z, t in triples)):
+        kind = _kind_of_tbaa(tbaa_type(module, tag))
+        if kind is None or off < at:
+            return None
+        ty = _TBAA_FIELD_TYPES.get(kind) or f"i{8 * size}"
+        if type_size(module, ty) != size:
+            return None
+        if off > at:
+            parts.append(f"[{off - at} x i8]")
+        parts.append(ty)
+        at = off + size
+    if at > int(n):
+        return None
+    if at < int(n):
+        parts.append(f"[{int(n) - at} x i8]")
+    record = "<{ " + ", ".join(parts) + " }>"
+    if any(True for _ in pointer_leaves(module, record)):
+        return record if with_pointers else None
+    return record if _float_record_type(module, record) else None
+
+
+def _memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
     """The record type a memcpy of mixed fields copies (an array of `struct { double; float;
     int }`), from the allocations or globals its pointers come from; None when unknown, when
     the copy's constant length is not a whole number of records, or (unless `with_pointers`)
@@ -634,6 +767,91 @@ def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
     if not size or (n.isdigit() and int(n) % size):
         return _word_record(gen, inst, with_pointers)
     return ty
+
+
+def _field_range_record(gen, inst, with_pointers: bool) -> str | None:
+    """A literal packed struct for a constant-length copy of consecutive fields of a struct,
+    from field k to the end of a later field (or of the struct, padding included): the copy
+    a defaulted copy constructor makes of a class's scalar members after its containers
+    (tk::spline's `double m_c0; spline_type m_type; bd_type m_left, m_right; double
+    m_left_value, m_right_value; bool m_made_monotonic;`: 41 bytes of a packed class, no
+    type tag). Both pointers must be such a field of the same struct type, by a GEP."""
+    from .memtypes import field_offset, type_size
+    n = inst.operands[2][1] if len(inst.operands) > 2 else ""
+    if not n.isdigit():
+        return None
+    module, fn = gen.engine.module, gen.fn
+    spots = set()
+    for v in (inst.operands[0][1], inst.operands[1][1]):
+        d = fn.defs.get(v)
+        if d is None or d.opcode != "getelementptr":
+            spots.add(None)
+        elif len(d.operands) == 3 and d.operands[1][1] == "0" and d.operands[2][1].isdigit() \
+                and d.source_type.startswith("%"):
+            spots.add((d.source_type.strip(), int(d.operands[2][1])))
+        elif len(d.operands) == 2 and d.source_type == "i8" and d.operands[1][1].isdigit():
+            # a byte offset into a stack object of a known type (GEPs canonicalized to i8)
+            base = fn.defs.get(d.operands[0][1])
+            spots.add(_field_at(module, base.source_type, int(d.operands[1][1]), int(n))
+                      if base is not None and base.opcode == "alloca" else None)
+        else:
+            spots.add(None)
+    spots.discard(None)
+    if len(spots) != 1:
+        return None
+    ty, k = spots.pop()
+    start = field_offset(module, ty, k)
+    total = type_size(module, ty)
+    if start is None or total is None or start[0] + int(n) > total:
+        return None
+    end, at, parts, i = start[0] + int(n), start[0], [], k
+    while at < end:
+        f = field_offset(module, ty, i)
+        if f is None:
+            break                               # past the last field: trailing padding
+        off, fty = f
+        size = type_size(module, fty)
+        if size is None or off + size > end:
+            return None                         # a field cut by the copy's end
+        if off > at:
+            parts.append(f"[{off - at} x i8]")
+        parts.append(fty)
+        at, i = off + size, i + 1
+    if at < end:
+        parts.append(f"[{end - at} x i8]")
+    record = "<{ " + ", ".join(parts) + " }>"
+    from ..ir.model import pointer_leaves
+    from .activity import _float_record_type
+    if type_size(module, record) != int(n):
+        return None
+    if any(True for _ in pointer_leaves(module, record)):
+        return record if with_pointers else None
+    return record if _float_record_type(module, record) else None
+
+
+def _field_at(module, ty: str, offset: int, n: int, depth: int = 0) -> tuple[str, int] | None:
+    """(struct type, field index) of the innermost struct in `ty` with a field starting at
+    `offset` whose bytes from there hold the `n` copied ones; None when there is none."""
+    from .memtypes import field_offset, type_size
+    ty = ty.strip()
+    if depth > 8 or not ty.startswith(("%", "{", "<{")):
+        return None
+    size = type_size(module, ty)
+    if size is None or offset + n > size:
+        return None
+    k = 0
+    while (f := field_offset(module, ty, k)) is not None:
+        off, fty = f
+        fsize = type_size(module, fty)
+        if fsize is None:
+            return None
+        if off <= offset < off + fsize:
+            inner = _field_at(module, fty, offset - off, n, depth + 1)
+            if inner is not None:
+                return inner
+            return (ty, k) if off == offset else None
+        k += 1
+    return None
 
 
 _WORD_TYPES = {"double": "double", "pointer": "ptr", "int": "i64"}

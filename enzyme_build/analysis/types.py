@@ -679,6 +679,22 @@ def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
         or _field_range_record(gen, inst, with_pointers)
 
 
+def _floats_at(gen, inst, off: int, size: int) -> bool:
+    """Whether an access the memory type analysis knows reads or writes a float (or puts a
+    pointer) in the `size` bytes at `off` from the copy's start, on either side."""
+    from .memtypes import MemoryTypes, Place, may_overlap
+    module, fn = gen.engine.module, gen.fn
+    mt = MemoryTypes.of(module)
+    ft = mt.function(fn)
+    starts = [Place(p.root, p.offset + off, p.stride, p.lo) for v in (inst.operands[0][1], inst.operands[1][1])
+              for p in (ft.places.get(v) or mt._global_places(v)).values()]
+    # a pointer only where an access puts it at those very bytes: one reached through an
+    # array's stride is another record's (the pointer member after an array of records)
+    return any(f.strong and (f.kind in ("double", "float") or (f.kind == "pointer" and not f.place.stride
+                                                                and not p.stride))
+               and may_overlap(p, size, f.place, f.size) for f in mt.facts_for(fn) for p in starts)
+
+
 def _misaligned_floats(gen, inst, n: int) -> bool:
     """Whether an access the memory type analysis knows reads or writes a float inside the
     `n` copied bytes at an offset from the copy's start that is not a multiple of its size
@@ -720,10 +736,23 @@ def _tbaa_struct_record(gen, inst, with_pointers: bool) -> str | None:
     parts, at = [], 0
     for off, size, tag in sorted(((int(o), int(z), t) for o, z, t in triples)):
         kind = _kind_of_tbaa(tbaa_type(module, tag))
-        if kind is None or off < at:
+        if off < at:
             return None
+        if kind is None and tbaa_type(module, tag) == "omnipotent char" \
+                and not _floats_at(gen, inst, off, size):
+            kind = "bytes"      # a char array or a union no access reads a float from
+        if kind is None:
+            return None
+        if kind == "bytes":
+            parts += [f"[{off - at} x i8]"] if off > at else []
+            parts.append(f"[{size} x i8]")
+            at = off + size
+            continue
         ty = _TBAA_FIELD_TYPES.get(kind) or f"i{8 * size}"
-        if type_size(module, ty) != size:
+        one = type_size(module, ty)
+        if kind in ("double", "float") and one and size > one and size % one == 0:
+            ty = f"[{size // one} x {ty}]"     # an array field (`double x[15]`) is one entry
+        elif one != size:
             return None
         if off > at:
             parts.append(f"[{off - at} x i8]")
@@ -749,11 +778,26 @@ def _memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
     from ..ir.model import pointer_leaves
     from .activity import _float_record_type
     from .memtypes import type_size
+    module = gen.engine.module
     found = {t for t in declared_element_types(gen, inst) if t.startswith(("%", "{", "<{"))}
+    if len(found) > 1:
+        # the element type both pointers index (`&contacts[i]` of an array of records inside a
+        # larger object) over the outer object's type, when the copy is whole elements of it
+        direct = {d.source_type.strip() for v in (inst.operands[0][1], inst.operands[1][1])
+                  if (d := gen.fn.defs.get(v)) is not None and d.opcode == "getelementptr"
+                  and d.source_type.strip().startswith("%")}
+        n = inst.operands[2][1] if len(inst.operands) > 2 else ""
+        if len(direct) == 1 and direct <= found and n.isdigit() \
+                and (size := type_size(module, next(iter(direct)))) and int(n) % size == 0:
+            found = direct
     if len(found) != 1:
         return _word_record(gen, inst, with_pointers)
     ty = found.pop()
-    module = gen.engine.module
+    if with_pointers and not any(True for _ in pointer_leaves(module, ty)) and _float_record_type(module, ty):
+        # the declared record holds no pointer: what looked like one at the copied bytes is
+        # another object's (a pointer member after an array of such records, reached through
+        # the array's stride)
+        with_pointers = False
     if with_pointers:
         if "<" in ty.replace("<{", "").replace("}>", "") or not any(True for _ in pointer_leaves(module, ty)):
             return _word_record(gen, inst, with_pointers)

@@ -688,11 +688,8 @@ def _floats_at(gen, inst, off: int, size: int) -> bool:
     ft = mt.function(fn)
     starts = [Place(p.root, p.offset + off, p.stride, p.lo) for v in (inst.operands[0][1], inst.operands[1][1])
               for p in (ft.places.get(v) or mt._global_places(v)).values()]
-    # a pointer only where an access puts it at those very bytes: one reached through an
-    # array's stride is another record's (the pointer member after an array of records)
-    return any(f.strong and (f.kind in ("double", "float") or (f.kind == "pointer" and not f.place.stride
-                                                                and not p.stride))
-               and may_overlap(p, size, f.place, f.size) for f in mt.facts_for(fn) for p in starts)
+    return any(f.strong and f.kind in ("double", "float", "pointer") and may_overlap(p, size, f.place, f.size)
+               for f in mt.facts_for(fn) for p in starts)
 
 
 def _misaligned_floats(gen, inst, n: int) -> bool:
@@ -793,7 +790,8 @@ def _memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
     if len(found) != 1:
         return _word_record(gen, inst, with_pointers)
     ty = found.pop()
-    if with_pointers and not any(True for _ in pointer_leaves(module, ty)) and _float_record_type(module, ty):
+    if with_pointers and not any(True for _ in pointer_leaves(module, ty)) and _float_record_type(module, ty) \
+            and not _holds_union(module, ty):
         # the declared record holds no pointer: what looked like one at the copied bytes is
         # another object's (a pointer member after an array of such records, reached through
         # the array's stride)
@@ -922,6 +920,27 @@ def _union_type_at(gen, ptr: str) -> bool:
             return False
         ty = found[1]
     return len(indices) > 1 and _is_union(ty)
+
+
+def _holds_union(module, ty: str, depth: int = 0) -> bool:
+    """Whether type `ty` has a union inside (LLVM spells a union as one of its members: its
+    declared type says nothing of the others, a pointer among them)."""
+    from ..ir.model import split_top
+    ty = ty.strip()
+    if depth > 16:
+        return True
+    if _is_union(ty):
+        return True
+    if ty.startswith("%"):
+        body = named_type_body(module, ty)
+        return body is None or _holds_union(module, body, depth + 1)
+    m = re.fullmatch(r'\[(\d+) x (.+)\]', ty)
+    if m:
+        return _holds_union(module, m.group(2), depth + 1)
+    if ty.startswith(("{", "<{")):
+        inner = ty[2:-2] if ty.startswith("<{") else ty[1:-1]
+        return any(_holds_union(module, e, depth + 1) for e in split_top(inner))
+    return False
 
 
 def _is_union(ty: str) -> bool:

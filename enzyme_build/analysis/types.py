@@ -114,6 +114,14 @@ def memcpy_element_kind(gen, inst, pointers=None) -> str:
         # untyped copies of a function's pointer arguments (-O0 std::copy ends in a memmove in
         # a helper that never touches the data): decide from how the callers use that memory
         kinds = _kinds_from_callers(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]])
+    if kinds and "pointer" in kinds and not kinds & {"double", "float"} and not n.isdigit():
+        # a run-time length over a block the function's own accesses see only pointers (and
+        # integers) in: the fuller analysis (pointers kept in the block, callers, links) may
+        # see its floats too (a header `{long n; double *w;}` with the doubles after it in the
+        # same block, copied whole: genann_copy). Taken for pointers, the doubles' adjoints
+        # were dropped, silently
+        kinds |= range_kinds(module, gen.fn, pointers or [inst.operands[0][1], inst.operands[1][1]],
+                             None) & {"double", "float"}
     if not kinds:
         # the memory type analysis: accesses at the copied offsets (every offset of a
         # realloc'd block), across copies, calls and pointers kept in memory
@@ -679,16 +687,16 @@ def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
         or _field_range_record(gen, inst, with_pointers)
 
 
-def _floats_at(gen, inst, off: int, size: int) -> bool:
+def _floats_at(gen, inst, off: int, size: int, kinds=("double", "float", "pointer")) -> bool:
     """Whether an access the memory type analysis knows reads or writes a float (or puts a
-    pointer) in the `size` bytes at `off` from the copy's start, on either side."""
+    pointer; `kinds`) in the `size` bytes at `off` from the copy's start, on either side."""
     from .memtypes import MemoryTypes, Place, may_overlap
     module, fn = gen.engine.module, gen.fn
     mt = MemoryTypes.of(module)
     ft = mt.function(fn)
     starts = [Place(p.root, p.offset + off, p.stride, p.lo) for v in (inst.operands[0][1], inst.operands[1][1])
               for p in (ft.places.get(v) or mt._global_places(v)).values()]
-    return any(f.strong and f.kind in ("double", "float", "pointer") and may_overlap(p, size, f.place, f.size)
+    return any(f.strong and f.kind in kinds and may_overlap(p, size, f.place, f.size)
                for f in mt.facts_for(fn) for p in starts)
 
 
@@ -745,6 +753,8 @@ def _tbaa_struct_record(gen, inst, with_pointers: bool) -> str | None:
             parts.append(f"[{size} x i8]")
             at = off + size
             continue
+        if kind == "int" and size == 8 and _floats_at(gen, inst, off, size, kinds=("pointer",)):
+            kind = "pointer"    # an integer field the program fills with a pointer (`uintptr_t at`)
         ty = _TBAA_FIELD_TYPES.get(kind) or f"i{8 * size}"
         one = type_size(module, ty)
         if kind in ("double", "float") and one and size > one and size % one == 0:

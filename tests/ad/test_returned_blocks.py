@@ -20,8 +20,12 @@ Each program checks reverse and forward derivatives against central differences 
 """
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+
 import pytest
-from hcheck_run import build_and_run_hcheck, checks_passed
+from hcheck_run import ENZYME_BUILD, HCHECK, build_and_run_hcheck, checks_passed
 
 CONFIGS = [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})]
 CONFIG_IDS = ["O0", "O2", "ad-before-opt"]
@@ -164,3 +168,56 @@ double loss(const double *x) {
 def test_blocks_filled_and_returned(tmp_path, name, opt, env):
     source = HEAD + PROGRAMS[name] + CHECK
     assert checks_passed(build_and_run_hcheck(tmp_path / name, source, opt=opt, env_extra=env)) == 6
+
+
+# a header holding a pointer into its own block, copied whole at a run-time length
+# (genann_copy): with AD before optimization the function's own accesses see only the
+# header's integer and pointer, and the copy was taken for pointers: reverse gradient 0,
+# silently. Now the fuller analysis' doubles make it a mixed copy, refused there; built
+# after optimization it is right.
+POINTER_HEADER = r"""
+#include "hcheck.h"
+#include <stdlib.h>
+#include <string.h>
+extern int enzyme_dup;
+void __enzyme_autodiff(void *, ...);
+double __enzyme_fwddiff(void *, ...);
+typedef struct net { long n; double *w; } net;
+double f(const net *a) {
+  size_t sz = sizeof(net) + sizeof(double) * a->n;
+  net *c = malloc(sz);
+  memcpy(c, a, sz);
+  c->w = (double *)(c + 1);
+  double s = 0;
+  for (int i = 0; i < c->n; ++i) s += c->w[i] * c->w[i] * (i + 1);
+  free(c);
+  return s;
+}
+static net *mk(int n) { net *r = calloc(1, sizeof(net) + n * sizeof(double)); r->n = n; r->w = (double *)(r + 1); return r; }
+int main(void) {
+  net *a = mk(3), *d = mk(3), *t = mk(3);
+  for (int i = 0; i < 3; ++i) a->w[i] = i + 1;
+  __enzyme_autodiff((void *)f, enzyme_dup, a, d);
+  for (int i = 0; i < 3; ++i) hc_near("reverse", d->w[i], 2.0 * (i + 1) * (i + 1), 1e-12);
+  t->w[1] = 1;
+  hc_near("forward", __enzyme_fwddiff((void *)f, enzyme_dup, a, t), 8.0, 1e-12);
+  return hc_done();
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_pointer_header_copied_whole(tmp_path, opt):
+    assert checks_passed(build_and_run_hcheck(tmp_path / "h", POINTER_HEADER, opt=opt)) == 4
+
+
+def test_pointer_header_copied_whole_before_optimization_is_refused(tmp_path):
+    work = tmp_path / "w"
+    os.makedirs(work)
+    shutil.copy(HCHECK, work)
+    (work / "prog.c").write_text(POINTER_HEADER)
+    build = subprocess.run([ENZYME_BUILD, "cc", "-O2", "-I.", "prog.c", "-o", "prog"], cwd=work,
+                           capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, ENZYME_BUILD_AD_BEFORE_OPT="1"))
+    assert build.returncode == 1 and not (work / "prog").exists(), build.stderr
+    assert "cannot differentiate a memcpy of mixed double/pointer" in build.stderr, build.stderr

@@ -25,7 +25,7 @@ import shutil
 import subprocess
 
 import pytest
-from hcheck_run import ENZYME_BUILD, HCHECK, build_and_run_hcheck, checks_passed
+from hcheck_run import ENZYME_BUILD, HCHECK, build_and_run_hcheck, checks_passed, loss_check_main
 
 CONFIGS = [("-O0", {}), ("-O2", {}), ("-O3", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})]
 CONFIG_IDS = ["O0", "O2", "O3", "ad-before-opt"]
@@ -39,24 +39,7 @@ extern "C" { extern int enzyme_dup, enzyme_const; double __enzyme_autodiff(void 
 #define N 3
 """
 
-# loss is evaluated through a pointer the optimizer cannot see through, so the direct call
-# adds no evidence of its own
-CHECK = r"""
-int main() {
-  double (*volatile eval)(const double *) = loss;
-  double p[N] = {1.5, 2.0, -1.0}, g[N] = {0};
-  __enzyme_autodiff((void *)loss, enzyme_dup, p, g);
-  for (int i = 0; i < N; i++) {
-    double h = 1e-6, pp[N], pm[N], d[N] = {0};
-    for (int k = 0; k < N; k++) pp[k] = pm[k] = p[k];
-    pp[i] += h; pm[i] -= h; d[i] = 1;
-    double fd = (eval(pp) - eval(pm)) / (2 * h);
-    hc_near("reverse", g[i], fd, 1e-6);
-    hc_near("forward", __enzyme_fwddiff((void *)loss, enzyme_dup, p, d), fd, 1e-6);
-  }
-  return hc_done();
-}
-"""
+CHECK = loss_check_main((1.5, 2.0, -1.0))
 
 PROGRAMS = {
     "class_copy": r"""
@@ -143,29 +126,8 @@ def test_objects_with_container_members(tmp_path, name, opt, env):
     assert checks_passed(build_and_run_hcheck(tmp_path / name, source, cxx=True, opt=opt, env_extra=env)) == 6
 
 
-PACKED_WITH_CONTAINERS = HEAD + r"""
-#pragma pack(push, 4)
-class Fit {
- public:
-  std::vector<double> xs, ys;
-  double c0;
-  int kind, left, right;
-  double lv, rv;
-  bool monotone;
-  Fit(const double *x) : xs(x, x + 3), ys(3), c0(x[0]), kind(1), left(2), right(3), lv(x[1]), rv(x[2] * x[2]), monotone(true) {
-    for (int k = 0; k < 3; k++) ys[k] = std::sin(xs[k]);
-  }
-  __attribute__((noinline)) Fit(const Fit &o) = default;
-  double eval(double t) const { double s = c0 * t + (monotone ? lv : rv); for (int k = 0; k < 3; k++) s += ys[k] * xs[k] * t; return s * (kind + left); }
-};
-#pragma pack(pop)
-double loss(const double *x) {
-  Fit a(x);
-  Fit b(a);
-  std::vector<Fit> fits{a, b};
-  return b.eval(0.5) + fits[1].eval(2.0) * a.rv;
-}
-""" + CHECK
+# the scalar_tail class under `#pragma pack(4)`: its doubles at offsets 68 and 76
+PACKED_WITH_CONTAINERS = HEAD + "#pragma pack(push, 4)\n" + PROGRAMS["scalar_tail"] + "\n#pragma pack(pop)\n" + CHECK
 
 
 def test_a_packed_record_copied_without_layout_is_refused(tmp_path):

@@ -16,11 +16,12 @@ differences at -O0, -O2 and with AD before optimization.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 
 import pytest
-from hcheck_run import ENZYME_BUILD, HCHECK, build_and_run_hcheck, checks_passed
+from hcheck_run import ENZYME_BUILD, HCHECK, build_and_run_hcheck, checks_passed, loss_check_main
 
 CONFIGS = [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})]
 CONFIG_IDS = ["O0", "O2", "ad-before-opt"]
@@ -35,22 +36,6 @@ double __enzyme_autodiff(void *, ...);
 double __enzyme_fwddiff(void *, ...);
 """
 
-# reverse and forward derivative of loss(p) (p of length N) against central differences
-CHECK = r"""
-int main(void) {
-  double p[N] = P0, g[N] = {0};
-  __enzyme_autodiff((void *)loss, enzyme_dup, p, g);
-  for (int i = 0; i < N; i++) {
-    double h = 1e-6, pp[N], pm[N], d[N] = {0};
-    for (int k = 0; k < N; k++) pp[k] = pm[k] = p[k];
-    pp[i] += h; pm[i] -= h; d[i] = 1;
-    double fd = (loss(pp) - loss(pm)) / (2 * h);
-    hc_near("reverse", g[i], fd, 1e-6);
-    hc_near("forward", __enzyme_fwddiff((void *)loss, enzyme_dup, p, d), fd, 1e-6);
-  }
-  return hc_done();
-}
-"""
 
 PROGRAMS = {
     # the reduced form: a local out-variable
@@ -125,9 +110,9 @@ double loss(const double *p) { ga = p[0]; gb = p[1]; double xm; local_min(1.0, f
 @pytest.mark.parametrize("opt,env", CONFIGS, ids=CONFIG_IDS)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_results_written_through_pointers(tmp_path, name, opt, env):
-    source = HEAD + PROGRAMS[name] + CHECK
-    n = int(PROGRAMS[name].split("#define N ", 1)[1].split()[0])
-    assert checks_passed(build_and_run_hcheck(tmp_path / name, source, opt=opt, env_extra=env)) == 2 * n
+    x = tuple(float(v) for v in re.search(r'#define P0 \{([^}]*)\}', PROGRAMS[name]).group(1).split(","))
+    source = HEAD + PROGRAMS[name] + loss_check_main(x)
+    assert checks_passed(build_and_run_hcheck(tmp_path / name, source, opt=opt, env_extra=env)) == 2 * len(x)
 
 
 WORKSPACE = HEAD + r"""

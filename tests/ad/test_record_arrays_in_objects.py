@@ -16,7 +16,7 @@ before optimization.
 from __future__ import annotations
 
 import pytest
-from hcheck_run import build_and_run_hcheck, checks_passed
+from hcheck_run import build_and_run_hcheck, checks_passed, loss_check_main
 
 CONFIGS = [("-O0", {}), ("-O2", {}), ("-O3", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})]
 CONFIG_IDS = ["O0", "O2", "O3", "ad-before-opt"]
@@ -30,22 +30,7 @@ extern "C" { extern int enzyme_dup, enzyme_const; double __enzyme_autodiff(void 
 #define N 2
 """
 
-CHECK = r"""
-int main() {
-  double (*volatile eval)(const double *) = loss;
-  double p[N] = {1.5, 2.0}, g[N] = {0};
-  __enzyme_autodiff((void *)loss, enzyme_dup, p, g);
-  for (int i = 0; i < N; i++) {
-    double h = 1e-6, pp[N], pm[N], d[N] = {0};
-    for (int k = 0; k < N; k++) pp[k] = pm[k] = p[k];
-    pp[i] += h; pm[i] -= h; d[i] = 1;
-    double fd = (eval(pp) - eval(pm)) / (2 * h);
-    hc_near("reverse", g[i], fd, 1e-6);
-    hc_near("forward", __enzyme_fwddiff((void *)loss, enzyme_dup, p, d), fd, 1e-6);
-  }
-  return hc_done();
-}
-"""
+CHECK = loss_check_main((1.5, 2.0))
 
 PROGRAMS = {
     "contacts": r"""

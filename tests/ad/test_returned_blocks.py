@@ -25,7 +25,7 @@ import shutil
 import subprocess
 
 import pytest
-from hcheck_run import ENZYME_BUILD, HCHECK, build_and_run_hcheck, checks_passed
+from hcheck_run import ENZYME_BUILD, HCHECK, build_and_run_hcheck, checks_passed, loss_check_main
 
 CONFIGS = [("-O0", {}), ("-O2", {}), ("-O2", {"ENZYME_BUILD_AD_BEFORE_OPT": "1"})]
 CONFIG_IDS = ["O0", "O2", "ad-before-opt"]
@@ -42,25 +42,7 @@ double __enzyme_fwddiff(void *, ...);
 #define N 3
 """
 
-# loss is evaluated through a pointer the optimizer cannot see through: a direct call
-# would tell the analysis that the memory behind x holds doubles, which the gradient's
-# caller (only __enzyme_autodiff's) does not
-CHECK = r"""
-int main(void) {
-  double (*volatile eval)(const double *) = loss;
-  double p[N] = {1.5, 2.0, -1.0}, g[N] = {0};
-  __enzyme_autodiff((void *)loss, enzyme_dup, p, g);
-  for (int i = 0; i < N; i++) {
-    double h = 1e-6, pp[N], pm[N], d[N] = {0};
-    for (int k = 0; k < N; k++) pp[k] = pm[k] = p[k];
-    pp[i] += h; pm[i] -= h; d[i] = 1;
-    double fd = (eval(pp) - eval(pm)) / (2 * h);
-    hc_near("reverse", g[i], fd, 1e-6);
-    hc_near("forward", __enzyme_fwddiff((void *)loss, enzyme_dup, p, d), fd, 1e-6);
-  }
-  return hc_done();
-}
-"""
+CHECK = loss_check_main((1.5, 2.0, -1.0))
 
 PROGRAMS = {
     # header and doubles in one block; a fixed-length copy

@@ -40,19 +40,9 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
             hint="move the assembly into a function with a custom derivative rule, or mark that "
                  "function inactive if it does not affect derivatives")
     if inst.callee is None:
-        chain = " -> ".join([c for c, _ in engine.chain])
-        origin = _function_pointer_origin(fn, inst)
-        fnty = f"{inst.type or 'void'} ({', '.join(t for t, _ in inst.operands)})"
-        raise EnzymeBuildError(
-            f"cannot differentiate through an indirect call (function pointer or virtual call) "
-            f"with active arguments (call chain: {chain} -> ?): no function of the program whose address "
-            f"is taken has its type {fnty}, so the pointer comes from outside the program (a library, dlsym) "
-            f"or was cast" + (f"; the function pointer is {origin}" if origin else ""),
-            location=engine.location(inst) or f"@{fn.name}",
-            hint="indirect calls are differentiated when the pointer is one of the program's functions "
-                 "(callbacks in structs, tables, vtables: docs/indirect-calls.md); build the callee's source "
-                 "with enzyme-build and take its address in the program, give the callee a custom rule and "
-                 "call it directly, or mark the data it touches enzyme_const")
+        m = re.search(r'\bcall\b[^%(]*?(%[-a-zA-Z$._0-9]+)\(', inst.text)
+        raise _outside_pointer_error(engine, fn, inst, m.group(1) if m else None,
+                                     engine.location(inst) or f"@{fn.name}")
     raw_callee = strip_name(inst.callee)
     names = demangled([c for c, _ in engine.chain] + [raw_callee, fn.name])
     callee = names.get(raw_callee, raw_callee)
@@ -103,15 +93,34 @@ def missing_derivative(engine, inst: Instruction, fn: Function, partial_rule: bo
              f"`{ext}void* __enzyme_inactivefn[] = {{{ref}}};`")
 
 
-def _function_pointer_origin(fn: Function, inst: Instruction) -> str | None:
-    """Where an indirect call's target comes from, in the user's terms, when it is a
-    parameter or is loaded from memory a parameter points to."""
-    m = re.search(r'\bcall\b[^%(]*?(%[-a-zA-Z$._0-9]+)\(', inst.text)
-    return _pointer_origin(fn, m.group(1)) if m else None
+_OUTSIDE_POINTER_FIX = ("build the callee's source with enzyme-build and take its address in the program, give "
+                        "the callee a custom rule and call it directly, or mark the data it touches enzyme_const")
+
+
+def _outside_pointer_what(fn: Function, call: Instruction | None, pointer: str | None) -> str:
+    """Why the call through `pointer` (the indirect call `call`) has no derivative: no function
+    of the program has its type, and where the pointer comes from."""
+    fnty = f"{call.type or 'void'} ({', '.join(t for t, _ in call.operands)})" if call else "the call's type"
+    origin = _pointer_origin(fn, pointer) if pointer else None
+    return (f"no function of the program whose address is taken has its type {fnty}, so the pointer comes from "
+            f"outside the program (a library, dlsym) or was cast" + (f"; the function pointer is {origin}"
+                                                                     if origin else ""))
+
+
+def _outside_pointer_error(engine, fn: Function, call: Instruction | None, pointer: str | None,
+                           where: str) -> EnzymeBuildError:
+    """The refusal of an active indirect call whose pointer no function of the program can be."""
+    chain = " -> ".join([c for c, _ in engine.chain])
+    return EnzymeBuildError(
+        f"cannot differentiate through an indirect call (function pointer or virtual call) with active "
+        f"arguments (call chain: {chain} -> ?): {_outside_pointer_what(fn, call, pointer)}", location=where,
+        hint="indirect calls are differentiated when the pointer is one of the program's functions "
+             f"(callbacks in structs, tables, vtables: docs/indirect-calls.md); {_OUTSIDE_POINTER_FIX}")
 
 
 def _pointer_origin(fn: Function, value: str) -> str | None:
-    """`_function_pointer_origin` for the pointer `value`."""
+    """Where an indirect call's target `value` comes from, in the user's terms, when it is a
+    parameter or is loaded from memory a parameter points to."""
     from ..analysis.activity import pointer_roots
     params = {p.name: k for k, p in enumerate(fn.params, 1)}
     if value in params:
@@ -295,28 +304,18 @@ def uncallable_pointer(engine, fn: Function, marker: Instruction) -> None:
     pointer = marker.operands[0][1]
     call = next((i for i in fn.instructions() if i.opcode in ("call", "invoke") and i.callee is None
                  and i.block == marker.block and f" {pointer}(" in i.text), None)
-    fnty = f"{call.type or 'void'} ({', '.join(t for t, _ in call.operands)})" if call else "the call's type"
-    chain = " -> ".join([c for c, _ in engine.chain])
-    origin = _pointer_origin(fn, pointer)
     where = engine.location(marker) or f"@{fn.name}"
-    what = (f"no function of the program whose address is taken has its type {fnty}, so the pointer comes "
-            f"from outside the program (a library, dlsym) or was cast" + (f"; the function pointer is {origin}"
-                                                                          if origin else ""))
-    fix = ("build the callee's source with enzyme-build and take its address in the program, give the callee "
-           "a custom rule and call it directly, or mark the data it touches enzyme_const")
     if PostDominators(fn).post_dominates(marker.block, fn.blocks[0].label):
-        raise EnzymeBuildError(
-            f"cannot differentiate through an indirect call (function pointer or virtual call) with active "
-            f"arguments (call chain: {chain} -> ?): {what}", location=where,
-            hint="indirect calls are differentiated when the pointer is one of the program's functions "
-                 f"(callbacks in structs, tables, vtables: docs/indirect-calls.md); {fix}")
+        raise _outside_pointer_error(engine, fn, call, pointer, where)
     seen = engine.memo.setdefault(("warned-uncallable",), set())
     if (fn.name, where) in seen:
         return
     seen.add((fn.name, where))
+    chain = " -> ".join([c for c, _ in engine.chain])
     print(f"enzyme-build: warning: {where}: @{fn.name} calls a function pointer with arguments that carry "
-          f"derivatives (call chain: {chain} -> ?) on some of its paths, and {what}: derived code stops with "
-          f"a message if it reaches this call (fix: {fix}; docs/indirect-calls.md)", file=sys.stderr)
+          f"derivatives (call chain: {chain} -> ?) on some of its paths, and "
+          f"{_outside_pointer_what(fn, call, pointer)}: derived code stops with a message if it reaches "
+          f"this call (fix: {_OUTSIDE_POINTER_FIX}; docs/indirect-calls.md)", file=sys.stderr)
 
 
 class ResolvedByInlining(EnzymeBuildError):

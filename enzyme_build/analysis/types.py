@@ -690,29 +690,31 @@ def memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
 def _floats_at(gen, inst, off: int, size: int, kinds=("double", "float", "pointer")) -> bool:
     """Whether an access the memory type analysis knows reads or writes a float (or puts a
     pointer; `kinds`) in the `size` bytes at `off` from the copy's start, on either side."""
-    from .memtypes import MemoryTypes, Place, may_overlap
-    module, fn = gen.engine.module, gen.fn
-    mt = MemoryTypes.of(module)
-    ft = mt.function(fn)
-    starts = [Place(p.root, p.offset + off, p.stride, p.lo) for v in (inst.operands[0][1], inst.operands[1][1])
-              for p in (ft.places.get(v) or mt._global_places(v)).values()]
-    return any(f.strong and f.kind in kinds and may_overlap(p, size, f.place, f.size)
-               for f in mt.facts_for(fn) for p in starts)
+    from .memtypes import Place, may_overlap
+    facts, places = _copy_places(gen, inst)
+    starts = [Place(p.root, p.offset + off, p.stride, p.lo) for p in places]
+    return any(f.strong and f.kind in kinds and may_overlap(p, size, f.place, f.size) for f in facts for p in starts)
+
+
+def _copy_places(gen, inst):
+    """(the memory type facts of the copy's function, the places of its two pointers)."""
+    from .memtypes import MemoryTypes
+    mt = MemoryTypes.of(gen.engine.module)
+    ft = mt.function(gen.fn)
+    return mt.facts_for(gen.fn), [p for v in (inst.operands[0][1], inst.operands[1][1])
+                                  for p in (ft.places.get(v) or mt._global_places(v)).values()]
 
 
 def _misaligned_floats(gen, inst, n: int) -> bool:
     """Whether an access the memory type analysis knows reads or writes a float inside the
     `n` copied bytes at an offset from the copy's start that is not a multiple of its size
     (a packed record's `double` at offset 20): a run of floats would cut it in two."""
-    from .memtypes import MemoryTypes, may_overlap
-    module, fn = gen.engine.module, gen.fn
-    mt = MemoryTypes.of(module)
-    ft = mt.function(fn)
-    starts = [p for v in (inst.operands[0][1], inst.operands[1][1])
-              for p in (ft.places.get(v) or mt._global_places(v)).values() if not p.stride]
+    from .memtypes import may_overlap
+    facts, places = _copy_places(gen, inst)
+    starts = [p for p in places if not p.stride]
     if not starts:
         return False
-    for f in mt.facts_for(fn):
+    for f in facts:
         if not f.strong or f.kind not in ("double", "float") or f.place.stride:
             continue
         for p in starts:
@@ -729,8 +731,6 @@ def _tbaa_struct_record(gen, inst, with_pointers: bool) -> str | None:
     type) of every field an aggregate copy moves), when every field is a float, an integer
     or a pointer and the copy's length is constant: a packed record's doubles at offsets 20
     and 28 are where the helper moves their adjoints, whatever the alignment."""
-    from ..ir.model import pointer_leaves
-    from .activity import _float_record_type
     from .memtypes import type_size
     n = inst.operands[2][1] if len(inst.operands) > 2 else ""
     module = gen.engine.module
@@ -738,7 +738,7 @@ def _tbaa_struct_record(gen, inst, with_pointers: bool) -> str | None:
     triples = re.findall(r'i64 (\d+), i64 (\d+), (![0-9]+)', node)
     if not n.isdigit() or not triples:
         return None
-    parts, at = [], 0
+    fields, at = [], 0
     for off, size, tag in sorted(((int(o), int(z), t) for o, z, t in triples)):
         kind = _kind_of_tbaa(tbaa_type(module, tag))
         if off < at:
@@ -749,8 +749,7 @@ def _tbaa_struct_record(gen, inst, with_pointers: bool) -> str | None:
         if kind is None:
             return None
         if kind == "bytes":
-            parts += [f"[{off - at} x i8]"] if off > at else []
-            parts.append(f"[{size} x i8]")
+            fields.append((off, f"[{size} x i8]"))
             at = off + size
             continue
         if kind == "int" and size == 8 and _floats_at(gen, inst, off, size, kinds=("pointer",)):
@@ -761,18 +760,9 @@ def _tbaa_struct_record(gen, inst, with_pointers: bool) -> str | None:
             ty = f"[{size // one} x {ty}]"     # an array field (`double x[15]`) is one entry
         elif one != size:
             return None
-        if off > at:
-            parts.append(f"[{off - at} x i8]")
-        parts.append(ty)
+        fields.append((off, ty))
         at = off + size
-    if at > int(n):
-        return None
-    if at < int(n):
-        parts.append(f"[{int(n) - at} x i8]")
-    record = "<{ " + ", ".join(parts) + " }>"
-    if any(True for _ in pointer_leaves(module, record)):
-        return record if with_pointers else None
-    return record if _float_record_type(module, record) else None
+    return _layout_record(module, fields, int(n), with_pointers)
 
 
 def _memcpy_record_type(gen, inst, with_pointers: bool = False) -> str | None:
@@ -856,7 +846,7 @@ def _field_range_record(gen, inst, with_pointers: bool) -> str | None:
     total = type_size(module, ty)
     if start is None or total is None or start[0] + int(n) > total:
         return None
-    end, at, parts, i = start[0] + int(n), start[0], [], k
+    end, at, fields, i = start[0] + int(n), start[0], [], k
     while at < end:
         f = field_offset(module, ty, i)
         if f is None:
@@ -865,16 +855,30 @@ def _field_range_record(gen, inst, with_pointers: bool) -> str | None:
         size = type_size(module, fty)
         if size is None or off + size > end:
             return None                         # a field cut by the copy's end
-        if off > at:
-            parts.append(f"[{off - at} x i8]")
-        parts.append(fty)
+        fields.append((off - start[0], fty))
         at, i = off + size, i + 1
-    if at < end:
-        parts.append(f"[{end - at} x i8]")
-    record = "<{ " + ", ".join(parts) + " }>"
+    return _layout_record(module, fields, int(n), with_pointers)
+
+
+def _layout_record(module, fields: list[tuple[int, str]], n: int, with_pointers: bool) -> str | None:
+    """The literal packed struct of `n` bytes holding each (offset, type) field where it is,
+    `[k x i8]` between and after them; None when the fields run past `n`, when it holds a
+    pointer (unless `with_pointers`), or when it holds no float."""
     from ..ir.model import pointer_leaves
     from .activity import _float_record_type
-    if type_size(module, record) != int(n):
+    from .memtypes import type_size
+    parts, at = [], 0
+    for off, ty in fields:
+        if off > at:
+            parts.append(f"[{off - at} x i8]")
+        parts.append(ty)
+        at = off + (type_size(module, ty) or 0)
+    if at > n:
+        return None
+    if at < n:
+        parts.append(f"[{n - at} x i8]")
+    record = "<{ " + ", ".join(parts) + " }>"
+    if type_size(module, record) != n:
         return None
     if any(True for _ in pointer_leaves(module, record)):
         return record if with_pointers else None
